@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# Builds the local control plane from Go modules, because the machines that run
+# Muster's tests have no container engine and cannot download release binaries.
+#
+# Output: $MUSTER_CACHE/k8s/$KUBE_VERSION/bin/{kube-apiserver,kube-controller-manager,
+# kube-scheduler,kubectl,etcd,kwok}. A component whose binary exists is skipped, so
+# every call after the first returns in seconds.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=versions.env
+source "$here/versions.env"
+
+cache=${MUSTER_CACHE:-$HOME/.cache/muster}
+bin="$cache/k8s/$KUBE_VERSION/bin"
+work="$cache/k8s/$KUBE_VERSION/work"
+logs="$cache/k8s/$KUBE_VERSION/logs"
+mkdir -p "$bin" "$work" "$logs"
+
+export GOTOOLCHAIN=local
+export GOFLAGS=-mod=mod
+export CGO_ENABLED=0
+export GOCACHE=${GOCACHE:-$cache/go-build}
+export GOMODCACHE=${GOMODCACHE:-$cache/go-mod}
+
+started=$(date +%s)
+
+# Runs one build step in the background, printing elapsed time every 30 s, and
+# names the step and its log when it fails.
+step() {
+  local name=$1; shift
+  local log="$logs/$name.log"
+  local t0; t0=$(date +%s)
+  echo "==> building $name (log: $log)"
+  ("$@") >"$log" 2>&1 &
+  local pid=$!
+  while kill -0 "$pid" 2>/dev/null; do
+    sleep 5
+    local el=$(( $(date +%s) - t0 ))
+    if (( el % 30 < 5 )) && kill -0 "$pid" 2>/dev/null; then
+      echo "    ... $name still building, ${el}s elapsed"
+    fi
+  done
+  if ! wait "$pid"; then
+    echo "!!! building $name failed after $(( $(date +%s) - t0 ))s; last lines of $log:" >&2
+    tail -n 20 "$log" >&2
+    exit 1
+  fi
+  echo "    $name built in $(( $(date +%s) - t0 ))s"
+}
+
+build_kubernetes() {
+  local mod="$work/kubernetes"
+  mkdir -p "$mod"
+  cd "$mod"
+  local gomod
+  gomod=$(go mod download -json "k8s.io/kubernetes@$KUBE_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
+  local staging_version="v0.${KUBE_VERSION#v1.}"
+  {
+    echo "module muster.local/controlplane"
+    echo
+    echo "go 1.26"
+    echo
+    echo "require k8s.io/kubernetes $KUBE_VERSION"
+    echo
+    # Every staging module the kubernetes go.mod replaces with ./staging/... must
+    # be replaced by its published version instead.
+    grep -E '^\s*k8s\.io/[^ ]+ => \./staging/' "$gomod" |
+      awk -v v="$staging_version" '{print "replace " $1 " => " $1 " " v}'
+  } >go.mod
+  cat >tools.go <<'EOF'
+//go:build tools
+
+package tools
+
+import (
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
+	_ "k8s.io/kubernetes/cmd/kube-scheduler"
+	_ "k8s.io/kubernetes/cmd/kubectl"
+)
+EOF
+  go mod tidy -e
+  local date; date=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+  local minor=${KUBE_VERSION#v1.}; minor=${minor%%.*}
+  local ldf=""
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ldf+=" -X $pkg.gitVersion=$KUBE_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
+    ldf+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=$date"
+  done
+  go build -trimpath -tags=selinux,notest -ldflags "-s -w $ldf" -o "$bin/" \
+    k8s.io/kubernetes/cmd/kube-apiserver \
+    k8s.io/kubernetes/cmd/kube-controller-manager \
+    k8s.io/kubernetes/cmd/kube-scheduler \
+    k8s.io/kubernetes/cmd/kubectl
+}
+
+build_etcd() {
+  local mod="$work/etcd"
+  mkdir -p "$mod"
+  cd "$mod"
+  [ -f go.mod ] || go mod init muster.local/etcd
+  go get "go.etcd.io/etcd/server/v3@$ETCD_VERSION"
+  go build -trimpath -ldflags "-s -w" -o "$bin/etcd" go.etcd.io/etcd/server/v3
+}
+
+build_kwok() {
+  GOBIN="$bin" go install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
+  # The stage definitions ship inside the module; keep a copy beside the binary.
+  local stages="$GOMODCACHE/sigs.k8s.io/kwok@$KWOK_VERSION/kustomize/stage"
+  rm -rf "$bin/../stages"
+  cp -r "$stages" "$bin/../stages"
+  chmod -R u+w "$bin/../stages"
+}
+
+have() { for b in "$@"; do [ -x "$bin/$b" ] || return 1; done; }
+
+if ! have kube-apiserver kube-controller-manager kube-scheduler kubectl; then
+  echo "First build of Kubernetes $KUBE_VERSION on this machine: expect 20-40 minutes."
+  step kubernetes build_kubernetes
+fi
+have etcd || step etcd build_etcd
+have kwok || step kwok build_kwok
+
+echo "control plane binaries ready in $bin ($(( $(date +%s) - started ))s)"

@@ -1,0 +1,1 @@
+"""Muster: all-or-nothing gang scheduling for Kubernetes."""

@@ -1,0 +1,1 @@
+"""PodGroup and Workload: models, CRD schemas, validation rules, Job opt-in. Pure."""

@@ -1,0 +1,1 @@
+"""The operator: informers feed the engine, plans become API writes, status follows."""

@@ -1,0 +1,123 @@
+"""What one scheduling cycle decides, as immutable values.
+
+The engine returns these and never acts on them: the operator turns them into API
+writes, `simulate` into a report, `explain` into a table. Keeping decisions as data is
+what lets all three share one engine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+
+class Reason(StrEnum):
+    """The reason of the `PodGroupScheduled` condition, as users see it."""
+
+    SCHEDULED = "Scheduled"
+    UNSCHEDULABLE = "Unschedulable"
+    WAITING_FOR_PODS = "WaitingForPods"
+    PREEMPTED = "Preempted"
+    ROLLED_BACK = "RolledBack"
+    SCHEDULER_ERROR = "SchedulerError"
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class GroupKey:
+    """A PodGroup's identity: PodGroups are namespaced."""
+
+    namespace: str
+    name: str
+
+    def __str__(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class PodKey:
+    """A pod's identity."""
+
+    namespace: str
+    name: str
+
+    def __str__(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+@dataclass(frozen=True, slots=True)
+class Shortage:
+    """Why one node (or domain) cannot host a pod: a reason text and how many nodes had it.
+
+    `reason` uses kube-scheduler's wording (`Insufficient nvidia.com/gpu`,
+    `node(s) had untolerated taint {gpu: reserved}`, ...) so users recognise it.
+    """
+
+    reason: str
+    nodes: int
+
+
+@dataclass(frozen=True, slots=True)
+class DomainFit:
+    """How many member pods fit at once in one topology domain (or the whole cluster)."""
+
+    domain: str  # "zone=a", or "cluster" without a topology constraint
+    fits: int
+
+
+@dataclass(frozen=True, slots=True)
+class Explanation:
+    """Structured reasons first, a sentence second, so `explain` can render a table."""
+
+    nodes_total: int
+    nodes_feasible: int  # nodes that can host at least one member pod right now
+    shortages: tuple[Shortage, ...]  # sorted by nodes, descending, then reason
+    needed: int  # minCount
+    existing: int  # member pods that exist (not terminal)
+    best_fit: int  # the most member pods placeable at once in any single domain
+    domains: tuple[DomainFit, ...]  # per domain, sorted by domain name
+    queue_position: int  # 1-based position among pending gangs
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """The engine's word on a gang that stays pending this cycle."""
+
+    reason: Reason
+    message: str
+    explanation: Explanation | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Victim:
+    """A pod to preempt, with the group it belongs to (None for a plain pod)."""
+
+    pod: PodKey
+    group: GroupKey | None
+    priority: int
+
+
+@dataclass(frozen=True, slots=True)
+class Admission:
+    """A gang admitted this cycle: where each released pod goes, and who must make room."""
+
+    group: GroupKey
+    placements: dict[str, str]  # pod name -> node name
+    domain: tuple[str, str] | None = None  # (topology key, value) when constrained
+    victims: tuple[Victim, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Growth:
+    """Members of an already admitted gang placed this cycle (beyond its first release)."""
+
+    group: GroupKey
+    placements: dict[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class CycleResult:
+    """Everything one call of `schedule` decided."""
+
+    admissions: tuple[Admission, ...] = ()
+    growths: tuple[Growth, ...] = ()
+    verdicts: dict[GroupKey, Verdict] = field(default_factory=dict)

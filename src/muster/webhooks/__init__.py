@@ -1,0 +1,1 @@
+"""Admission webhooks: reject invalid objects early, gate member pods at creation."""
