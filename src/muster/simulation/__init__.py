@@ -1,0 +1,1 @@
+"""Offline what-if: run the engine over Kubernetes YAML until nothing changes. Pure."""
