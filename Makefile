@@ -1,0 +1,60 @@
+# Muster's developer entry points. `make demo` shows gang scheduling working;
+# `make test` runs every test. Both install what they need on a fresh machine.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: test unit e2e lint crds cluster-up cluster-down cluster-status control-plane \
+        demo demo-down bench bench-engine clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+## All tests: static checks, unit and property tests, then e2e on a real control plane.
+test: $(STAMP) control-plane lint
+	$(BIN)/pytest -m "not e2e" -q
+	$(BIN)/pytest -m e2e -q
+
+## Fast tests only (no cluster).
+unit: $(STAMP)
+	$(BIN)/pytest -m "not e2e" -q
+
+e2e: $(STAMP) control-plane
+	$(BIN)/pytest -m e2e -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests bench hack
+	$(BIN)/ruff format --check src tests bench hack
+	$(BIN)/mypy
+	$(BIN)/lint-imports
+
+## Regenerate the CRDs from the pydantic models (never edit crds/ by hand).
+crds: $(STAMP)
+	$(BIN)/python -m muster.api.crdgen crds/
+
+## Build kube-apiserver, controller-manager, scheduler, kubectl, etcd and KWOK from Go
+## modules (cached under ~/.cache/muster; the first build takes 20-40 minutes).
+control-plane:
+	hack/build.sh
+
+cluster-up: control-plane
+	$(PYTHON) hack/cluster.py up $(CLUSTER_FLAGS)
+
+cluster-down:
+	$(PYTHON) hack/cluster.py down
+
+cluster-status:
+	$(PYTHON) hack/cluster.py status
+
+bench-engine: $(STAMP)
+	$(BIN)/python bench/engine.py
+
+clean: cluster-down
+	rm -rf $(VENV) .cluster-e2e

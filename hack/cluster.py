@@ -1,0 +1,414 @@
+#!/usr/bin/env python3
+"""A real, local Kubernetes control plane for Muster's tests and demo.
+
+Runs etcd, kube-apiserver, kube-controller-manager, kube-scheduler and KWOK (which
+simulates the nodes and their kubelets) as plain processes on loopback ports, from
+the binaries `hack/build.sh` compiles. Only the standard library is used, so this
+works before any virtualenv exists.
+
+    cluster.py up [--nodes FILE] [--job-scheduling-field | --native-gang]
+    cluster.py down
+    cluster.py status
+
+State lives in `.cluster/` of the checkout (kubeconfig, PKI, logs, pids); `down`
+stops exactly the processes whose pids `up` recorded and removes that folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+
+HACK = Path(__file__).resolve().parent
+ROOT = HACK.parent
+STATE = Path(os.environ.get("MUSTER_CLUSTER_DIR", ROOT / ".cluster"))
+KUBECONFIG = STATE / "kubeconfig"
+DEFAULT_NODES = HACK / "nodes" / "gpu-cluster.yaml"
+
+# Components in start order; `down` stops them in reverse.
+COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok")
+
+# Feature gates for the two optional API server modes (see docs/native-job-field.md):
+# the Job `spec.scheduling` field alone, or the whole native gang scheduling stack.
+JOB_FIELD_GATES = "GenericWorkload=true,WorkloadWithJob=true"
+NATIVE_GANG_GATES = "GenericWorkload=true,WorkloadWithJob=true,TopologyAwareWorkloadScheduling=true"
+
+
+def versions() -> dict[str, str]:
+    """Read the pinned component versions from versions.env (the one place they live)."""
+    pairs = {}
+    for line in (HACK / "versions.env").read_text().splitlines():
+        if "=" in line and not line.lstrip().startswith("#"):
+            key, value = line.split("=", 1)
+            pairs[key.strip()] = value.strip()
+    return pairs
+
+
+def bin_dir() -> Path:
+    cache = Path(os.environ.get("MUSTER_CACHE", Path.home() / ".cache" / "muster"))
+    return cache / "k8s" / versions()["KUBE_VERSION"] / "bin"
+
+
+def log(message: str) -> None:
+    print(f"[cluster] {message}", flush=True)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def run(*args: str, **kwargs: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(args, check=True, capture_output=True, text=True, **kwargs)  # type: ignore[call-overload, no-any-return]
+
+
+# --- PKI ------------------------------------------------------------------------------
+
+
+def make_pki(pki: Path) -> None:
+    """A CA, the API server's serving cert, an admin client cert and the SA key pair."""
+    pki.mkdir(parents=True, exist_ok=True)
+
+    def openssl(*args: str) -> None:
+        run("openssl", *args, cwd=str(pki))
+
+    openssl("genrsa", "-out", "ca.key", "2048")
+    openssl("req", "-x509", "-new", "-nodes", "-key", "ca.key", "-subj", "/CN=muster-local-ca",
+            "-days", "3650", "-out", "ca.crt")
+    (pki / "server.ext").write_text(
+        "subjectAltName=IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,"
+        "DNS:kubernetes.default,DNS:kubernetes.default.svc\n"
+        "extendedKeyUsage=serverAuth\nkeyUsage=digitalSignature,keyEncipherment\n"
+    )
+    (pki / "client.ext").write_text(
+        "extendedKeyUsage=clientAuth\nkeyUsage=digitalSignature,keyEncipherment\n"
+    )
+    for name, subject, ext in (
+        ("apiserver", "/CN=kube-apiserver", "server.ext"),
+        ("admin", "/O=system:masters/CN=muster-admin", "client.ext"),
+    ):
+        openssl("genrsa", "-out", f"{name}.key", "2048")
+        openssl("req", "-new", "-key", f"{name}.key", "-subj", subject, "-out", f"{name}.csr")
+        openssl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.crt", "-CAkey", "ca.key",
+                "-CAcreateserial", "-days", "3650", "-extfile", ext, "-out", f"{name}.crt")
+    openssl("genrsa", "-out", "sa.key", "2048")
+    openssl("rsa", "-in", "sa.key", "-pubout", "-out", "sa.pub")
+
+
+def write_kubeconfig(path: Path, pki: Path, server: str) -> None:
+    """JSON is valid YAML, so the kubeconfig needs no YAML library."""
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "muster", "cluster": {
+            "server": server, "certificate-authority": str(pki / "ca.crt")}}],
+        "users": [{"name": "admin", "user": {
+            "client-certificate": str(pki / "admin.crt"),
+            "client-key": str(pki / "admin.key")}}],
+        "contexts": [{"name": "muster", "context": {"cluster": "muster", "user": "admin"}}],
+        "current-context": "muster",
+    }
+    path.write_text(json.dumps(config, indent=2) + "\n")
+
+
+# --- processes ----------------------------------------------------------------------
+
+
+def start(name: str, args: list[str]) -> None:
+    logs = STATE / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    with (logs / f"{name}.log").open("w") as out:
+        proc = subprocess.Popen(
+            args, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    (STATE / "pids").mkdir(exist_ok=True)
+    (STATE / "pids" / f"{name}.pid").write_text(f"{proc.pid}\n")
+    log(f"started {name} (pid {proc.pid}, log {logs / f'{name}.log'})")
+
+
+def pid_of(name: str) -> int | None:
+    path = STATE / "pids" / f"{name}.pid"
+    try:
+        return int(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def alive(pid: int | None) -> bool:
+    if pid is None:
+        return False
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    # A zombie counts as dead.
+    try:
+        return "Z" not in Path(f"/proc/{pid}/stat").read_text().split()[2]
+    except OSError:
+        return False
+
+
+def wait_for(what: str, check: Callable[[], bool], component: str | None,
+             timeout: float = 120.0) -> None:
+    """Poll `check` until it holds; on failure name the component and its log."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if component and not alive(pid_of(component)):
+            fail(f"{component} exited while waiting for {what}", component)
+        try:
+            if check():
+                return
+        except (OSError, urllib.error.URLError, subprocess.CalledProcessError):
+            pass
+        time.sleep(0.5)
+    fail(f"timed out after {timeout:.0f}s waiting for {what}", component)
+
+
+def fail(message: str, component: str | None) -> None:
+    where = f"; see {STATE / 'logs' / f'{component}.log'}" if component else ""
+    log(f"FAILED: {message}{where}")
+    if component:
+        tail = (STATE / "logs" / f"{component}.log").read_text(errors="replace").splitlines()
+        for line in tail[-15:]:
+            print(f"    {line}", file=sys.stderr)
+    sys.exit(1)
+
+
+def https_ok(url: str, pki: Path) -> bool:
+    context = ssl.create_default_context(cafile=str(pki / "ca.crt"))
+    context.load_cert_chain(str(pki / "admin.crt"), str(pki / "admin.key"))
+    with urllib.request.urlopen(url, context=context, timeout=3) as response:
+        return bool(response.status == 200)
+
+
+def insecure_ok(url: str) -> bool:
+    """Controller-manager and scheduler serve /healthz with self-signed certs."""
+    context = ssl._create_unverified_context()
+    with urllib.request.urlopen(url, context=context, timeout=3) as response:
+        return bool(response.status == 200)
+
+
+def http_ok(url: str) -> bool:
+    with urllib.request.urlopen(url, timeout=3) as response:
+        return bool(response.status == 200)
+
+
+def kubectl(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return run(str(bin_dir() / "kubectl"), f"--kubeconfig={KUBECONFIG}", *args, input=stdin)
+
+
+# --- KWOK configuration -------------------------------------------------------------
+
+
+def kwok_config(path: Path) -> None:
+    """KWOK's configuration plus the stages that make nodes Ready and pods run.
+
+    Job-owned pods complete after the delay in the annotation
+    `pod-complete.stage.kwok.x-k8s.io/delay` (a Go duration), 5 s when it is absent, so
+    Jobs reach Complete; tests that need long-running pods set a long delay.
+    """
+    stages = bin_dir().parent / "stages"
+    parts = [
+        "apiVersion: config.kwok.x-k8s.io/v1alpha1\nkind: KwokConfiguration\n"
+        "options:\n  manageAllNodes: true\n",
+    ]
+    for rel in ("node/fast/node-initialize.yaml",
+                "node/heartbeat-with-lease/node-heartbeat-with-lease.yaml",
+                "pod/fast/pod-ready.yaml", "pod/fast/pod-delete.yaml"):
+        parts.append((stages / rel).read_text())
+    complete = (stages / "pod/general/pod-complete.yaml").read_text()
+    complete = complete.replace("durationMilliseconds: 1000", "durationMilliseconds: 5000")
+    complete = complete.replace("jitterDurationMilliseconds: 5000", "jitterDurationMilliseconds: 0")
+    parts.append(complete)
+    path.write_text("\n---\n".join(part.strip() + "\n" for part in parts))
+
+
+# --- commands -----------------------------------------------------------------------
+
+
+def healthy() -> bool:
+    if not KUBECONFIG.exists() or not all(alive(pid_of(c)) for c in COMPONENTS):
+        return False
+    try:
+        kubectl("get", "--raw", "/readyz")
+    except subprocess.CalledProcessError:
+        return False
+    return True
+
+
+def up(args: argparse.Namespace) -> None:
+    if healthy():
+        log(f"already up; KUBECONFIG={KUBECONFIG}")
+        return
+    if STATE.exists():
+        log("found a partial cluster; cleaning it up first")
+        down(args)
+    subprocess.run([str(HACK / "build.sh")], check=True)
+    bins = bin_dir()
+    t0 = time.monotonic()
+    pki = STATE / "pki"
+    make_pki(pki)
+    ports = {name: free_port() for name in
+             ("etcd", "etcd-peer", "apiserver", "controller-manager", "scheduler", "kwok")}
+    server = f"https://127.0.0.1:{ports['apiserver']}"
+    write_kubeconfig(KUBECONFIG, pki, server)
+
+    etcd_url = f"http://127.0.0.1:{ports['etcd']}"
+    peer_url = f"http://127.0.0.1:{ports['etcd-peer']}"
+    start("etcd", [
+        str(bins / "etcd"), "--name=n0", f"--data-dir={STATE / 'etcd'}",
+        f"--listen-client-urls={etcd_url}", f"--advertise-client-urls={etcd_url}",
+        f"--listen-peer-urls={peer_url}", f"--initial-advertise-peer-urls={peer_url}",
+        f"--initial-cluster=n0={peer_url}", "--unsafe-no-fsync", "--log-level=warn",
+        "--quota-backend-bytes=8589934592",
+    ])
+    wait_for("etcd health", lambda: http_ok(f"{etcd_url}/health"), "etcd")
+
+    gates = {"job-field": JOB_FIELD_GATES, "native-gang": NATIVE_GANG_GATES}.get(args.mode, "")
+    apiserver = [
+        str(bins / "kube-apiserver"), f"--etcd-servers={etcd_url}",
+        "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
+        f"--secure-port={ports['apiserver']}",
+        f"--tls-cert-file={pki / 'apiserver.crt'}", f"--tls-private-key-file={pki / 'apiserver.key'}",
+        f"--client-ca-file={pki / 'ca.crt'}",
+        f"--service-account-issuer={server}", f"--service-account-key-file={pki / 'sa.pub'}",
+        f"--service-account-signing-key-file={pki / 'sa.key'}",
+        "--service-cluster-ip-range=10.0.0.0/24", "--authorization-mode=Node,RBAC",
+        "--enable-priority-and-fairness=false", "--max-requests-inflight=2000",
+        "--max-mutating-requests-inflight=1000",
+    ]
+    if gates:
+        apiserver.append(f"--feature-gates={gates}")
+        apiserver.append("--runtime-config=scheduling.k8s.io/v1beta1=true")
+    start("kube-apiserver", apiserver)
+    wait_for("kube-apiserver /readyz", lambda: https_ok(f"{server}/readyz", pki),
+             "kube-apiserver")
+
+    common = [f"--kubeconfig={KUBECONFIG}", f"--authentication-kubeconfig={KUBECONFIG}",
+              f"--authorization-kubeconfig={KUBECONFIG}", "--bind-address=127.0.0.1",
+              "--leader-elect=false", "--kube-api-qps=500", "--kube-api-burst=1000"]
+    component_gates = [f"--feature-gates={gates}"] if args.mode == "native-gang" else []
+    start("kube-controller-manager", [
+        str(bins / "kube-controller-manager"), *common, *component_gates,
+        f"--secure-port={ports['controller-manager']}",
+        f"--service-account-private-key-file={pki / 'sa.key'}",
+        f"--root-ca-file={pki / 'ca.crt'}", "--use-service-account-credentials",
+        "--controllers=*", "--concurrent-job-syncs=20",
+    ])
+    start("kube-scheduler", [
+        str(bins / "kube-scheduler"), *common, *component_gates,
+        f"--secure-port={ports['scheduler']}",
+    ])
+    wait_for("kube-controller-manager /healthz",
+             lambda: insecure_ok(f"https://127.0.0.1:{ports['controller-manager']}/healthz"),
+             "kube-controller-manager")
+    wait_for("kube-scheduler /healthz",
+             lambda: insecure_ok(f"https://127.0.0.1:{ports['scheduler']}/healthz"),
+             "kube-scheduler")
+
+    kwok_config(STATE / "kwok.yaml")
+    start("kwok", [
+        str(bins / "kwok"), f"--kubeconfig={KUBECONFIG}", f"--config={STATE / 'kwok.yaml'}",
+        "--server-address=127.0.0.1:" + str(ports["kwok"]),
+    ])
+
+    nodes = Path(args.nodes)
+    kubectl("apply", "-f", str(nodes))
+    count = len(json.loads(kubectl("get", "nodes", "-o", "json").stdout)["items"])
+
+    def nodes_ready() -> bool:
+        items = json.loads(kubectl("get", "nodes", "-o", "json").stdout)["items"]
+        ready = [n for n in items if any(
+            c["type"] == "Ready" and c["status"] == "True"
+            for c in n.get("status", {}).get("conditions", []))
+            and not any(t["key"] == "node.kubernetes.io/not-ready"
+                        for t in n.get("spec", {}).get("taints", []))]
+        return len(ready) == count
+
+    wait_for(f"{count} simulated nodes Ready", nodes_ready, "kwok")
+    wait_for("the default ServiceAccount",
+             lambda: kubectl("get", "serviceaccount", "default", "-n", "default").returncode == 0,
+             "kube-controller-manager")
+    (STATE / "mode").write_text(args.mode + "\n")
+    log(f"up in {time.monotonic() - t0:.1f}s with {count} nodes ({args.mode})")
+    log(f"export KUBECONFIG={KUBECONFIG}")
+    log(f"kubectl: {bins / 'kubectl'}")
+
+
+def down(_: argparse.Namespace) -> None:
+    for name in reversed(COMPONENTS):
+        pid = pid_of(name)
+        if not alive(pid):
+            continue
+        assert pid is not None
+        os.killpg(pid, signal.SIGTERM)
+        deadline = time.monotonic() + 10
+        while alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if alive(pid):
+            os.killpg(pid, signal.SIGKILL)
+        log(f"stopped {name} (pid {pid})")
+    shutil.rmtree(STATE, ignore_errors=True)
+    log("down")
+
+
+def status(_: argparse.Namespace) -> None:
+    if not STATE.exists():
+        log("down")
+        sys.exit(1)
+    ok = True
+    for name in COMPONENTS:
+        pid = pid_of(name)
+        state = "running" if alive(pid) else "NOT RUNNING"
+        ok &= alive(pid)
+        rss = ""
+        if alive(pid):
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    rss = f"  rss {int(line.split()[1]) // 1024} MiB"
+        log(f"{name:<24} {state} (pid {pid}){rss}")
+    mode = (STATE / "mode").read_text().strip() if (STATE / "mode").exists() else "?"
+    log(f"mode {mode}; KUBECONFIG={KUBECONFIG}")
+    if ok:
+        print(kubectl("get", "nodes", "-L", "topology.kubernetes.io/zone").stdout, end="")
+    sys.exit(0 if ok else 1)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    up_parser = sub.add_parser("up", help="start the control plane (harmless when already up)")
+    up_parser.add_argument("--nodes", default=str(DEFAULT_NODES),
+                           help="YAML file of Node objects for KWOK to simulate")
+    mode = up_parser.add_mutually_exclusive_group()
+    mode.add_argument("--job-scheduling-field", dest="mode", action="store_const",
+                      const="job-field",
+                      help="API server keeps Job spec.scheduling (native gang scheduling off)")
+    mode.add_argument("--native-gang", dest="mode", action="store_const", const="native-gang",
+                      help="enable the native 1.37 gang scheduling in every component")
+    up_parser.set_defaults(handler=up, mode="plain")
+    sub.add_parser("down", help="stop what `up` started and remove its state").set_defaults(
+        handler=down)
+    sub.add_parser("status", help="component health, memory and nodes").set_defaults(
+        handler=status)
+    args = parser.parse_args()
+    args.handler(args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,126 @@
+"""Access to the real local control plane the e2e tests run against.
+
+Every test that talks to Kubernetes goes through these helpers, so the kubectl
+used is always the one built with the cluster (the machine's own may be far outside
+the supported version skew).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+HACK = ROOT / "hack"
+
+
+def versions() -> dict[str, str]:
+    pairs = {}
+    for line in (HACK / "versions.env").read_text().splitlines():
+        if "=" in line and not line.lstrip().startswith("#"):
+            key, value = line.split("=", 1)
+            pairs[key.strip()] = value.strip()
+    return pairs
+
+
+def bin_dir() -> Path:
+    cache = Path(os.environ.get("MUSTER_CACHE", Path.home() / ".cache" / "muster"))
+    return cache / "k8s" / versions()["KUBE_VERSION"] / "bin"
+
+
+@dataclass(frozen=True)
+class Kubectl:
+    """kubectl bound to one kubeconfig; raises with kubectl's stderr on failure."""
+
+    kubeconfig: Path
+
+    def __call__(
+        self, *args: str, input: str | None = None, check: bool = True, timeout: float = 60
+    ) -> subprocess.CompletedProcess[str]:
+        result = subprocess.run(
+            [str(bin_dir() / "kubectl"), f"--kubeconfig={self.kubeconfig}", *args],
+            input=input,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+        if check and result.returncode != 0:
+            raise AssertionError(
+                f"kubectl {' '.join(args)} failed ({result.returncode}):\n{result.stderr}"
+            )
+        return result
+
+    def json(self, *args: str) -> Any:
+        """`kubectl get ... -o json`, parsed."""
+        return json.loads(self(*args, "-o", "json").stdout)
+
+    def apply(self, manifest: Mapping[str, Any] | str, namespace: str | None = None) -> None:
+        text = manifest if isinstance(manifest, str) else json.dumps(manifest)
+        ns = ["-n", namespace] if namespace else []
+        self("apply", *ns, "-f", "-", input=text)
+
+
+def wait_until(
+    what: str, check: Callable[[], bool], timeout: float = 60.0, interval: float = 0.25
+) -> None:
+    """Poll until `check()` holds; the failure names what was awaited."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
+
+
+@dataclass(frozen=True)
+class LocalCluster:
+    """A control plane this test run started (and stops), or one it was handed."""
+
+    kubeconfig: Path
+    started_here: bool
+    state_dir: Path
+
+    @classmethod
+    def acquire(cls) -> LocalCluster:
+        given = os.environ.get("MUSTER_KUBECONFIG")
+        if given:
+            return cls(Path(given), started_here=False, state_dir=Path(given).parent)
+        state = Path(os.environ.get("MUSTER_E2E_CLUSTER_DIR", ROOT / ".cluster-e2e"))
+        env = {**os.environ, "MUSTER_CLUSTER_DIR": str(state)}
+        subprocess.run(
+            [sys.executable, str(HACK / "cluster.py"), "up"], check=True, env=env
+        )
+        return cls(state / "kubeconfig", started_here=True, state_dir=state)
+
+    def release(self) -> None:
+        if not self.started_here or os.environ.get("MUSTER_KEEP_CLUSTER"):
+            return
+        env = {**os.environ, "MUSTER_CLUSTER_DIR": str(self.state_dir)}
+        subprocess.run([sys.executable, str(HACK / "cluster.py"), "down"], check=True, env=env)
+
+
+def namespace_for(test_name: str) -> str:
+    """A DNS-label namespace name that says which test made it."""
+    stem = re.sub(r"[^a-z0-9-]+", "-", test_name.lower()).strip("-")[:40].rstrip("-")
+    return f"{stem}-{uuid.uuid4().hex[:5]}"
+
+
+def fresh_namespace(kubectl: Kubectl, test_name: str) -> Iterator[str]:
+    name = namespace_for(test_name)
+    kubectl("create", "namespace", name)
+    wait_until(
+        f"the default ServiceAccount in {name}",
+        lambda: kubectl("get", "serviceaccount", "default", "-n", name, check=False).returncode
+        == 0,
+    )
+    yield name
+    kubectl("delete", "namespace", name, "--wait=false", check=False)

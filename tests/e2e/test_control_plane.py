@@ -1,0 +1,104 @@
+"""The local control plane behaves like a real cluster for what Muster relies on."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.e2e.cluster import ROOT, Kubectl, wait_until
+
+pytestmark = pytest.mark.e2e
+
+DEFAULT_NODES = ROOT / "hack" / "nodes" / "gpu-cluster.yaml"
+
+
+def condition(obj: dict[str, Any], kind: str) -> str | None:
+    for cond in obj.get("status", {}).get("conditions", []):
+        if cond["type"] == kind:
+            return str(cond["status"])
+    return None
+
+
+def test_simulated_nodes_are_ready_with_capacity_and_labels(kubectl: Kubectl) -> None:
+    expected = {doc["metadata"]["name"]: doc for doc in yaml.safe_load_all(DEFAULT_NODES.read_text())}
+    nodes = {n["metadata"]["name"]: n for n in kubectl.json("get", "nodes")["items"]}
+    for name, want in expected.items():
+        got = nodes[name]
+        assert condition(got, "Ready") == "True", name
+        assert got["status"]["allocatable"]["nvidia.com/gpu"] == "4"
+        assert got["status"]["allocatable"]["cpu"] == want["status"]["allocatable"]["cpu"]
+        for key in ("topology.kubernetes.io/zone", "topology.muster.dev/rack"):
+            assert got["metadata"]["labels"][key] == want["metadata"]["labels"][key]
+        assert not any(t["key"] == "node.kubernetes.io/not-ready" for t in got["spec"].get("taints", []))
+
+
+def test_plain_job_runs_to_complete(kubectl: Kubectl, namespace: str) -> None:
+    kubectl.apply(
+        {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {"name": "plain", "namespace": namespace},
+            "spec": {
+                "parallelism": 4,
+                "completions": 4,
+                "template": {
+                    "metadata": {"annotations": {"pod-complete.stage.kwok.x-k8s.io/delay": "1s"}},
+                    "spec": {
+                        "restartPolicy": "Never",
+                        "containers": [{"name": "work", "image": "busybox",
+                                        "resources": {"requests": {"cpu": "100m"}}}],
+                    },
+                },
+            },
+        }
+    )
+
+    def complete() -> bool:
+        job = kubectl.json("get", "job", "plain", "-n", namespace)
+        return condition(job, "Complete") == "True"
+
+    wait_until("the Job to complete", complete, timeout=90)
+    pods = kubectl.json("get", "pods", "-n", namespace, "-l", "job-name=plain")["items"]
+    assert len(pods) == 4
+    assert all(p["status"]["phase"] == "Succeeded" for p in pods)
+
+
+def test_gated_pod_binds_to_the_node_it_is_pinned_to_once_ungated(
+    kubectl: Kubectl, namespace: str, tmp_path: Path
+) -> None:
+    node = "gpu-b1-7"
+    kubectl.apply(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "gated", "namespace": namespace},
+            "spec": {
+                "schedulingGates": [{"name": "scheduling.muster.dev/gang"}],
+                "containers": [{"name": "work", "image": "busybox",
+                                "resources": {"requests": {"nvidia.com/gpu": "1"},
+                                              "limits": {"nvidia.com/gpu": "1"}}}],
+            },
+        }
+    )
+
+    def pod() -> dict[str, Any]:
+        result: dict[str, Any] = kubectl.json("get", "pod", "gated", "-n", namespace)
+        return result
+
+    wait_until("the pod to be reported SchedulingGated",
+               lambda: any(c.get("reason") == "SchedulingGated"
+                           for c in pod()["status"].get("conditions", [])))
+    assert "nodeName" not in pod()["spec"]
+
+    # While gated, the node selector may be narrowed; then removing the gate releases it.
+    kubectl("patch", "pod", "gated", "-n", namespace, "--type=json", "-p",
+            '[{"op": "add", "path": "/spec/nodeSelector", '
+            f'"value": {{"kubernetes.io/hostname": "{node}"}}}}]')
+    kubectl("patch", "pod", "gated", "-n", namespace, "--type=json", "-p",
+            '[{"op": "remove", "path": "/spec/schedulingGates"}]')
+
+    wait_until("the pod to run", lambda: pod()["status"].get("phase") == "Running")
+    assert pod()["spec"]["nodeName"] == node
