@@ -87,8 +87,20 @@ def make_pki(pki: Path) -> None:
         run("openssl", *args, cwd=str(pki))
 
     openssl("genrsa", "-out", "ca.key", "2048")
-    openssl("req", "-x509", "-new", "-nodes", "-key", "ca.key", "-subj", "/CN=muster-local-ca",
-            "-days", "3650", "-out", "ca.crt")
+    openssl(
+        "req",
+        "-x509",
+        "-new",
+        "-nodes",
+        "-key",
+        "ca.key",
+        "-subj",
+        "/CN=muster-local-ca",
+        "-days",
+        "3650",
+        "-out",
+        "ca.crt",
+    )
     (pki / "server.ext").write_text(
         "subjectAltName=IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,"
         "DNS:kubernetes.default,DNS:kubernetes.default.svc\n"
@@ -103,8 +115,23 @@ def make_pki(pki: Path) -> None:
     ):
         openssl("genrsa", "-out", f"{name}.key", "2048")
         openssl("req", "-new", "-key", f"{name}.key", "-subj", subject, "-out", f"{name}.csr")
-        openssl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.crt", "-CAkey", "ca.key",
-                "-CAcreateserial", "-days", "3650", "-extfile", ext, "-out", f"{name}.crt")
+        openssl(
+            "x509",
+            "-req",
+            "-in",
+            f"{name}.csr",
+            "-CA",
+            "ca.crt",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-days",
+            "3650",
+            "-extfile",
+            ext,
+            "-out",
+            f"{name}.crt",
+        )
     openssl("genrsa", "-out", "sa.key", "2048")
     openssl("rsa", "-in", "sa.key", "-pubout", "-out", "sa.pub")
 
@@ -114,11 +141,21 @@ def write_kubeconfig(path: Path, pki: Path, server: str) -> None:
     config = {
         "apiVersion": "v1",
         "kind": "Config",
-        "clusters": [{"name": "muster", "cluster": {
-            "server": server, "certificate-authority": str(pki / "ca.crt")}}],
-        "users": [{"name": "admin", "user": {
-            "client-certificate": str(pki / "admin.crt"),
-            "client-key": str(pki / "admin.key")}}],
+        "clusters": [
+            {
+                "name": "muster",
+                "cluster": {"server": server, "certificate-authority": str(pki / "ca.crt")},
+            }
+        ],
+        "users": [
+            {
+                "name": "admin",
+                "user": {
+                    "client-certificate": str(pki / "admin.crt"),
+                    "client-key": str(pki / "admin.key"),
+                },
+            }
+        ],
         "contexts": [{"name": "muster", "context": {"cluster": "muster", "user": "admin"}}],
         "current-context": "muster",
     }
@@ -133,7 +170,10 @@ def start(name: str, args: list[str]) -> None:
     logs.mkdir(parents=True, exist_ok=True)
     with (logs / f"{name}.log").open("w") as out:
         proc = subprocess.Popen(
-            args, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            args,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
             start_new_session=True,
         )
     (STATE / "pids").mkdir(exist_ok=True)
@@ -163,8 +203,9 @@ def alive(pid: int | None) -> bool:
         return False
 
 
-def wait_for(what: str, check: Callable[[], bool], component: str | None,
-             timeout: float = 120.0) -> None:
+def wait_for(
+    what: str, check: Callable[[], bool], component: str | None, timeout: float = 120.0
+) -> None:
     """Poll `check` until it holds; on failure name the component and its log."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -225,11 +266,16 @@ def kwok_config(path: Path) -> None:
     stages = bin_dir().parent / "stages"
     parts = [
         "apiVersion: config.kwok.x-k8s.io/v1alpha1\nkind: KwokConfiguration\n"
-        "options:\n  manageAllNodes: true\n",
+        "options:\n  manageAllNodes: true\n  podPlayStageParallelism: 16\n"
+        "  nodePlayStageParallelism: 8\n  nodeLeaseParallelism: 8\n"
+        "  podsOnNodeSyncParallelism: 4\n  nodeLeaseDurationSeconds: 40\n",
     ]
-    for rel in ("node/fast/node-initialize.yaml",
-                "node/heartbeat-with-lease/node-heartbeat-with-lease.yaml",
-                "pod/fast/pod-ready.yaml", "pod/fast/pod-delete.yaml"):
+    for rel in (
+        "node/fast/node-initialize.yaml",
+        "node/heartbeat-with-lease/node-heartbeat-with-lease.yaml",
+        "pod/fast/pod-ready.yaml",
+        "pod/fast/pod-delete.yaml",
+    ):
         parts.append((stages / rel).read_text())
     complete = (stages / "pod/general/pod-complete.yaml").read_text()
     complete = complete.replace("durationMilliseconds: 1000", "durationMilliseconds: 5000")
@@ -263,69 +309,114 @@ def up(args: argparse.Namespace) -> None:
     t0 = time.monotonic()
     pki = STATE / "pki"
     make_pki(pki)
-    ports = {name: free_port() for name in
-             ("etcd", "etcd-peer", "apiserver", "controller-manager", "scheduler", "kwok")}
+    ports = {
+        name: free_port()
+        for name in ("etcd", "etcd-peer", "apiserver", "controller-manager", "scheduler", "kwok")
+    }
     server = f"https://127.0.0.1:{ports['apiserver']}"
     write_kubeconfig(KUBECONFIG, pki, server)
 
     etcd_url = f"http://127.0.0.1:{ports['etcd']}"
     peer_url = f"http://127.0.0.1:{ports['etcd-peer']}"
-    start("etcd", [
-        str(bins / "etcd"), "--name=n0", f"--data-dir={STATE / 'etcd'}",
-        f"--listen-client-urls={etcd_url}", f"--advertise-client-urls={etcd_url}",
-        f"--listen-peer-urls={peer_url}", f"--initial-advertise-peer-urls={peer_url}",
-        f"--initial-cluster=n0={peer_url}", "--unsafe-no-fsync", "--log-level=warn",
-        "--quota-backend-bytes=8589934592",
-    ])
+    start(
+        "etcd",
+        [
+            str(bins / "etcd"),
+            "--name=n0",
+            f"--data-dir={STATE / 'etcd'}",
+            f"--listen-client-urls={etcd_url}",
+            f"--advertise-client-urls={etcd_url}",
+            f"--listen-peer-urls={peer_url}",
+            f"--initial-advertise-peer-urls={peer_url}",
+            f"--initial-cluster=n0={peer_url}",
+            "--unsafe-no-fsync",
+            "--log-level=warn",
+            "--quota-backend-bytes=8589934592",
+        ],
+    )
     wait_for("etcd health", lambda: http_ok(f"{etcd_url}/health"), "etcd")
 
     gates = {"job-field": JOB_FIELD_GATES, "native-gang": NATIVE_GANG_GATES}.get(args.mode, "")
     apiserver = [
-        str(bins / "kube-apiserver"), f"--etcd-servers={etcd_url}",
-        "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
+        str(bins / "kube-apiserver"),
+        f"--etcd-servers={etcd_url}",
+        "--bind-address=127.0.0.1",
+        "--advertise-address=127.0.0.1",
+        # The advertised address is loopback, which the endpoint reconciler refuses.
+        "--endpoint-reconciler-type=none",
         f"--secure-port={ports['apiserver']}",
-        f"--tls-cert-file={pki / 'apiserver.crt'}", f"--tls-private-key-file={pki / 'apiserver.key'}",
+        f"--tls-cert-file={pki / 'apiserver.crt'}",
+        f"--tls-private-key-file={pki / 'apiserver.key'}",
         f"--client-ca-file={pki / 'ca.crt'}",
-        f"--service-account-issuer={server}", f"--service-account-key-file={pki / 'sa.pub'}",
+        f"--service-account-issuer={server}",
+        f"--service-account-key-file={pki / 'sa.pub'}",
         f"--service-account-signing-key-file={pki / 'sa.key'}",
-        "--service-cluster-ip-range=10.0.0.0/24", "--authorization-mode=Node,RBAC",
-        "--enable-priority-and-fairness=false", "--max-requests-inflight=2000",
+        "--service-cluster-ip-range=10.0.0.0/24",
+        "--authorization-mode=Node,RBAC",
+        "--enable-priority-and-fairness=false",
+        "--max-requests-inflight=2000",
         "--max-mutating-requests-inflight=1000",
     ]
     if gates:
         apiserver.append(f"--feature-gates={gates}")
         apiserver.append("--runtime-config=scheduling.k8s.io/v1beta1=true")
     start("kube-apiserver", apiserver)
-    wait_for("kube-apiserver /readyz", lambda: https_ok(f"{server}/readyz", pki),
-             "kube-apiserver")
+    wait_for("kube-apiserver /readyz", lambda: https_ok(f"{server}/readyz", pki), "kube-apiserver")
 
-    common = [f"--kubeconfig={KUBECONFIG}", f"--authentication-kubeconfig={KUBECONFIG}",
-              f"--authorization-kubeconfig={KUBECONFIG}", "--bind-address=127.0.0.1",
-              "--leader-elect=false", "--kube-api-qps=500", "--kube-api-burst=1000"]
+    common = [
+        f"--kubeconfig={KUBECONFIG}",
+        f"--authentication-kubeconfig={KUBECONFIG}",
+        f"--authorization-kubeconfig={KUBECONFIG}",
+        "--bind-address=127.0.0.1",
+        "--leader-elect=false",
+        "--kube-api-qps=500",
+        "--kube-api-burst=1000",
+    ]
     component_gates = [f"--feature-gates={gates}"] if args.mode == "native-gang" else []
-    start("kube-controller-manager", [
-        str(bins / "kube-controller-manager"), *common, *component_gates,
-        f"--secure-port={ports['controller-manager']}",
-        f"--service-account-private-key-file={pki / 'sa.key'}",
-        f"--root-ca-file={pki / 'ca.crt'}", "--use-service-account-credentials",
-        "--controllers=*", "--concurrent-job-syncs=20",
-    ])
-    start("kube-scheduler", [
-        str(bins / "kube-scheduler"), *common, *component_gates,
-        f"--secure-port={ports['scheduler']}",
-    ])
-    wait_for("kube-controller-manager /healthz",
-             lambda: insecure_ok(f"https://127.0.0.1:{ports['controller-manager']}/healthz"),
-             "kube-controller-manager")
-    wait_for("kube-scheduler /healthz",
-             lambda: insecure_ok(f"https://127.0.0.1:{ports['scheduler']}/healthz"),
-             "kube-scheduler")
+    start(
+        "kube-controller-manager",
+        [
+            str(bins / "kube-controller-manager"),
+            *common,
+            *component_gates,
+            f"--secure-port={ports['controller-manager']}",
+            f"--service-account-private-key-file={pki / 'sa.key'}",
+            f"--root-ca-file={pki / 'ca.crt'}",
+            "--use-service-account-credentials",
+            "--controllers=*",
+            "--concurrent-job-syncs=20",
+        ],
+    )
+    start(
+        "kube-scheduler",
+        [
+            str(bins / "kube-scheduler"),
+            *common,
+            *component_gates,
+            f"--secure-port={ports['scheduler']}",
+        ],
+    )
+    wait_for(
+        "kube-controller-manager /healthz",
+        lambda: insecure_ok(f"https://127.0.0.1:{ports['controller-manager']}/healthz"),
+        "kube-controller-manager",
+    )
+    wait_for(
+        "kube-scheduler /healthz",
+        lambda: insecure_ok(f"https://127.0.0.1:{ports['scheduler']}/healthz"),
+        "kube-scheduler",
+    )
 
     kwok_config(STATE / "kwok.yaml")
-    start("kwok", [
-        str(bins / "kwok"), f"--kubeconfig={KUBECONFIG}", f"--config={STATE / 'kwok.yaml'}",
-        "--server-address=127.0.0.1:" + str(ports["kwok"]),
-    ])
+    start(
+        "kwok",
+        [
+            str(bins / "kwok"),
+            f"--kubeconfig={KUBECONFIG}",
+            f"--config={STATE / 'kwok.yaml'}",
+            "--server-address=127.0.0.1:" + str(ports["kwok"]),
+        ],
+    )
 
     nodes = Path(args.nodes)
     kubectl("apply", "-f", str(nodes))
@@ -333,17 +424,26 @@ def up(args: argparse.Namespace) -> None:
 
     def nodes_ready() -> bool:
         items = json.loads(kubectl("get", "nodes", "-o", "json").stdout)["items"]
-        ready = [n for n in items if any(
-            c["type"] == "Ready" and c["status"] == "True"
-            for c in n.get("status", {}).get("conditions", []))
-            and not any(t["key"] == "node.kubernetes.io/not-ready"
-                        for t in n.get("spec", {}).get("taints", []))]
+        ready = [
+            n
+            for n in items
+            if any(
+                c["type"] == "Ready" and c["status"] == "True"
+                for c in n.get("status", {}).get("conditions", [])
+            )
+            and not any(
+                t["key"] == "node.kubernetes.io/not-ready"
+                for t in n.get("spec", {}).get("taints", [])
+            )
+        ]
         return len(ready) == count
 
     wait_for(f"{count} simulated nodes Ready", nodes_ready, "kwok")
-    wait_for("the default ServiceAccount",
-             lambda: kubectl("get", "serviceaccount", "default", "-n", "default").returncode == 0,
-             "kube-controller-manager")
+    wait_for(
+        "the default ServiceAccount",
+        lambda: kubectl("get", "serviceaccount", "default", "-n", "default").returncode == 0,
+        "kube-controller-manager",
+    )
     (STATE / "mode").write_text(args.mode + "\n")
     log(f"up in {time.monotonic() - t0:.1f}s with {count} nodes ({args.mode})")
     log(f"export KUBECONFIG={KUBECONFIG}")
@@ -393,19 +493,29 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     up_parser = sub.add_parser("up", help="start the control plane (harmless when already up)")
-    up_parser.add_argument("--nodes", default=str(DEFAULT_NODES),
-                           help="YAML file of Node objects for KWOK to simulate")
+    up_parser.add_argument(
+        "--nodes", default=str(DEFAULT_NODES), help="YAML file of Node objects for KWOK to simulate"
+    )
     mode = up_parser.add_mutually_exclusive_group()
-    mode.add_argument("--job-scheduling-field", dest="mode", action="store_const",
-                      const="job-field",
-                      help="API server keeps Job spec.scheduling (native gang scheduling off)")
-    mode.add_argument("--native-gang", dest="mode", action="store_const", const="native-gang",
-                      help="enable the native 1.37 gang scheduling in every component")
+    mode.add_argument(
+        "--job-scheduling-field",
+        dest="mode",
+        action="store_const",
+        const="job-field",
+        help="API server keeps Job spec.scheduling (native gang scheduling off)",
+    )
+    mode.add_argument(
+        "--native-gang",
+        dest="mode",
+        action="store_const",
+        const="native-gang",
+        help="enable the native 1.37 gang scheduling in every component",
+    )
     up_parser.set_defaults(handler=up, mode="plain")
     sub.add_parser("down", help="stop what `up` started and remove its state").set_defaults(
-        handler=down)
-    sub.add_parser("status", help="component health, memory and nodes").set_defaults(
-        handler=status)
+        handler=down
+    )
+    sub.add_parser("status", help="component health, memory and nodes").set_defaults(handler=status)
     args = parser.parse_args()
     args.handler(args)
 

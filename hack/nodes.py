@@ -16,8 +16,9 @@ from collections.abc import Mapping
 RACK_LABEL = "topology.muster.dev/rack"
 
 
-def node(index: int, *, zones: int, racks_per_zone: int, nodes_per_rack: int, gpus: int,
-         prefix: str) -> dict[str, object]:
+def node(
+    index: int, *, zones: int, racks_per_zone: int, nodes_per_rack: int, gpus: int, prefix: str
+) -> dict[str, object]:
     per_zone = racks_per_zone * nodes_per_rack
     zone = chr(ord("a") + (index // per_zone) % zones)
     rack = (index % per_zone) // nodes_per_rack
@@ -65,8 +66,14 @@ def main() -> None:
     args = parser.parse_args()
     nodes_per_rack = max(1, args.nodes // (args.zones * args.racks_per_zone))
     for index in range(args.nodes):
-        doc = node(index, zones=args.zones, racks_per_zone=args.racks_per_zone,
-                   nodes_per_rack=nodes_per_rack, gpus=args.gpus, prefix=args.prefix)
+        doc = node(
+            index,
+            zones=args.zones,
+            racks_per_zone=args.racks_per_zone,
+            nodes_per_rack=nodes_per_rack,
+            gpus=args.gpus,
+            prefix=args.prefix,
+        )
         sys.stdout.write("---\n" + to_yaml(doc) + "\n")
 
 

@@ -19,22 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
-HACK = ROOT / "hack"
-
-
-def versions() -> dict[str, str]:
-    pairs = {}
-    for line in (HACK / "versions.env").read_text().splitlines():
-        if "=" in line and not line.lstrip().startswith("#"):
-            key, value = line.split("=", 1)
-            pairs[key.strip()] = value.strip()
-    return pairs
-
-
-def bin_dir() -> Path:
-    cache = Path(os.environ.get("MUSTER_CACHE", Path.home() / ".cache" / "muster"))
-    return cache / "k8s" / versions()["KUBE_VERSION"] / "bin"
+from hack.cluster import HACK, ROOT, bin_dir
 
 
 @dataclass(frozen=True)
@@ -48,6 +33,7 @@ class Kubectl:
     ) -> subprocess.CompletedProcess[str]:
         result = subprocess.run(
             [str(bin_dir() / "kubectl"), f"--kubeconfig={self.kubeconfig}", *args],
+            check=False,
             input=input,
             capture_output=True,
             text=True,
@@ -96,9 +82,7 @@ class LocalCluster:
             return cls(Path(given), started_here=False, state_dir=Path(given).parent)
         state = Path(os.environ.get("MUSTER_E2E_CLUSTER_DIR", ROOT / ".cluster-e2e"))
         env = {**os.environ, "MUSTER_CLUSTER_DIR": str(state)}
-        subprocess.run(
-            [sys.executable, str(HACK / "cluster.py"), "up"], check=True, env=env
-        )
+        subprocess.run([sys.executable, str(HACK / "cluster.py"), "up"], check=True, env=env)
         return cls(state / "kubeconfig", started_here=True, state_dir=state)
 
     def release(self) -> None:
@@ -119,8 +103,9 @@ def fresh_namespace(kubectl: Kubectl, test_name: str) -> Iterator[str]:
     kubectl("create", "namespace", name)
     wait_until(
         f"the default ServiceAccount in {name}",
-        lambda: kubectl("get", "serviceaccount", "default", "-n", name, check=False).returncode
-        == 0,
+        lambda: (
+            kubectl("get", "serviceaccount", "default", "-n", name, check=False).returncode == 0
+        ),
     )
     yield name
     kubectl("delete", "namespace", name, "--wait=false", check=False)

@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 import yaml
+from hack.cluster import ROOT
 
-from tests.e2e.cluster import ROOT, Kubectl, wait_until
+from tests.e2e.cluster import Kubectl, wait_until
 
 pytestmark = pytest.mark.e2e
 
@@ -23,7 +24,9 @@ def condition(obj: dict[str, Any], kind: str) -> str | None:
 
 
 def test_simulated_nodes_are_ready_with_capacity_and_labels(kubectl: Kubectl) -> None:
-    expected = {doc["metadata"]["name"]: doc for doc in yaml.safe_load_all(DEFAULT_NODES.read_text())}
+    expected = {
+        doc["metadata"]["name"]: doc for doc in yaml.safe_load_all(DEFAULT_NODES.read_text())
+    }
     nodes = {n["metadata"]["name"]: n for n in kubectl.json("get", "nodes")["items"]}
     for name, want in expected.items():
         got = nodes[name]
@@ -32,7 +35,9 @@ def test_simulated_nodes_are_ready_with_capacity_and_labels(kubectl: Kubectl) ->
         assert got["status"]["allocatable"]["cpu"] == want["status"]["allocatable"]["cpu"]
         for key in ("topology.kubernetes.io/zone", "topology.muster.dev/rack"):
             assert got["metadata"]["labels"][key] == want["metadata"]["labels"][key]
-        assert not any(t["key"] == "node.kubernetes.io/not-ready" for t in got["spec"].get("taints", []))
+        assert not any(
+            t["key"] == "node.kubernetes.io/not-ready" for t in got["spec"].get("taints", [])
+        )
 
 
 def test_plain_job_runs_to_complete(kubectl: Kubectl, namespace: str) -> None:
@@ -48,8 +53,13 @@ def test_plain_job_runs_to_complete(kubectl: Kubectl, namespace: str) -> None:
                     "metadata": {"annotations": {"pod-complete.stage.kwok.x-k8s.io/delay": "1s"}},
                     "spec": {
                         "restartPolicy": "Never",
-                        "containers": [{"name": "work", "image": "busybox",
-                                        "resources": {"requests": {"cpu": "100m"}}}],
+                        "containers": [
+                            {
+                                "name": "work",
+                                "image": "busybox",
+                                "resources": {"requests": {"cpu": "100m"}},
+                            }
+                        ],
                     },
                 },
             },
@@ -77,9 +87,9 @@ def test_gated_pod_binds_to_the_node_it_is_pinned_to_once_ungated(
             "metadata": {"name": "gated", "namespace": namespace},
             "spec": {
                 "schedulingGates": [{"name": "scheduling.muster.dev/gang"}],
-                "containers": [{"name": "work", "image": "busybox",
-                                "resources": {"requests": {"nvidia.com/gpu": "1"},
-                                              "limits": {"nvidia.com/gpu": "1"}}}],
+                "containers": [
+                    {"name": "work", "image": "busybox", "resources": {"requests": {"cpu": "100m"}}}
+                ],
             },
         }
     )
@@ -88,17 +98,36 @@ def test_gated_pod_binds_to_the_node_it_is_pinned_to_once_ungated(
         result: dict[str, Any] = kubectl.json("get", "pod", "gated", "-n", namespace)
         return result
 
-    wait_until("the pod to be reported SchedulingGated",
-               lambda: any(c.get("reason") == "SchedulingGated"
-                           for c in pod()["status"].get("conditions", [])))
+    wait_until(
+        "the pod to be reported SchedulingGated",
+        lambda: any(
+            c.get("reason") == "SchedulingGated" for c in pod()["status"].get("conditions", [])
+        ),
+    )
     assert "nodeName" not in pod()["spec"]
 
     # While gated, the node selector may be narrowed; then removing the gate releases it.
-    kubectl("patch", "pod", "gated", "-n", namespace, "--type=json", "-p",
-            '[{"op": "add", "path": "/spec/nodeSelector", '
-            f'"value": {{"kubernetes.io/hostname": "{node}"}}}}]')
-    kubectl("patch", "pod", "gated", "-n", namespace, "--type=json", "-p",
-            '[{"op": "remove", "path": "/spec/schedulingGates"}]')
+    kubectl(
+        "patch",
+        "pod",
+        "gated",
+        "-n",
+        namespace,
+        "--type=json",
+        "-p",
+        '[{"op": "add", "path": "/spec/nodeSelector", '
+        f'"value": {{"kubernetes.io/hostname": "{node}"}}}}]',
+    )
+    kubectl(
+        "patch",
+        "pod",
+        "gated",
+        "-n",
+        namespace,
+        "--type=json",
+        "-p",
+        '[{"op": "remove", "path": "/spec/schedulingGates"}]',
+    )
 
     wait_until("the pod to run", lambda: pod()["status"].get("phase") == "Running")
     assert pod()["spec"]["nodeName"] == node
