@@ -1,0 +1,59 @@
+"""The fixed names of Muster's contract (DESIGN.md, "Contract").
+
+Users' manifests, the webhooks, the operator and the tests all depend on these
+strings, so they are spelled exactly once, here.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+GROUP: Final = "scheduling.muster.dev"
+VERSION: Final = "v1beta1"
+API_VERSION: Final = f"{GROUP}/{VERSION}"
+
+POD_GROUP_KIND: Final = "PodGroup"
+POD_GROUP_PLURAL: Final = "podgroups"
+WORKLOAD_KIND: Final = "Workload"
+WORKLOAD_PLURAL: Final = "workloads"
+CATEGORY: Final = "muster"
+
+# Membership and gating of pods.
+POD_GROUP_LABEL: Final = f"{GROUP}/pod-group"
+GANG_GATE: Final = f"{GROUP}/gang"
+
+# Job opt-in: a label choosing the policy, annotations tuning it.
+POLICY_LABEL: Final = f"{GROUP}/policy"
+MIN_COUNT_ANNOTATION: Final = f"{GROUP}/min-count"
+TOPOLOGY_KEY_ANNOTATION: Final = f"{GROUP}/topology-key"
+DISRUPTION_MODE_ANNOTATION: Final = f"{GROUP}/disruption-mode"
+
+POLICY_BASIC: Final = "basic"
+POLICY_GANG: Final = "gang"
+DISRUPTION_SINGLE: Final = "single"
+DISRUPTION_ALL: Final = "all"
+
+# The single template of a Workload made for a Job.
+JOB_TEMPLATE_NAME: Final = "workers"
+
+# PodGroup condition types.
+CONDITION_SCHEDULED: Final = "PodGroupScheduled"
+CONDITION_INITIALLY_SCHEDULED: Final = "PodGroupInitiallyScheduled"
+CONDITION_DISRUPTION_TARGET: Final = "DisruptionTarget"
+
+# PodGroup condition reasons.
+REASON_SCHEDULED: Final = "Scheduled"
+REASON_UNSCHEDULABLE: Final = "Unschedulable"
+REASON_WAITING_FOR_PODS: Final = "WaitingForPods"
+REASON_PREEMPTED: Final = "Preempted"
+REASON_ROLLED_BACK: Final = "RolledBack"
+REASON_SCHEDULER_ERROR: Final = "SchedulerError"
+REASON_PREEMPTION_BY_SCHEDULER: Final = "PreemptionByScheduler"
+
+# Preemption policies (as core/v1 and scheduling.k8s.io spell them).
+PREEMPT_LOWER_PRIORITY: Final = "PreemptLowerPriority"
+PREEMPT_NEVER: Final = "Never"
+
+# Upstream limits.
+MAX_POD_GROUP_TEMPLATES: Final = 8
+MAX_TOPOLOGY_CONSTRAINTS: Final = 1

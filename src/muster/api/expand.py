@@ -1,0 +1,185 @@
+"""What Muster makes from a Job or a Workload: the objects, and the pod template.
+
+Pure functions from plain mappings to plain mappings. The operator creates what
+they return; `muster simulate` feeds it to the engine; so a Job expands the same
+way in both.
+
+- Job (opted in) -> a Workload (one template, ``workers``) and a PodGroup, both
+  named after the Job and owned by it, so they are garbage-collected with it.
+- Workload -> one PodGroup per template, named ``<workload>-<template>``, owned by
+  the Workload.
+- Job pod template -> the same template with the group label and, for gangs, the
+  scheduling gate: pods are created gated and join the group by the label.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from muster.api.constants import (
+    API_VERSION,
+    GANG_GATE,
+    JOB_TEMPLATE_NAME,
+    POD_GROUP_KIND,
+    POD_GROUP_LABEL,
+    WORKLOAD_KIND,
+)
+from muster.api.optin import JobOptIn
+from muster.api.policy import (
+    AllDisruptionMode,
+    BasicSchedulingPolicy,
+    DisruptionMode,
+    GangSchedulingPolicy,
+    PodGroupSchedulingConstraints,
+    PodGroupSchedulingPolicy,
+    SingleDisruptionMode,
+    TopologyConstraint,
+)
+from muster.api.workload import PodGroupTemplate
+
+MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
+MANAGED_BY = "muster"
+_JOB_API_VERSION = "batch/v1"
+_JOB_KIND = "Job"
+_JOB_API_GROUP = "batch"
+
+
+@dataclass(frozen=True, slots=True)
+class JobExpansion:
+    """The objects an opted-in Job needs."""
+
+    workload: dict[str, Any]
+    pod_group: dict[str, Any]
+
+
+def pod_group_name(workload_name: str, template_name: str) -> str:
+    """The name of the PodGroup made from a user's Workload template."""
+    return f"{workload_name}-{template_name}"
+
+
+def expand_job(job: Mapping[str, Any], opt_in: JobOptIn) -> JobExpansion:
+    """The Workload and PodGroup for an opted-in Job, named after it and owned by it.
+
+    The group's priority class is the pods' own, so the gang competes at the
+    priority its pods would have had.
+    """
+    metadata = job["metadata"]
+    name: str = metadata["name"]
+    pod_spec = job.get("spec", {}).get("template", {}).get("spec", {})
+    template = _template_for_job(opt_in, pod_spec.get("priorityClassName"))
+    owner = _owner_reference(_JOB_API_VERSION, _JOB_KIND, metadata)
+    workload = {
+        "apiVersion": API_VERSION,
+        "kind": WORKLOAD_KIND,
+        "metadata": _child_metadata(name, metadata.get("namespace"), owner),
+        "spec": {
+            "controllerRef": {"apiGroup": _JOB_API_GROUP, "kind": _JOB_KIND, "name": name},
+            "podGroupTemplates": [template],
+        },
+    }
+    pod_group = _pod_group(name, metadata.get("namespace"), name, template, owner)
+    return JobExpansion(workload=workload, pod_group=pod_group)
+
+
+def expand_workload(workload: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One PodGroup per template of a user's Workload, owned by the Workload."""
+    metadata = workload["metadata"]
+    name: str = metadata["name"]
+    owner = _owner_reference(API_VERSION, WORKLOAD_KIND, metadata)
+    return [
+        _pod_group(
+            pod_group_name(name, template["name"]), metadata.get("namespace"), name, template, owner
+        )
+        for template in workload["spec"]["podGroupTemplates"]
+    ]
+
+
+def gated_pod_template(job: Mapping[str, Any], opt_in: JobOptIn) -> dict[str, Any]:
+    """The Job's pod template with the group label, and the gang gate for gangs.
+
+    Idempotent: a template that already carries them comes back unchanged. Only
+    gangs are gated; a basic group's pods schedule as they come.
+    """
+    template = copy.deepcopy(dict(job.get("spec", {}).get("template", {})))
+    metadata = template.setdefault("metadata", {})
+    labels = metadata.get("labels") or {}
+    metadata["labels"] = {**labels, POD_GROUP_LABEL: job["metadata"]["name"]}
+    if opt_in.is_gang:
+        spec = template.setdefault("spec", {})
+        gates = list(spec.get("schedulingGates") or [])
+        if not any(gate.get("name") == GANG_GATE for gate in gates):
+            gates.append({"name": GANG_GATE})
+        spec["schedulingGates"] = gates
+    return template
+
+
+def _template_for_job(opt_in: JobOptIn, priority_class_name: str | None) -> dict[str, Any]:
+    if opt_in.is_gang:
+        assert opt_in.min_count is not None, "a gang opt-in always has a minCount"
+        policy = PodGroupSchedulingPolicy(gang=GangSchedulingPolicy(min_count=opt_in.min_count))
+    else:
+        policy = PodGroupSchedulingPolicy(basic=BasicSchedulingPolicy())
+    constraints = None
+    if opt_in.topology_key is not None:
+        constraints = PodGroupSchedulingConstraints(
+            topology=[TopologyConstraint(key=opt_in.topology_key)]
+        )
+    disruption = None
+    if opt_in.disruption_mode == "single":
+        disruption = DisruptionMode(single=SingleDisruptionMode())
+    elif opt_in.disruption_mode == "all":
+        disruption = DisruptionMode(all=AllDisruptionMode())
+    return PodGroupTemplate(
+        name=JOB_TEMPLATE_NAME,
+        scheduling_policy=policy,
+        scheduling_constraints=constraints,
+        disruption_mode=disruption,
+        priority_class_name=priority_class_name,
+    ).to_manifest()
+
+
+def _pod_group(
+    name: str,
+    namespace: str | None,
+    workload_name: str,
+    template: Mapping[str, Any],
+    owner: dict[str, Any],
+) -> dict[str, Any]:
+    """A PodGroup whose spec is copied from a template, as upstream controllers do."""
+    spec = {key: copy.deepcopy(value) for key, value in template.items() if key != "name"}
+    spec["workloadRef"] = {"workloadName": workload_name, "templateName": template["name"]}
+    return {
+        "apiVersion": API_VERSION,
+        "kind": POD_GROUP_KIND,
+        "metadata": _child_metadata(name, namespace, owner),
+        "spec": spec,
+    }
+
+
+def _child_metadata(name: str, namespace: str | None, owner: dict[str, Any]) -> dict[str, Any]:
+    metadata: dict[str, Any] = {
+        "name": name,
+        "labels": {MANAGED_BY_LABEL: MANAGED_BY},
+        "ownerReferences": [owner],
+    }
+    if namespace is not None:
+        metadata["namespace"] = namespace
+    return metadata
+
+
+def _owner_reference(api_version: str, kind: str, metadata: Mapping[str, Any]) -> dict[str, Any]:
+    """A controller reference; the uid is left out when the owner has none yet
+    (offline, in `muster simulate`)."""
+    reference: dict[str, Any] = {
+        "apiVersion": api_version,
+        "kind": kind,
+        "name": metadata["name"],
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+    if "uid" in metadata:
+        reference["uid"] = metadata["uid"]
+    return reference

@@ -1,0 +1,165 @@
+"""PodGroup: one gang of pods, the unit Muster admits all together or not at all.
+
+The spec mirrors upstream `scheduling.k8s.io/v1beta1` PodGroup; the status adds
+what Muster records beyond upstream (pod counts, the placement plan).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import AwareDatetime, ConfigDict, Field
+
+from muster.api.base import INT32, Condition, KubeModel, ObjectMeta
+from muster.api.constants import POLICY_BASIC
+from muster.api.names import DNS_LABEL_MAX_LENGTH, DNS_SUBDOMAIN_MAX_LENGTH
+from muster.api.policy import (
+    DisruptionMode,
+    PodGroupSchedulingConstraints,
+    PodGroupSchedulingPolicy,
+    PreemptionPolicy,
+)
+from muster.api.rules import (
+    PRIORITY_CLASS_NAME_IS_DNS_SUBDOMAIN,
+    WORKLOAD_REF_IMMUTABLE,
+    WORKLOAD_REF_NAME_IS_DNS_SUBDOMAIN,
+    WORKLOAD_REF_TEMPLATE_IS_DNS_LABEL,
+    cel,
+)
+
+
+class WorkloadReference(KubeModel):
+    """The Workload and template a PodGroup was created from."""
+
+    workload_name: str = Field(
+        json_schema_extra={"maxLength": DNS_SUBDOMAIN_MAX_LENGTH}
+        | cel(WORKLOAD_REF_NAME_IS_DNS_SUBDOMAIN)
+    )
+    """Name of the Workload (same namespace) holding the template."""
+
+    template_name: str = Field(
+        json_schema_extra={"maxLength": DNS_LABEL_MAX_LENGTH}
+        | cel(WORKLOAD_REF_TEMPLATE_IS_DNS_LABEL)
+    )
+    """Name of the template within the Workload's podGroupTemplates."""
+
+
+class PodGroupSpec(KubeModel):
+    """The desired scheduling of a group of pods. Pods join the group with the label
+    scheduling.muster.dev/pod-group set to the PodGroup's name."""
+
+    model_config = ConfigDict(json_schema_extra=cel(WORKLOAD_REF_IMMUTABLE))
+
+    workload_ref: WorkloadReference | None = None
+    """The Workload template this group was created from, if any. Immutable."""
+
+    scheduling_policy: PodGroupSchedulingPolicy
+    """How the pods are scheduled: basic (one by one) or gang (all together)."""
+
+    scheduling_constraints: PodGroupSchedulingConstraints | None = None
+    """Placement constraints on the group as a whole, e.g. one topology domain."""
+
+    disruption_mode: DisruptionMode | None = None
+    """How the group's pods may be disrupted. When unset, a gang is disrupted as a
+    whole (all) and a basic group pod by pod (single)."""
+
+    priority_class_name: str | None = Field(
+        default=None,
+        json_schema_extra={"maxLength": DNS_SUBDOMAIN_MAX_LENGTH}
+        | cel(PRIORITY_CLASS_NAME_IS_DNS_SUBDOMAIN),
+    )
+    """The PriorityClass that sets the group's priority; it must exist. When unset,
+    the cluster's globalDefault class applies, if there is one."""
+
+    priority: int | None = Field(default=None, json_schema_extra=INT32)
+    """The group's priority, resolved from priorityClassName at admission (the
+    higher, the sooner; higher-priority groups may preempt lower ones)."""
+
+    preemption_policy: PreemptionPolicy | None = None
+    """PreemptLowerPriority (the default) lets this group preempt lower-priority pods
+    and groups to fit; Never makes it wait instead."""
+
+
+class PodCounts(KubeModel):
+    """How many member pods (labelled with the group's name) are in each state."""
+
+    total: int = Field(default=0, json_schema_extra=INT32)
+    """Member pods that exist."""
+
+    gated: int = Field(default=0, json_schema_extra=INT32)
+    """Member pods still held by the scheduling gate."""
+
+    scheduled: int = Field(default=0, json_schema_extra=INT32)
+    """Member pods bound to a node."""
+
+    running: int = Field(default=0, json_schema_extra=INT32)
+    """Member pods in phase Running."""
+
+    succeeded: int = Field(default=0, json_schema_extra=INT32)
+    """Member pods in phase Succeeded."""
+
+    failed: int = Field(default=0, json_schema_extra=INT32)
+    """Member pods in phase Failed."""
+
+
+class PodGroupStatus(KubeModel):
+    """What Muster observed and decided about the group."""
+
+    conditions: list[Condition] | None = Field(
+        default=None,
+        json_schema_extra={
+            "x-kubernetes-list-type": "map",
+            "x-kubernetes-list-map-keys": ["type"],
+        },
+    )
+    """PodGroupScheduled (True while the gang is admitted; otherwise the reason it
+    waits: Unschedulable, WaitingForPods, Preempted, RolledBack, SchedulerError),
+    PodGroupInitiallyScheduled (True from the first admission on, never False again)
+    and DisruptionTarget (True while the group is being preempted)."""
+
+    observed_generation: int | None = Field(default=None, json_schema_extra={"format": "int64"})
+    """The .metadata.generation this status describes."""
+
+    min_count: int | str | None = None
+    """The gang's minCount, or "basic" for a basic group (the MIN column of kubectl)."""
+
+    pods: PodCounts | None = None
+    """Member pod counts."""
+
+    plan: dict[str, str] | None = None
+    """Where the admitted gang's pods go: pod name to node name. Written before any
+    pod is released, so an interrupted release can be finished."""
+
+    admitted_at: AwareDatetime | None = None
+    """When the gang was last admitted (RFC 3339)."""
+
+
+class PodGroup(KubeModel):
+    """A group of pods scheduled together: with the gang policy, none of them starts
+    until at least minCount of them can start at once."""
+
+    api_version: Literal["scheduling.muster.dev/v1beta1"] = "scheduling.muster.dev/v1beta1"
+    """APIVersion defines the versioned schema of this representation of an object."""
+
+    kind: Literal["PodGroup"] = "PodGroup"
+    """Kind is a string value representing the REST resource this object represents."""
+
+    metadata: ObjectMeta = ObjectMeta()
+    """Standard object metadata."""
+
+    spec: PodGroupSpec
+    """The desired scheduling of the group."""
+
+    status: PodGroupStatus | None = None
+    """The observed state of the group, written by Muster."""
+
+
+def status_min_count(spec: PodGroupSpec) -> int | str:
+    """The value of ``status.minCount``: the gang's minCount, or ``basic``.
+
+    A printer column can only follow one JSON path, so the MIN column needs one
+    field that holds either answer.
+    """
+    if spec.scheduling_policy.gang is not None:
+        return spec.scheduling_policy.gang.min_count
+    return POLICY_BASIC
