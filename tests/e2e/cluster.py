@@ -82,6 +82,10 @@ class LocalCluster:
             return cls(Path(given), started_here=False, state_dir=Path(given).parent)
         state = Path(os.environ.get("MUSTER_E2E_CLUSTER_DIR", ROOT / ".cluster-e2e"))
         env = {**os.environ, "MUSTER_CLUSTER_DIR": str(state)}
+        # A cluster another run already started there is used, and left to its owner.
+        status = [sys.executable, str(HACK / "cluster.py"), "status"]
+        if subprocess.run(status, env=env, capture_output=True, check=False).returncode == 0:
+            return cls(state / "kubeconfig", started_here=False, state_dir=state)
         subprocess.run([sys.executable, str(HACK / "cluster.py"), "up"], check=True, env=env)
         return cls(state / "kubeconfig", started_here=True, state_dir=state)
 

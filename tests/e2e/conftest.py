@@ -2,6 +2,11 @@
 
 The cluster comes up once per test run (or is taken from MUSTER_KUBECONFIG) and each
 test gets a namespace of its own.
+
+While developing, keep one cluster up and point the tests at it, so each run skips
+the start-up and runs side by side with others:
+
+    make cluster-up && export MUSTER_KUBECONFIG=$PWD/.cluster/kubeconfig
 """
 
 from __future__ import annotations
