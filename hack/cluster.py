@@ -279,7 +279,12 @@ def kwok_config(path: Path) -> None:
         parts.append((stages / rel).read_text())
     complete = (stages / "pod/general/pod-complete.yaml").read_text()
     complete = complete.replace("durationMilliseconds: 1000", "durationMilliseconds: 5000")
-    complete = complete.replace("jitterDurationMilliseconds: 5000", "jitterDurationMilliseconds: 0")
+    # Without jitter the delay is exactly the annotation's (a jitter below it wins).
+    complete = "\n".join(
+        line
+        for line in complete.splitlines()
+        if "jitterDuration" not in line and "jitter-delay" not in line
+    )
     parts.append(complete)
     path.write_text("\n---\n".join(part.strip() + "\n" for part in parts))
 
