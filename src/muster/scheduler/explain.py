@@ -1,0 +1,92 @@
+"""Why a gang waits: counted reasons per node in kube-scheduler's words, then the gang view.
+
+For nodes that cannot take any member pod, the reasons are those of the gang's largest
+shape, taken like kube-scheduler's filters: the first failing static predicate, or else
+every resource that is short (`Insufficient cpu`, `Too many pods`). Structured data comes
+first (`Explanation`); the sentence is rendered from it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from muster.scheduler.fit import Matrix, Shape, copies_per_node
+from muster.scheduler.predicates import PASSES, NodeTable
+from muster.scheduler.results import DomainFit, Explanation, Shortage
+
+BoolArray = npt.NDArray[np.bool_]
+
+HELD_FOR_OLDER_GANG = "node(s) held for a gang waiting longer"
+SHOWN_DOMAINS = 6
+
+
+def _resource_reason(resource: str) -> str:
+    return "Too many pods" if resource == "pods" else f"Insufficient {resource}"
+
+
+def shortages(
+    free: Matrix,
+    *,
+    shapes: Sequence[Shape],
+    table: NodeTable,
+    held_elsewhere: BoolArray,
+    unlabelled: BoolArray,
+    topology_key: str | None,
+    resource_names: Sequence[str],
+) -> tuple[int, tuple[Shortage, ...]]:
+    """Nodes that can take some member pod, and what keeps the others out."""
+    usable = ~held_elsewhere & ~unlabelled
+    feasible = np.zeros(table.size, dtype=np.bool_)
+    for shape in shapes:
+        feasible |= copies_per_node(free, shape.demand, shape.rules_filter.allowed & usable) > 0
+    blocked = table.alive & ~feasible
+    primary = shapes[0]
+    counts: Counter[str] = Counter()
+    reason_of = primary.rules_filter.reason_of
+    for reason_id, reason in enumerate(primary.rules_filter.reasons):
+        counts[reason] += int((blocked & (reason_of == reason_id)).sum())
+    blocked &= reason_of == PASSES
+    if topology_key is not None:
+        counts[f"node(s) had no {topology_key} label"] += int((blocked & unlabelled).sum())
+        blocked &= ~unlabelled
+    counts[HELD_FOR_OLDER_GANG] += int((blocked & held_elsewhere).sum())
+    blocked &= ~held_elsewhere
+    for column in np.flatnonzero(primary.demand):
+        short = blocked & (free[:, column] < primary.demand[column])
+        counts[_resource_reason(resource_names[int(column)])] += int(short.sum())
+    ordered = sorted(
+        (Shortage(reason, nodes) for reason, nodes in counts.items() if nodes),
+        key=lambda shortage: (-shortage.nodes, shortage.reason),
+    )
+    return int(feasible.sum()), tuple(ordered)
+
+
+def _shown_domains(domains: Sequence[DomainFit]) -> str:
+    if len(domains) <= SHOWN_DOMAINS:
+        return ", ".join(f"{fit.domain}: {fit.fits}" for fit in domains)
+    best = sorted(domains, key=lambda fit: (-fit.fits, fit.domain))[:SHOWN_DOMAINS]
+    shown = ", ".join(f"{fit.domain}: {fit.fits}" for fit in sorted(best, key=lambda f: f.domain))
+    return f"{shown}, {len(domains) - SHOWN_DOMAINS} more"
+
+
+def unschedulable_message(explanation: Explanation, topology_key: str | None) -> str:
+    """`0/12 nodes can host a pod of the gang: 8 Insufficient nvidia.com/gpu; the gang ...`"""
+    head = (
+        f"{explanation.nodes_feasible}/{explanation.nodes_total} nodes can host a pod of the gang"
+    )
+    if explanation.shortages:
+        reasons = ", ".join(f"{item.nodes} {item.reason}" for item in explanation.shortages)
+        head = f"{head}: {reasons}"
+    tail = f"the gang needs {explanation.needed} pods, at most {explanation.best_fit} fit at once"
+    if topology_key is not None:
+        tail = f"{tail} ({_shown_domains(explanation.domains)})"
+    return f"{head}; {tail}"
+
+
+def waiting_message(existing: int, needed: int) -> str:
+    """`2/4 member pods exist; waiting for 2 more`."""
+    return f"{existing}/{needed} member pods exist; waiting for {needed - existing} more"

@@ -1,0 +1,131 @@
+"""Static predicates: which nodes a pod may use at all, whatever is free on them.
+
+They follow kube-scheduler's filters in its order (NodeUnschedulable, NodeName,
+TaintToleration, NodeAffinity) and report, per node, the first one that fails, which
+is what kube-scheduler's messages count. Resources are checked separately (`fit`),
+because they change as pods are placed while these answers do not.
+
+Not modelled, and why it is safe: inter-pod affinity and anti-affinity, topology
+spread constraints, volumes (zones, attach limits) and host ports. The engine may then
+plan a pod onto a node kube-scheduler refuses; the released pod stays Pending and the
+operator's bind timeout rolls the gang back, so a gang is never half-started because of
+it. Pods using these features still have their resources, selectors, affinity and taints
+respected.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from muster.scheduler.intake import NodeRecord, PlacementRules
+from muster.scheduler.labels import LabelIndex
+from muster.scheduler.node_affinity import matching_nodes
+from muster.scheduler.taints import Taint, first_untolerated, tolerates_unschedulable
+
+BoolArray = npt.NDArray[np.bool_]
+IntArray = npt.NDArray[np.int32]
+
+UNSCHEDULABLE = "node(s) were unschedulable"
+NODE_NAME_MISMATCH = "node(s) didn't match the requested node name"
+AFFINITY_MISMATCH = "node(s) didn't match Pod's node affinity/selector"
+PASSES = -1
+
+
+@dataclass(frozen=True, slots=True)
+class StaticFilter:
+    """For one set of placement rules: allowed nodes, and for the others why not."""
+
+    allowed: BoolArray
+    reason_of: IntArray  # per node slot: index into `reasons`, PASSES when allowed
+    reasons: tuple[str, ...]
+
+
+@dataclass(slots=True)
+class NodeTable:
+    """The predicate-relevant part of the node set at one version, shared by cycles.
+
+    Built by the cluster state when nodes are added, removed or relabelled, and never
+    changed afterwards; filters computed for it are cached here for the same reason.
+    """
+
+    records: list[NodeRecord | None]  # by slot; None for a free slot
+    alive: BoolArray = field(init=False)
+    unschedulable: BoolArray = field(init=False)
+    taint_set_of: IntArray = field(init=False)
+    taint_sets: list[tuple[Taint, ...]] = field(init=False)
+    labels: LabelIndex = field(init=False)
+    name_rank: IntArray = field(init=False)  # position of each node in name order
+    _filters: dict[PlacementRules, StaticFilter] = field(init=False)
+
+    def __post_init__(self) -> None:
+        size = len(self.records)
+        self.alive = np.array([record is not None for record in self.records], dtype=np.bool_)
+        self.unschedulable = np.array(
+            [record is not None and record.unschedulable for record in self.records],
+            dtype=np.bool_,
+        )
+        interned: dict[tuple[Taint, ...], int] = {}
+        self.taint_set_of = np.array(
+            [
+                interned.setdefault(record.taints if record else (), len(interned))
+                for record in self.records
+            ],
+            dtype=np.int32,
+        ).reshape(size)
+        self.taint_sets = list(interned)
+        names = [record.name if record else None for record in self.records]
+        self.labels = LabelIndex(
+            names, [record.labels if record else {} for record in self.records]
+        )
+        order = sorted(range(size), key=lambda slot: (names[slot] is None, names[slot] or ""))
+        self.name_rank = np.empty(size, dtype=np.int32)
+        self.name_rank[order] = np.arange(size, dtype=np.int32)
+        self._filters = {}
+
+    @property
+    def size(self) -> int:
+        return len(self.records)
+
+    def name(self, slot: int) -> str:
+        record = self.records[slot]
+        assert record is not None, "a placement never names a free slot"
+        return record.name
+
+    def static_filter(self, rules: PlacementRules) -> StaticFilter:
+        cached = self._filters.get(rules)
+        if cached is None:
+            cached = self._compute(rules)
+            self._filters[rules] = cached
+        return cached
+
+    def _compute(self, rules: PlacementRules) -> StaticFilter:
+        reasons: list[str] = []
+        reason_of = np.full(self.size, PASSES, dtype=np.int32)
+
+        def fail(nodes: BoolArray, reason: str) -> None:
+            fresh = nodes & (reason_of == PASSES) & self.alive
+            if fresh.any():
+                if reason not in reasons:
+                    reasons.append(reason)
+                reason_of[fresh] = reasons.index(reason)
+
+        if not tolerates_unschedulable(rules.tolerations):
+            fail(self.unschedulable, UNSCHEDULABLE)
+        if rules.node_name is not None:
+            fail(self.labels.name_ids() != self._name_id(rules.node_name), NODE_NAME_MISMATCH)
+        for set_id, taints in enumerate(self.taint_sets):
+            untolerated = first_untolerated(taints, rules.tolerations)
+            if untolerated is not None:
+                fail(self.taint_set_of == set_id, untolerated.describe())
+        if rules.node_selector or rules.required_terms is not None:
+            matching = matching_nodes(rules.node_selector, rules.required_terms, self.labels)
+            fail(~matching, AFFINITY_MISMATCH)
+        allowed = self.alive & (reason_of == PASSES)
+        return StaticFilter(allowed=allowed, reason_of=reason_of, reasons=tuple(reasons))
+
+    def _name_id(self, name: str) -> int:
+        ids = self.labels.name_ids_of([name])
+        return int(ids[0]) if len(ids) else -2

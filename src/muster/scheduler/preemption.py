@@ -1,0 +1,196 @@
+"""Making room for a gang by preempting strictly lower-priority pods.
+
+A victim is a *unit*: a whole gang when its disruptionMode is `all` (the default), one
+pod of a `single` gang, or one plain pod. Units are compared by priority (a gang
+member counts with its gang's priority), and the search minimises:
+
+1. the highest victim priority: a binary search over the distinct priorities finds
+   the lowest level L such that the gang fits once every unit at or below L is gone;
+2. the number of victim pods, approximately: the gang is placed as if all those units
+   were gone; only the nodes it then lands on and that are short need victims; each
+   such node takes units lowest priority first, smallest first, until it is no longer
+   short; finally every unit whose removal keeps all nodes covered is dropped again
+   (highest priority, largest first).
+
+The gang is never admitted with victims unless its placement fits after they are gone,
+and a pod is a victim at most once per cycle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from muster.scheduler.fit import Matrix
+from muster.scheduler.predicates import NodeTable
+from muster.scheduler.results import GroupKey, Victim
+from muster.scheduler.state import NO_GROUP, ClusterState
+from muster.scheduler.topology import GangPlacement
+
+BoolArray = npt.NDArray[np.bool_]
+IntArray = npt.NDArray[np.int64]
+Demand = tuple[tuple[int, int], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PreemptionPlan:
+    placement: GangPlacement  # where the gang goes once the victims are gone
+    victims: tuple[Victim, ...]  # sorted by pod
+    remaining_free: Matrix  # the cycle's view afterwards, for the gangs behind
+
+
+@dataclass(frozen=True, slots=True)
+class _Unit:
+    priority: int
+    slots: tuple[int, ...]  # pod slots, held ones only
+
+    def order_key(self, first_pod: str) -> tuple[int, int, str]:
+        return (self.priority, len(self.slots), first_pod)
+
+
+class PreemptionSearch:
+    """Victim selection over the state's per-pod arrays, for one cycle."""
+
+    def __init__(self, state: ClusterState, table: NodeTable) -> None:
+        self.state = state
+        self.table = table
+        self._prepared = False
+        self.gone = np.zeros(len(state.pod_keys), dtype=np.bool_)
+
+    def _prepare(self) -> None:
+        state = self.state
+        groups = len(state.group_keys)
+        in_gang = np.zeros(groups + 1, dtype=np.bool_)
+        whole = np.zeros(groups + 1, dtype=np.bool_)
+        group_priority = np.zeros(groups + 1, dtype=np.int64)
+        for group_id, key in enumerate(state.group_keys):
+            record = state.groups.get(key)
+            if record is not None and record.gang:
+                in_gang[group_id] = True
+                whole[group_id] = not record.disrupt_single
+                group_priority[group_id] = state.resolve_priority(
+                    record.priority, record.priority_class
+                )
+        size = len(state.pod_keys)
+        group_of = state.pod_group[:size]
+        safe = np.where(group_of == NO_GROUP, groups, group_of)
+        self.priority: IntArray = np.where(
+            in_gang[safe], group_priority[safe], state.pod_priority[:size]
+        )
+        self.unit_of: IntArray = np.where(whole[safe], safe, groups + 1 + np.arange(size))
+        self.node_of = state.pod_node[:size].astype(np.int64)
+        self.demand = state.pod_demand[:size]
+        self.live = self.node_of >= 0
+        self._prepared = True
+
+    def _freed(self, slots: npt.NDArray[np.int64]) -> Matrix:
+        """Capacity per node that leaves with these pods."""
+        freed = np.zeros((self.table.size, self.demand.shape[1]), dtype=np.int64)
+        if slots.size:
+            np.add.at(freed, self.node_of[slots], self.demand[slots])
+        return freed
+
+    def search(
+        self,
+        free: Matrix,
+        priority: int,
+        fits: Callable[[Matrix], GangPlacement],
+        demands: Mapping[str, Demand],
+    ) -> PreemptionPlan | None:
+        if not self._prepared:
+            self._prepare()
+        candidates = self.live & ~self.gone & (self.priority < priority)
+        if not candidates.any():
+            return None
+        levels = np.unique(self.priority[candidates])
+
+        def placement_at(level: int) -> GangPlacement:
+            pool = np.flatnonzero(candidates & (self.priority <= level))
+            return fits(free + self._freed(pool))
+
+        low, high = 0, len(levels) - 1
+        best = placement_at(int(levels[high]))
+        if not best.placements:
+            return None
+        while low < high:
+            middle = (low + high) // 2
+            attempt = placement_at(int(levels[middle]))
+            if attempt.placements:
+                high, best = middle, attempt
+            else:
+                low = middle + 1
+        pool = candidates & (self.priority <= levels[high])
+        return self._plan(free, best, pool, demands)
+
+    def _plan(
+        self,
+        free: Matrix,
+        placement: GangPlacement,
+        pool: BoolArray,
+        demands: Mapping[str, Demand],
+    ) -> PreemptionPlan:
+        need = np.zeros_like(free)
+        for pod, slot in placement.placements.items():
+            for column, amount in demands[pod]:
+                need[slot, column] += amount
+        short_nodes = [
+            int(node) for node in np.flatnonzero((need > free).any(axis=1)) if need[node].any()
+        ]
+        short_nodes.sort(key=lambda node: int(self.table.name_rank[node]))
+        units = self._units_on(short_nodes, pool)
+        available = free.copy()
+        chosen: list[int] = []
+        for node in short_nodes:
+            for unit_id in sorted(units, key=lambda u: self._unit_key(units[u])):
+                if not (need[node] > available[node]).any():
+                    break
+                unit = units[unit_id]
+                if unit_id in chosen or node not in self.node_of[list(unit.slots)]:
+                    continue
+                chosen.append(unit_id)
+                available += self._freed(np.array(unit.slots, dtype=np.int64))
+        for unit_id in sorted(chosen, key=lambda u: self._unit_key(units[u]), reverse=True):
+            without = available - self._freed(np.array(units[unit_id].slots, dtype=np.int64))
+            if not (need[short_nodes] > without[short_nodes]).any():
+                chosen.remove(unit_id)
+                available = without
+        victim_slots = sorted(slot for unit_id in chosen for slot in units[unit_id].slots)
+        self.gone[victim_slots] = True
+        freed = self._freed(np.array(victim_slots, dtype=np.int64))
+        return PreemptionPlan(
+            placement=placement,
+            victims=self._victims(victim_slots),
+            remaining_free=np.minimum(free, free + freed - need),
+        )
+
+    def _units_on(self, nodes: list[int], pool: BoolArray) -> dict[int, _Unit]:
+        on_short = pool & np.isin(self.node_of, np.array(nodes, dtype=np.int64))
+        wanted = np.unique(self.unit_of[on_short])
+        members = np.flatnonzero(pool & np.isin(self.unit_of, wanted))
+        slots_by_unit: dict[int, list[int]] = {}
+        for slot in members:
+            slots_by_unit.setdefault(int(self.unit_of[slot]), []).append(int(slot))
+        return {
+            unit_id: _Unit(int(self.priority[slots].max()), tuple(slots))
+            for unit_id, slots in slots_by_unit.items()
+        }
+
+    def _unit_key(self, unit: _Unit) -> tuple[int, int, str]:
+        first = min(str(self.state.pod_keys[slot]) for slot in unit.slots)
+        return unit.order_key(first)
+
+    def _victims(self, slots: list[int]) -> tuple[Victim, ...]:
+        victims = []
+        for slot in slots:
+            key = self.state.pod_keys[slot]
+            assert key is not None, "a held pod slot always names its pod"
+            record = self.state.pods[key].record
+            group = None
+            if record.group_name is not None:
+                candidate = GroupKey(key.namespace, record.group_name)
+                group = candidate if candidate in self.state.groups else None
+            victims.append(Victim(key, group, int(self.priority[slot])))
+        return tuple(sorted(victims, key=lambda victim: victim.pod))

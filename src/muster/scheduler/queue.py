@@ -1,0 +1,68 @@
+"""The gangs of one cycle, classified and in queue order.
+
+A member pod is *held* when it holds capacity (bound, or reserved by its admitted
+gang's plan), *pending* when it still carries the gang gate and holds nothing. Pods of
+neither kind (ungated and not bound, or finished) do not count towards `minCount`: the
+engine cannot place them and they do not hold a place.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from muster.scheduler.intake import GroupRecord
+from muster.scheduler.results import GroupKey, PodKey
+from muster.scheduler.state import ClusterState, PodEntry
+
+
+@dataclass(frozen=True, slots=True)
+class Gang:
+    record: GroupRecord
+    priority: int
+    queued_since: float  # creation time; `now` for a PodGroup without one
+    held: tuple[PodEntry, ...]  # sorted by pod name
+    pending: tuple[PodEntry, ...]  # sorted by pod name
+
+    @property
+    def key(self) -> GroupKey:
+        return self.record.key
+
+    @property
+    def existing(self) -> int:
+        return len(self.held) + len(self.pending)
+
+    @property
+    def missing(self) -> int:
+        """Members still needed, beyond those already holding capacity."""
+        return max(self.record.min_count - len(self.held), 0)
+
+    def queue_key(self) -> tuple[int, float, str, str]:
+        return (-self.priority, self.queued_since, self.key.namespace, self.key.name)
+
+
+def gangs_of(state: ClusterState, now: float) -> list[Gang]:
+    """Every gang-policy PodGroup, admitted or not, sorted into queue order."""
+    gangs = []
+    for key in sorted(state.groups):
+        record = state.groups[key]
+        if not record.gang:
+            continue
+        held: list[PodEntry] = []
+        pending: list[PodEntry] = []
+        for name in sorted(state.members.get(key, ())):
+            entry = state.pods[PodKey(key.namespace, name)]
+            if entry.held_on is not None:
+                held.append(entry)
+            elif entry.record.gated and not entry.record.terminal and entry.record.rules:
+                pending.append(entry)
+        gangs.append(
+            Gang(
+                record=record,
+                priority=state.resolve_priority(record.priority, record.priority_class),
+                queued_since=record.created if record.created is not None else now,
+                held=tuple(held),
+                pending=tuple(pending),
+            )
+        )
+    gangs.sort(key=Gang.queue_key)
+    return gangs

@@ -1,0 +1,76 @@
+"""What a pod asks of a node, computed the way kube-scheduler computes it.
+
+A pod needs the larger of (a) its containers plus its sidecars (restartable init
+containers, which keep running) and (b) the peak of its init phase, where each regular
+init container runs beside the sidecars started before it; pod overhead comes on top.
+Requests default to limits when only limits are given (the API server's defaulting,
+which offline YAML has not been through).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from muster.scheduler.quantity import QuantityError, to_amount
+
+Amounts = dict[str, int]
+
+
+def _mapping(value: object, where: str) -> Mapping[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise QuantityError(f"{where} is not a mapping")
+    return value
+
+
+def _container_requests(container: object) -> Amounts:
+    container = _mapping(container, "container")
+    resources = _mapping(container.get("resources"), "container resources")
+    limits = _mapping(resources.get("limits"), "resources.limits")
+    requests = _mapping(resources.get("requests"), "resources.requests")
+    merged = {**limits, **requests}
+    return {str(name): to_amount(str(name), raw) for name, raw in merged.items()}
+
+
+def _add(total: Amounts, extra: Amounts) -> Amounts:
+    summed = dict(total)
+    for name, amount in extra.items():
+        summed[name] = summed.get(name, 0) + amount
+    return summed
+
+
+def _max(first: Amounts, second: Amounts) -> Amounts:
+    larger = dict(first)
+    for name, amount in second.items():
+        larger[name] = max(larger.get(name, 0), amount)
+    return larger
+
+
+def _containers(spec: Mapping[str, Any], field: str) -> list[object]:
+    containers = spec.get(field) or []
+    if not isinstance(containers, list):
+        raise QuantityError(f"spec.{field} is not a list")
+    return containers
+
+
+def pod_requests(spec: Mapping[str, Any]) -> Amounts:
+    """The pod's effective requests by resource name (cpu in millicores), zeros dropped."""
+    running: Amounts = {}
+    for container in _containers(spec, "containers"):
+        running = _add(running, _container_requests(container))
+    sidecars: Amounts = {}
+    init_peak: Amounts = {}
+    for container in _containers(spec, "initContainers"):
+        requests = _container_requests(container)
+        if isinstance(container, Mapping) and container.get("restartPolicy") == "Always":
+            running = _add(running, requests)
+            sidecars = _add(sidecars, requests)
+            init_peak = _max(init_peak, sidecars)
+        else:
+            init_peak = _max(init_peak, _add(requests, sidecars))
+    total = _max(running, init_peak)
+    overhead = _mapping(spec.get("overhead"), "spec.overhead")
+    total = _add(total, {str(name): to_amount(str(name), raw) for name, raw in overhead.items()})
+    return {name: amount for name, amount in sorted(total.items()) if amount > 0}

@@ -1,0 +1,403 @@
+"""The engine's live picture of the cluster, kept up to date one event at a time.
+
+Capacity lives in numpy arrays (node slots x resources): what each node offers and
+what is held on it, by bound pods and by reservations (pods of an admitted gang's plan
+that are not bound yet). Every event adjusts one row, so the operator never rebuilds
+the state in steady operation, and a cycle starts from `allocatable - held` without
+walking the pods.
+
+Pods also get a slot in per-pod arrays (request, node, priority, group) so preemption
+can select victims with array operations.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from muster.scheduler.intake import (
+    POD_COUNT,
+    GroupRecord,
+    IntakeError,
+    NodeRecord,
+    PodRecord,
+    PriorityClassRecord,
+    node_from,
+    pod_from,
+    pod_group_from,
+    priority_class_from,
+)
+from muster.scheduler.predicates import NodeTable
+from muster.scheduler.results import GroupKey, PodKey
+
+Matrix = npt.NDArray[np.int64]
+NO_NODE = -1
+NO_GROUP = -1
+
+
+@dataclass(slots=True)
+class PodEntry:
+    """A pod as the state tracks it: its record, where it holds capacity, its slot."""
+
+    record: PodRecord
+    slot: int
+    demand: tuple[tuple[int, int], ...]  # (resource column, amount), pod count included
+    priority: int
+    held_on: str | None = None
+
+
+class _Slots:
+    """Reusable row numbers for growable arrays; the lowest free row is reused first."""
+
+    def __init__(self) -> None:
+        self.size = 0
+        self._free: list[int] = []
+
+    def take(self) -> int:
+        if self._free:
+            return heapq.heappop(self._free)
+        self.size += 1
+        return self.size - 1
+
+    def give_back(self, slot: int) -> None:
+        heapq.heappush(self._free, slot)
+
+
+def _grown(array: npt.NDArray[Any], rows: int, fill: object = 0) -> npt.NDArray[Any]:
+    if rows <= array.shape[0]:
+        return array
+    new_rows = max(rows, 2 * array.shape[0], 16)
+    grown = np.full((new_rows, *array.shape[1:]), fill, dtype=array.dtype)
+    grown[: array.shape[0]] = array
+    return grown
+
+
+class ClusterState:
+    """Nodes, pods, PodGroups and PriorityClasses, as given by the API (plain mappings).
+
+    `apply_*` adds or replaces an object, `delete_*` removes it. An object the engine
+    cannot use is skipped: `apply_*` returns the reason (None when accepted), and
+    `rejected` keeps the reasons of objects currently skipped, for logs and `simulate`.
+    """
+
+    def __init__(self) -> None:
+        self.rejected: dict[tuple[str, str, str], str] = {}
+        self.resource_names: list[str] = [POD_COUNT]
+        self._column: dict[str, int] = {POD_COUNT: 0}
+        self._node_slots = _Slots()
+        self._node_slot: dict[str, int] = {}
+        self._node_records: list[NodeRecord | None] = []
+        self.allocatable: Matrix = np.zeros((0, 1), dtype=np.int64)
+        self.held: Matrix = np.zeros((0, 1), dtype=np.int64)
+        self._table: NodeTable | None = None
+        self.pods: dict[PodKey, PodEntry] = {}
+        self._pods_on: dict[str, set[PodKey]] = {}
+        self.members: dict[GroupKey, set[str]] = {}
+        self.groups: dict[GroupKey, GroupRecord] = {}
+        self.priority_classes: dict[str, PriorityClassRecord] = {}
+        self._pod_slots = _Slots()
+        self.pod_demand: Matrix = np.zeros((0, 1), dtype=np.int64)
+        self.pod_node: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)
+        self.pod_priority: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+        self.pod_group: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)
+        self.pod_keys: list[PodKey | None] = []
+        self.group_ids: dict[GroupKey, int] = {}
+        self.group_keys: list[GroupKey] = []
+
+    # ---- resources -------------------------------------------------------------
+
+    def _column_of(self, resource: str) -> int:
+        column = self._column.get(resource)
+        if column is None:
+            column = len(self.resource_names)
+            self._column[resource] = column
+            self.resource_names.append(resource)
+            extra = ((0, 0), (0, 1))
+            self.allocatable = np.pad(self.allocatable, extra)
+            self.held = np.pad(self.held, extra)
+            self.pod_demand = np.pad(self.pod_demand, extra)
+        return column
+
+    # ---- nodes -----------------------------------------------------------------
+
+    def node_table(self) -> NodeTable:
+        """The predicate view of the current node set (rebuilt only after it changed)."""
+        if self._table is None:
+            self._table = NodeTable(list(self._node_records))
+        return self._table
+
+    def apply_node(self, node: Mapping[str, Any]) -> str | None:
+        try:
+            record = node_from(node)
+        except IntakeError as error:
+            return self._reject("Node", node, str(error))
+        self.rejected.pop(("Node", "", record.name), None)
+        columns = [(self._column_of(res), amount) for res, amount in record.allocatable]
+        slot = self._node_slot.get(record.name)
+        if slot is None:
+            slot = self._add_node_slot(record)
+        else:
+            previous = self._node_records[slot]
+            if previous is None or previous.placement_view() != record.placement_view():
+                self._table = None
+            self._node_records[slot] = record
+        self.allocatable[slot] = 0
+        for column, amount in columns:
+            self.allocatable[slot, column] = amount
+        return None
+
+    def _add_node_slot(self, record: NodeRecord) -> int:
+        slot = self._node_slots.take()
+        self._node_slot[record.name] = slot
+        self.allocatable = _grown(self.allocatable, self._node_slots.size)
+        self.held = _grown(self.held, self._node_slots.size)
+        if slot == len(self._node_records):
+            self._node_records.append(record)
+        else:
+            self._node_records[slot] = record
+        self.held[slot] = 0
+        for key in self._pods_on.get(record.name, ()):
+            entry = self.pods[key]
+            self._add_demand(slot, entry.demand)
+            self.pod_node[entry.slot] = slot
+        self._table = None
+        return slot
+
+    def delete_node(self, name: str) -> None:
+        self.rejected.pop(("Node", "", name), None)
+        slot = self._node_slot.pop(name, None)
+        if slot is None:
+            return
+        self._node_records[slot] = None
+        self.allocatable[slot] = 0
+        self.held[slot] = 0
+        for key in self._pods_on.get(name, ()):
+            self.pod_node[self.pods[key].slot] = NO_NODE
+        self._node_slots.give_back(slot)
+        self._table = None
+
+    def _add_demand(self, slot: int, demand: tuple[tuple[int, int], ...], sign: int = 1) -> None:
+        row = self.held[slot]
+        for column, amount in demand:
+            row[column] += sign * amount
+
+    # ---- pods ------------------------------------------------------------------
+
+    def apply_pod(self, pod: Mapping[str, Any]) -> str | None:
+        try:
+            record = pod_from(pod)
+        except IntakeError as error:
+            return self._reject("Pod", pod, str(error))
+        self.rejected.pop(("Pod", record.key.namespace, record.key.name), None)
+        entry = self.pods.get(record.key)
+        if entry is not None and entry.record == record:
+            return None
+        if entry is None:
+            slot = self._pod_slots.take()
+            self._grow_pod_arrays()
+            entry = PodEntry(record, slot, self._demand_of(record), self._priority_of(record))
+            self.pods[record.key] = entry
+            self.pod_keys[slot] = record.key
+        else:
+            self._release(entry)
+            self._leave_group(entry)
+            entry.record = record
+            entry.demand = self._demand_of(record)
+            entry.priority = self._priority_of(record)
+        demand_row = self.pod_demand[entry.slot]
+        demand_row[:] = 0
+        for column, amount in entry.demand:
+            demand_row[column] = amount
+        self.pod_priority[entry.slot] = entry.priority
+        self._join_group(entry)
+        self._hold(entry)
+        return None
+
+    def delete_pod(self, namespace: str, name: str) -> None:
+        self.rejected.pop(("Pod", namespace, name), None)
+        self._delete_pod_key(PodKey(namespace, name))
+
+    def _delete_pod_key(self, key: PodKey) -> None:
+        entry = self.pods.pop(key, None)
+        if entry is None:
+            return
+        self._release(entry)
+        self._leave_group(entry)
+        self.pod_keys[entry.slot] = None
+        self.pod_demand[entry.slot] = 0
+        self._pod_slots.give_back(entry.slot)
+
+    def _grow_pod_arrays(self) -> None:
+        size = self._pod_slots.size
+        self.pod_demand = _grown(self.pod_demand, size)
+        self.pod_node = _grown(self.pod_node, size, NO_NODE)
+        self.pod_priority = _grown(self.pod_priority, size)
+        self.pod_group = _grown(self.pod_group, size, NO_GROUP)
+        if len(self.pod_keys) < self.pod_node.shape[0]:
+            self.pod_keys.extend([None] * (self.pod_node.shape[0] - len(self.pod_keys)))
+
+    def _demand_of(self, record: PodRecord) -> tuple[tuple[int, int], ...]:
+        demand = [(0, 1)]
+        demand.extend((self._column_of(res), amount) for res, amount in record.requests)
+        return tuple(demand)
+
+    def _group_id(self, key: GroupKey) -> int:
+        group_id = self.group_ids.get(key)
+        if group_id is None:
+            group_id = len(self.group_keys)
+            self.group_ids[key] = group_id
+            self.group_keys.append(key)
+        return group_id
+
+    def _join_group(self, entry: PodEntry) -> None:
+        record = entry.record
+        if record.group_name is None:
+            self.pod_group[entry.slot] = NO_GROUP
+            return
+        key = GroupKey(record.key.namespace, record.group_name)
+        self.members.setdefault(key, set()).add(record.key.name)
+        self.pod_group[entry.slot] = self._group_id(key)
+
+    def _leave_group(self, entry: PodEntry) -> None:
+        record = entry.record
+        if record.group_name is None:
+            return
+        key = GroupKey(record.key.namespace, record.group_name)
+        names = self.members.get(key)
+        if names is not None:
+            names.discard(record.key.name)
+            if not names:
+                del self.members[key]
+
+    def _holding_node(self, record: PodRecord) -> str | None:
+        """Where the pod holds capacity: its node, its planned node, or nowhere."""
+        if record.terminal:
+            return None
+        if record.node_name is not None:
+            return record.node_name
+        if record.group_name is None:
+            return None
+        group = self.groups.get(GroupKey(record.key.namespace, record.group_name))
+        if group is None or not group.admitted:
+            return None
+        return group.plan.get(record.key.name)
+
+    def _hold(self, entry: PodEntry) -> None:
+        node = self._holding_node(entry.record)
+        entry.held_on = node
+        if node is None:
+            self.pod_node[entry.slot] = NO_NODE
+            return
+        self._pods_on.setdefault(node, set()).add(entry.record.key)
+        slot = self._node_slot.get(node)
+        self.pod_node[entry.slot] = NO_NODE if slot is None else slot
+        if slot is not None:
+            self._add_demand(slot, entry.demand)
+
+    def _release(self, entry: PodEntry) -> None:
+        node = entry.held_on
+        if node is None:
+            return
+        on_node = self._pods_on[node]
+        on_node.discard(entry.record.key)
+        if not on_node:
+            del self._pods_on[node]
+        slot = self._node_slot.get(node)
+        if slot is not None:
+            self._add_demand(slot, entry.demand, sign=-1)
+        entry.held_on = None
+        self.pod_node[entry.slot] = NO_NODE
+
+    # ---- pod groups ------------------------------------------------------------
+
+    def apply_pod_group(self, pod_group: Mapping[str, Any]) -> str | None:
+        try:
+            record = pod_group_from(pod_group)
+        except IntakeError as error:
+            return self._reject("PodGroup", pod_group, str(error))
+        self.rejected.pop(("PodGroup", record.key.namespace, record.key.name), None)
+        previous = self.groups.get(record.key)
+        self.groups[record.key] = record
+        self._group_id(record.key)
+        if previous is None or (previous.admitted, previous.plan) != (record.admitted, record.plan):
+            self._rehold_members(record.key)
+        return None
+
+    def delete_pod_group(self, namespace: str, name: str) -> None:
+        self.rejected.pop(("PodGroup", namespace, name), None)
+        self._delete_group_key(GroupKey(namespace, name))
+
+    def _delete_group_key(self, key: GroupKey) -> None:
+        if self.groups.pop(key, None) is not None:
+            self._rehold_members(key)
+
+    def _rehold_members(self, key: GroupKey) -> None:
+        for name in sorted(self.members.get(key, ())):
+            entry = self.pods[PodKey(key.namespace, name)]
+            self._release(entry)
+            self._hold(entry)
+
+    # ---- priority classes ------------------------------------------------------
+
+    def apply_priority_class(self, priority_class: Mapping[str, Any]) -> str | None:
+        try:
+            record = priority_class_from(priority_class)
+        except IntakeError as error:
+            return self._reject("PriorityClass", priority_class, str(error))
+        self.rejected.pop(("PriorityClass", "", record.name), None)
+        if self.priority_classes.get(record.name) != record:
+            self.priority_classes[record.name] = record
+            self._refresh_priorities()
+        return None
+
+    def delete_priority_class(self, name: str) -> None:
+        self.rejected.pop(("PriorityClass", "", name), None)
+        if self.priority_classes.pop(name, None) is not None:
+            self._refresh_priorities()
+
+    def resolve_priority(self, explicit: int | None, class_name: str | None) -> int:
+        """spec.priority, else the named class, else the global default class, else 0."""
+        if explicit is not None:
+            return explicit
+        if class_name is not None:
+            named = self.priority_classes.get(class_name)
+            return named.value if named is not None else 0
+        defaults = [pc.value for pc in self.priority_classes.values() if pc.global_default]
+        return max(defaults, default=0)
+
+    def _priority_of(self, record: PodRecord) -> int:
+        return self.resolve_priority(record.priority, record.priority_class)
+
+    def _refresh_priorities(self) -> None:
+        for entry in self.pods.values():
+            if entry.record.priority is None:
+                entry.priority = self._priority_of(entry.record)
+                self.pod_priority[entry.slot] = entry.priority
+
+    # ---- queries used by a cycle -----------------------------------------------
+
+    def node_slot(self, name: str) -> int | None:
+        return self._node_slot.get(name)
+
+    def _reject(self, kind: str, obj: Mapping[str, Any], reason: str) -> str:
+        """Forget the object's previous version (it no longer describes the cluster)."""
+        metadata = obj.get("metadata") if isinstance(obj, Mapping) else None
+        metadata = metadata if isinstance(metadata, Mapping) else {}
+        name = str(metadata.get("name") or "")
+        cluster_scoped = kind in ("Node", "PriorityClass")
+        namespace = "" if cluster_scoped else str(metadata.get("namespace") or "default")
+        if name and kind == "Node":
+            self.delete_node(name)
+        elif name and kind == "PriorityClass":
+            self.delete_priority_class(name)
+        elif name and kind == "Pod":
+            self.delete_pod(namespace, name)
+        elif name:
+            self.delete_pod_group(namespace, name)
+        self.rejected[(kind, namespace, name)] = reason
+        return reason

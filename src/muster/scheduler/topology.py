@@ -1,0 +1,116 @@
+"""Choosing where a gang goes: anywhere, or inside one domain of a topology key.
+
+With a topology key every placed pod must share the node label's value, and nodes
+without the label are out. Domains are compared at once with per-domain sums of
+`copies_per_node`, which bound what each domain can take (exactly, for one shape).
+Among the domains that can take the gang, the fullest one is tried first (the fewest
+member copies fit in it): the emptier domains stay whole for larger gangs behind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from muster.scheduler.fit import (
+    Counts,
+    Matrix,
+    NodeOrder,
+    Shape,
+    copies_per_node,
+    place_gang,
+    upper_bound,
+)
+from muster.scheduler.labels import LabelIndex
+from muster.scheduler.results import DomainFit
+
+BoolArray = npt.NDArray[np.bool_]
+
+WHOLE_CLUSTER = "cluster"
+
+
+@dataclass(frozen=True, slots=True)
+class GangPlacement:
+    """Where the gang's pods go (pod name -> node slot), or how close it came."""
+
+    placements: dict[str, int]  # empty unless at least `needed` pods fit
+    domain: str | None  # the label value chosen, with a topology key
+    fits: tuple[DomainFit, ...]  # per domain (or the whole cluster), by domain name
+    best_fit: int
+
+
+def fit_anywhere(
+    free: Matrix,
+    shapes: Sequence[Shape],
+    *,
+    within: BoolArray,
+    order: NodeOrder,
+    largest: Counts,
+    needed: int,
+) -> GangPlacement:
+    bound = upper_bound(free, shapes, within)
+    placed = (
+        place_gang(free, shapes, within=within, order=order, largest=largest, needed=needed)
+        if bound >= needed
+        else {}
+    )
+    fits = len(placed) if bound >= needed else bound
+    return GangPlacement(
+        placements=placed if fits >= needed else {},
+        domain=None,
+        fits=(DomainFit(WHOLE_CLUSTER, fits),),
+        best_fit=fits,
+    )
+
+
+def fit_in_domain(
+    free: Matrix,
+    shapes: Sequence[Shape],
+    *,
+    within: BoolArray,
+    order: NodeOrder,
+    largest: Counts,
+    needed: int,
+    key: str,
+    labels: LabelIndex,
+) -> GangPlacement:
+    values = labels.values_of(key)
+    vocabulary = labels.vocabulary(key)
+    names = sorted(vocabulary, key=lambda value: vocabulary[value])
+    labelled = within & (values >= 0)
+    bound = np.zeros(len(names), dtype=np.int64)
+    room = np.zeros(len(names), dtype=np.int64)
+    for shape in shapes:
+        copies = copies_per_node(free, shape.demand, shape.rules_filter.allowed & labelled)
+        per_domain = np.bincount(
+            values[labelled], weights=copies[labelled], minlength=len(names)
+        ).astype(np.int64)
+        room += per_domain
+        bound += np.minimum(per_domain, len(shape.pods))
+    fits = {name: int(bound[value_id]) for value_id, name in enumerate(names)}
+    candidates = sorted(
+        (value_id for value_id in range(len(names)) if bound[value_id] >= needed),
+        key=lambda value_id: (int(room[value_id]), names[value_id]),
+    )
+    chosen: tuple[str, dict[str, int]] | None = None
+    for value_id in candidates:
+        placed = place_gang(
+            free,
+            shapes,
+            within=labelled & (values == value_id),
+            order=order,
+            largest=largest,
+            needed=needed,
+        )
+        fits[names[value_id]] = len(placed)
+        if len(placed) >= needed:
+            chosen = (names[value_id], placed)
+            break
+    domain_fits = tuple(DomainFit(f"{key}={name}", fits[name]) for name in sorted(fits))
+    best = max(fits.values(), default=0)
+    if chosen is None:
+        return GangPlacement({}, None, domain_fits, best)
+    return GangPlacement(chosen[1], chosen[0], domain_fits, best)
