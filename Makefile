@@ -53,6 +53,13 @@ cluster-down:
 cluster-status:
 	$(PYTHON) hack/cluster.py status
 
+## Watch gang scheduling work: a local cluster, the operator, five stories.
+demo: $(STAMP) control-plane
+	$(BIN)/python -m hack.demo
+
+demo-down:
+	$(PYTHON) -m hack.demo --down
+
 bench-engine: $(STAMP)
 	$(BIN)/python bench/engine.py
 
