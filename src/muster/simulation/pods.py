@@ -1,0 +1,87 @@
+"""What happens to a pod in a simulated cluster: bound to a node, or deleted and made
+again by its Job.
+
+These mirror the cluster's own steps (the operator lifts the gate and kube-scheduler
+binds the pinned pod; a preempted pod of a Job comes back as a fresh gated pod), so the
+next cycle of the engine sees what it would see in a real cluster.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+from muster.api.constants import GANG_GATE, POD_GROUP_LABEL
+from muster.scheduler.intake import TERMINAL_PHASES
+
+Manifest = dict[str, Any]
+
+
+def controlling_job(pod: Mapping[str, Any]) -> str | None:
+    """The name of the Job that controls the pod (same namespace), if any."""
+    for reference in pod.get("metadata", {}).get("ownerReferences") or []:
+        if (
+            isinstance(reference, Mapping)
+            and reference.get("kind") == "Job"
+            and reference.get("controller") is True
+        ):
+            name = reference.get("name")
+            return name if isinstance(name, str) else None
+    return None
+
+
+def controlled_by_job(pod: Mapping[str, Any], namespace: str, job_name: str) -> bool:
+    """Whether the pod belongs to the Job `namespace/job_name`."""
+    return pod["metadata"].get("namespace") == namespace and controlling_job(pod) == job_name
+
+
+def bound(pod: Mapping[str, Any], node_name: str) -> Manifest:
+    """The pod once released and bound: gate lifted, on its node."""
+    result = copy.deepcopy(dict(pod))
+    spec = result.setdefault("spec", {})
+    spec["nodeName"] = node_name
+    gates = [gate for gate in spec.get("schedulingGates") or [] if gate.get("name") != GANG_GATE]
+    if gates:
+        spec["schedulingGates"] = gates
+    else:
+        spec.pop("schedulingGates", None)
+    return result
+
+
+def gated(pod: Mapping[str, Any]) -> Manifest:
+    """The pod with the gang gate, as the admission webhook creates a gang's pods."""
+    result = copy.deepcopy(dict(pod))
+    spec = result.setdefault("spec", {})
+    gates = list(spec.get("schedulingGates") or [])
+    if not any(gate.get("name") == GANG_GATE for gate in gates):
+        gates.append({"name": GANG_GATE})
+    spec["schedulingGates"] = gates
+    return result
+
+
+def is_finished(pod: Mapping[str, Any]) -> bool:
+    """Succeeded or Failed: the pod holds nothing any more."""
+    return (pod.get("status") or {}).get("phase") in TERMINAL_PHASES
+
+
+def is_pending(pod: Mapping[str, Any]) -> bool:
+    """Not bound to a node, and not finished."""
+    return not (pod.get("spec") or {}).get("nodeName") and not is_finished(pod)
+
+
+def group_of(pod: Mapping[str, Any]) -> str | None:
+    """The name of the PodGroup the pod joins by label (same namespace), if any."""
+    group = (pod["metadata"].get("labels") or {}).get(POD_GROUP_LABEL)
+    return group if isinstance(group, str) and group else None
+
+
+def remade_by_job(pod: Mapping[str, Any]) -> Manifest:
+    """The pod a Job creates in place of a preempted one: the same, but pending.
+
+    It keeps the name so that reports stay comparable from run to run.
+    """
+    result = copy.deepcopy(dict(pod))
+    result.setdefault("spec", {}).pop("nodeName", None)
+    result["status"] = {"phase": "Pending"}
+    return result

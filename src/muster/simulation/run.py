@@ -1,0 +1,121 @@
+"""A whole simulation: input documents in, a report out, cycle after cycle until the
+engine has nothing more to change.
+
+The clock is fixed for the run (the latest creation time in the input unless given),
+so the same input always gives the same report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import UTC, datetime
+
+from muster.api.constants import REASON_PREEMPTED, REASON_SCHEDULED
+from muster.scheduler import EngineConfig, schedule
+from muster.scheduler.intake import IntakeError, parse_timestamp
+from muster.scheduler.results import CycleResult, GroupKey
+from muster.simulation import status
+from muster.simulation.cluster import SimulatedCluster
+from muster.simulation.documents import Document, InvalidInputError, Problem
+from muster.simulation.expansion import expand
+from muster.simulation.inventory import Entry, Inventory, take_inventory
+from muster.simulation.pods import is_finished, is_pending
+from muster.simulation.report import GroupOutcome, Report
+
+DEFAULT_MAX_CYCLES = 1000
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+class NoSteadyStateError(Exception):
+    """The engine kept changing the cluster for more cycles than allowed."""
+
+
+def simulate(
+    documents: Iterable[Document],
+    *,
+    now: datetime | None = None,
+    config: EngineConfig | None = None,
+    max_cycles: int = DEFAULT_MAX_CYCLES,
+) -> Report:
+    """Run the engine over `documents` until a cycle changes nothing, and report.
+
+    Raises `InvalidInputError` (every problem, each with its document) and
+    `NoSteadyStateError` (when `max_cycles` cycles all changed something).
+    """
+    inventory = take_inventory(documents)
+    expansion = expand(inventory)
+    clock = now or _latest_creation(inventory)
+    cluster = SimulatedCluster()
+    cluster.load(
+        priority_classes=inventory.priority_classes,
+        nodes=inventory.nodes,
+        pod_groups=expansion.pod_groups,
+        pods=expansion.pods,
+    )
+    engine_config = config or EngineConfig()
+    for cycle in range(1, max_cycles + 1):
+        result = schedule(cluster.state, now=clock.timestamp(), config=engine_config)
+        if not result.admissions and not result.growths:
+            return Report(
+                pod_groups=tuple(
+                    _outcome(cluster, key, result) for key in sorted(cluster.pod_groups)
+                ),
+                victims=tuple(cluster.victims),
+                warnings=(*inventory.warnings, *expansion.warnings),
+                cycles=cycle,
+            )
+        for admission in result.admissions:
+            cluster.admit(admission, clock)
+        for growth in result.growths:
+            cluster.grow(growth)
+    raise NoSteadyStateError(
+        f"the cluster still changed after {max_cycles} scheduling cycles; "
+        "raise --max-cycles if the input is that large"
+    )
+
+
+def _latest_creation(inventory: Inventory) -> datetime:
+    """The moment the newest object was created: the run happens right after it."""
+    problems: list[Problem] = []
+    latest = EPOCH
+    for entry in _every_entry(inventory):
+        try:
+            created = parse_timestamp(entry.body["metadata"].get("creationTimestamp"))
+        except IntakeError as error:
+            problems.append(Problem(entry.origin, str(error)))
+            continue
+        if created is not None:
+            latest = max(latest, datetime.fromtimestamp(created, UTC))
+    if problems:
+        raise InvalidInputError(problems)
+    return latest
+
+
+def _every_entry(inventory: Inventory) -> Iterable[Entry]:
+    yield from inventory.nodes
+    yield from inventory.pods
+    yield from inventory.priority_classes
+    yield from inventory.pod_groups
+    yield from inventory.workloads
+    yield from inventory.jobs
+
+
+def _outcome(cluster: SimulatedCluster, key: GroupKey, result: CycleResult) -> GroupOutcome:
+    record = cluster.state.groups[key]
+    placements = dict(cluster.placements.get(key, {}))
+    preempted = key in cluster.preempted
+    if record.admitted:
+        live = [pod for pod in cluster.members(key) if not is_finished(pod)]
+        waiting = [
+            pod for pod in live if is_pending(pod) and pod["metadata"]["name"] not in record.plan
+        ]
+        message = f"{len(live) - len(waiting)}/{len(live)} pods placed"
+        return GroupOutcome(key, True, REASON_SCHEDULED, message, placements, preempted)
+    verdict = result.verdicts.get(key)
+    reason = "" if verdict is None else str(verdict.reason)
+    message = "" if verdict is None else verdict.message
+    condition = status.scheduled_condition(cluster.pod_groups[key])
+    if condition is not None and condition.get("reason") == REASON_PREEMPTED:
+        reason = REASON_PREEMPTED
+        message = "; ".join(part for part in (condition.get("message"), message) if part)
+    return GroupOutcome(key, False, reason, message, placements, preempted)
