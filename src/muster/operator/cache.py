@@ -1,0 +1,196 @@
+"""The operator's live view of the cluster: the engine's state plus the indexes I/O needs.
+
+Informers write here; the scheduling loop reads here. The engine's `ClusterState`
+holds everything scheduling needs; beside it the cache keeps what only the operator
+needs: the PodGroup objects as last seen (to diff status), and each group's member
+pods (to release, count and roll back). Each sink reports whether a change matters to
+scheduling, so heartbeats and status chatter do not start cycles.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Hashable
+
+from muster.api.constants import POD_GROUP_LABEL
+from muster.operator.kube import JsonObject
+from muster.scheduler import ClusterState
+from muster.scheduler.results import GroupKey
+
+
+def _metadata(obj: JsonObject) -> JsonObject:
+    metadata: JsonObject = obj.get("metadata") or {}
+    return metadata
+
+
+def group_key(obj: JsonObject) -> GroupKey:
+    metadata = _metadata(obj)
+    return GroupKey(str(metadata.get("namespace", "")), str(metadata.get("name", "")))
+
+
+def pod_group_of(pod: JsonObject) -> GroupKey | None:
+    """The PodGroup a pod belongs to, by its membership label."""
+    metadata = _metadata(pod)
+    name = (metadata.get("labels") or {}).get(POD_GROUP_LABEL)
+    return GroupKey(str(metadata.get("namespace", "")), str(name)) if name else None
+
+
+def _freeze(value: object) -> Hashable:
+    if isinstance(value, dict):
+        return tuple(sorted((key, _freeze(item)) for key, item in value.items()))
+    if isinstance(value, list):
+        return tuple(_freeze(item) for item in value)
+    return value if isinstance(value, Hashable) else repr(value)
+
+
+def _node_fingerprint(node: JsonObject) -> Hashable:
+    spec = node.get("spec") or {}
+    status = node.get("status") or {}
+    ready = [c.get("status") for c in status.get("conditions") or [] if c.get("type") == "Ready"]
+    return _freeze(
+        [
+            _metadata(node).get("labels"),
+            spec.get("taints"),
+            spec.get("unschedulable"),
+            status.get("allocatable"),
+            ready,
+        ]
+    )
+
+
+def _pod_fingerprint(pod: JsonObject) -> Hashable:
+    spec = pod.get("spec") or {}
+    status = pod.get("status") or {}
+    metadata = _metadata(pod)
+    return _freeze(
+        [
+            spec.get("nodeName"),
+            spec.get("schedulingGates"),
+            spec.get("nodeSelector"),
+            status.get("phase"),
+            metadata.get("deletionTimestamp") is not None,
+            (metadata.get("labels") or {}).get(POD_GROUP_LABEL),
+        ]
+    )
+
+
+def _pod_group_fingerprint(pod_group: JsonObject) -> Hashable:
+    status = pod_group.get("status") or {}
+    return _freeze([_metadata(pod_group).get("generation"), status.get("plan")])
+
+
+class LiveCache:
+    """Engine state and operator indexes, kept in step by the informers' sinks."""
+
+    def __init__(self) -> None:
+        self.state = ClusterState()
+        self.pod_groups: dict[GroupKey, JsonObject] = {}
+        self.members: defaultdict[GroupKey, dict[str, JsonObject]] = defaultdict(dict)
+        self._pod_groups_by_pod: dict[tuple[str, str], GroupKey] = {}
+        self._fingerprints: dict[tuple[str, str, str], Hashable] = {}
+        self._cordoned: dict[str, bool] = {}
+        self.nodes = _Sink(self._upsert_node, self._remove_node)
+        self.pods = _Sink(self._upsert_pod, self._remove_pod)
+        self.pod_group_sink = _Sink(self.apply_pod_group, self._remove_pod_group)
+        self.priority_classes = _Sink(self._upsert_priority_class, self._remove_priority_class)
+
+    def apply_pod_group(self, pod_group: JsonObject) -> bool:
+        """Record a PodGroup as seen by a watch or as returned by our own write."""
+        key = group_key(pod_group)
+        current = self.pod_groups.get(key)
+        if current is not None and _newer(current, pod_group):
+            return False
+        self.pod_groups[key] = pod_group
+        self.state.apply_pod_group(pod_group)
+        return self._changed(
+            ("podgroup", key.namespace, key.name), _pod_group_fingerprint(pod_group)
+        )
+
+    def _remove_pod_group(self, pod_group: JsonObject) -> bool:
+        key = group_key(pod_group)
+        self.pod_groups.pop(key, None)
+        self.state.delete_pod_group(key.namespace, key.name)
+        self._fingerprints.pop(("podgroup", key.namespace, key.name), None)
+        return True
+
+    def node_usable(self, name: str) -> bool:
+        """Whether a node exists and accepts new pods (is not cordoned)."""
+        cordoned = self._cordoned.get(name)
+        return cordoned is not None and not cordoned
+
+    def _upsert_node(self, node: JsonObject) -> bool:
+        self.state.apply_node(node)
+        name = str(_metadata(node).get("name", ""))
+        self._cordoned[name] = bool((node.get("spec") or {}).get("unschedulable"))
+        return self._changed(("node", "", name), _node_fingerprint(node))
+
+    def _remove_node(self, node: JsonObject) -> bool:
+        name = str(_metadata(node).get("name", ""))
+        self.state.delete_node(name)
+        self._cordoned.pop(name, None)
+        self._fingerprints.pop(("node", "", name), None)
+        return True
+
+    def _upsert_pod(self, pod: JsonObject) -> bool:
+        metadata = _metadata(pod)
+        namespace, name = str(metadata.get("namespace", "")), str(metadata.get("name", ""))
+        self.state.apply_pod(pod)
+        group = pod_group_of(pod)
+        previous = self._pod_groups_by_pod.get((namespace, name))
+        if previous is not None and previous != group:
+            self._forget_member(previous, name)
+        if group is not None:
+            self.members[group][name] = pod
+            self._pod_groups_by_pod[(namespace, name)] = group
+        return self._changed(("pod", namespace, name), _pod_fingerprint(pod))
+
+    def _remove_pod(self, pod: JsonObject) -> bool:
+        metadata = _metadata(pod)
+        namespace, name = str(metadata.get("namespace", "")), str(metadata.get("name", ""))
+        self.state.delete_pod(namespace, name)
+        group = self._pod_groups_by_pod.pop((namespace, name), None)
+        if group is not None:
+            self._forget_member(group, name)
+        self._fingerprints.pop(("pod", namespace, name), None)
+        return True
+
+    def _forget_member(self, group: GroupKey, name: str) -> None:
+        members = self.members.get(group)
+        if members is not None:
+            members.pop(name, None)
+            if not members:
+                del self.members[group]
+
+    def _upsert_priority_class(self, priority_class: JsonObject) -> bool:
+        self.state.apply_priority_class(priority_class)
+        return True
+
+    def _remove_priority_class(self, priority_class: JsonObject) -> bool:
+        self.state.delete_priority_class(str(_metadata(priority_class).get("name", "")))
+        return True
+
+    def _changed(self, key: tuple[str, str, str], fingerprint: Hashable) -> bool:
+        if self._fingerprints.get(key) == fingerprint:
+            return False
+        self._fingerprints[key] = fingerprint
+        return True
+
+
+def _newer(current: JsonObject, candidate: JsonObject) -> bool:
+    """True when `current` is a later version than `candidate` (stale watch after a write)."""
+    try:
+        return int(_metadata(current).get("resourceVersion") or 0) > int(
+            _metadata(candidate).get("resourceVersion") or 0
+        )
+    except ValueError:
+        return False
+
+
+class _Sink:
+    """Binds a pair of cache methods to the informer's sink protocol."""
+
+    def __init__(
+        self, upsert: Callable[[JsonObject], bool], remove: Callable[[JsonObject], bool]
+    ) -> None:
+        self.upsert = upsert
+        self.remove = remove

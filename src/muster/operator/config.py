@@ -1,0 +1,153 @@
+"""The operator's settings, from command-line flags with environment fallbacks.
+
+Every flag has an environment variable (`MUSTER_` + the flag in upper snake case) so
+a Deployment can configure the operator without rewriting its command line; a flag
+given explicitly always wins over the environment.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any
+
+ENV_PREFIX = "MUSTER_"
+
+
+@dataclass(frozen=True, slots=True)
+class OperatorConfig:
+    """What `muster run` needs to know; defaults suit a single local replica."""
+
+    kubeconfig: str | None = None
+    release_timeout: float = 60.0
+    rollback_backoff: float = 10.0
+    rollback_backoff_max: float = 300.0
+    debounce: float = 0.2
+    resync_period: float = 30.0
+    release_concurrency: int = 32
+    webhook_host: str = "127.0.0.1"
+    webhook_port: int = 9443
+    webhook_cert: str | None = None
+    webhook_key: str | None = None
+    webhook_configuration: str = "muster.scheduling.muster.dev"
+    manage_webhooks: bool = True
+    health_host: str = "0.0.0.0"
+    health_port: int = 8080
+    leader_election: bool = True
+    lease_name: str = "muster-operator"
+    lease_namespace: str = "default"
+    lease_duration: float = 10.0
+    lease_renew_period: float = 2.0
+    identity: str = ""
+    log_format: str = "plain"
+    log_level: str = "info"
+
+
+_HELP: dict[str, str] = {
+    "kubeconfig": "kubeconfig file (default: $KUBECONFIG, then in-cluster)",
+    "release_timeout": "seconds an admitted gang may take to bind before it is rolled back",
+    "rollback_backoff": "first delay before a rolled-back gang is admitted again (doubles)",
+    "rollback_backoff_max": "the longest delay between readmissions of a rolled-back gang",
+    "debounce": "seconds to gather events before a scheduling cycle starts",
+    "resync_period": "seconds between cycles when nothing happens",
+    "release_concurrency": "pods released (or evicted, or deleted) in parallel",
+    "webhook_host": "address the admission webhooks listen on and advertise",
+    "webhook_port": "port of the admission webhooks (HTTPS)",
+    "webhook_cert": "PEM certificate for the webhooks (default: self-signed)",
+    "webhook_key": "PEM private key for --webhook-cert",
+    "webhook_configuration": "name of the webhook configurations the operator manages",
+    "manage_webhooks": "create and update the webhook configurations on start",
+    "health_host": "address of /metrics, /healthz and /readyz",
+    "health_port": "port of /metrics, /healthz and /readyz (HTTP)",
+    "leader_election": "elect one scheduling replica through a coordination.k8s.io Lease",
+    "lease_name": "name of the leader election Lease",
+    "lease_namespace": "namespace of the leader election Lease",
+    "lease_duration": "seconds a leader's Lease stays valid without renewal",
+    "lease_renew_period": "seconds between renewals of the Lease",
+    "identity": "this replica's name in the Lease (default: host name and pid)",
+    "log_format": "plain or json",
+    "log_level": "debug, info, warning or error",
+}
+
+_CHOICES: dict[str, tuple[str, ...]] = {
+    "log_format": ("plain", "json"),
+    "log_level": ("debug", "info", "warning", "error"),
+}
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def env_name(name: str) -> str:
+    """The environment variable that configures a field, e.g. MUSTER_RELEASE_TIMEOUT."""
+    return ENV_PREFIX + name.upper()
+
+
+def _parse_bool(text: str) -> bool:
+    lowered = text.strip().lower()
+    if lowered in ("1", "true", "yes", "on"):
+        return True
+    if lowered in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(f"not a boolean: {text!r}")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Declare one flag per field; defaults stay unset so the environment can fill them."""
+    for field in fields(OperatorConfig):
+        default = field.default
+        help_text = f"{_HELP[field.name]} (env {env_name(field.name)}; default {default!r})"
+        if isinstance(default, bool):
+            parser.add_argument(
+                _flag(field.name),
+                dest=field.name,
+                action=argparse.BooleanOptionalAction,
+                default=None,
+                help=help_text,
+            )
+        else:
+            parser.add_argument(
+                _flag(field.name),
+                dest=field.name,
+                default=None,
+                choices=_CHOICES.get(field.name),
+                help=help_text,
+            )
+
+
+def from_arguments(args: argparse.Namespace, env: Mapping[str, str]) -> OperatorConfig:
+    """Flags first, then `MUSTER_*` variables, then the defaults; values converted by type."""
+    values: dict[str, Any] = {}
+    for field in fields(OperatorConfig):
+        raw = getattr(args, field.name, None)
+        if raw is None:
+            raw = env.get(env_name(field.name))
+        if raw is None:
+            continue
+        values[field.name] = _convert(field.name, field.default, raw)
+    if "kubeconfig" not in values and env.get("KUBECONFIG"):
+        values["kubeconfig"] = env["KUBECONFIG"]
+    if not values.get("identity"):
+        values["identity"] = f"{os.uname().nodename}-{os.getpid()}"
+    return OperatorConfig(**values)
+
+
+def _convert(name: str, default: object, raw: object) -> object:
+    if isinstance(raw, bool) or not isinstance(raw, str):
+        return raw
+    try:
+        if isinstance(default, bool):
+            return _parse_bool(raw)
+        if isinstance(default, int):
+            return int(raw)
+        if isinstance(default, float):
+            return float(raw)
+    except ValueError as error:
+        raise ValueError(f"{_flag(name)}: {error}") from error
+    choices = _CHOICES.get(name)
+    if choices is not None and raw not in choices:
+        raise ValueError(f"{_flag(name)}: {raw!r} is not one of {', '.join(choices)}")
+    return raw

@@ -1,0 +1,89 @@
+"""The leader's work: informers into the cache, Job/Workload expansion, the scheduling loop.
+
+Everything here runs only on the replica that holds the Lease. It starts by listing
+every resource it watches and runs no cycle before all lists are in, so the first
+decision of a new leader (or of a restarted operator) is made on the whole cluster,
+including plans recorded by its predecessor.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from muster.api.constants import API_VERSION, POD_GROUP_PLURAL, POLICY_LABEL, WORKLOAD_PLURAL
+from muster.operator.cache import LiveCache
+from muster.operator.config import OperatorConfig
+from muster.operator.events import EventRecorder
+from muster.operator.expansion import Expander
+from muster.operator.informer import Informer, Sink
+from muster.operator.kube import Kube
+from muster.operator.loop import SchedulingLoop
+from muster.operator.metrics import Metrics
+from muster.operator.pods import PodActions
+from muster.operator.trigger import Trigger
+from muster.operator.writer import StatusWriter
+from muster.scheduler import EngineConfig
+
+logger = logging.getLogger(__name__)
+
+NODES = "/api/v1/nodes"
+PODS = "/api/v1/pods"
+PRIORITY_CLASSES = "/apis/scheduling.k8s.io/v1/priorityclasses"
+POD_GROUPS = f"/apis/{API_VERSION}/{POD_GROUP_PLURAL}"
+WORKLOADS = f"/apis/{API_VERSION}/{WORKLOAD_PLURAL}"
+JOBS = "/apis/batch/v1/jobs"
+
+
+def scheduling_sources(cache: LiveCache) -> list[tuple[str, Sink]]:
+    """What the engine's snapshot is built from, and where each collection goes."""
+    return [
+        (NODES, cache.nodes),
+        (PRIORITY_CLASSES, cache.priority_classes),
+        (POD_GROUPS, cache.pod_group_sink),
+        (PODS, cache.pods),
+    ]
+
+
+class Controller:
+    """Wires informers, the expander and the scheduling loop around one cache."""
+
+    def __init__(self, kube: Kube, config: OperatorConfig, metrics: Metrics) -> None:
+        self.cache = LiveCache()
+        self.trigger = Trigger(debounce=config.debounce, resync=config.resync_period)
+        events = EventRecorder(kube, instance=config.identity)
+        self.expander = Expander(kube, events)
+        self.informers = [
+            Informer(kube, path, sink, on_change=self.trigger.poke)
+            for path, sink in scheduling_sources(self.cache)
+        ]
+        self.informers += [
+            Informer(
+                kube, JOBS, self.expander, on_change=self.trigger.poke, label_selector=POLICY_LABEL
+            ),
+            Informer(kube, WORKLOADS, self.expander, on_change=self.trigger.poke),
+        ]
+        self.loop = SchedulingLoop(
+            cache=self.cache,
+            writer=StatusWriter(kube, self.cache, events),
+            pods=PodActions(kube, concurrency=config.release_concurrency),
+            events=events,
+            trigger=self.trigger,
+            metrics=metrics,
+            config=config,
+            engine_config=EngineConfig(),
+        )
+
+    @property
+    def synced(self) -> bool:
+        return all(informer.synced.is_set() for informer in self.informers)
+
+    async def run(self) -> None:
+        """Run until cancelled; the loop starts once every informer has listed."""
+        async with asyncio.TaskGroup() as tasks:
+            for informer in self.informers:
+                tasks.create_task(informer.run(), name=f"informer {informer.path}")
+            tasks.create_task(self.expander.run(), name="expander")
+            await asyncio.gather(*(informer.synced.wait() for informer in self.informers))
+            logger.info("cache synced: %d pod groups", len(self.cache.pod_groups))
+            tasks.create_task(self.loop.run(), name="scheduling loop")

@@ -1,0 +1,119 @@
+"""Jobs and Workloads become PodGroups: create what `muster.api.expand` says, idempotently.
+
+An opted-in Job gets a Workload and a PodGroup named after it; a user's Workload gets
+one PodGroup per template. All are created with owner references, so the garbage
+collector removes them with their owner, and creation is idempotent (an object that
+already exists is left alone), so replaying a Job after a restart or a relist costs
+one rejected create and nothing else. Invalid opt-ins are told to the user as a
+Warning event on the Job, once per Job generation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from muster.api.constants import API_VERSION, POD_GROUP_PLURAL, WORKLOAD_PLURAL
+from muster.api.expand import MANAGED_BY, MANAGED_BY_LABEL, expand_job, expand_workload
+from muster.api.optin import OptInError, read_job_opt_in
+from muster.operator.events import NORMAL, WARNING, EventRecorder, reference
+from muster.operator.kube import JsonObject, Kube, KubeError
+
+logger = logging.getLogger(__name__)
+
+_PLURALS = {"PodGroup": POD_GROUP_PLURAL, "Workload": WORKLOAD_PLURAL}
+
+
+def _identity(obj: Mapping[str, Any]) -> tuple[str, str, str, int]:
+    metadata = obj.get("metadata") or {}
+    return (
+        str(metadata.get("namespace", "")),
+        str(metadata.get("name", "")),
+        str(metadata.get("uid", "")),
+        int(metadata.get("generation") or 0),
+    )
+
+
+class Expander:
+    """Queues Jobs and Workloads from their informers and creates their children."""
+
+    def __init__(self, kube: Kube, events: EventRecorder) -> None:
+        self.kube = kube
+        self.events = events
+        self.queue: asyncio.Queue[JsonObject] = asyncio.Queue()
+        self.done: set[tuple[str, str, str, int]] = set()
+        self.created = 0
+
+    def upsert(self, obj: JsonObject) -> bool:
+        if _identity(obj) not in self.done:
+            self.queue.put_nowait(obj)
+        return False
+
+    def remove(self, obj: JsonObject) -> bool:
+        namespace, name, _, _ = _identity(obj)
+        self.done = {item for item in self.done if item[:2] != (namespace, name)}
+        return False
+
+    async def run(self) -> None:
+        """Work the queue forever; a failed object is retried after a short pause."""
+        while True:
+            obj = await self.queue.get()
+            try:
+                if obj.get("kind") == "Job":
+                    await self._expand_job(obj)
+                else:
+                    await self._expand_workload(obj)
+                self.done.add(_identity(obj))
+            except (KubeError, OSError) as error:
+                logger.warning("could not expand %s: %s; retrying", reference(obj), error)
+                await asyncio.sleep(1.0)
+                self.queue.put_nowait(obj)
+
+    async def _expand_job(self, job: JsonObject) -> None:
+        try:
+            opt_in = read_job_opt_in(job)
+        except OptInError as error:
+            await self.events.record(reference(job), WARNING, "InvalidOptIn", str(error))
+            return
+        if opt_in is None:
+            return
+        if opt_in.label_ignored:
+            await self.events.record(
+                reference(job),
+                WARNING,
+                "OptInLabelIgnored",
+                "spec.scheduling is set, so it decides how this Job is scheduled; "
+                "the scheduling.muster.dev/policy label and annotations are ignored",
+            )
+        expansion = expand_job(job, opt_in)
+        for child in (expansion.workload, expansion.pod_group):
+            if await self._create(child):
+                await self.events.record(
+                    reference(job),
+                    NORMAL,
+                    "Created",
+                    f"created {child['kind']} {child['metadata']['name']} "
+                    f"({opt_in.policy}, from the {opt_in.source})",
+                )
+
+    async def _expand_workload(self, workload: JsonObject) -> None:
+        labels = (workload.get("metadata") or {}).get("labels") or {}
+        if labels.get(MANAGED_BY_LABEL) == MANAGED_BY:
+            return  # made for a Job, which has its PodGroup already
+        for pod_group in expand_workload(workload):
+            await self._create(pod_group)
+
+    async def _create(self, obj: JsonObject) -> bool:
+        """Create the object; False when it existed already."""
+        namespace = obj["metadata"]["namespace"]
+        path = f"/apis/{API_VERSION}/namespaces/{namespace}/{_PLURALS[obj['kind']]}"
+        try:
+            await self.kube.request("POST", path, body=obj)
+        except KubeError as error:
+            if error.conflict:
+                return False
+            raise
+        self.created += 1
+        return True

@@ -1,0 +1,279 @@
+"""The scheduling loop: decide on one snapshot, then carry the decisions out, in order.
+
+One cycle at a time. Each cycle:
+
+1. asks the engine (`schedule`) for a `CycleResult` on the cache's current state;
+2. admits each admitted gang: marks its victims' groups `DisruptionTarget`, evicts the
+   victims, records the gang's plan in its status (from then on its capacity is held),
+   and only then releases its pods, each with one gate-removing, node-pinning patch;
+3. releases the growth of already admitted gangs the same way;
+4. writes every pending gang's verdict (reason and message) to its status;
+5. follows every admitted gang: finishes releases left half-done (after a restart),
+   rolls back gangs that can no longer bind or missed the release deadline, and
+   refreshes their pod counts;
+6. tells, once, about member pods whose PodGroup does not exist.
+
+The plan is written before any pod is released, so a crash at any point leaves either
+nothing released or a written plan that step 5 of the next operator completes.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from muster.api.constants import (
+    CONDITION_SCHEDULED,
+    REASON_PREEMPTED,
+    REASON_ROLLED_BACK,
+    REASON_SCHEDULED,
+)
+from muster.operator.backoff import Backoff
+from muster.operator.cache import LiveCache
+from muster.operator.config import OperatorConfig
+from muster.operator.events import WARNING, EventRecorder, reference
+from muster.operator.metrics import Metrics
+from muster.operator.pods import PodActions
+from muster.operator.progress import release_progress, rollback_reason
+from muster.operator.status import (
+    Scheduling,
+    StatusChange,
+    admitted_message,
+    condition,
+    is_admitted,
+    is_terminal,
+)
+from muster.operator.trigger import Trigger
+from muster.operator.writer import StatusWriter
+from muster.scheduler import EngineConfig, schedule
+from muster.scheduler.results import Admission, CycleResult, GroupKey, Growth, PodKey, Verdict
+
+logger = logging.getLogger(__name__)
+
+
+class SchedulingLoop:
+    """Runs cycles and applies their results through the API server."""
+
+    def __init__(
+        self,
+        *,
+        cache: LiveCache,
+        writer: StatusWriter,
+        pods: PodActions,
+        events: EventRecorder,
+        trigger: Trigger,
+        metrics: Metrics,
+        config: OperatorConfig,
+        engine_config: EngineConfig,
+    ) -> None:
+        self.cache = cache
+        self.writer = writer
+        self.pods = pods
+        self.events = events
+        self.trigger = trigger
+        self.metrics = metrics
+        self.config = config
+        self.engine_config = engine_config
+        self.backoff = Backoff(initial=config.rollback_backoff, maximum=config.rollback_backoff_max)
+        self.released_at: dict[GroupKey, float] = {}
+        self.warned_orphans: set[PodKey] = set()
+        self.cycles = 0
+
+    async def run(self) -> None:
+        """Cycle forever, whenever the trigger says so (until cancelled)."""
+        while True:
+            await self.trigger.wait()
+            try:
+                await self.cycle()
+            except Exception:
+                logger.exception("scheduling cycle failed; retrying on the next trigger")
+
+    async def cycle(self) -> CycleResult:
+        now = time.time()
+        started = time.perf_counter()
+        result = schedule(self.cache.state, now=now, config=self.engine_config)
+        self.metrics.cycle_duration.observe(time.perf_counter() - started)
+        self.cycles += 1
+        acted: set[GroupKey] = set()
+        for admission in result.admissions:
+            if await self._admit(admission, now):
+                acted.add(admission.group)
+        for growth in result.growths:
+            await self._grow(growth, now)
+            acted.add(growth.group)
+        for key, verdict in result.verdicts.items():
+            await self._record_verdict(key, verdict, now)
+        self.metrics.pending_gangs.set(len(result.verdicts))
+        await self._follow_admitted(now, skip=acted)
+        await self._warn_orphans()
+        return result
+
+    async def _admit(self, admission: Admission, now: float) -> bool:
+        key = admission.group
+        until = self.backoff.blocked_until(key, now)
+        if until is not None:
+            self.trigger.wake_at(until)
+            return False
+        if admission.victims and not await self._preempt(admission, now):
+            return False
+        message = admitted_message(len(admission.placements), admission.domain)
+        change = StatusChange(
+            scheduling=Scheduling(admitted=True, reason=REASON_SCHEDULED, message=message),
+            plan=admission.placements,
+            clear_disruption_target=True,
+        )
+        if not await self.writer.write(key, change, now=now):
+            return False
+        self.metrics.admissions.inc()
+        self._observe_time_to_admit(key, now)
+        await self._release(key, admission.placements, now)
+        return True
+
+    async def _preempt(self, admission: Admission, now: float) -> bool:
+        """Evict the admission's victims; their groups are told first, and after."""
+        key = admission.group
+        groups = sorted({victim.group for victim in admission.victims if victim.group})
+        notice = f"preempted by PodGroup {key} to make room for its gang"
+        for group in groups:
+            await self.writer.write(group, StatusChange(disruption_target=notice), now=now)
+        outcome = await self.pods.evict(victim.pod for victim in admission.victims)
+        self.metrics.preemptions.inc(len(outcome.done))
+        for group in groups:
+            change = StatusChange(
+                scheduling=Scheduling(admitted=False, reason=REASON_PREEMPTED, message=notice),
+                clear_plan=True,
+            )
+            await self.writer.write(group, change, now=now)
+        if outcome.failed:
+            pod_group = self.cache.pod_groups.get(key)
+            if pod_group is not None:
+                blocked = ", ".join(str(pod) for pod in sorted(outcome.failed))
+                await self.events.record(
+                    reference(pod_group),
+                    WARNING,
+                    "PreemptionBlocked",
+                    f"could not evict {blocked}; retrying",
+                )
+            return False
+        return True
+
+    async def _grow(self, growth: Growth, now: float) -> None:
+        pod_group = self.cache.pod_groups.get(growth.group)
+        if pod_group is None:
+            return
+        plan = {**((pod_group.get("status") or {}).get("plan") or {}), **growth.placements}
+        if await self.writer.write(growth.group, StatusChange(plan=plan), now=now):
+            await self._release(growth.group, growth.placements, now)
+
+    async def _release(self, key: GroupKey, placements: Mapping[str, str], now: float) -> None:
+        self.released_at[key] = now
+        outcome = await self.pods.release(
+            (PodKey(key.namespace, pod), node) for pod, node in placements.items()
+        )
+        self.metrics.releases.inc(len(outcome.done))
+
+    async def _record_verdict(self, key: GroupKey, verdict: Verdict, now: float) -> None:
+        until = self.backoff.blocked_until(key, now)
+        pod_group = self.cache.pod_groups.get(key)
+        if until is not None and pod_group is not None and _reason(pod_group) == REASON_ROLLED_BACK:
+            return  # keep saying why it waits until its backoff ends
+        scheduling = Scheduling(admitted=False, reason=verdict.reason, message=verdict.message)
+        await self.writer.write(key, StatusChange(scheduling=scheduling), now=now)
+
+    async def _follow_admitted(self, now: float, *, skip: set[GroupKey]) -> None:
+        for key, pod_group in list(self.cache.pod_groups.items()):
+            if key in skip or not is_admitted(pod_group):
+                continue
+            members = self.cache.members.get(key, {})
+            plan: Mapping[str, str] = (pod_group.get("status") or {}).get("plan") or {}
+            progress = release_progress(plan, members, self.cache.node_usable)
+            deadline = self._release_deadline(key, pod_group)
+            reason = rollback_reason(
+                progress, overdue=now >= deadline, timeout=self.config.release_timeout
+            )
+            if reason is not None:
+                await self._roll_back(key, reason, now)
+                continue
+            if progress.to_release:
+                await self._release(key, dict(progress.to_release), now)
+            elif progress.complete:
+                self.backoff.succeeded(key)
+                self.released_at.pop(key, None)
+            else:
+                self.trigger.wake_at(deadline)
+            await self.writer.write(key, StatusChange(), now=now)
+
+    def _release_deadline(self, key: GroupKey, pod_group: Mapping[str, Any]) -> float:
+        """Release timeout after the latest release; after a restart, after the admission."""
+        started = self.released_at.get(key)
+        if started is None:
+            scheduled = condition(pod_group.get("status") or {}, CONDITION_SCHEDULED) or {}
+            started = _parse_time(scheduled.get("lastTransitionTime")) or time.time()
+            self.released_at[key] = started
+        return started + self.config.release_timeout
+
+    async def _roll_back(self, key: GroupKey, reason: str, now: float) -> None:
+        """Delete the gang's pods (their controller recreates them gated) and requeue it."""
+        members = self.cache.members.get(key, {})
+        doomed = [
+            PodKey(key.namespace, name) for name, pod in members.items() if not is_terminal(pod)
+        ]
+        outcome = await self.pods.delete(doomed)
+        if outcome.failed:
+            return  # try again next cycle; the plan still holds the gang's place
+        until = self.backoff.failed(key, now)
+        message = f"rolled back: {reason}; retrying in {until - now:g}s"
+        change = StatusChange(
+            scheduling=Scheduling(admitted=False, reason=REASON_ROLLED_BACK, message=message),
+            clear_plan=True,
+        )
+        await self.writer.write(key, change, now=now)
+        self.released_at.pop(key, None)
+        self.metrics.rollbacks.inc()
+        self.trigger.wake_at(until)
+        logger.info("PodGroup %s %s", key, message)
+
+    def _observe_time_to_admit(self, key: GroupKey, now: float) -> None:
+        created = [
+            _parse_time((pod.get("metadata") or {}).get("creationTimestamp"))
+            for pod in self.cache.members.get(key, {}).values()
+        ]
+        known = [moment for moment in created if moment is not None]
+        if known:
+            self.metrics.time_to_admit.observe(max(0.0, now - max(known)))
+
+    async def _warn_orphans(self) -> None:
+        """One event per member pod whose PodGroup does not exist (it stays gated)."""
+        orphans: set[PodKey] = set()
+        for key, members in list(self.cache.members.items()):
+            if key in self.cache.pod_groups:
+                continue
+            for name, pod in members.items():
+                pod_key = PodKey(key.namespace, name)
+                orphans.add(pod_key)
+                if pod_key not in self.warned_orphans:
+                    await self.events.record(
+                        reference(pod),
+                        WARNING,
+                        "PodGroupNotFound",
+                        f"PodGroup {key.name} does not exist in namespace {key.namespace}; "
+                        "the pod stays gated until it is created",
+                    )
+        self.warned_orphans = orphans
+
+
+def _reason(pod_group: Mapping[str, Any]) -> str | None:
+    scheduled = condition(pod_group.get("status") or {}, CONDITION_SCHEDULED)
+    return None if scheduled is None else str(scheduled.get("reason"))
+
+
+def _parse_time(value: object) -> float | None:
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
