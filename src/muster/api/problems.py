@@ -24,9 +24,9 @@ class Problem:
 
 def join_path(parent: str, child: str) -> str:
     """``spec`` + ``minCount`` -> ``spec.minCount``; list indexes and map keys
-    (``[0]``) attach without a dot."""
-    if not parent:
-        return child
+    (``[0]``) attach without a dot; an empty part adds nothing."""
+    if not parent or not child:
+        return parent or child
     if child.startswith("["):
         return parent + child
     return f"{parent}.{child}"

@@ -1,0 +1,231 @@
+"""Validation of PodGroups, Workloads and opted-in Jobs, without an API server.
+
+Three layers, each returning problems rather than raising:
+
+1. the generated CRD schema, checked with `jsonschema` (types, required fields,
+   enums, sizes; unknown fields too, as `kubectl apply` rejects them);
+2. the CEL rules of the schema, run through their Python twins
+   (:mod:`muster.api.rules`), transition rules included when the old object is
+   given;
+3. what only an admission webhook can check: a Job's opt-in, the names
+   PodGroups will get, and (given a way to look it up) that a priority class
+   exists.
+
+`muster validate` runs all three; the webhooks run them on what the API server
+admits, with the priority class looked up in the cluster.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator, Mapping
+from functools import cache
+from typing import Any
+
+import jsonschema
+
+from muster.api.constants import GROUP, POD_GROUP_KIND, WORKLOAD_KIND
+from muster.api.crdgen import custom_resource_definitions
+from muster.api.expand import pod_group_name
+from muster.api.names import DNS_SUBDOMAIN_MAX_LENGTH
+from muster.api.optin import OptInError, read_job_opt_in
+from muster.api.problems import Problem, join_path
+from muster.api.rules import rule_for
+
+PriorityClassLookup = Callable[[str], bool]
+"""Answers whether a PriorityClass of that name exists."""
+
+
+def validate_pod_group(
+    pod_group: Mapping[str, Any],
+    *,
+    old: Mapping[str, Any] | None = None,
+    priority_class_exists: PriorityClassLookup | None = None,
+) -> list[Problem]:
+    """Every problem of a PodGroup; ``old`` enables the immutability rules."""
+    problems = _schema_and_rules(POD_GROUP_KIND, pod_group, old)
+    spec = pod_group.get("spec")
+    class_name = spec.get("priorityClassName") if isinstance(spec, Mapping) else None
+    if (
+        priority_class_exists is not None
+        and isinstance(class_name, str)
+        and not priority_class_exists(class_name)
+    ):
+        problems.append(
+            Problem("spec.priorityClassName", f"PriorityClass {json.dumps(class_name)} not found")
+        )
+    return problems
+
+
+def validate_workload(
+    workload: Mapping[str, Any], *, old: Mapping[str, Any] | None = None
+) -> list[Problem]:
+    """Every problem of a Workload, including PodGroup names that would be too long."""
+    problems = _schema_and_rules(WORKLOAD_KIND, workload, old)
+    name = _name(workload)
+    spec = workload.get("spec")
+    templates = spec.get("podGroupTemplates") if isinstance(spec, Mapping) else None
+    if isinstance(name, str) and isinstance(templates, list):
+        for index, template in enumerate(templates):
+            template_name = template.get("name") if isinstance(template, Mapping) else None
+            if not isinstance(template_name, str):
+                continue
+            group = pod_group_name(name, template_name)
+            if len(group) > DNS_SUBDOMAIN_MAX_LENGTH:
+                problems.append(
+                    Problem(
+                        f"spec.podGroupTemplates[{index}].name",
+                        f"the PodGroup name {json.dumps(group)} would be longer than"
+                        f" {DNS_SUBDOMAIN_MAX_LENGTH} characters",
+                    )
+                )
+    return problems
+
+
+def validate_job(job: Mapping[str, Any]) -> list[Problem]:
+    """The problems of a Job's opt-in (none for a Job that has not opted in)."""
+    try:
+        read_job_opt_in(job)
+    except OptInError as error:
+        return list(error.problems)
+    return []
+
+
+def validate_object(manifest: Mapping[str, Any]) -> list[Problem]:
+    """Every problem of any manifest Muster has an opinion about; other kinds of
+    objects have none."""
+    api_version = manifest.get("apiVersion")
+    kind = manifest.get("kind")
+    if api_version == "batch/v1" and kind == "Job":
+        return validate_job(manifest)
+    if not isinstance(api_version, str) or api_version.split("/")[0] != GROUP:
+        return []
+    if kind == POD_GROUP_KIND:
+        return validate_pod_group(manifest)
+    if kind == WORKLOAD_KIND:
+        return validate_workload(manifest)
+    return [Problem("kind", f"unknown kind {json.dumps(kind)} in {GROUP}")]
+
+
+def _schema_and_rules(
+    kind: str, manifest: Mapping[str, Any], old: Mapping[str, Any] | None
+) -> list[Problem]:
+    schema = _schemas()[kind]
+    problems = list(_schema_problems(schema, manifest))
+    if not isinstance(_name(manifest), str):
+        problems.append(Problem("metadata.name", "Required value"))
+    problems.extend(_rule_problems(schema, manifest, old, ""))
+    return sorted(set(problems))
+
+
+@cache
+def _schemas() -> dict[str, dict[str, Any]]:
+    """Each kind's schema, made strict about unknown fields."""
+    schemas = {}
+    for crd in custom_resource_definitions():
+        schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+        strict = {**schema, "properties": {**schema["properties"]}}
+        for name in ("spec", "status"):
+            if name in strict["properties"]:
+                strict["properties"][name] = _closed(strict["properties"][name])
+        schemas[crd["spec"]["names"]["kind"]] = strict
+    return schemas
+
+
+def _closed(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema with every object closed to fields it does not declare."""
+    closed = dict(schema)
+    if "properties" in closed:
+        closed["properties"] = {
+            name: _closed(child) for name, child in closed["properties"].items()
+        }
+    if "items" in closed:
+        closed["items"] = _closed(closed["items"])
+    if closed.get("type") == "object" and "additionalProperties" not in closed:
+        closed["additionalProperties"] = False
+    return closed
+
+
+def _schema_problems(schema: dict[str, Any], manifest: Mapping[str, Any]) -> Iterator[Problem]:
+    validator = jsonschema.Draft7Validator(schema)
+    for error in validator.iter_errors(manifest):
+        path = _path(error.absolute_path)
+        instance = error.instance
+        if error.validator == "required":
+            for field in error.validator_value:
+                if isinstance(instance, Mapping) and field not in instance:
+                    yield Problem(join_path(path, field), "Required value")
+        elif error.validator == "additionalProperties":
+            declared = error.schema.get("properties", {})
+            for field in instance:
+                if field not in declared:
+                    yield Problem(join_path(path, field), "unknown field")
+        else:
+            yield Problem(path, _schema_message(error.validator, error.validator_value, instance))
+
+
+def _schema_message(validator: Any, expected: Any, instance: Any) -> str:
+    """The API server's wording for the common schema violations."""
+    value = json.dumps(instance)
+    if validator == "type":
+        return f"Invalid value: {value}: must be of type {expected}"
+    if validator == "enum":
+        allowed = ", ".join(json.dumps(choice) for choice in expected)
+        return f"Unsupported value: {value}: supported values: {allowed}"
+    if validator == "maxItems":
+        return f"Too many: {len(instance)}: must have at most {expected} items"
+    if validator == "minItems":
+        return f"Invalid value: {len(instance)}: must have at least {expected} items"
+    if validator == "maxLength":
+        return f"Too long: may not be more than {expected} bytes"
+    return f"Invalid value: {value}: {validator} {json.dumps(expected)}"
+
+
+def _rule_problems(schema: Mapping[str, Any], value: Any, old: Any, path: str) -> Iterator[Problem]:
+    """Run the Python twin of every CEL rule on the node it is attached to."""
+    for entry in schema.get("x-kubernetes-validations", []):
+        rule = rule_for(entry)
+        holds = True
+        if rule.check is not None:
+            holds = rule.check(value)
+        elif rule.check_update is not None and old is not None:
+            holds = rule.check_update(value, old)
+        if not holds:
+            yield Problem(join_path(path, (rule.field_path or "").lstrip(".")), rule.message)
+    if isinstance(value, Mapping):
+        for name, child_schema in schema.get("properties", {}).items():
+            if name in value:
+                old_child = old.get(name) if isinstance(old, Mapping) else None
+                yield from _rule_problems(
+                    child_schema, value[name], old_child, join_path(path, name)
+                )
+    elif isinstance(value, list) and "items" in schema:
+        old_items = _correlate(schema, value, old)
+        for index, item in enumerate(value):
+            yield from _rule_problems(schema["items"], item, old_items[index], f"{path}[{index}]")
+
+
+def _correlate(schema: Mapping[str, Any], items: list[Any], old: Any) -> list[Any]:
+    """The old counterpart of each item, as the API server pairs them: by key in a
+    map list, and not at all in other lists."""
+    keys = schema.get("x-kubernetes-list-map-keys")
+    if schema.get("x-kubernetes-list-type") != "map" or not keys or not isinstance(old, list):
+        return [None] * len(items)
+
+    def key_of(item: Any) -> tuple[Any, ...] | None:
+        return tuple(item.get(key) for key in keys) if isinstance(item, Mapping) else None
+
+    by_key = {key_of(item): item for item in old}
+    return [by_key.get(key_of(item)) for item in items]
+
+
+def _path(parts: Any) -> str:
+    path = ""
+    for part in parts:
+        path = join_path(path, f"[{part}]" if isinstance(part, int) else str(part))
+    return path
+
+
+def _name(manifest: Mapping[str, Any]) -> Any:
+    metadata = manifest.get("metadata")
+    return metadata.get("name") if isinstance(metadata, Mapping) else None

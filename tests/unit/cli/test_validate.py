@@ -1,0 +1,108 @@
+"""`muster validate` over the table of good and bad manifests, and its edge cases."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from muster.cli import main
+from tests.validation_cases import Case, load_cases
+
+CASES = load_cases()
+EXAMPLES = sorted((Path(__file__).parents[3] / "examples").glob("*.yaml"))
+
+
+def run_validate(capsys: pytest.CaptureFixture[str], *files: Path | str) -> tuple[int, list[str]]:
+    code = main(["validate", *(str(file) for file in files)])
+    captured = capsys.readouterr()
+    assert captured.err == ""
+    return code, captured.out.splitlines()
+
+
+def test_the_table_is_big_and_has_every_kind_of_case() -> None:
+    assert len(CASES) >= 25
+    assert {case.layer for case in CASES} == {"valid", "schema", "webhook"}
+    assert len({case.name for case in CASES}) == len(CASES)
+    for case in CASES:
+        assert bool(case.problems) == (case.layer != "valid"), case.name
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
+def test_case(case: Case, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    manifest = tmp_path / f"{case.name}.yaml"
+    manifest.write_text(yaml.safe_dump(case.manifest))
+    code, lines = run_validate(capsys, manifest)
+    assert sorted(lines) == sorted(f"{manifest}:1: {problem}" for problem in case.problems)
+    assert code == (1 if case.problems else 0)
+
+
+def test_examples_are_valid(capsys: pytest.CaptureFixture[str]) -> None:
+    assert len(EXAMPLES) >= 5
+    assert run_validate(capsys, *EXAMPLES) == (0, [])
+
+
+def test_documents_are_numbered_from_one_across_a_multi_document_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    good, bad = (case.manifest for case in (CASES[0], next(c for c in CASES if c.problems)))
+    manifest = tmp_path / "many.yaml"
+    manifest.write_text(yaml.safe_dump_all([good, None, bad]))
+    code, lines = run_validate(capsys, manifest)
+    assert code == 1
+    assert lines and all(line.startswith(f"{manifest}:3: ") for line in lines)
+
+
+def test_bad_yaml_is_one_problem_not_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    manifest = tmp_path / "broken.yaml"
+    manifest.write_text("apiVersion: v1\nkind: ConfigMap\n---\nspec: [unclosed\n")
+    assert run_validate(capsys, manifest) == (
+        1,
+        [
+            f"{manifest}:2: invalid YAML: expected ',' or ']', but got '<stream end>'"
+            " (line 5, column 1)"
+        ],
+    )
+
+
+def test_a_document_that_is_not_an_object(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    manifest = tmp_path / "list.yaml"
+    manifest.write_text("- a\n- b\n")
+    assert run_validate(capsys, manifest) == (
+        1,
+        [f"{manifest}:1: not a Kubernetes object (a YAML mapping is expected)"],
+    )
+
+
+def test_a_document_without_kind(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    manifest = tmp_path / "kindless.yaml"
+    manifest.write_text("apiVersion: v1\nmetadata: {name: x}\n")
+    assert run_validate(capsys, manifest) == (1, [f"{manifest}:1: kind: Required value"])
+
+
+def test_an_unknown_kind_in_our_group(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    manifest = tmp_path / "gang.yaml"
+    manifest.write_text("apiVersion: scheduling.muster.dev/v1beta1\nkind: Gang\n")
+    assert run_validate(capsys, manifest) == (
+        1,
+        [f'{manifest}:1: kind: unknown kind "Gang" in scheduling.muster.dev'],
+    )
+
+
+def test_a_missing_file_is_a_problem_and_the_others_are_still_checked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "absent.yaml"
+    code, lines = run_validate(capsys, missing, *EXAMPLES)
+    assert (code, lines) == (1, [f"{missing}: cannot read: No such file or directory"])
+
+
+def test_stdin(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = next(case for case in CASES if case.name == "min-count-zero")
+    monkeypatch.setattr("sys.stdin", __import__("io").StringIO(yaml.safe_dump(bad.manifest)))
+    assert run_validate(capsys, "-") == (1, [f"-:1: {bad.problems[0]}"])
