@@ -1,0 +1,105 @@
+"""`muster simulate FILE...`: the decision engine over YAML files, no cluster needed.
+
+This module is the only part of a simulation that touches files and streams: it reads
+and parses the YAML, hands the documents to `muster.simulation`, and prints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import datetime
+from pathlib import Path
+from typing import TextIO
+
+from muster.api.manifests import ManifestSyntaxError, parse_manifests
+from muster.simulation.documents import Document, InvalidInputError, Problem
+from muster.simulation.render import render_table, report_to_json
+from muster.simulation.run import DEFAULT_MAX_CYCLES, NoSteadyStateError, simulate
+
+EXIT_OK = 0
+EXIT_NO_STEADY_STATE = 1
+EXIT_INVALID_INPUT = 2
+STDIN_NAME = "-"
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add `simulate` to the `muster` command."""
+    parser = subparsers.add_parser(
+        "simulate",
+        help="run the gang scheduler offline over YAML files",
+        description=(
+            "Run Muster's decision engine over Nodes, Pods, PriorityClasses, PodGroups, "
+            "Workloads and opted-in Jobs read from YAML files, cycle after cycle until "
+            "nothing changes, and report what happens to every PodGroup."
+        ),
+    )
+    parser.add_argument(
+        "files", nargs="+", metavar="FILE", help="multi-document YAML; '-' reads stdin"
+    )
+    parser.add_argument(
+        "-o", "--output", choices=("table", "json"), default="table", help="report format"
+    )
+    parser.add_argument(
+        "--now",
+        type=_timestamp,
+        metavar="TIME",
+        help="the clock of the run, RFC 3339 (default: the latest creationTimestamp)",
+    )
+    parser.add_argument(
+        "--max-cycles",
+        type=int,
+        default=DEFAULT_MAX_CYCLES,
+        metavar="N",
+        help="give up when the cluster still changes after N cycles (default %(default)s)",
+    )
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Read, simulate, print; problems go to stderr as `file:document: message`."""
+    try:
+        documents = [doc for name in args.files for doc in read_documents(name)]
+        report = simulate(documents, now=args.now, max_cycles=args.max_cycles)
+    except InvalidInputError as error:
+        _print_problems(error.problems, sys.stderr)
+        return EXIT_INVALID_INPUT
+    except NoSteadyStateError as error:
+        print(f"muster simulate: {error}", file=sys.stderr)
+        return EXIT_NO_STEADY_STATE
+    _print_problems(report.warnings, sys.stderr)
+    if args.output == "json":
+        json.dump(report_to_json(report), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(render_table(report))
+    return EXIT_OK
+
+
+def read_documents(name: str) -> list[Document]:
+    """Every non-empty document of one file ('-' is stdin), numbered from 1."""
+    try:
+        text = sys.stdin.read() if name == STDIN_NAME else Path(name).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        reason = error.strerror if isinstance(error, OSError) else "not UTF-8 text"
+        raise InvalidInputError([Problem(name, f"cannot read: {reason}")]) from error
+    try:
+        return [Document(name, parsed.index, parsed.body) for parsed in parse_manifests(text)]
+    except ManifestSyntaxError as error:
+        raise InvalidInputError([Problem(f"{name}:{error.index}", str(error))]) from error
+
+
+def _timestamp(text: str) -> datetime:
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"not an RFC 3339 time: {text!r}") from error
+    if moment.tzinfo is None:
+        raise argparse.ArgumentTypeError(f"a time zone is required (e.g. 'Z'): {text!r}")
+    return moment
+
+
+def _print_problems(problems: tuple[Problem, ...], stream: TextIO) -> None:
+    for problem in problems:
+        print(problem, file=stream)
