@@ -22,6 +22,7 @@ import numpy.typing as npt
 from muster.scheduler.config import EngineConfig
 from muster.scheduler.explain import shortages, unschedulable_message, waiting_message
 from muster.scheduler.fit import (
+    Counts,
     Matrix,
     NodeOrder,
     Shape,
@@ -63,6 +64,7 @@ class _Cycle:
         self.largest = state.allocatable[:nodes].max(axis=0, initial=0)
         self.order = NodeOrder(self.table.name_rank, scarce_columns(state.resource_names))
         self.held_for_older = np.zeros(self.table.size, dtype=np.bool_)
+        self.reserved_for_older: Matrix = np.zeros_like(self.free)
         self.preemption = PreemptionSearch(state, self.table)
         self.admissions: list[Admission] = []
         self.growths: dict[GroupKey, dict[str, str]] = {}
@@ -107,28 +109,36 @@ class _Cycle:
     def _demands(self, gang: Gang) -> dict[str, tuple[tuple[int, int], ...]]:
         return {entry.record.key.name: entry.demand for entry in gang.pending}
 
-    def _take(self, free: Matrix, gang: Gang, placements: dict[str, int]) -> None:
+    def _take(self, free: Matrix, gang: Gang, placements: dict[str, int], sign: int = 1) -> None:
         demands = self._demands(gang)
         for pod, slot in placements.items():
             row = free[slot]
             for column, amount in demands[pod]:
-                row[column] -= amount
+                row[column] -= sign * amount
 
     def _node_names(self, placements: dict[str, int]) -> dict[str, str]:
         return {pod: self.table.name(slot) for pod, slot in sorted(placements.items())}
 
-    def _fit(self, free: Matrix, gang: Gang, shapes: Sequence[Shape], needed: int) -> GangPlacement:
+    def _fit(
+        self,
+        free: Matrix,
+        gang: Gang,
+        shapes: Sequence[Shape],
+        needed: int,
+        order: NodeOrder | None = None,
+    ) -> GangPlacement:
         within = ~self.held_for_older
+        order = order or self.order
         key = gang.record.topology_key
         if key is None:
             return fit_anywhere(
-                free, shapes, within=within, order=self.order, largest=self.largest, needed=needed
+                free, shapes, within=within, order=order, largest=self.largest, needed=needed
             )
         return fit_in_domain(
             free,
             shapes,
             within=within,
-            order=self.order,
+            order=order,
             largest=self.largest,
             needed=needed,
             key=key,
@@ -164,8 +174,8 @@ class _Cycle:
         self.admissions.append(Admission(gang.key, self._node_names(placement.placements), domain))
 
     def _preempt(self, gang: Gang, shapes: Sequence[Shape]) -> bool:
-        def fits(free: Matrix) -> GangPlacement:
-            return self._fit(free, gang, shapes, gang.missing)
+        def fits(free: Matrix, cost: Counts) -> GangPlacement:
+            return self._fit(free, gang, shapes, gang.missing, self.order.with_cost(cost))
 
         plan = self.preemption.search(self.free, gang.priority, fits, self._demands(gang))
         if plan is None:
@@ -192,6 +202,7 @@ class _Cycle:
             shapes=shapes,
             table=self.table,
             held_elsewhere=self.held_for_older,
+            reserved=self.reserved_for_older,
             unlabelled=unlabelled,
             topology_key=key,
             resource_names=self.state.resource_names,
@@ -238,6 +249,7 @@ class _Cycle:
             needed=gang.missing,
         )
         self._take(self.free, gang, partial)
+        self._take(self.reserved_for_older, gang, partial, sign=-1)
 
     # ---- admitted gangs ------------------------------------------------------------
 

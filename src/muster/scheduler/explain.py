@@ -34,11 +34,16 @@ def shortages(
     shapes: Sequence[Shape],
     table: NodeTable,
     held_elsewhere: BoolArray,
+    reserved: Matrix,
     unlabelled: BoolArray,
     topology_key: str | None,
     resource_names: Sequence[str],
 ) -> tuple[int, tuple[Shortage, ...]]:
-    """Nodes that can take some member pod, and what keeps the others out."""
+    """Nodes that can take some member pod, and what keeps the others out.
+
+    `held_elsewhere` are nodes closed for older gangs, `reserved` the capacity set
+    aside for them on open nodes; a node that only those keep out says so.
+    """
     usable = ~held_elsewhere & ~unlabelled
     feasible = np.zeros(table.size, dtype=np.bool_)
     for shape in shapes:
@@ -53,8 +58,11 @@ def shortages(
     if topology_key is not None:
         counts[f"node(s) had no {topology_key} label"] += int((blocked & unlabelled).sum())
         blocked &= ~unlabelled
-    counts[HELD_FOR_OLDER_GANG] += int((blocked & held_elsewhere).sum())
-    blocked &= ~held_elsewhere
+    held = held_elsewhere | (
+        copies_per_node(free + reserved, primary.demand, primary.rules_filter.allowed) > 0
+    )
+    counts[HELD_FOR_OLDER_GANG] += int((blocked & held).sum())
+    blocked &= ~held
     for column in np.flatnonzero(primary.demand):
         short = blocked & (free[:, column] < primary.demand[column])
         counts[_resource_reason(resource_names[int(column)])] += int(short.sum())

@@ -4,11 +4,13 @@ Pods are grouped into shapes (same request vector, same placement rules). For a 
 `copies_per_node` says how many of its pods each node can still take; the greedy then
 fills nodes in best-fit order:
 
-1. nodes the shape would not strand scarce resources on (a pod that does not ask for a
+1. the cheapest nodes, when placing has a cost per node (preemption: the victims a node
+   would need);
+2. nodes the shape would not strand scarce resources on (a pod that does not ask for a
    GPU goes to a GPU node only when nothing else is left);
-2. nodes that can take the fewest copies first (the fullest nodes), so large holes stay
+3. nodes that can take the fewest copies first (the fullest nodes), so large holes stay
    whole for the gangs behind;
-3. node name, for determinism.
+4. node name, for determinism.
 
 Shapes are placed largest first (by dominant share of the biggest node), the classic
 first-fit-decreasing order; if that leaves the gang short, the smallest-first order
@@ -20,7 +22,8 @@ tests measure how often); for gangs of one shape it is exact.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -58,6 +61,10 @@ class NodeOrder:
 
     name_rank: IntArray
     scarce_columns: tuple[int, ...]  # resources a pod should not strand (GPUs, ...)
+    cost: Counts | None = None  # per node, lower first; None: all nodes cost the same
+
+    def with_cost(self, cost: Counts) -> NodeOrder:
+        return replace(self, cost=cost)
 
 
 def scarce_columns(resource_names: Sequence[str]) -> tuple[int, ...]:
@@ -82,7 +89,14 @@ def _fill_order(free: Matrix, demand: Counts, copies: Counts, order: NodeOrder) 
     for column in order.scarce_columns:
         if demand[column] == 0:
             strands |= (free[candidates, column] > 0).astype(np.int8)
-    ranking = np.lexsort((order.name_rank[candidates], copies[candidates], strands))
+    keys: list[npt.NDArray[np.integer[Any]]] = [
+        order.name_rank[candidates],
+        copies[candidates],
+        strands,
+    ]
+    if order.cost is not None:
+        keys.append(order.cost[candidates])
+    ranking = np.lexsort(keys)
     return candidates[ranking]
 
 

@@ -50,7 +50,6 @@ class NodeRecord:
 class PlacementRules:
     """A pod's static constraints; equal rules give equal node masks (the cache key)."""
 
-    node_name: str | None
     node_selector: tuple[tuple[str, str], ...]
     required_terms: tuple[Term, ...] | None
     tolerations: tuple[Toleration, ...]
@@ -203,9 +202,7 @@ def _required_terms(spec: Mapping[str, Any]) -> tuple[Term, ...] | None:
 
 
 def _rules(spec: Mapping[str, Any]) -> PlacementRules:
-    node_name = spec.get("nodeName")
     return PlacementRules(
-        node_name=str(node_name) if node_name else None,
         node_selector=tuple(sorted(_string_map(spec.get("nodeSelector"), "nodeSelector").items())),
         required_terms=_required_terms(spec),
         tolerations=tuple(

@@ -1,9 +1,12 @@
 """Static predicates: which nodes a pod may use at all, whatever is free on them.
 
-They follow kube-scheduler's filters in its order (NodeUnschedulable, NodeName,
-TaintToleration, NodeAffinity) and report, per node, the first one that fails, which
-is what kube-scheduler's messages count. Resources are checked separately (`fit`),
-because they change as pods are placed while these answers do not.
+They follow kube-scheduler's filters in its order (NodeUnschedulable, TaintToleration,
+NodeAffinity) and report, per node, the first one that fails, which is what
+kube-scheduler's messages count. NodeName needs no filter: a pod that names its node is
+bound there (it holds that node's capacity) and is never placed by the engine; the API
+server refuses `spec.nodeName` on a pod that still carries scheduling gates. Resources
+are checked separately (`fit`), because they change as pods are placed while these
+answers do not.
 
 Not modelled, and why it is safe: inter-pod affinity and anti-affinity, topology
 spread constraints, volumes (zones, attach limits) and host ports. The engine may then
@@ -29,7 +32,6 @@ BoolArray = npt.NDArray[np.bool_]
 IntArray = npt.NDArray[np.int32]
 
 UNSCHEDULABLE = "node(s) were unschedulable"
-NODE_NAME_MISMATCH = "node(s) didn't match the requested node name"
 AFFINITY_MISMATCH = "node(s) didn't match Pod's node affinity/selector"
 PASSES = -1
 
@@ -114,8 +116,6 @@ class NodeTable:
 
         if not tolerates_unschedulable(rules.tolerations):
             fail(self.unschedulable, UNSCHEDULABLE)
-        if rules.node_name is not None:
-            fail(self.labels.name_ids() != self._name_id(rules.node_name), NODE_NAME_MISMATCH)
         for set_id, taints in enumerate(self.taint_sets):
             untolerated = first_untolerated(taints, rules.tolerations)
             if untolerated is not None:
@@ -125,7 +125,3 @@ class NodeTable:
             fail(~matching, AFFINITY_MISMATCH)
         allowed = self.alive & (reason_of == PASSES)
         return StaticFilter(allowed=allowed, reason_of=reason_of, reasons=tuple(reasons))
-
-    def _name_id(self, name: str) -> int:
-        ids = self.labels.name_ids_of([name])
-        return int(ids[0]) if len(ids) else -2

@@ -7,7 +7,9 @@ member counts with its gang's priority), and the search minimises:
 1. the highest victim priority: a binary search over the distinct priorities finds
    the lowest level L such that the gang fits once every unit at or below L is gone;
 2. the number of victim pods, approximately: the gang is placed as if all those units
-   were gone; only the nodes it then lands on and that are short need victims; each
+   were gone, preferring nodes without candidates, then nodes whose candidates have
+   the lowest priority and are fewest; only the nodes it lands on and that are short
+   need victims; each
    such node takes units lowest priority first, smallest first, until it is no longer
    short; finally every unit whose removal keeps all nodes covered is dropped again
    (highest priority, largest first).
@@ -24,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from muster.scheduler.fit import Matrix
+from muster.scheduler.fit import Counts, Matrix
 from muster.scheduler.predicates import NodeTable
 from muster.scheduler.results import GroupKey, Victim
 from muster.scheduler.state import NO_GROUP, ClusterState
@@ -97,7 +99,7 @@ class PreemptionSearch:
         self,
         free: Matrix,
         priority: int,
-        fits: Callable[[Matrix], GangPlacement],
+        fits: Callable[[Matrix, Counts], GangPlacement],
         demands: Mapping[str, Demand],
     ) -> PreemptionPlan | None:
         if not self._prepared:
@@ -109,7 +111,7 @@ class PreemptionSearch:
 
         def placement_at(level: int) -> GangPlacement:
             pool = np.flatnonzero(candidates & (self.priority <= level))
-            return fits(free + self._freed(pool))
+            return fits(free + self._freed(pool), self._eviction_cost(pool, levels))
 
         low, high = 0, len(levels) - 1
         best = placement_at(int(levels[high]))
@@ -124,6 +126,15 @@ class PreemptionSearch:
                 low = middle + 1
         pool = candidates & (self.priority <= levels[high])
         return self._plan(free, best, pool, demands)
+
+    def _eviction_cost(self, pool: npt.NDArray[np.int64], levels: IntArray) -> Counts:
+        """Per node: 0 without candidates, else (rank of their top priority, their count)."""
+        nodes = self.table.size
+        count = np.bincount(self.node_of[pool], minlength=nodes).astype(np.int64)
+        top = np.full(nodes, -1, dtype=np.int64)
+        np.maximum.at(top, self.node_of[pool], np.searchsorted(levels, self.priority[pool]))
+        cost: Counts = np.where(count > 0, (top + 1) * (len(self.node_of) + 1) + count, 0)
+        return cost
 
     def _plan(
         self,

@@ -384,6 +384,9 @@ class ClusterState:
     def node_slot(self, name: str) -> int | None:
         return self._node_slot.get(name)
 
+    def node_names(self) -> list[str]:
+        return sorted(self._node_slot)
+
     def _reject(self, kind: str, obj: Mapping[str, Any], reason: str) -> str:
         """Forget the object's previous version (it no longer describes the cluster)."""
         metadata = obj.get("metadata") if isinstance(obj, Mapping) else None

@@ -1,0 +1,164 @@
+"""Plain Kubernetes objects for engine tests, as the API server would return them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from muster.api.constants import GANG_GATE, POD_GROUP_LABEL
+from muster.scheduler import ClusterState
+
+Obj = dict[str, Any]
+
+
+def node(
+    name: str,
+    *,
+    cpu: str = "8",
+    memory: str = "32Gi",
+    pods: str = "110",
+    gpu: str | None = None,
+    labels: dict[str, str] | None = None,
+    taints: list[Obj] | None = None,
+    unschedulable: bool = False,
+) -> Obj:
+    allocatable = {"cpu": cpu, "memory": memory, "pods": pods}
+    if gpu is not None:
+        allocatable["nvidia.com/gpu"] = gpu
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": labels or {}},
+        "spec": {"taints": taints or [], "unschedulable": unschedulable},
+        "status": {"allocatable": allocatable, "capacity": allocatable},
+    }
+
+
+def taint(key: str, value: str = "", effect: str = "NoSchedule") -> Obj:
+    return {"key": key, "value": value, "effect": effect}
+
+
+def pod(
+    name: str,
+    *,
+    group: str | None = None,
+    namespace: str = "default",
+    cpu: str | None = "1",
+    memory: str | None = None,
+    gpu: str | None = None,
+    node_name: str | None = None,
+    gated: bool | None = None,
+    priority: int | None = None,
+    priority_class: str | None = None,
+    phase: str | None = None,
+    spec: Obj | None = None,
+) -> Obj:
+    """A pod with one container; gated by default when it belongs to a group and is unbound."""
+    requests: dict[str, str] = {}
+    if cpu is not None:
+        requests["cpu"] = cpu
+    if memory is not None:
+        requests["memory"] = memory
+    if gpu is not None:
+        requests["nvidia.com/gpu"] = gpu
+    pod_spec: Obj = {"containers": [{"name": "main", "resources": {"requests": requests}}]}
+    if node_name is not None:
+        pod_spec["nodeName"] = node_name
+    if gated if gated is not None else (group is not None and node_name is None):
+        pod_spec["schedulingGates"] = [{"name": GANG_GATE}]
+    if priority is not None:
+        pod_spec["priority"] = priority
+    if priority_class is not None:
+        pod_spec["priorityClassName"] = priority_class
+    pod_spec.update(spec or {})
+    labels = {POD_GROUP_LABEL: group} if group is not None else {}
+    obj: Obj = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace, "labels": labels},
+        "spec": pod_spec,
+    }
+    if phase is not None:
+        obj["status"] = {"phase": phase}
+    return obj
+
+
+def pod_group(
+    name: str,
+    *,
+    min_count: int | None = 1,
+    namespace: str = "default",
+    topology_key: str | None = None,
+    priority: int | None = None,
+    priority_class: str | None = None,
+    preemption_policy: str | None = None,
+    single: bool = False,
+    created: str = "2026-01-01T00:00:00Z",
+    admitted: bool = False,
+    plan: dict[str, str] | None = None,
+) -> Obj:
+    """A gang PodGroup (a basic one when `min_count` is None)."""
+    policy: Obj = {"basic": {}} if min_count is None else {"gang": {"minCount": min_count}}
+    spec: Obj = {
+        "schedulingPolicy": policy,
+        "disruptionMode": {"single": {}} if single else {"all": {}},
+    }
+    if topology_key is not None:
+        spec["schedulingConstraints"] = {"topology": [{"key": topology_key}]}
+    if priority is not None:
+        spec["priority"] = priority
+    if priority_class is not None:
+        spec["priorityClassName"] = priority_class
+    if preemption_policy is not None:
+        spec["preemptionPolicy"] = preemption_policy
+    status: Obj = {}
+    if admitted:
+        status["conditions"] = [
+            {"type": "PodGroupScheduled", "status": "True", "reason": "Scheduled"}
+        ]
+    if plan is not None:
+        status["plan"] = plan
+    return {
+        "apiVersion": "scheduling.muster.dev/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {"name": name, "namespace": namespace, "creationTimestamp": created},
+        "spec": spec,
+        "status": status,
+    }
+
+
+def priority_class(name: str, value: int, *, global_default: bool = False) -> Obj:
+    return {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": name},
+        "value": value,
+        "globalDefault": global_default,
+    }
+
+
+def cluster(*objects: Obj) -> ClusterState:
+    """A state with every object applied (by kind); any rejection fails the test."""
+    state = ClusterState()
+    appliers = {
+        "Node": state.apply_node,
+        "Pod": state.apply_pod,
+        "PodGroup": state.apply_pod_group,
+        "PriorityClass": state.apply_priority_class,
+    }
+    for obj in objects:
+        problem = appliers[obj["kind"]](obj)
+        assert problem is None, problem
+    return state
+
+
+def gang(name: str, size: int, *, min_count: int | None = None, **pod_args: Any) -> list[Obj]:
+    """A PodGroup with `size` gated members named `<name>-<i>`."""
+    group_args = {
+        key: pod_args.pop(key)
+        for key in ("topology_key", "priority", "preemption_policy", "single", "created")
+        if key in pod_args
+    }
+    if "priority" in group_args:
+        pod_args["priority"] = group_args["priority"]
+    members = [pod(f"{name}-{index}", group=name, **pod_args) for index in range(size)]
+    return [pod_group(name, min_count=min_count or size, **group_args), *members]
