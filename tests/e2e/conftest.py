@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.cluster import Kubectl, LocalCluster, fresh_namespace
+from tests.e2e.harness import operator, pool  # noqa: F401  (fixtures of the operator tests)
 
 
 @pytest.hookimpl(tryfirst=True)

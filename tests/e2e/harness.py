@@ -1,0 +1,327 @@
+"""The operator under test: `muster run` as a real process against the test cluster.
+
+The `operator` fixture installs the CRDs, starts `muster run` (webhooks on 127.0.0.1
+with a self-signed certificate, which the operator itself registers in its webhook
+configurations), waits until it is ready, and stops it at the end of the session. A
+test may kill it with SIGKILL and start it again to check restart safety.
+
+Helpers build what the scenarios need: simulated GPU nodes of their own (tainted and
+labelled for one test, so no other test's pods land there) and gang Jobs that
+tolerate and select exactly those nodes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.cluster import ROOT, Kubectl, wait_until
+
+CRDS = ROOT / "crds"
+WEBHOOK_CONFIGURATION = "muster.e2e.scheduling.muster.dev"
+POOL_LABEL = "e2e.muster.dev/pool"
+POLICY_LABEL = "scheduling.muster.dev/policy"
+GROUP_LABEL = "scheduling.muster.dev/pod-group"
+GATE = "scheduling.muster.dev/gang"
+GPU = "nvidia.com/gpu"
+LONG_RUNNING = "1h"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@dataclass
+class OperatorProcess:
+    """One `muster run` process; its output goes to a log file kept for failures."""
+
+    kubeconfig: Path
+    log_path: Path
+    flags: tuple[str, ...] = ()
+    health_port: int = field(default_factory=free_port)
+    webhook_port: int = field(default_factory=free_port)
+    process: subprocess.Popen[bytes] | None = None
+
+    def command(self, extra: tuple[str, ...]) -> list[str]:
+        return [
+            sys.executable,
+            "-c",
+            "import sys; from muster.cli import main; sys.exit(main())",
+            "run",
+            f"--kubeconfig={self.kubeconfig}",
+            "--webhook-host=127.0.0.1",
+            f"--webhook-port={self.webhook_port}",
+            f"--webhook-configuration={WEBHOOK_CONFIGURATION}",
+            "--health-host=127.0.0.1",
+            f"--health-port={self.health_port}",
+            "--identity=muster-e2e",
+            "--lease-namespace=default",
+            "--rollback-backoff=2",
+            *self.flags,
+            *extra,
+        ]
+
+    def start(self, *extra: str) -> None:
+        with self.log_path.open("ab") as log:
+            log.write(f"\n=== start {' '.join(extra)} ===\n".encode())
+            self.process = subprocess.Popen(
+                self.command(extra), stdout=log, stderr=subprocess.STDOUT, cwd=ROOT
+            )
+        wait_until("the operator to be ready", self.ready, timeout=60)
+
+    def ready(self) -> bool:
+        if self.process is not None and self.process.poll() is not None:
+            raise AssertionError(f"the operator exited:\n{self.log_tail()}")
+        try:
+            with urllib.request.urlopen(self.url("/readyz"), timeout=2) as response:
+                return bool(response.status == 200)
+        except (urllib.error.URLError, OSError):
+            return False
+
+    def url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.health_port}{path}"
+
+    def metrics(self) -> str:
+        with urllib.request.urlopen(self.url("/metrics"), timeout=5) as response:
+            text: str = response.read().decode()
+            return text
+
+    def kill(self) -> None:
+        """SIGKILL: no cleanup of any kind, as when a node dies under the operator."""
+        if self.process is not None:
+            self.process.send_signal(signal.SIGKILL)
+            self.process.wait(timeout=10)
+            self.process = None
+
+    def stop(self) -> None:
+        if self.process is None:
+            return
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            self.process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=10)
+        self.process = None
+
+    def restart(self, *extra: str) -> None:
+        self.stop()
+        self.start(*extra)
+
+    def log_tail(self, lines: int = 60) -> str:
+        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+
+
+def install_crds(kubectl: Kubectl) -> None:
+    kubectl("apply", "-f", str(CRDS))
+    kubectl(
+        "wait",
+        "--for=condition=Established",
+        "crd/podgroups.scheduling.muster.dev",
+        "crd/workloads.scheduling.muster.dev",
+        "--timeout=30s",
+    )
+
+
+@pytest.fixture(scope="session")
+def operator(
+    kubeconfig: Path, kubectl: Kubectl, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[OperatorProcess]:
+    """`muster run` for the whole session; its webhook configurations go with it."""
+    install_crds(kubectl)
+    log_path = Path(
+        os.environ.get(
+            "MUSTER_E2E_OPERATOR_LOG", tmp_path_factory.mktemp("operator") / "operator.log"
+        )
+    )
+    process = OperatorProcess(kubeconfig=kubeconfig, log_path=log_path)
+    process.start()
+    yield process
+    process.stop()
+    for kind in ("mutatingwebhookconfiguration", "validatingwebhookconfiguration"):
+        kubectl("delete", kind, WEBHOOK_CONFIGURATION, "--ignore-not-found", check=False)
+
+
+# ---- building blocks of the scenarios ------------------------------------------------
+
+
+@dataclass
+class NodePool:
+    """Simulated nodes only one test uses: tainted and labelled with the pool's name."""
+
+    kubectl: Kubectl
+    name: str = field(default_factory=lambda: f"pool-{uuid.uuid4().hex[:6]}")
+    nodes: list[str] = field(default_factory=list)
+
+    def add(self, gpus: int, *, zone: str = "zone-x", cpu: str = "32") -> str:
+        node = f"{self.name}-{len(self.nodes)}"
+        capacity = {"cpu": cpu, "memory": "256Gi", "pods": "110", GPU: str(gpus)}
+        self.kubectl.apply(
+            {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {
+                    "name": node,
+                    "annotations": {"kwok.x-k8s.io/node": "fake"},
+                    "labels": {
+                        "kubernetes.io/hostname": node,
+                        "type": "kwok",
+                        "topology.kubernetes.io/zone": zone,
+                        POOL_LABEL: self.name,
+                    },
+                },
+                "spec": {
+                    "taints": [{"key": POOL_LABEL, "value": self.name, "effect": "NoSchedule"}]
+                },
+                "status": {"capacity": capacity, "allocatable": capacity},
+            }
+        )
+        self.nodes.append(node)
+        wait_until(f"node {node} to be Ready", lambda: self._ready(node), timeout=30)
+        return node
+
+    def _ready(self, node: str) -> bool:
+        found = self.kubectl("get", "node", node, "-o", "json", check=False)
+        if found.returncode != 0:
+            return False
+        obj = json.loads(found.stdout)
+        taints = obj.get("spec", {}).get("taints") or []
+        ready = any(
+            c["type"] == "Ready" and c["status"] == "True"
+            for c in obj.get("status", {}).get("conditions") or []
+        )
+        return ready and not any(t["key"].startswith("node.kubernetes.io/") for t in taints)
+
+    def delete(self) -> None:
+        for node in self.nodes:
+            self.kubectl("delete", "node", node, "--ignore-not-found", "--wait=false", check=False)
+
+
+@pytest.fixture
+def pool(kubectl: Kubectl) -> Iterator[NodePool]:
+    created = NodePool(kubectl)
+    yield created
+    created.delete()
+
+
+def gang_job(
+    name: str,
+    pool: NodePool,
+    *,
+    workers: int,
+    gpus: int = 1,
+    policy: str = "gang",
+    annotations: dict[str, str] | None = None,
+    labels: dict[str, str] | None = None,
+    run_for: str = LONG_RUNNING,
+    priority_class: str | None = None,
+) -> dict[str, Any]:
+    """A Job of `workers` pods, each asking for `gpus` GPUs, on the pool's nodes only."""
+    pod_spec: dict[str, Any] = {
+        "restartPolicy": "Never",
+        "nodeSelector": {POOL_LABEL: pool.name},
+        "tolerations": [{"key": POOL_LABEL, "operator": "Equal", "value": pool.name}],
+        "containers": [
+            {
+                "name": "worker",
+                "image": "trainer",
+                "resources": {"requests": {"cpu": "100m"}, "limits": {GPU: str(gpus)}},
+            }
+        ],
+    }
+    if priority_class is not None:
+        pod_spec["priorityClassName"] = priority_class
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {
+            "name": name,
+            "labels": {POLICY_LABEL: policy, **(labels or {})},
+            "annotations": annotations or {},
+        },
+        "spec": {
+            "parallelism": workers,
+            "completions": workers,
+            "backoffLimit": 100,
+            "template": {
+                "metadata": {"annotations": {"pod-complete.stage.kwok.x-k8s.io/delay": run_for}},
+                "spec": pod_spec,
+            },
+        },
+    }
+
+
+def pods_of(kubectl: Kubectl, namespace: str, group: str) -> list[dict[str, Any]]:
+    pods: list[dict[str, Any]] = kubectl.json(
+        "get", "pods", "-n", namespace, "-l", f"{GROUP_LABEL}={group}"
+    )["items"]
+    return [pod for pod in pods if not pod["metadata"].get("deletionTimestamp")]
+
+
+def is_gated(pod: dict[str, Any]) -> bool:
+    return any(gate["name"] == GATE for gate in pod["spec"].get("schedulingGates") or [])
+
+
+def pod_group(kubectl: Kubectl, namespace: str, name: str) -> dict[str, Any]:
+    found: dict[str, Any] = kubectl.json("get", "podgroup", name, "-n", namespace)
+    return found
+
+
+def scheduled_condition(kubectl: Kubectl, namespace: str, name: str) -> dict[str, Any]:
+    """The PodGroupScheduled condition, or {} while the group or condition is missing."""
+    found = kubectl("get", "podgroup", name, "-n", namespace, "-o", "json", check=False)
+    if found.returncode != 0:
+        return {}
+    for item in json.loads(found.stdout).get("status", {}).get("conditions") or []:
+        if item["type"] == "PodGroupScheduled":
+            return dict(item)
+    return {}
+
+
+def wait_for_reason(
+    kubectl: Kubectl, namespace: str, name: str, reason: str, timeout: float = 30
+) -> dict[str, Any]:
+    wait_until(
+        f"PodGroup {name} to say {reason}",
+        lambda: scheduled_condition(kubectl, namespace, name).get("reason") == reason,
+        timeout=timeout,
+    )
+    return scheduled_condition(kubectl, namespace, name)
+
+
+def bound(pods: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [pod for pod in pods if pod["spec"].get("nodeName")]
+
+
+def wait_all_bound(
+    kubectl: Kubectl, namespace: str, group: str, count: int, timeout: float = 30
+) -> list[dict[str, Any]]:
+    def done() -> bool:
+        pods = pods_of(kubectl, namespace, group)
+        return len(pods) == count and len(bound(pods)) == count
+
+    wait_until(f"{count} pods of {group} bound", done, timeout=timeout)
+    return pods_of(kubectl, namespace, group)
+
+
+def events_for(kubectl: Kubectl, namespace: str, name: str) -> list[dict[str, Any]]:
+    events: list[dict[str, Any]] = kubectl.json(
+        "get", "events", "-n", namespace, "--field-selector", f"involvedObject.name={name}"
+    )["items"]
+    return events

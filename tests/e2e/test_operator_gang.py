@@ -1,0 +1,88 @@
+"""Gang Jobs on the real control plane: all or nothing, with reasons users can read."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.e2e.cluster import Kubectl, wait_until
+from tests.e2e.harness import (
+    GROUP_LABEL,
+    NodePool,
+    OperatorProcess,
+    bound,
+    events_for,
+    gang_job,
+    is_gated,
+    pod_group,
+    pods_of,
+    wait_all_bound,
+    wait_for_reason,
+)
+
+pytestmark = pytest.mark.e2e
+
+
+def test_four_worker_job_with_four_free_gpus_is_admitted_at_once(
+    operator: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool
+) -> None:
+    pool.add(gpus=4)
+    kubectl.apply(gang_job("train", pool, workers=4), namespace)
+
+    pods = wait_all_bound(kubectl, namespace, "train", 4)
+    assert {pod["metadata"]["labels"][GROUP_LABEL] for pod in pods} == {"train"}
+    group = pod_group(kubectl, namespace, "train")
+    assert group["spec"]["schedulingPolicy"] == {"gang": {"minCount": 4}}
+    wait_for_reason(kubectl, namespace, "train", "Scheduled")
+    assert set(pod_group(kubectl, namespace, "train")["status"]["plan"]) == {
+        pod["metadata"]["name"] for pod in pods
+    }
+    listing = kubectl("get", "podgroups", "-n", namespace).stdout
+    assert "train" in listing
+    reasons = {event["reason"] for event in events_for(kubectl, namespace, "train")}
+    assert "Scheduled" in reasons
+
+
+def test_three_free_gpus_hold_the_whole_gang_until_a_node_is_added(
+    operator: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool
+) -> None:
+    pool.add(gpus=3)
+    kubectl.apply(gang_job("train", pool, workers=4), namespace)
+
+    condition = wait_for_reason(kubectl, namespace, "train", "Unschedulable")
+    assert condition["status"] == "False"
+    assert "needs 4 pods, at most 3 fit" in condition["message"]
+    pods = pods_of(kubectl, namespace, "train")
+    assert len(pods) == 4
+    assert all(is_gated(pod) for pod in pods)
+    assert not bound(pods)
+
+    pool.add(gpus=4)
+    wait_all_bound(kubectl, namespace, "train", 4)
+    wait_for_reason(kubectl, namespace, "train", "Scheduled")
+
+
+def test_two_gangs_that_cannot_both_fit_run_one_after_the_other(
+    operator: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool
+) -> None:
+    # 8 GPUs in 4 fragments of 2: a gang of 4 two-GPU workers takes all of them.
+    for _ in range(4):
+        pool.add(gpus=2)
+    kubectl.apply(gang_job("first", pool, workers=4, gpus=2, run_for="6s"), namespace)
+    wait_all_bound(kubectl, namespace, "first", 4)
+    kubectl.apply(gang_job("second", pool, workers=4, gpus=2, run_for="1h"), namespace)
+
+    wait_for_reason(kubectl, namespace, "second", "Unschedulable")
+    waiting = pods_of(kubectl, namespace, "second")
+    assert len(waiting) == 4 and all(is_gated(pod) for pod in waiting)
+
+    wait_all_bound(kubectl, namespace, "second", 4, timeout=40)
+    wait_until(
+        "the first Job to complete",
+        lambda: any(
+            c["type"] == "Complete" and c["status"] == "True"
+            for c in kubectl.json("get", "job", "first", "-n", namespace)
+            .get("status", {})
+            .get("conditions", [])
+        ),
+        timeout=30,
+    )
