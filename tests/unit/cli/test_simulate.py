@@ -1,0 +1,152 @@
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from muster.cli import main
+
+NODE = """\
+apiVersion: v1
+kind: Node
+metadata: {name: gpu-1}
+status: {allocatable: {cpu: "8", memory: 32Gi, pods: "10", nvidia.com/gpu: "2"}}
+"""
+JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train
+  creationTimestamp: "2026-01-01T10:00:00Z"
+  labels: {scheduling.muster.dev/policy: gang}
+spec:
+  parallelism: 2
+  template:
+    spec:
+      containers:
+        - name: w
+          image: i
+          resources: {requests: {cpu: "1", nvidia.com/gpu: "1"}}
+"""
+
+
+def write(tmp_path: Path, name: str, *documents: str) -> str:
+    path = tmp_path / name
+    path.write_text("---\n".join(documents))
+    return str(path)
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(["simulate", *argv])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_the_table_shows_each_pod_group(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run([write(tmp_path, "c.yaml", NODE, JOB)], capsys)
+    assert (code, err) == (0, "")
+    assert out.splitlines() == [
+        "NAMESPACE   PODGROUP   SCHEDULED   REASON      PLACED   MESSAGE",
+        "default     train      True        Scheduled   2        2/2 pods placed",
+    ]
+
+
+def test_json_lists_the_placements(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run([write(tmp_path, "c.yaml", NODE, JOB), "-o", "json"], capsys)
+    assert code == 0
+    report = json.loads(out)
+    assert report["victims"] == []
+    assert report["podGroups"][0]["placements"] == {"train-0": "gpu-1", "train-1": "gpu-1"}
+
+
+def test_objects_may_come_from_several_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    files = [write(tmp_path, "nodes.yaml", NODE), write(tmp_path, "jobs.yaml", JOB)]
+    code, out, _ = run([*files, "-o", "json"], capsys)
+    assert code == 0
+    assert json.loads(out)["podGroups"][0]["scheduled"] is True
+
+
+def test_stdin_is_read_for_a_dash(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO(NODE + "---\n" + JOB))
+    code, out, _ = run(["-"], capsys)
+    assert code == 0
+    assert "train" in out
+
+
+def test_unknown_kinds_are_warned_about_on_stderr(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    service = "apiVersion: v1\nkind: Service\nmetadata: {name: web}\n"
+    path = write(tmp_path, "c.yaml", NODE, JOB, service)
+    code, out, err = run([path], capsys)
+    assert code == 0
+    assert err == f"{path}:3: kind Service is not simulated; ignored\n"
+    assert "train" in out
+
+
+@pytest.mark.parametrize(
+    ("documents", "message"),
+    [
+        ((NODE, "kind: [unclosed\n"), ":2: invalid YAML: "),
+        (("- just\n- a list\n",), ":1: expected a mapping, found list"),
+        (("apiVersion: v1\nkind: Node\nmetadata: {}\n",), ":1: Node: metadata.name: required"),
+        (
+            ("kind: Node\nmetadata: {name: n}\nstatus: {allocatable: {cpu: lots}}\n",),
+            ":1: Node n: status.allocatable: ",
+        ),
+        ((NODE, JOB.replace("gang}", "always}")), ":2: Job train: "),
+        ((NODE, JOB.replace("10:00:00Z", "ten o'clock")), ":2: metadata.creationTimestamp"),
+    ],
+)
+def test_invalid_input_is_one_line_per_problem_and_exit_code_2(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    documents: tuple[str, ...],
+    message: str,
+) -> None:
+    path = write(tmp_path, "bad.yaml", *documents)
+    code, out, err = run([path], capsys)
+    assert (code, out) == (2, "")
+    assert err.startswith(path + message)
+    assert "Traceback" not in err
+    assert len(err.splitlines()) == 1
+
+
+def test_a_missing_file_is_reported(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    missing = str(tmp_path / "nope.yaml")
+    code, _, err = run([missing], capsys)
+    assert code == 2
+    assert err == f"{missing}: cannot read: No such file or directory\n"
+
+
+def test_now_moves_the_clock(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    too_big = JOB.replace("parallelism: 2", "parallelism: 3")
+    path = write(tmp_path, "c.yaml", NODE, too_big)
+    _, fresh, _ = run([path], capsys)
+    _, later, _ = run([path, "--now", "2026-01-01T11:00:00Z"], capsys)
+    assert "holding capacity" not in fresh
+    assert "holding capacity for it after 3600s" in later
+
+
+@pytest.mark.parametrize("value", ["yesterday", "2026-01-01T10:00:00"])
+def test_now_must_be_an_rfc3339_time_with_a_zone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], value: str
+) -> None:
+    with pytest.raises(SystemExit) as caught:
+        main(["simulate", write(tmp_path, "c.yaml", NODE), "--now", value])
+    assert caught.value.code == 2
+    assert "--now" in capsys.readouterr().err
+
+
+def test_too_few_cycles_is_an_error_not_a_wrong_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run([write(tmp_path, "c.yaml", NODE, JOB), "--max-cycles", "1"], capsys)
+    assert (code, out) == (1, "")
+    assert "still changed after 1 scheduling cycles" in err

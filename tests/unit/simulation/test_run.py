@@ -1,0 +1,127 @@
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from muster.api.constants import POD_GROUP_LABEL, POLICY_LABEL
+from muster.scheduler import EngineConfig
+from muster.scheduler.results import GroupKey, PodKey
+from muster.simulation.documents import Document
+from muster.simulation.report import PreemptedPod, Report
+from muster.simulation.run import NoSteadyStateError, simulate
+
+SCHEDULED = [{"type": "PodGroupScheduled", "status": "True", "reason": "Scheduled"}]
+
+
+def node(name: str = "n1", cpu: str = "2", created: str | None = None) -> dict[str, Any]:
+    metadata: dict[str, Any] = {"name": name}
+    if created is not None:
+        metadata["creationTimestamp"] = created
+    return {
+        "kind": "Node",
+        "metadata": metadata,
+        "status": {"allocatable": {"cpu": cpu, "pods": "10"}},
+    }
+
+
+def job(name: str, *, cpu: str = "2", priority_class: str | None = None) -> dict[str, Any]:
+    spec: dict[str, Any] = {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]}
+    if priority_class is not None:
+        spec["priorityClassName"] = priority_class
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {
+            "name": name,
+            "labels": {POLICY_LABEL: "gang"},
+            "creationTimestamp": "2026-01-01T10:00:00Z",
+        },
+        "spec": {"parallelism": 1, "template": {"spec": spec}},
+    }
+
+
+def running_gang(name: str) -> list[dict[str, Any]]:
+    """A Job's gang admitted before the run: its PodGroup and its bound pod."""
+    pod_group = {
+        "apiVersion": "scheduling.muster.dev/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {"name": name},
+        "spec": {"schedulingPolicy": {"gang": {"minCount": 1}}},
+        "status": {"conditions": SCHEDULED, "plan": {f"{name}-0": "n1"}},
+    }
+    pod = {
+        "kind": "Pod",
+        "metadata": {
+            "name": f"{name}-0",
+            "labels": {POD_GROUP_LABEL: name},
+            "ownerReferences": [{"kind": "Job", "name": name, "controller": True}],
+        },
+        "spec": {
+            "nodeName": "n1",
+            "containers": [{"name": "c", "resources": {"requests": {"cpu": "2"}}}],
+        },
+    }
+    return [job(name), pod_group, pod]
+
+
+def run(*bodies: object, **options: Any) -> Report:
+    return simulate([Document("in.yaml", i, body) for i, body in enumerate(bodies, 1)], **options)
+
+
+def outcome(report: Report, name: str) -> Any:
+    [found] = [group for group in report.pod_groups if group.group.name == name]
+    return found
+
+
+def test_a_gang_that_fits_is_placed_and_the_run_stops_when_nothing_changes() -> None:
+    report = run(node(), job("train"))
+    train = outcome(report, "train")
+    assert (train.scheduled, train.reason, train.message) == (True, "Scheduled", "1/1 pods placed")
+    assert train.placements == {"train-0": "n1"}
+    assert report.cycles == 2
+
+
+def test_a_gang_admitted_before_the_run_stays_admitted_and_places_nothing() -> None:
+    report = run(node(), *running_gang("old"), job("new"))
+    old, new = outcome(report, "old"), outcome(report, "new")
+    assert (old.scheduled, old.placements, old.message) == (True, {}, "1/1 pods placed")
+    assert (new.scheduled, new.reason) == (False, "Unschedulable")
+
+
+def test_a_preempted_gang_waits_as_preempted_and_says_why() -> None:
+    urgent = {"kind": "PriorityClass", "metadata": {"name": "urgent"}, "value": 1000}
+    report = run(node(), urgent, *running_gang("low"), job("high", priority_class="urgent"))
+    low = outcome(report, "low")
+    assert (low.scheduled, low.reason, low.preempted) == (False, "Preempted", True)
+    assert low.message.startswith("preempted to make room for default/high; ")
+    assert "Insufficient cpu" in low.message
+    assert outcome(report, "high").placements == {"high-0": "n1"}
+    assert report.victims == (PreemptedPod(PodKey("default", "low-0"), GroupKey("default", "low")),)
+
+
+def test_the_clock_is_the_latest_creation_time_of_any_object() -> None:
+    too_big = job("train", cpu="4")
+    report = run(node(created="2026-01-01T11:00:00Z"), too_big)
+    assert "after 3600s in the queue" in outcome(report, "train").message
+
+
+def test_an_explicit_clock_and_config_are_used() -> None:
+    now = datetime(2026, 1, 1, 10, 0, 30, tzinfo=UTC)
+    report = run(node(), job("train", cpu="4"), now=now, config=EngineConfig(starvation_seconds=10))
+    assert "after 30s in the queue" in outcome(report, "train").message
+
+
+def test_warnings_of_every_stage_are_reported() -> None:
+    plain_job = job("plain")
+    plain_job["metadata"]["labels"] = {}
+    service = {"kind": "Service", "metadata": {"name": "web"}}
+    report = run(node(), service, plain_job)
+    assert [warning.origin for warning in report.warnings] == ["in.yaml:2", "in.yaml:3"]
+    assert report.pod_groups == ()
+
+
+def test_the_cycle_cap_stops_a_run_that_keeps_changing() -> None:
+    with pytest.raises(NoSteadyStateError, match="after 1 scheduling cycles"):
+        run(node(), job("train"), max_cycles=1)
