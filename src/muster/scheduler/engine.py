@@ -39,6 +39,7 @@ from muster.scheduler.results import (
     Explanation,
     GroupKey,
     Growth,
+    PodKey,
     Reason,
     Verdict,
 )
@@ -213,7 +214,7 @@ class _Cycle:
             shortages=reasons,
             needed=gang.record.min_count,
             existing=gang.existing,
-            best_fit=placement.best_fit + len(gang.held),
+            best_fit=placement.best_fit + gang.held,
             domains=placement.fits,
             queue_position=position,
         )
@@ -275,7 +276,8 @@ class _Cycle:
         if key is None:
             return everywhere
         values = self.table.labels.values_of(key)
-        for entry in gang.held:
+        for name in sorted(self.state.members.get(gang.key, ())):
+            entry = self.state.pods[PodKey(gang.key.namespace, name)]
             slot = self.state.node_slot(entry.held_on or "")
             if slot is not None and values[slot] >= 0:
                 same_domain: BoolArray = values == values[slot]

@@ -20,7 +20,7 @@ class Gang:
     record: GroupRecord
     priority: int
     queued_since: float  # creation time; `now` for a PodGroup without one
-    held: tuple[PodEntry, ...]  # sorted by pod name
+    held: int  # members holding capacity
     pending: tuple[PodEntry, ...]  # sorted by pod name
 
     @property
@@ -29,39 +29,33 @@ class Gang:
 
     @property
     def existing(self) -> int:
-        return len(self.held) + len(self.pending)
+        return self.held + len(self.pending)
 
     @property
     def missing(self) -> int:
         """Members still needed, beyond those already holding capacity."""
-        return max(self.record.min_count - len(self.held), 0)
+        return max(self.record.min_count - self.held, 0)
 
     def queue_key(self) -> tuple[int, float, str, str]:
         return (-self.priority, self.queued_since, self.key.namespace, self.key.name)
 
 
 def gangs_of(state: ClusterState, now: float) -> list[Gang]:
-    """Every gang-policy PodGroup, admitted or not, sorted into queue order."""
+    """Gangs with something to decide, in queue order: every gang not admitted yet, and
+    admitted gangs with pending members (the others need nothing this cycle)."""
     gangs = []
-    for key in sorted(state.groups):
-        record = state.groups[key]
-        if not record.gang:
+    for key in state.unadmitted_gangs | state.pending_members.keys():
+        record = state.groups.get(key)
+        if record is None or not record.gang:
             continue
-        held: list[PodEntry] = []
-        pending: list[PodEntry] = []
-        for name in sorted(state.members.get(key, ())):
-            entry = state.pods[PodKey(key.namespace, name)]
-            if entry.held_on is not None:
-                held.append(entry)
-            elif entry.record.gated and not entry.record.terminal and entry.record.rules:
-                pending.append(entry)
+        pending = sorted(state.pending_members.get(key, ()))
         gangs.append(
             Gang(
                 record=record,
                 priority=state.resolve_priority(record.priority, record.priority_class),
                 queued_since=record.created if record.created is not None else now,
-                held=tuple(held),
-                pending=tuple(pending),
+                held=state.held_members.get(key, 0),
+                pending=tuple(state.pods[PodKey(key.namespace, name)] for name in pending),
             )
         )
     gangs.sort(key=Gang.queue_key)

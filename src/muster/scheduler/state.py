@@ -98,7 +98,10 @@ class ClusterState:
         self.pods: dict[PodKey, PodEntry] = {}
         self._pods_on: dict[str, set[PodKey]] = {}
         self.members: dict[GroupKey, set[str]] = {}
+        self.pending_members: dict[GroupKey, set[str]] = {}  # gated and holding nothing
+        self.held_members: dict[GroupKey, int] = {}  # bound or reserved
         self.groups: dict[GroupKey, GroupRecord] = {}
+        self.unadmitted_gangs: set[GroupKey] = set()
         self.priority_classes: dict[str, PriorityClassRecord] = {}
         self._pod_slots = _Slots()
         self.pod_demand: Matrix = np.zeros((0, 1), dtype=np.int64)
@@ -287,9 +290,31 @@ class ClusterState:
             return None
         return group.plan.get(record.key.name)
 
+    def _count_member(self, entry: PodEntry, sign: int) -> None:
+        """Keep per-group tallies, so a cycle need not walk the members of every gang."""
+        record = entry.record
+        if record.group_name is None:
+            return
+        key = GroupKey(record.key.namespace, record.group_name)
+        if entry.held_on is not None:
+            count = self.held_members.get(key, 0) + sign
+            if count:
+                self.held_members[key] = count
+            else:
+                del self.held_members[key]
+        elif record.gated and not record.terminal and record.rules is not None:
+            names = self.pending_members.setdefault(key, set())
+            if sign > 0:
+                names.add(record.key.name)
+            else:
+                names.discard(record.key.name)
+            if not names:
+                del self.pending_members[key]
+
     def _hold(self, entry: PodEntry) -> None:
         node = self._holding_node(entry.record)
         entry.held_on = node
+        self._count_member(entry, 1)
         if node is None:
             self.pod_node[entry.slot] = NO_NODE
             return
@@ -300,6 +325,7 @@ class ClusterState:
             self._add_demand(slot, entry.demand)
 
     def _release(self, entry: PodEntry) -> None:
+        self._count_member(entry, -1)
         node = entry.held_on
         if node is None:
             return
@@ -324,6 +350,10 @@ class ClusterState:
         previous = self.groups.get(record.key)
         self.groups[record.key] = record
         self._group_id(record.key)
+        if record.gang and not record.admitted:
+            self.unadmitted_gangs.add(record.key)
+        else:
+            self.unadmitted_gangs.discard(record.key)
         if previous is None or (previous.admitted, previous.plan) != (record.admitted, record.plan):
             self._rehold_members(record.key)
         return None
@@ -333,6 +363,7 @@ class ClusterState:
         self._delete_group_key(GroupKey(namespace, name))
 
     def _delete_group_key(self, key: GroupKey) -> None:
+        self.unadmitted_gangs.discard(key)
         if self.groups.pop(key, None) is not None:
             self._rehold_members(key)
 

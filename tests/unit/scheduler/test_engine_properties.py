@@ -54,7 +54,13 @@ class Scenario:
             for member, shape in enumerate(shapes):
                 cpu, gpu = SHAPES[shape]
                 objects.append(
-                    pod(f"{name}-{member}", group=name, cpu=str(cpu), gpu=str(gpu), priority=priority)
+                    pod(
+                        f"{name}-{member}",
+                        group=name,
+                        cpu=str(cpu),
+                        gpu=str(gpu),
+                        priority=priority,
+                    )
                 )
         return objects
 
@@ -72,10 +78,11 @@ def scenarios(draw: st.DrawFn, max_gangs: int = 3) -> Scenario:
         for index in range(node_count)
     ]
     bound = []
-    for name, cpu, gpu, _ in nodes:
+    for name, node_cpu, node_gpu, _ in nodes:
+        cpu_left, gpu_left = node_cpu, node_gpu
         for index in range(draw(st.integers(0, 2))):
-            pod_cpu, pod_gpu = draw(st.integers(0, cpu)), draw(st.integers(0, gpu))
-            cpu, gpu = cpu - pod_cpu, gpu - pod_gpu
+            pod_cpu, pod_gpu = draw(st.integers(0, cpu_left)), draw(st.integers(0, gpu_left))
+            cpu_left, gpu_left = cpu_left - pod_cpu, gpu_left - pod_gpu
             bound.append((f"{name}-bound-{index}", name, pod_cpu, pod_gpu, draw(st.integers(0, 2))))
     gangs = []
     for index in range(draw(st.integers(1, max_gangs))):
@@ -120,7 +127,9 @@ def test_admissions_are_whole_fit_and_respect_topology(scenario: Scenario) -> No
     result = schedule(cluster(*scenario.objects()), now=NOW, config=CONFIG)
     capacity = {name: (cpu, gpu) for name, cpu, gpu, _ in scenario.nodes}
     zones = {name: zone for name, _, _, zone in scenario.nodes}
-    gangs = {name: (shapes, min_count, zoned) for name, shapes, min_count, zoned, _ in scenario.gangs}
+    gangs = {
+        name: (shapes, min_count, zoned) for name, shapes, min_count, zoned, _ in scenario.gangs
+    }
     for admission in result.admissions:
         shapes, min_count, zoned = gangs[admission.group.name]
         members = {f"{admission.group.name}-{index}" for index in range(len(shapes))}
