@@ -29,6 +29,7 @@ from muster.api.crdgen import custom_resource_definitions
 from muster.api.expand import pod_group_name
 from muster.api.names import DNS_SUBDOMAIN_MAX_LENGTH
 from muster.api.optin import OptInError, read_job_opt_in
+from muster.api.priority import priority_class_not_found
 from muster.api.problems import Problem, join_path
 from muster.api.rules import rule_for
 
@@ -51,9 +52,7 @@ def validate_pod_group(
         and isinstance(class_name, str)
         and not priority_class_exists(class_name)
     ):
-        problems.append(
-            Problem("spec.priorityClassName", f"PriorityClass {json.dumps(class_name)} not found")
-        )
+        problems.append(priority_class_not_found(class_name))
     return problems
 
 
@@ -111,7 +110,8 @@ def _schema_and_rules(
     kind: str, manifest: Mapping[str, Any], old: Mapping[str, Any] | None
 ) -> list[Problem]:
     schema = _schemas()[kind]
-    problems = list(_schema_problems(schema, manifest))
+    # A mapping that is not a dict (kopf's Body) is an object all the same.
+    problems = list(_schema_problems(schema, dict(manifest)))
     if not isinstance(_name(manifest), str):
         problems.append(Problem("metadata.name", "Required value"))
     problems.extend(_rule_problems(schema, manifest, old, ""))

@@ -1,0 +1,100 @@
+"""Mutating admission: a PodGroup's priority, resolved from its PriorityClass.
+
+What the Priority admission plugin does for pods (and, on 1.37, for native
+PodGroups), done for Muster's PodGroups: ``spec.priority`` and
+``spec.preemptionPolicy`` come from ``spec.priorityClassName``, or from the
+globalDefault class (whose name is then recorded), or default to 0. A value that
+contradicts the class, or a class that does not exist, is refused. On update a
+priority left out is kept from the old object, as the plugin keeps a pod's.
+
+The PriorityClasses come from the operator: it puts a :data:`PriorityClassLister`
+into kopf's memo under :data:`PRIORITY_CLASSES_MEMO` at startup (its informer
+cache already holds them), so admission never waits on an extra API call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any
+
+import kopf
+
+from muster.api.constants import GROUP, POD_GROUP_PLURAL, VERSION
+from muster.api.priority import PriorityError, priority_fields, resolve_priority
+
+PriorityClassLister = Callable[[], Awaitable[Sequence[Mapping[str, Any]]]]
+"""Returns every PriorityClass of the cluster, as plain objects."""
+
+PRIORITY_CLASSES_MEMO = "priority_classes"
+"""The kopf memo attribute that holds the operator's :data:`PriorityClassLister`."""
+
+HANDLER_ID = "resolve-podgroup-priority"
+
+# Admission's refusal of a request it understood but will not allow, as the
+# Priority plugin answers.
+FORBIDDEN = 403
+UNAVAILABLE = 503
+
+
+async def list_priority_classes(memo: Any) -> Sequence[Mapping[str, Any]]:
+    """The cluster's PriorityClasses from the lister in the memo.
+
+    Without one, admission cannot decide: the request fails (and is retried by
+    the client) rather than being admitted with a made-up priority.
+    """
+    lister: PriorityClassLister | None = getattr(memo, PRIORITY_CLASSES_MEMO, None)
+    if lister is None:
+        raise kopf.AdmissionError("PriorityClasses are not available yet", code=UNAVAILABLE)
+    return await lister()
+
+
+def priority_patch(
+    spec: Mapping[str, Any],
+    old_spec: Mapping[str, Any] | None,
+    priority_classes: Sequence[Mapping[str, Any]],
+) -> dict[str, Any]:
+    """The spec fields to set; empty when the spec already says it all.
+
+    Raises :class:`muster.api.priority.PriorityError` when the request must be
+    refused.
+    """
+    if old_spec is not None:
+        return {
+            field: old_spec[field]
+            for field in ("priority", "preemptionPolicy")
+            if field not in spec and field in old_spec
+        }
+    fields = priority_fields(resolve_priority(spec, priority_classes))
+    return {field: value for field, value in fields.items() if spec.get(field) != value}
+
+
+def apply_priority(
+    body: kopf.Body,
+    old: kopf.Body | None,
+    priority_classes: Sequence[Mapping[str, Any]],
+    patch: kopf.Patch,
+) -> None:
+    """Patch the PodGroup's priority fields, or refuse it with the reason."""
+    spec = body.get("spec") or {}
+    old_spec = (old.get("spec") or {}) if old is not None else None
+    try:
+        changes = priority_patch(spec, old_spec, priority_classes)
+    except PriorityError as error:
+        raise kopf.AdmissionError(str(error.problem), code=FORBIDDEN) from error
+    for field, value in changes.items():
+        patch.spec[field] = value
+
+
+@kopf.on.mutate(
+    GROUP,
+    VERSION,
+    POD_GROUP_PLURAL,
+    id=HANDLER_ID,
+    operations=["CREATE", "UPDATE"],
+    persistent=True,
+)
+async def resolve_pod_group_priority(
+    body: kopf.Body, patch: kopf.Patch, memo: Any, old: kopf.Body | None = None, **_: Any
+) -> None:
+    classes = [] if old is not None else await list_priority_classes(memo)
+    apply_priority(body, old, classes, patch)

@@ -1,0 +1,140 @@
+"""Validating admission: PodGroups, Workloads and opted-in Jobs, by the pure rules
+of :mod:`muster.api.validation`.
+
+The API server has already checked the CRD schema and its CEL rules; these
+handlers add what only a webhook can know (that a priority class exists, that a
+Job's opt-in can be honoured) and refuse with every problem, each naming its
+field and value. Each handler is its own webhook, selected narrowly:
+
+- ``validate-podgroups``: PodGroups, CREATE and UPDATE.
+- ``validate-workloads``: Workloads, CREATE and UPDATE.
+- ``validate-labelled-jobs``: Jobs with the label ``scheduling.muster.dev/policy``
+  (an object selector), CREATE and UPDATE.
+- ``validate-native-jobs``: Jobs with the native ``spec.scheduling`` field, CREATE
+  and UPDATE. No label marks them, so their webhook configuration should carry
+  :data:`NATIVE_JOB_MATCH_CONDITION`, letting the API server skip every other Job.
+
+Job webhooks ignore failures: an unreachable Muster must not stop a cluster's
+Jobs; the operator reports an invalid opt-in on the Job as an event anyway.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Any
+
+import kopf
+
+from muster.api.constants import GROUP, POD_GROUP_PLURAL, POLICY_LABEL, VERSION, WORKLOAD_PLURAL
+from muster.api.optin import OptInError, read_job_opt_in
+from muster.api.problems import Problem
+from muster.api.validation import validate_job, validate_pod_group, validate_workload
+from muster.webhooks.priority import list_priority_classes
+
+NATIVE_JOB_MATCH_CONDITION = {
+    "name": "has-scheduling-policy",
+    "expression": "has(object.spec.scheduling) && has(object.spec.scheduling.schedulingPolicy)",
+}
+"""The ``matchConditions`` entry for the native-field Job webhook."""
+
+# The status code of a refusal for an invalid object, as the API server answers.
+INVALID = 422
+
+
+def refuse(problems: list[Problem]) -> None:
+    """Refuse the request naming every problem; do nothing when there is none."""
+    if problems:
+        raise kopf.AdmissionError("; ".join(str(problem) for problem in problems), code=INVALID)
+
+
+def label_ignored_warning(job: kopf.Body) -> str | None:
+    """The warning for a Job whose native field overrides its opt-in label."""
+    try:
+        opt_in = read_job_opt_in(job)
+    except OptInError:
+        return None
+    if opt_in is None or not opt_in.label_ignored:
+        return None
+    return (
+        f"spec.scheduling takes precedence: the label {POLICY_LABEL} and its annotations"
+        " are ignored"
+    )
+
+
+def check_pod_group(
+    body: kopf.Body, old: kopf.Body | None, priority_class_names: Collection[str]
+) -> None:
+    """Refuse an invalid PodGroup, including one naming a missing PriorityClass."""
+    refuse(
+        validate_pod_group(body, old=old, priority_class_exists=priority_class_names.__contains__)
+    )
+
+
+def check_workload(body: kopf.Body, old: kopf.Body | None) -> None:
+    """Refuse an invalid Workload."""
+    refuse(validate_workload(body, old=old))
+
+
+def check_job(body: kopf.Body, warnings: list[str]) -> None:
+    """Refuse a Job whose opt-in cannot be honoured; warn when the native field
+    overrides the label."""
+    warning = label_ignored_warning(body)
+    if warning is not None:
+        warnings.append(warning)
+    refuse(validate_job(body))
+
+
+@kopf.on.validate(
+    GROUP,
+    VERSION,
+    POD_GROUP_PLURAL,
+    id="validate-podgroups",
+    operations=["CREATE", "UPDATE"],
+    persistent=True,
+)
+async def validate_pod_group_admission(
+    body: kopf.Body, memo: Any, old: kopf.Body | None = None, **_: Any
+) -> None:
+    classes = await list_priority_classes(memo)
+    check_pod_group(body, old, {pc.get("metadata", {}).get("name") for pc in classes})
+
+
+@kopf.on.validate(
+    GROUP,
+    VERSION,
+    WORKLOAD_PLURAL,
+    id="validate-workloads",
+    operations=["CREATE", "UPDATE"],
+    persistent=True,
+)
+def validate_workload_admission(body: kopf.Body, old: kopf.Body | None = None, **_: Any) -> None:
+    check_workload(body, old)
+
+
+@kopf.on.validate(
+    "batch",
+    "v1",
+    "jobs",
+    id="validate-labelled-jobs",
+    operations=["CREATE", "UPDATE"],
+    labels={POLICY_LABEL: kopf.PRESENT},
+    persistent=True,
+    ignore_failures=True,
+)
+def validate_labelled_job_admission(body: kopf.Body, warnings: list[str], **_: Any) -> None:
+    check_job(body, warnings)
+
+
+@kopf.on.validate(
+    "batch",
+    "v1",
+    "jobs",
+    id="validate-native-jobs",
+    operations=["CREATE", "UPDATE"],
+    field="spec.scheduling.schedulingPolicy",
+    value=kopf.PRESENT,
+    persistent=True,
+    ignore_failures=True,
+)
+def validate_native_job_admission(body: kopf.Body, warnings: list[str], **_: Any) -> None:
+    check_job(body, warnings)
