@@ -1,0 +1,22 @@
+"""The simulated cluster of `examples/cluster` says what its README shows."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from muster.cli import main
+
+EXAMPLE = Path(__file__).parents[2] / "examples" / "cluster"
+SHOWN_OUTPUT = re.compile(r"<!-- simulate-output:.*?-->\n```text\n(.*?)```", re.DOTALL)
+
+
+def test_the_readme_shows_what_simulate_prints(capsys: pytest.CaptureFixture[str]) -> None:
+    shown = SHOWN_OUTPUT.search((EXAMPLE / "README.md").read_text())
+    assert shown is not None, "the README lost its simulate-output block"
+    code = main(["simulate", *(str(path) for path in sorted(EXAMPLE.glob("*.yaml")))])
+    captured = capsys.readouterr()
+    assert (code, captured.err) == (0, "")
+    assert captured.out == shown.group(1)
