@@ -60,6 +60,11 @@ demo: $(STAMP) control-plane
 demo-down:
 	$(PYTHON) -m hack.demo --down
 
+## End-to-end benchmark: plain kube-scheduler, Muster and native gang scheduling on
+## fresh local control planes (500 KWOK nodes); writes bench/results/e2e.json.
+bench: $(STAMP) control-plane
+	$(BIN)/python bench/e2e.py
+
 bench-engine: $(STAMP)
 	$(BIN)/python bench/engine.py
 

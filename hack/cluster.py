@@ -6,7 +6,7 @@ simulates the nodes and their kubelets) as plain processes on loopback ports, fr
 the binaries `hack/build.sh` compiles. Only the standard library is used, so this
 works before any virtualenv exists.
 
-    cluster.py up [--nodes FILE] [--job-scheduling-field | --native-gang]
+    cluster.py up [--nodes FILE] [--job-scheduling-field | --native-gang] [--audit]
     cluster.py down
     cluster.py status
 
@@ -44,6 +44,18 @@ COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-schedul
 # the Job `spec.scheduling` field alone, or the whole native gang scheduling stack.
 JOB_FIELD_GATES = "GenericWorkload=true,WorkloadWithJob=true"
 NATIVE_GANG_GATES = "GenericWorkload=true,WorkloadWithJob=true,TopologyAwareWorkloadScheduling=true"
+
+# With `--audit`, every request is logged at Metadata level (who, which verb on what,
+# with which user agent, when; never bodies), so benchmarks can count API requests per
+# client. RequestReceived is left out: each request then appears once when it ends
+# (watches also when their response starts).
+AUDIT_POLICY = """\
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived"]
+rules:
+  - level: Metadata
+"""
 
 
 def versions() -> dict[str, str]:
@@ -365,6 +377,11 @@ def up(args: argparse.Namespace) -> None:
     if gates:
         apiserver.append(f"--feature-gates={gates}")
         apiserver.append("--runtime-config=scheduling.k8s.io/v1beta1=true")
+    if args.audit:
+        (STATE / "audit-policy.yaml").write_text(AUDIT_POLICY)
+        apiserver.append(f"--audit-policy-file={STATE / 'audit-policy.yaml'}")
+        apiserver.append(f"--audit-log-path={STATE / 'logs' / 'audit.log'}")
+        apiserver.append("--audit-log-format=json")
     start("kube-apiserver", apiserver)
     wait_for("kube-apiserver /readyz", lambda: https_ok(f"{server}/readyz", pki), "kube-apiserver")
 
@@ -515,6 +532,11 @@ def main() -> None:
         action="store_const",
         const="native-gang",
         help="enable the native 1.37 gang scheduling in every component",
+    )
+    up_parser.add_argument(
+        "--audit",
+        action="store_true",
+        help="log every API request at Metadata level to logs/audit.log (for benchmarks)",
     )
     up_parser.set_defaults(handler=up, mode="plain")
     sub.add_parser("down", help="stop what `up` started and remove its state").set_defaults(

@@ -1,0 +1,1 @@
+"""Benchmarks of Muster and their results (never run by `make test`)."""

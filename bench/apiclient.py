@@ -1,0 +1,122 @@
+"""A small asynchronous JSON client for the API server, for the benchmark's own calls.
+
+The benchmark creates Jobs in a burst and watches pods as they change; it needs raw
+JSON and the moment each event arrives, nothing more. kubernetes_asyncio reads the
+kubeconfig (TLS material, server address); aiohttp does the requests. Every request
+says ``User-Agent: muster-bench``, so the audit log can tell the benchmark's own
+requests from the ones it measures.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import ssl
+from collections.abc import AsyncIterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+from kubernetes_asyncio import client, config
+
+USER_AGENT = "muster-bench"
+
+JsonObject = dict[str, Any]
+
+
+class ApiError(Exception):
+    """A non-2xx answer, with the API server's status code and message."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(f"{status}: {message}")
+        self.status = status
+
+
+class ApiClient:
+    """Requests and watches against one API server; use as an async context manager."""
+
+    def __init__(self, server: str, tls: ssl.SSLContext) -> None:
+        self.server = server.rstrip("/")
+        self._tls = tls
+        self._session: aiohttp.ClientSession | None = None
+
+    @classmethod
+    async def from_kubeconfig(cls, kubeconfig: Path) -> ApiClient:
+        settings = client.Configuration()
+        await config.load_kube_config(config_file=str(kubeconfig), client_configuration=settings)
+        tls = ssl.create_default_context(cafile=settings.ssl_ca_cert)
+        if settings.cert_file:
+            tls.load_cert_chain(settings.cert_file, settings.key_file)
+        if not settings.host:
+            raise ValueError(f"{kubeconfig} names no API server")
+        return cls(settings.host, tls)
+
+    async def __aenter__(self) -> ApiClient:
+        self._session = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(ssl=self._tls, limit=64),
+            headers={"User-Agent": USER_AGENT, "Accept": "application/json"},
+            timeout=aiohttp.ClientTimeout(total=None, sock_connect=10),
+        )
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        if self._session is not None:
+            await self._session.close()
+
+    @property
+    def session(self) -> aiohttp.ClientSession:
+        if self._session is None:
+            raise RuntimeError("ApiClient used outside `async with`")
+        return self._session
+
+    async def request(
+        self, method: str, path: str, body: Mapping[str, Any] | None = None
+    ) -> JsonObject:
+        async with self.session.request(
+            method, self.server + path, json=body, timeout=aiohttp.ClientTimeout(total=60)
+        ) as response:
+            payload = await response.read()
+            if not 200 <= response.status <= 299:
+                raise ApiError(response.status, payload.decode(errors="replace"))
+            decoded: JsonObject = json.loads(payload) if payload else {}
+            return decoded
+
+    async def create(self, path: str, body: Mapping[str, Any]) -> JsonObject:
+        return await self.request("POST", path, body)
+
+    async def watch(
+        self, path: str, listed: asyncio.Event | None = None
+    ) -> AsyncIterator[tuple[str, JsonObject]]:
+        """Every object of a collection as ``("ADDED", obj)``, then its changes, for ever.
+
+        The initial list comes first (then ``listed`` is set); the watch resumes from
+        the last resourceVersion when the server ends it, and lists again when that
+        version has expired.
+        """
+        resource_version = ""
+        while True:
+            if not resource_version:
+                listing = await self.request("GET", path)
+                for item in listing.get("items") or []:
+                    yield "ADDED", item
+                resource_version = listing["metadata"]["resourceVersion"]
+                if listed is not None:
+                    listed.set()
+            query = f"?watch=true&allowWatchBookmarks=true&resourceVersion={resource_version}"
+            async with self.session.get(self.server + path + query) as response:
+                if response.status == 410:
+                    resource_version = ""
+                    continue
+                if response.status != 200:
+                    raise ApiError(response.status, (await response.read()).decode())
+                async for line in response.content:
+                    if not line.strip():
+                        continue
+                    event = json.loads(line)
+                    kind, obj = event["type"], event["object"]
+                    if kind == "ERROR":
+                        resource_version = "" if obj.get("code") == 410 else resource_version
+                        break
+                    resource_version = obj["metadata"]["resourceVersion"]
+                    if kind != "BOOKMARK":
+                        yield kind, obj

@@ -1,0 +1,45 @@
+"""API requests per client, counted from the API server's audit log.
+
+`hack/cluster.py up --audit` logs every request at Metadata level as JSON lines. A
+client is named by the first word of its user agent (``kube-scheduler``,
+``kube-controller-manager``, ``kwok``, ...); a request is counted once (a watch has
+two events, one when its response starts and one when it ends) and only when the API
+server received it inside the measured window.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable
+from datetime import datetime
+from pathlib import Path
+
+
+def client_name(user_agent: str) -> str:
+    """``kube-scheduler/v1.37.2 (linux/amd64) kubernetes/...`` -> ``kube-scheduler``."""
+    return user_agent.split("/", 1)[0].split(" ", 1)[0] or "unknown"
+
+
+def count_requests(lines: Iterable[str], *, start: float, end: float) -> Counter[str]:
+    """Requests received in [start, end] (Unix seconds), per client."""
+    seen: set[str] = set()
+    counts: Counter[str] = Counter()
+    for line in lines:
+        if not line.strip():
+            continue
+        event = json.loads(line)
+        audit_id = event["auditID"]
+        if audit_id in seen:
+            continue
+        received = datetime.fromisoformat(event["requestReceivedTimestamp"]).timestamp()
+        if not start <= received <= end:
+            continue
+        seen.add(audit_id)
+        counts[client_name(event.get("userAgent", ""))] += 1
+    return counts
+
+
+def count_requests_in_file(path: Path, *, start: float, end: float) -> Counter[str]:
+    with path.open() as lines:
+        return count_requests(lines, start=start, end=end)

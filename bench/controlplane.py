@@ -1,0 +1,156 @@
+"""The processes a benchmark run needs: a local control plane per mode, and the operator.
+
+Each mode gets a fresh control plane of its own (from `hack/cluster.py`, with the
+audit log on), so no mode inherits another's objects, caches or etcd history. Muster
+mode also runs `muster run` as a child process, whose CPU and memory are then read
+from /proc and whose scheduling-cycle histogram is read from its /metrics.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from hack.cluster import COMPONENTS, HACK, ROOT, bin_dir, free_port
+from prometheus_client.parser import text_string_to_metric_families
+
+from bench.workload import Mode
+
+CLUSTER_FLAGS: dict[Mode, tuple[str, ...]] = {
+    "plain": (),
+    # Muster runs where native gang scheduling is off: what its users have.
+    "muster": (),
+    "native": ("--native-gang",),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Cluster:
+    """A running local control plane, known by its state directory."""
+
+    state_dir: Path
+
+    @property
+    def kubeconfig(self) -> Path:
+        return self.state_dir / "kubeconfig"
+
+    @property
+    def audit_log(self) -> Path:
+        return self.state_dir / "logs" / "audit.log"
+
+    def component_pids(self) -> dict[str, int]:
+        return {
+            name: int((self.state_dir / "pids" / f"{name}.pid").read_text()) for name in COMPONENTS
+        }
+
+    def kubectl(self, *args: str) -> None:
+        subprocess.run(
+            [str(bin_dir() / "kubectl"), f"--kubeconfig={self.kubeconfig}", *args],
+            check=True,
+            capture_output=True,
+        )
+
+
+def _cluster_command(state_dir: Path, *args: str) -> None:
+    env = {**os.environ, "MUSTER_CLUSTER_DIR": str(state_dir)}
+    subprocess.run([sys.executable, str(HACK / "cluster.py"), *args], check=True, env=env)
+
+
+def cluster_up(state_dir: Path, *, nodes_file: Path, mode: Mode) -> Cluster:
+    """A fresh control plane for ``mode``: whatever ran in ``state_dir`` is stopped first."""
+    _cluster_command(state_dir, "down")
+    _cluster_command(state_dir, "up", "--audit", "--nodes", str(nodes_file), *CLUSTER_FLAGS[mode])
+    return Cluster(state_dir)
+
+
+def cluster_down(cluster: Cluster) -> None:
+    _cluster_command(cluster.state_dir, "down")
+
+
+class OperatorProcess:
+    """`muster run` against one cluster, alone (no leader election), logging to a file."""
+
+    def __init__(self, cluster: Cluster, log_path: Path) -> None:
+        self.cluster = cluster
+        self.log_path = log_path
+        self.health_port = free_port()
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def pid(self) -> int:
+        if self.process is None:
+            raise RuntimeError("the operator is not running")
+        return self.process.pid
+
+    def start(self, timeout: float = 120.0) -> None:
+        """Install the CRDs, start the operator and wait until it is ready."""
+        self.cluster.kubectl("apply", "-f", str(ROOT / "crds"))
+        self.cluster.kubectl("wait", "--for=condition=Established", "crd", "--all", "--timeout=60s")
+        command = [
+            str(Path(sys.executable).parent / "muster"),
+            "run",
+            f"--kubeconfig={self.cluster.kubeconfig}",
+            f"--webhook-port={free_port()}",
+            "--health-host=127.0.0.1",
+            f"--health-port={self.health_port}",
+            "--no-leader-election",
+            "--log-level=warning",
+        ]
+        with self.log_path.open("w") as log:
+            self.process = subprocess.Popen(
+                command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+            )
+        deadline = time.monotonic() + timeout
+        while not self._ready():
+            if self.process.poll() is not None:
+                code = self.process.returncode
+                raise RuntimeError(f"muster run exited ({code}); see {self.log_path}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"muster run not ready in {timeout:.0f}s; see {self.log_path}")
+            time.sleep(0.5)
+
+    def stop(self) -> None:
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            self.process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+    def cycle_seconds(self) -> dict[str, float | int]:
+        """Count and mean of the operator's scheduling cycles, from its /metrics."""
+        with urllib.request.urlopen(self._url("/metrics"), timeout=5) as response:
+            text = response.read().decode()
+        samples = {
+            sample.name: sample.value
+            for family in text_string_to_metric_families(text)
+            if family.name == "muster_cycle_duration_seconds"
+            for sample in family.samples
+            if sample.name.endswith(("_sum", "_count"))
+        }
+        count = int(samples.get("muster_cycle_duration_seconds_count", 0))
+        total = float(samples.get("muster_cycle_duration_seconds_sum", 0.0))
+        return {
+            "cycles": count,
+            "total_s": round(total, 3),
+            "mean_s": round(total / count, 4) if count else 0.0,
+        }
+
+    def _url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.health_port}{path}"
+
+    def _ready(self) -> bool:
+        try:
+            with urllib.request.urlopen(self._url("/readyz"), timeout=2) as response:
+                return bool(response.status == 200)
+        except (OSError, urllib.error.URLError):
+            return False

@@ -1,0 +1,326 @@
+"""End-to-end benchmark: one burst of gang Jobs, scheduled three ways, side by side.
+
+Each mode gets a fresh local control plane (hack/cluster.py, KWOK nodes, audit log
+on) and the same Jobs: ``plain`` (kube-scheduler alone, the floor), ``muster``
+(`muster run` gates and releases whole gangs) and ``native`` (Kubernetes 1.37's own
+gang scheduling). The burst is submitted at once; every pod is watched until all Jobs
+run, or nothing has moved for ``--settle`` seconds. Figures are written to
+bench/results/e2e.json and the table in docs/performance.md is regenerated from it.
+
+    python bench/e2e.py                    # the default: 500 nodes x 8 GPUs, 200 Jobs
+    python bench/e2e.py --quick            # a smoke run on a small cluster
+    python bench/e2e.py --gpus-per-pod 4   # demand above capacity: gangs must wait
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+# `make bench` runs this file as a script; its imports are relative to the checkout.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import argparse
+import asyncio
+import json
+import subprocess
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from hack.cluster import HACK, ROOT
+
+from bench import report
+from bench.apiclient import USER_AGENT, ApiClient, ApiError
+from bench.audit import count_requests_in_file
+from bench.controlplane import Cluster, OperatorProcess, cluster_down, cluster_up
+from bench.machine import describe
+from bench.observe import follow_muster_gangs, follow_pods
+from bench.processes import Usage, usage
+from bench.stats import summarize
+from bench.timeline import Timeline
+from bench.workload import MODES, GangJob, Mode, job_manifest, make_workload
+
+NAMESPACE = "bench"
+RESULTS = ROOT / "bench" / "results" / "e2e.json"
+WORK_DIR = Path("/tmp/muster-bench")
+OPERATOR = "muster"
+
+# Clients in the audit log that are not the operator: the control plane, KWOK (the
+# simulated kubelets), kubectl (used only to set the cluster up) and the benchmark.
+NOT_OPERATOR = frozenset(
+    {"kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "kubectl", USER_AGENT}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Parameters:
+    """Everything that shapes a run; recorded with its results."""
+
+    nodes: int
+    gpus_per_node: int
+    jobs: int
+    gpus_per_pod: int
+    zone_share: float
+    seed: int
+    hold: str
+    settle_s: float
+    timeout_s: float
+    submit_concurrency: int
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    params = Parameters(
+        nodes=args.nodes,
+        gpus_per_node=args.gpus_per_node,
+        jobs=args.jobs,
+        gpus_per_pod=args.gpus_per_pod,
+        zone_share=args.zone_share,
+        seed=args.seed,
+        hold="1h",
+        settle_s=args.settle,
+        timeout_s=args.timeout,
+        submit_concurrency=args.submit_concurrency,
+    )
+    output = args.output or (WORK_DIR / "e2e-quick.json" if args.quick else RESULTS)
+    workload = make_workload(
+        jobs=params.jobs,
+        gpus_per_pod=params.gpus_per_pod,
+        zone_share=params.zone_share,
+        seed=params.seed,
+    )
+    WORK_DIR.mkdir(parents=True, exist_ok=True)
+    nodes_file = write_nodes(params)
+    results = start_results(params, workload, output if args.merge else None)
+    for mode in args.modes:
+        print(f"[bench] {mode}: {params.jobs} Jobs on {params.nodes} nodes", flush=True)
+        figures = run_mode(mode, params, workload, nodes_file, keep=args.keep_clusters)
+        results["modes"][mode] = figures
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(json.dumps(results, indent=2) + "\n")
+        print(f"[bench] {mode}: {report.one_line(figures)}", flush=True)
+    print(f"[bench] results in {output}")
+    if not args.quick and output == RESULTS:
+        report.write_docs(results)
+        print(f"[bench] table in {report.DOCS}")
+    return 0
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="smoke run: 20 nodes, 12 Jobs")
+    parser.add_argument("--nodes", type=int, help="simulated nodes (default 500)")
+    parser.add_argument("--gpus-per-node", type=int, default=8)
+    parser.add_argument("--jobs", type=int, help="gang Jobs in the burst (default 200)")
+    parser.add_argument(
+        "--gpus-per-pod",
+        type=int,
+        default=1,
+        help="GPUs each pod requests; raise it to demand more than the cluster has",
+    )
+    parser.add_argument("--zone-share", type=float, default=0.25, help="Jobs kept in one zone")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--modes",
+        type=lambda text: [mode for mode in text.split(",") if mode],
+        default=list(MODES),
+        help=f"comma-separated, from {','.join(MODES)}",
+    )
+    parser.add_argument(
+        "--settle", type=float, default=30.0, help="stop after this long without a bind"
+    )
+    parser.add_argument("--timeout", type=float, default=900.0, help="longest run of a mode")
+    parser.add_argument("--submit-concurrency", type=int, default=16)
+    parser.add_argument("--output", type=Path, help=f"results file (default {RESULTS})")
+    parser.add_argument(
+        "--merge", action="store_true", help="keep the other modes' figures already in --output"
+    )
+    parser.add_argument("--keep-clusters", action="store_true", help="leave each cluster up")
+    args = parser.parse_args(argv)
+    unknown = [mode for mode in args.modes if mode not in MODES]
+    if unknown:
+        parser.error(f"unknown mode(s): {', '.join(unknown)}")
+    args.nodes = args.nodes or (20 if args.quick else 500)
+    args.jobs = args.jobs or (12 if args.quick else 200)
+    return args
+
+
+def write_nodes(params: Parameters) -> Path:
+    path = WORK_DIR / f"nodes-{params.nodes}x{params.gpus_per_node}.yaml"
+    command = [
+        sys.executable,
+        str(HACK / "nodes.py"),
+        f"--nodes={params.nodes}",
+        f"--gpus={params.gpus_per_node}",
+    ]
+    path.write_text(subprocess.run(command, check=True, capture_output=True, text=True).stdout)
+    return path
+
+
+def start_results(
+    params: Parameters, workload: list[GangJob], merge_from: Path | None
+) -> dict[str, Any]:
+    """The results document; with ``merge_from``, earlier figures of the same workload."""
+    pods = sum(job.size for job in workload)
+    parameters = {
+        **asdict(params),
+        "pods": pods,
+        "zone_jobs": sum(job.topology_key is not None for job in workload),
+        "demand_ratio": round(
+            sum(job.gpus for job in workload) / (params.nodes * params.gpus_per_node), 3
+        ),
+    }
+    results: dict[str, Any] = {
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": describe(),
+        "parameters": parameters,
+        "modes": {},
+    }
+    if merge_from is not None and merge_from.exists():
+        earlier = json.loads(merge_from.read_text())
+        if earlier.get("parameters") != parameters:
+            raise SystemExit(f"--merge: {merge_from} was measured with other parameters")
+        results["modes"] = earlier.get("modes", {})
+    return results
+
+
+def run_mode(
+    mode: Mode, params: Parameters, workload: list[GangJob], nodes_file: Path, *, keep: bool
+) -> dict[str, Any]:
+    cluster = cluster_up(Path(f"/tmp/muster-bench-{mode}"), nodes_file=nodes_file, mode=mode)
+    operator = None
+    try:
+        if mode == "muster":
+            operator = OperatorProcess(cluster, WORK_DIR / "operator.log")
+            operator.start()
+        figures = asyncio.run(
+            measure(mode, cluster, workload, params, operator.pid if operator else None)
+        )
+        if operator is not None:
+            figures["operator"]["scheduling_cycles"] = operator.cycle_seconds()
+        figures["date"] = datetime.now(UTC).isoformat(timespec="seconds")
+        return figures
+    finally:
+        if operator is not None:
+            operator.stop()
+        if not keep:
+            cluster_down(cluster)
+
+
+async def measure(
+    mode: Mode,
+    cluster: Cluster,
+    workload: list[GangJob],
+    params: Parameters,
+    operator_pid: int | None,
+) -> dict[str, Any]:
+    """Submit the burst, watch it until it settles, and gather every figure."""
+    api = await ApiClient.from_kubeconfig(cluster.kubeconfig)
+    timeline = Timeline({job.name: job.size for job in workload})
+    pids = cluster.component_pids()
+    if operator_pid is not None:
+        pids[OPERATOR] = operator_pid
+    async with api:
+        await create_namespace(api)
+        watches = [follow_pods] + ([follow_muster_gangs] if mode == "muster" else [])
+        listed = [asyncio.Event() for _ in watches]
+        tasks = [
+            asyncio.create_task(watch(api, NAMESPACE, timeline, flag))
+            for watch, flag in zip(watches, listed, strict=True)
+        ]
+        await asyncio.wait_for(asyncio.gather(*(flag.wait() for flag in listed)), timeout=60)
+        before = {name: usage(pid) for name, pid in pids.items()}
+        wall_start, start = time.time(), time.monotonic()
+        await submit(api, workload, mode, params, timeline)
+        submitted = time.monotonic() - start
+        ended_because = await settle(timeline, start, params)
+        end, wall_end = time.monotonic(), time.time()
+        after = {name: usage(pid) for name, pid in pids.items()}
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    figures = summarize(timeline, started_at=start, ended_at=end)
+    figures["submitted_in_s"] = round(submitted, 3)
+    figures["ended_because"] = ended_because
+    figures["processes"] = processes(before, after)
+    requests = count_requests_in_file(cluster.audit_log, start=wall_start, end=wall_end)
+    bound = max(figures["pods_bound"], 1)
+    figures["api_requests"] = {
+        "by_client": dict(requests.most_common()),
+        "per_bound_pod_excluding_benchmark": round(
+            sum(count for name, count in requests.items() if name != USER_AGENT) / bound, 2
+        ),
+    }
+    if operator_pid is not None:
+        operator_requests = {
+            name: count for name, count in requests.items() if name not in NOT_OPERATOR
+        }
+        figures["operator"] = {
+            "cpu_seconds": figures["processes"][OPERATOR]["cpu_seconds"],
+            "peak_rss_mib": figures["processes"][OPERATOR]["peak_rss_mib"],
+            "api_requests": sum(operator_requests.values()),
+            "api_requests_by_client": operator_requests,
+            "api_requests_per_admitted_pod": round(sum(operator_requests.values()) / bound, 2),
+        }
+    return figures
+
+
+async def create_namespace(api: ApiClient) -> None:
+    """The namespace and its default ServiceAccount: pods are refused until it exists."""
+    await api.create("/api/v1/namespaces", {"metadata": {"name": NAMESPACE}})
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            await api.request("GET", f"/api/v1/namespaces/{NAMESPACE}/serviceaccounts/default")
+            return
+        except ApiError as error:
+            if error.status != 404 or time.monotonic() > deadline:
+                raise
+        await asyncio.sleep(0.2)
+
+
+async def submit(
+    api: ApiClient, workload: list[GangJob], mode: Mode, params: Parameters, timeline: Timeline
+) -> None:
+    """Create every Job at once (bounded concurrency); a Job's clock starts on its 201."""
+    limit = asyncio.Semaphore(params.submit_concurrency)
+    path = f"/apis/batch/v1/namespaces/{NAMESPACE}/jobs"
+
+    async def create(job: GangJob) -> None:
+        async with limit:
+            await api.create(path, job_manifest(job, mode, namespace=NAMESPACE, hold=params.hold))
+            timeline.job_created(job.name, time.monotonic())
+
+    await asyncio.gather(*(create(job) for job in workload))
+
+
+async def settle(timeline: Timeline, start: float, params: Parameters) -> str:
+    """Wait until every Job runs, nothing binds for a while, or the run times out."""
+    while True:
+        await asyncio.sleep(0.25)
+        now = time.monotonic()
+        if all(record.all_running_at is not None for record in timeline.jobs.values()):
+            return "all Jobs running"
+        if now - (timeline.last_progress_at or start) > params.settle_s:
+            return f"no pod bound or started for {params.settle_s:.0f}s"
+        if now - start > params.timeout_s:
+            return f"timed out after {params.timeout_s:.0f}s"
+
+
+def processes(before: dict[str, Usage], after: dict[str, Usage]) -> dict[str, dict[str, float]]:
+    """CPU seconds each process spent during the run, and its peak memory so far."""
+    return {
+        name: {
+            "cpu_seconds": round(after[name].cpu_seconds - before[name].cpu_seconds, 2),
+            "peak_rss_mib": round(after[name].peak_rss_bytes / 2**20, 1),
+        }
+        for name in after
+    }
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,73 @@
+"""Figures of one benchmark run, from the Timeline it recorded.
+
+Latencies are per Job: from the moment the API server acknowledged the Job's creation
+to the moment the last of its pods was seen bound (or Running). Throughput is every
+pod bound during the run, over the time from the first Job's submission to the last
+bind.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from bench.timeline import Timeline
+
+QUANTILES = (50, 90, 99)
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The q-th percentile (0-100), interpolating between the two nearest ranks."""
+    if not values:
+        raise ValueError("percentile of no values")
+    ordered = sorted(values)
+    rank = (len(ordered) - 1) * q / 100
+    low, high = math.floor(rank), math.ceil(rank)
+    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+
+
+def distribution(values: Sequence[float]) -> dict[str, float | int | None]:
+    """Count, p50/p90/p99, mean and max of ``values`` in seconds (None when empty)."""
+    figures: dict[str, float | int | None] = {"count": len(values)}
+    for q in QUANTILES:
+        figures[f"p{q}"] = round(percentile(values, q), 3) if values else None
+    figures["mean"] = round(sum(values) / len(values), 3) if values else None
+    figures["max"] = round(max(values), 3) if values else None
+    return figures
+
+
+def summarize(timeline: Timeline, *, started_at: float, ended_at: float) -> dict[str, Any]:
+    """The figures of one mode's run; ``started_at`` is when the burst began."""
+    to_bound: list[float] = []
+    to_running: list[float] = []
+    binds: list[float] = []
+    for record in timeline.jobs.values():
+        binds.extend(record.bound_at.values())
+        if record.created_at is None:
+            continue
+        if (bound := record.all_bound_at) is not None:
+            to_bound.append(bound - record.created_at)
+        if (running := record.all_running_at) is not None:
+            to_running.append(running - record.created_at)
+    last_bind = max(binds, default=None)
+    span = last_bind - started_at if last_bind is not None else None
+    records = timeline.jobs.values()
+    return {
+        "jobs": len(timeline.jobs),
+        "pods": sum(record.size for record in records),
+        "jobs_all_bound": len(to_bound),
+        "jobs_all_running": len(to_running),
+        "pods_bound": len(binds),
+        "time_to_all_bound_s": distribution(to_bound),
+        "time_to_all_running_s": distribution(to_running),
+        "last_bind_after_s": round(span, 3) if span is not None else None,
+        "throughput_pods_bound_per_s": round(len(binds) / span, 2) if span else None,
+        "measured_for_s": round(ended_at - started_at, 3),
+        "partially_started_jobs": {
+            "max_at_once": timeline.max_partial,
+            "jobs_ever": sum(record.was_partial for record in records),
+            "at_end": len(timeline.partial),
+            "job_seconds": round(sum(record.partial_seconds for record in records), 3),
+        },
+    }
