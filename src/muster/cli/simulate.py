@@ -49,7 +49,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument(
         "--max-cycles",
-        type=int,
+        type=_positive,
         default=DEFAULT_MAX_CYCLES,
         metavar="N",
         help="give up when the cluster still changes after N cycles (default %(default)s)",
@@ -98,6 +98,16 @@ def _timestamp(text: str) -> datetime:
     if moment.tzinfo is None:
         raise argparse.ArgumentTypeError(f"a time zone is required (e.g. 'Z'): {text!r}")
     return moment
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"not a positive whole number: {text!r}")
+    return value
 
 
 def _print_problems(problems: tuple[Problem, ...], stream: TextIO) -> None:

@@ -24,7 +24,7 @@ from muster.api.workload import Workload
 from muster.scheduler.intake import TERMINAL_PHASES
 from muster.simulation.documents import InvalidInputError, Problem
 from muster.simulation.inventory import Entry, Inventory, Manifest
-from muster.simulation.pods import controlled_by_job
+from muster.simulation.pods import controlled_by_job, group_of
 
 JOB_CONTROLLER_KIND = "Job"
 
@@ -52,9 +52,22 @@ def expand(inventory: Inventory) -> Expansion:
             _add_pod_group(expansion, group_names, Entry(workload.origin, pod_group))
     for job in inventory.jobs:
         _expand_job(job, expansion, group_names, problems)
+    expansion.warnings.extend(_orphans(expansion.pods, group_names))
     if problems:
         raise InvalidInputError(problems)
     return expansion
+
+
+def _orphans(pods: list[Entry], group_names: set[tuple[str, str]]) -> list[Problem]:
+    """Pods labelled for a PodGroup the input lacks: nothing would ever release them."""
+    warnings = []
+    for pod in pods:
+        group = group_of(pod.body)
+        if group is not None and (pod.namespace, group) not in group_names:
+            warnings.append(
+                Problem(pod.origin, f"Pod {pod.name}: PodGroup {group} is not in the input")
+            )
+    return warnings
 
 
 def _workload_pod_groups(workload: Entry, problems: list[Problem]) -> list[Manifest]:

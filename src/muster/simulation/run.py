@@ -24,6 +24,7 @@ from muster.simulation.report import GroupOutcome, Report
 
 DEFAULT_MAX_CYCLES = 1000
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+BASIC_POLICY_MESSAGE = "basic policy: kube-scheduler places its pods one by one (not simulated)"
 
 
 class NoSteadyStateError(Exception):
@@ -111,6 +112,8 @@ def _outcome(cluster: SimulatedCluster, key: GroupKey, result: CycleResult) -> G
         ]
         message = f"{len(live) - len(waiting)}/{len(live)} pods placed"
         return GroupOutcome(key, True, REASON_SCHEDULED, message, placements, preempted)
+    if not record.gang:
+        return GroupOutcome(key, False, "", BASIC_POLICY_MESSAGE, placements, preempted)
     verdict = result.verdicts.get(key)
     reason = "" if verdict is None else str(verdict.reason)
     message = "" if verdict is None else verdict.message

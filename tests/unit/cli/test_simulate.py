@@ -144,6 +144,16 @@ def test_now_must_be_an_rfc3339_time_with_a_zone(
     assert "--now" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("value", ["0", "-3", "many"])
+def test_max_cycles_must_be_positive(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], value: str
+) -> None:
+    with pytest.raises(SystemExit) as caught:
+        main(["simulate", write(tmp_path, "c.yaml", NODE), "--max-cycles", value])
+    assert caught.value.code == 2
+    assert "--max-cycles" in capsys.readouterr().err
+
+
 def test_too_few_cycles_is_an_error_not_a_wrong_report(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

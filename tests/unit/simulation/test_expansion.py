@@ -171,3 +171,11 @@ def test_an_invalid_workload_is_a_problem() -> None:
     body["spec"]["podGroupTemplates"] = "none"
     [problem] = problems(body)
     assert problem.startswith("in.yaml:1: Workload mpi: spec.podGroupTemplates")
+
+
+def test_a_pod_of_a_pod_group_the_input_lacks_is_warned_about() -> None:
+    stray = pod_of_job("stray-0", job_name="gone")
+    result = expanded(stray)
+    assert [str(warning) for warning in result.warnings] == [
+        "in.yaml:1: Pod stray-0: PodGroup gone is not in the input"
+    ]

@@ -125,3 +125,15 @@ def test_warnings_of_every_stage_are_reported() -> None:
 def test_the_cycle_cap_stops_a_run_that_keeps_changing() -> None:
     with pytest.raises(NoSteadyStateError, match="after 1 scheduling cycles"):
         run(node(), job("train"), max_cycles=1)
+
+
+def test_a_basic_group_is_left_to_kube_scheduler() -> None:
+    workload = {
+        "apiVersion": "scheduling.muster.dev/v1beta1",
+        "kind": "Workload",
+        "metadata": {"name": "svc"},
+        "spec": {"podGroupTemplates": [{"name": "web", "schedulingPolicy": {"basic": {}}}]},
+    }
+    web = outcome(run(node(), workload), "svc-web")
+    assert (web.scheduled, web.reason, web.placements) == (False, "", {})
+    assert "basic policy" in web.message
