@@ -16,13 +16,18 @@ from typing import Any
 
 import kopf
 
+from muster.api.constants import GROUP
 from muster.operator.config import OperatorConfig
 from muster.operator.controller import Controller
 from muster.operator.health import build_app, serve
-from muster.operator.kube import Kube, connect
+from muster.operator.informer import Informer
+from muster.operator.kube import Kube, apply_object, connect
 from muster.operator.leader import LeaderElector
 from muster.operator.metrics import Metrics
+from muster.operator.priority_classes import PATH as PRIORITY_CLASSES
+from muster.operator.priority_classes import PriorityClassStore
 from muster.webhooks import server
+from muster.webhooks.priority import PRIORITY_CLASSES_MEMO
 
 logger = logging.getLogger(__name__)
 
@@ -40,9 +45,15 @@ class Operator:
         self.kopf_ready = asyncio.Event()
         self.kopf_stop = asyncio.Event()
         self.controller: Controller | None = None
+        self.priority_classes = PriorityClassStore()
+        self.priority_informer: Informer | None = None
+        self.webhook_ca = b""
 
     def ready(self) -> bool:
+        """Webhooks up with what they need; on the leader, the cache synced too."""
         if not self.kopf_ready.is_set():
+            return False
+        if self.priority_informer is None or not self.priority_informer.synced.is_set():
             return False
         return self.controller is None or self.controller.synced
 
@@ -53,11 +64,17 @@ class Operator:
             self.config.health_host,
             self.config.health_port,
         )
+        self.priority_informer = Informer(
+            kube, PRIORITY_CLASSES, self.priority_classes, on_change=lambda: None
+        )
+        priority_task = asyncio.create_task(self.priority_informer.run(), name="priorities")
         kopf_task = asyncio.create_task(self._run_kopf(), name="kopf")
         elector = self._elector(kube)
         elector_task = asyncio.create_task(elector.run(), name="leader election")
         controller_task: asyncio.Task[None] | None = None
         try:
+            if self.config.manage_webhooks:
+                await self._register_webhooks(kube, kopf_task)
             leading = asyncio.create_task(elector.leading.wait())
             await asyncio.wait({kopf_task, leading}, return_when=asyncio.FIRST_COMPLETED)
             leading.cancel()
@@ -78,7 +95,7 @@ class Operator:
             return self._exit_code(kopf_task)
         finally:
             self.metrics.leader.set(0)
-            for task in (controller_task, elector_task):
+            for task in (controller_task, elector_task, priority_task):
                 if task is not None:
                     task.cancel()
                     with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -89,6 +106,37 @@ class Operator:
                 await kopf_task
             await health.cleanup()
             await kube.close()
+
+    async def _register_webhooks(self, kube: Kube, kopf_task: asyncio.Task[None]) -> None:
+        """Once the webhooks answer, point the API server at them (create or replace)."""
+        while not await self._webhooks_listening():
+            if kopf_task.done():
+                return
+            await asyncio.sleep(0.1)
+        configurations = server.webhook_configurations(
+            server.webhook_handlers(kopf.get_default_registry()),
+            name=self.config.webhook_configuration,
+            url=f"https://{self.config.webhook_host}:{self.config.webhook_port}",
+            ca_bundle=self.webhook_ca,
+            group=GROUP,
+        )
+        for configuration in configurations:
+            await apply_object(kube, configuration)
+            logger.info(
+                "registered the %s %s", configuration["kind"], self.config.webhook_configuration
+            )
+
+    async def _webhooks_listening(self) -> bool:
+        if not self.kopf_ready.is_set():
+            return False
+        try:
+            _, writer = await asyncio.open_connection(
+                self.config.webhook_host, self.config.webhook_port
+            )
+        except OSError:
+            return False
+        writer.close()
+        return True
 
     def _elector(self, kube: Kube) -> LeaderElector:
         elector = LeaderElector(
@@ -112,12 +160,15 @@ class Operator:
             certfile=self.config.webhook_cert,
             keyfile=self.config.webhook_key,
         )
-        managed = self.config.webhook_configuration if self.config.manage_webhooks else None
-        server.configure(settings, server=webhooks, managed_name=managed)
+        settings.admission.server = webhooks
+        self.webhook_ca = webhooks.cadata or b""
         registry = kopf.get_default_registry()
         kopf.on.login(registry=registry)(self._login)
+        memo = kopf.Memo()
+        setattr(memo, PRIORITY_CLASSES_MEMO, self.priority_classes.list)
         await kopf.operator(
             registry=registry,
+            memo=memo,
             settings=settings,
             clusterwide=True,
             standalone=True,
@@ -133,8 +184,8 @@ class Operator:
 
     @staticmethod
     def _exit_code(task: asyncio.Task[None]) -> int:
-        if task.cancelled():
-            return EXIT_OK
+        if not task.done() or task.cancelled():
+            return EXIT_OK  # stopped by a signal, which kopf handles for the whole process
         error = task.exception()
         if error is None:
             return EXIT_OK

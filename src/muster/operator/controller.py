@@ -52,16 +52,23 @@ class Controller:
         self.cache = LiveCache()
         self.trigger = Trigger(debounce=config.debounce, resync=config.resync_period)
         events = EventRecorder(kube, instance=config.identity)
-        self.expander = Expander(kube, events)
+        self.expanders = [
+            Expander(kube, events, kind="Job"),
+            Expander(kube, events, kind="Workload"),
+        ]
         self.informers = [
             Informer(kube, path, sink, on_change=self.trigger.poke)
             for path, sink in scheduling_sources(self.cache)
         ]
         self.informers += [
             Informer(
-                kube, JOBS, self.expander, on_change=self.trigger.poke, label_selector=POLICY_LABEL
+                kube,
+                JOBS,
+                self.expanders[0],
+                on_change=self.trigger.poke,
+                label_selector=POLICY_LABEL,
             ),
-            Informer(kube, WORKLOADS, self.expander, on_change=self.trigger.poke),
+            Informer(kube, WORKLOADS, self.expanders[1], on_change=self.trigger.poke),
         ]
         self.loop = SchedulingLoop(
             cache=self.cache,
@@ -83,7 +90,8 @@ class Controller:
         async with asyncio.TaskGroup() as tasks:
             for informer in self.informers:
                 tasks.create_task(informer.run(), name=f"informer {informer.path}")
-            tasks.create_task(self.expander.run(), name="expander")
+            for expander in self.expanders:
+                tasks.create_task(expander.run(), name=f"{expander.kind} expander")
             await asyncio.gather(*(informer.synced.wait() for informer in self.informers))
             logger.info("cache synced: %d pod groups", len(self.cache.pod_groups))
             tasks.create_task(self.loop.run(), name="scheduling loop")

@@ -23,7 +23,13 @@ from muster.operator.kube import JsonObject, Kube, KubeError
 
 logger = logging.getLogger(__name__)
 
+RETRY_DELAY = 2.0
 _PLURALS = {"PodGroup": POD_GROUP_PLURAL, "Workload": WORKLOAD_PLURAL}
+
+
+def _key(obj: Mapping[str, Any]) -> tuple[str, str]:
+    metadata = obj.get("metadata") or {}
+    return str(metadata.get("namespace", "")), str(metadata.get("name", ""))
 
 
 def _identity(obj: Mapping[str, Any]) -> tuple[str, str, str, int]:
@@ -37,39 +43,51 @@ def _identity(obj: Mapping[str, Any]) -> tuple[str, str, str, int]:
 
 
 class Expander:
-    """Queues Jobs and Workloads from their informers and creates their children."""
+    """Queues Jobs and Workloads from their informers and creates their children.
 
-    def __init__(self, kube: Kube, events: EventRecorder) -> None:
+    One expander per kind (`Job` or `Workload`). The queue holds keys; the object is
+    looked up when its turn comes, so a retry always works on the latest version and
+    stops once the object is deleted.
+    """
+
+    def __init__(self, kube: Kube, events: EventRecorder, *, kind: str) -> None:
         self.kube = kube
         self.events = events
-        self.queue: asyncio.Queue[JsonObject] = asyncio.Queue()
+        self.kind = kind
+        self.queue: asyncio.Queue[tuple[str, str]] = asyncio.Queue()
+        self.latest: dict[tuple[str, str], JsonObject] = {}
         self.done: set[tuple[str, str, str, int]] = set()
         self.created = 0
 
     def upsert(self, obj: JsonObject) -> bool:
+        key = _key(obj)
+        self.latest[key] = obj
         if _identity(obj) not in self.done:
-            self.queue.put_nowait(obj)
+            self.queue.put_nowait(key)
         return False
 
     def remove(self, obj: JsonObject) -> bool:
-        namespace, name, _, _ = _identity(obj)
-        self.done = {item for item in self.done if item[:2] != (namespace, name)}
+        key = _key(obj)
+        self.latest.pop(key, None)
+        self.done = {item for item in self.done if item[:2] != key}
         return False
 
     async def run(self) -> None:
-        """Work the queue forever; a failed object is retried after a short pause."""
+        """Work the queue forever; a failed object is retried while it exists."""
         while True:
-            obj = await self.queue.get()
+            key = await self.queue.get()
+            obj = self.latest.get(key)
+            if obj is None or _identity(obj) in self.done:
+                continue
             try:
-                if obj.get("kind") == "Job":
+                if self.kind == "Job":
                     await self._expand_job(obj)
                 else:
                     await self._expand_workload(obj)
                 self.done.add(_identity(obj))
             except (KubeError, OSError) as error:
                 logger.warning("could not expand %s: %s; retrying", reference(obj), error)
-                await asyncio.sleep(1.0)
-                self.queue.put_nowait(obj)
+                asyncio.get_running_loop().call_later(RETRY_DELAY, self.queue.put_nowait, key)
 
     async def _expand_job(self, job: JsonObject) -> None:
         try:

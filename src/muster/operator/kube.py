@@ -157,6 +157,26 @@ class Kube:
         )
 
 
+async def apply_object(kube: Kube, obj: JsonObject) -> JsonObject:
+    """Create a cluster-scoped object, or replace it with this content if it exists."""
+    api_version = str(obj["apiVersion"])
+    prefix = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
+    collection = f"{prefix}/{str(obj['kind']).lower()}s"
+    name = obj["metadata"]["name"]
+    try:
+        current = await kube.request("GET", f"{collection}/{name}")
+    except KubeError as error:
+        if not error.not_found:
+            raise
+        return await kube.request("POST", collection, body=obj)
+    replacement = {**obj, "metadata": {**obj["metadata"], **_version_of(current)}}
+    return await kube.request("PUT", f"{collection}/{name}", body=replacement)
+
+
+def _version_of(obj: JsonObject) -> JsonObject:
+    return {"resourceVersion": (obj.get("metadata") or {}).get("resourceVersion")}
+
+
 def _error(status: int, payload: bytes) -> KubeError:
     try:
         decoded = json.loads(payload)

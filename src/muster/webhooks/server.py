@@ -1,27 +1,43 @@
-"""Serving the admission webhooks: TLS certificate and kopf's webhook server settings.
+"""Serving the admission webhooks: TLS certificate, kopf's server, their configurations.
 
 The API server calls webhooks over HTTPS only. In a cluster the certificate comes
 from a Secret (`--webhook-cert`, `--webhook-key`); elsewhere (a laptop, the e2e
 tests) the operator makes a self-signed one for the address it advertises and puts
-it, as the CA bundle, into the webhook configurations that kopf manages.
+it, as the CA bundle, into the webhook configurations.
+
+The configurations are built here from the registered kopf handlers, one webhook
+per handler, each as narrow as its handler: its resource and operations, an object
+selector from its label filter, and a CEL match condition from its field filter (for
+Jobs that opt in through `spec.scheduling`, which no label marks). kopf's own
+managed configurations cannot express match conditions, hence this builder.
 
 Importing this module registers every webhook handler of the package with kopf.
 """
 
 from __future__ import annotations
 
+import base64
 import datetime
 import ipaddress
+import re
 import tempfile
+import urllib.parse
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import kopf
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
+from kopf._core.intents.causes import WebhookType
+from kopf._core.intents.handlers import WebhookHandler
 
-import muster.webhooks.gating  # noqa: F401  (registers the mutating webhooks)
+# Imported for their registration of webhook handlers with kopf.
+import muster.webhooks.gating
+import muster.webhooks.priority
+import muster.webhooks.validation  # noqa: F401
 
 CERTIFICATE_DAYS = 365
 
@@ -58,7 +74,10 @@ def self_signed_certificate(host: str) -> tuple[bytes, bytes]:
 def webhook_server(
     *, host: str, port: int, certfile: str | None, keyfile: str | None
 ) -> kopf.WebhookServer:
-    """kopf's HTTPS webhook server, with the given certificate or a fresh self-signed one."""
+    """kopf's HTTPS webhook server, with the given certificate or a fresh self-signed one.
+
+    Its `cadata` is the CA bundle to put into the webhook configurations.
+    """
     if certfile is None or keyfile is None:
         directory = Path(tempfile.mkdtemp(prefix="muster-webhooks-"))
         cert_pem, key_pem = self_signed_certificate(host)
@@ -76,10 +95,98 @@ def webhook_server(
     )
 
 
-def configure(
-    settings: kopf.OperatorSettings, *, server: kopf.WebhookServer, managed_name: str | None
-) -> None:
-    """Point kopf at the server; let it keep the webhook configurations when asked."""
-    settings.admission.server = server
-    if managed_name:
-        settings.admission.managed = managed_name
+MUTATING = "MutatingWebhookConfiguration"
+VALIDATING = "ValidatingWebhookConfiguration"
+_NOT_IN_A_NAME = re.compile(r"[^a-z0-9.-]+")
+
+
+def webhook_handlers(registry: kopf.OperatorRegistry) -> list[WebhookHandler]:
+    """The admission handlers registered with kopf, in a stable order."""
+    handlers = registry._webhooks.get_all_handlers()
+    return sorted(handlers, key=lambda handler: str(handler.id))
+
+
+def webhook_name(handler_id: str, group: str) -> str:
+    """A webhook name the API server accepts: lowercase, dots and dashes, qualified."""
+    slug = _NOT_IN_A_NAME.sub("-", handler_id.lower().replace("/", ".")).strip("-.")
+    return f"{slug}.{group}"
+
+
+def _object_selector(handler: WebhookHandler) -> dict[str, Any]:
+    expressions: list[dict[str, Any]] = []
+    for key, value in sorted((handler.labels or {}).items()):
+        if value is kopf.PRESENT:
+            expressions.append({"key": key, "operator": "Exists"})
+        elif value is kopf.ABSENT:
+            expressions.append({"key": key, "operator": "DoesNotExist"})
+        elif isinstance(value, str):
+            expressions.append({"key": key, "operator": "In", "values": [value]})
+    return {"matchExpressions": expressions} if expressions else {}
+
+
+def _match_conditions(handler: WebhookHandler) -> list[dict[str, str]]:
+    """`has()` of every step of the handler's field filter, so others never reach us."""
+    if not handler.field or handler.value is not kopf.PRESENT:
+        return []
+    steps = [
+        f"object.{'.'.join(handler.field[: depth + 1])}" for depth in range(len(handler.field))
+    ]
+    name = webhook_name("has-" + "-".join(handler.field), "x").removesuffix(".x")
+    return [{"name": name[:63], "expression": " && ".join(f"has({step})" for step in steps)}]
+
+
+def _webhook(handler: WebhookHandler, *, url: str, ca_bundle: str, group: str) -> dict[str, Any]:
+    selector = handler.selector
+    if selector is None:
+        raise ValueError(f"webhook {handler.id} names no resource")
+    webhook: dict[str, Any] = {
+        "name": webhook_name(str(handler.id), group),
+        "clientConfig": {
+            "url": f"{url.rstrip('/')}/{urllib.parse.quote(str(handler.id))}",
+            "caBundle": ca_bundle,
+        },
+        "rules": [
+            {
+                "apiGroups": [selector.group or ""],
+                "apiVersions": [selector.version or "*"],
+                "resources": [selector.plural or "*"],
+                "operations": sorted(handler.operations or ["*"]),
+                "scope": "*",
+            }
+        ],
+        "failurePolicy": "Ignore" if handler.ignore_failures else "Fail",
+        "sideEffects": "NoneOnDryRun" if handler.side_effects else "None",
+        "matchPolicy": "Equivalent",
+        "admissionReviewVersions": ["v1"],
+        "timeoutSeconds": 10,
+    }
+    if selector_labels := _object_selector(handler):
+        webhook["objectSelector"] = selector_labels
+    if conditions := _match_conditions(handler):
+        webhook["matchConditions"] = conditions
+    if handler.reason == WebhookType.MUTATING:
+        webhook["reinvocationPolicy"] = "Never"
+    return webhook
+
+
+def webhook_configurations(
+    handlers: Iterable[WebhookHandler], *, name: str, url: str, ca_bundle: bytes, group: str
+) -> list[dict[str, Any]]:
+    """The Mutating- and ValidatingWebhookConfiguration serving these handlers at `url`."""
+    encoded = base64.b64encode(ca_bundle).decode("ascii")
+    configurations = []
+    for kind, reason in ((MUTATING, WebhookType.MUTATING), (VALIDATING, WebhookType.VALIDATING)):
+        webhooks = [
+            _webhook(handler, url=url, ca_bundle=encoded, group=group)
+            for handler in handlers
+            if handler.reason == reason
+        ]
+        configurations.append(
+            {
+                "apiVersion": "admissionregistration.k8s.io/v1",
+                "kind": kind,
+                "metadata": {"name": name, "labels": {"app.kubernetes.io/managed-by": "muster"}},
+                "webhooks": webhooks,
+            }
+        )
+    return configurations

@@ -1,0 +1,83 @@
+"""Invalid input is refused or reported clearly, and nothing else is disturbed."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.e2e.cluster import Kubectl, wait_until
+from tests.e2e.harness import (
+    GROUP_LABEL,
+    POOL_LABEL,
+    NodePool,
+    OperatorProcess,
+    events_for,
+    gang_job,
+    is_gated,
+    wait_all_bound,
+    wait_for_reason,
+)
+
+pytestmark = pytest.mark.e2e
+
+
+def test_bad_min_count_is_refused_and_a_good_gang_beside_it_runs(
+    operator: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool
+) -> None:
+    pool.add(gpus=4)
+    bad = gang_job("bad", pool, workers=4, annotations={"scheduling.muster.dev/min-count": "four"})
+    refused = kubectl("apply", "-n", namespace, "-f", "-", input=json.dumps(bad), check=False)
+    if refused.returncode == 0:
+        # Admission let it through (its webhook ignores failures): the operator says why.
+        wait_until(
+            "an InvalidOptIn event on the Job",
+            lambda: any(
+                e["reason"] == "InvalidOptIn" for e in events_for(kubectl, namespace, "bad")
+            ),
+        )
+        assert kubectl("get", "podgroup", "bad", "-n", namespace, check=False).returncode != 0
+    else:
+        assert "min-count" in refused.stderr and "four" in refused.stderr
+
+    kubectl.apply(gang_job("good", pool, workers=4), namespace)
+    wait_all_bound(kubectl, namespace, "good", 4)
+
+
+def test_a_pod_of_a_missing_pod_group_stays_gated_until_the_group_exists(
+    operator: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool
+) -> None:
+    pool.add(gpus=1)
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "lonely", "labels": {GROUP_LABEL: "ghost"}},
+        "spec": {
+            "nodeSelector": {POOL_LABEL: pool.name},
+            "tolerations": [{"key": POOL_LABEL, "operator": "Equal", "value": pool.name}],
+            "containers": [{"name": "main", "image": "busybox"}],
+        },
+    }
+    kubectl.apply(pod, namespace)
+    wait_until(
+        "a PodGroupNotFound event on the pod",
+        lambda: any(
+            e["reason"] == "PodGroupNotFound" for e in events_for(kubectl, namespace, "lonely")
+        ),
+    )
+    assert is_gated(kubectl.json("get", "pod", "lonely", "-n", namespace))
+
+    kubectl.apply(
+        {
+            "apiVersion": "scheduling.muster.dev/v1beta1",
+            "kind": "PodGroup",
+            "metadata": {"name": "ghost"},
+            "spec": {"schedulingPolicy": {"gang": {"minCount": 1}}},
+        },
+        namespace,
+    )
+    wait_for_reason(kubectl, namespace, "ghost", "Scheduled")
+    wait_until(
+        "the pod to be bound",
+        lambda: bool(kubectl.json("get", "pod", "lonely", "-n", namespace)["spec"].get("nodeName")),
+    )
