@@ -38,7 +38,11 @@ def distribution(values: Sequence[float]) -> dict[str, float | int | None]:
 
 
 def summarize(timeline: Timeline, *, started_at: float, ended_at: float) -> dict[str, Any]:
-    """The figures of one mode's run; ``started_at`` is when the burst began."""
+    """The figures of one mode's run; ``started_at`` is when the burst began.
+
+    Closes the timeline at ``ended_at``, so Jobs still partial count until then.
+    """
+    timeline.close(ended_at)
     to_bound: list[float] = []
     to_running: list[float] = []
     binds: list[float] = []

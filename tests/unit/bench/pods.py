@@ -1,0 +1,33 @@
+"""Pod objects as watch events carry them, reduced to what the benchmark reads."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bench.workload import JOB_NAME_LABEL
+
+
+def pod(
+    job: str,
+    name: str,
+    *,
+    node: str | None = None,
+    phase: str = "Pending",
+    unschedulable: bool = False,
+    gated: bool = False,
+) -> dict[str, Any]:
+    spec: dict[str, Any] = {}
+    if node:
+        spec["nodeName"] = node
+    if gated:
+        spec["schedulingGates"] = [{"name": "scheduling.muster.dev/gang"}]
+    conditions = (
+        [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}]
+        if unschedulable
+        else []
+    )
+    return {
+        "metadata": {"name": name, "labels": {JOB_NAME_LABEL: job}},
+        "spec": spec,
+        "status": {"phase": phase, "conditions": conditions},
+    }

@@ -1,0 +1,86 @@
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from bench.report import BEGIN, END, goals, table, write_docs
+from bench.stats import summarize
+from bench.timeline import Timeline
+
+from tests.unit.bench.pods import pod
+
+
+def figures(bind_at: float) -> dict[str, Any]:
+    timeline = Timeline({"a": 1})
+    timeline.job_created("a", 0.0)
+    timeline.observe_pod(pod("a", "a-1", node="n1", phase="Running"), bind_at)
+    result = summarize(timeline, started_at=0.0, ended_at=bind_at)
+    result["ended_because"] = "all Jobs running"
+    result["api_requests"] = {"per_bound_pod_excluding_benchmark": 5.0}
+    return result
+
+
+def results() -> dict[str, Any]:
+    muster = figures(bind_at=3.0)
+    muster["operator"] = {
+        "cpu_seconds": 1.5,
+        "peak_rss_mib": 120.0,
+        "api_requests_per_admitted_pod": 3.0,
+        "scheduling_cycles": {"cycles": 4, "mean_s": 0.002},
+    }
+    return {
+        "date": "2026-11-30T06:00:00+00:00",
+        "machine": {
+            "cpus": 2,
+            "cpu_model": "a CPU",
+            "memory_gib": 24.0,
+            "kernel": "6.1",
+            "python": "3.11.7",
+            "kubernetes": "v1.37.2",
+            "etcd": "v3.6.16",
+            "kwok": "v0.8.0",
+        },
+        "parameters": {
+            "jobs": 1,
+            "pods": 1,
+            "zone_jobs": 0,
+            "gpus_per_pod": 1,
+            "nodes": 1,
+            "gpus_per_node": 8,
+            "demand_ratio": 0.125,
+            "seed": 7,
+        },
+        "modes": {"plain": figures(bind_at=1.0), "muster": muster},
+    }
+
+
+def test_the_table_has_a_column_per_measured_mode() -> None:
+    lines = table(results()).splitlines()
+    assert lines[0] == "| | kube-scheduler alone | Muster |"
+    assert "| operator peak RSS (MiB) | - | 120.0 |" in lines
+
+
+def test_goals_compare_muster_with_the_plain_run() -> None:
+    verdicts = goals(results())
+    assert verdicts[0].startswith("- throughput ≥ 0.8x plain: 0.33 vs 1 = 0.33x")
+    assert verdicts[0].endswith("MISSED")
+    assert verdicts[2] == "- zero partially-started gangs: 0 -- met"
+
+
+def test_only_the_generated_section_is_replaced(tmp_path: Path) -> None:
+    docs = tmp_path / "performance.md"
+    docs.write_text(f"# Performance\n\nby hand\n\n{BEGIN}\nold\n{END}\n\nalso by hand\n")
+    write_docs(results(), docs)
+    text = docs.read_text()
+    assert text.startswith("# Performance\n\nby hand\n\n" + BEGIN)
+    assert text.endswith(END + "\n\nalso by hand\n")
+    assert "old" not in text
+
+
+def test_a_page_without_markers_is_left_alone(tmp_path: Path) -> None:
+    docs = tmp_path / "performance.md"
+    docs.write_text("# Performance\n")
+    with pytest.raises(ValueError):
+        write_docs(results(), docs)
+    assert docs.read_text() == "# Performance\n"

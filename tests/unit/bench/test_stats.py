@@ -1,0 +1,51 @@
+from __future__ import annotations
+
+import pytest
+from bench.stats import distribution, percentile, summarize
+from bench.timeline import Timeline
+
+from tests.unit.bench.pods import pod
+
+
+def test_percentile_interpolates_between_ranks() -> None:
+    values = [4.0, 1.0, 3.0, 2.0]
+    assert percentile(values, 0) == 1.0
+    assert percentile(values, 50) == 2.5
+    assert percentile(values, 100) == 4.0
+    assert percentile([5.0], 99) == 5.0
+
+
+def test_percentile_of_nothing_is_an_error() -> None:
+    with pytest.raises(ValueError):
+        percentile([], 50)
+
+
+def test_distribution_of_nothing_has_no_quantiles() -> None:
+    assert distribution([]) == {
+        "count": 0,
+        "p50": None,
+        "p90": None,
+        "p99": None,
+        "mean": None,
+        "max": None,
+    }
+
+
+def test_summary_measures_each_job_from_its_creation() -> None:
+    timeline = Timeline({"a": 2, "b": 1})
+    timeline.job_created("a", 10.0)
+    timeline.job_created("b", 10.5)
+    timeline.observe_pod(pod("a", "a-1", node="n1"), 11.0)
+    timeline.observe_pod(pod("a", "a-2", node="n2", phase="Running"), 12.0)
+    timeline.observe_pod(pod("a", "a-1", node="n1", phase="Running"), 13.0)
+    timeline.observe_pod(pod("b", "b-1", unschedulable=True), 11.0)
+
+    figures = summarize(timeline, started_at=10.0, ended_at=20.0)
+
+    assert figures["jobs_all_bound"] == 1
+    assert figures["time_to_all_bound_s"]["p50"] == 2.0
+    assert figures["time_to_all_running_s"]["max"] == 3.0
+    assert figures["pods_bound"] == 2
+    assert figures["last_bind_after_s"] == 2.0
+    assert figures["throughput_pods_bound_per_s"] == 1.0
+    assert figures["partially_started_jobs"]["max_at_once"] == 0
