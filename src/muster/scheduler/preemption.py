@@ -46,11 +46,11 @@ class PreemptionPlan:
 
 @dataclass(frozen=True, slots=True)
 class _Unit:
-    priority: int
-    slots: tuple[int, ...]  # pod slots, held ones only
+    """Pods that fall together, ranked cheapest first: priority, pods, first pod's name."""
 
-    def order_key(self, first_pod: str) -> tuple[int, int, str]:
-        return (self.priority, len(self.slots), first_pod)
+    rank: tuple[int, int, str, str]
+    slots: tuple[int, ...]  # pod slots of its pods that hold capacity
+    nodes: tuple[int, ...]  # the node slot of each of those pods
 
 
 class PreemptionSearch:
@@ -147,27 +147,31 @@ class PreemptionSearch:
         for pod, slot in placement.placements.items():
             for column, amount in demands[pod]:
                 need[slot, column] += amount
-        short_nodes = [
-            int(node) for node in np.flatnonzero((need > free).any(axis=1)) if need[node].any()
-        ]
-        short_nodes.sort(key=lambda node: int(self.table.name_rank[node]))
+        short = np.flatnonzero((need > free).any(axis=1))
+        short_nodes = sorted((int(node) for node in short), key=lambda n: self.table.name_rank[n])
         units = self._units_on(short_nodes, pool)
+        cheapest_first = sorted(units, key=lambda unit_id: units[unit_id].rank)
+        on_node: dict[int, list[int]] = {}
+        for unit_id in cheapest_first:
+            for node in sorted(set(units[unit_id].nodes)):
+                on_node.setdefault(node, []).append(unit_id)
         available = free.copy()
         chosen: list[int] = []
         for node in short_nodes:
-            for unit_id in sorted(units, key=lambda u: self._unit_key(units[u])):
+            for unit_id in on_node.get(node, []):
                 if not (need[node] > available[node]).any():
                     break
-                unit = units[unit_id]
-                if unit_id in chosen or node not in self.node_of[list(unit.slots)]:
-                    continue
-                chosen.append(unit_id)
-                available += self._freed(np.array(unit.slots, dtype=np.int64))
-        for unit_id in sorted(chosen, key=lambda u: self._unit_key(units[u]), reverse=True):
-            without = available - self._freed(np.array(units[unit_id].slots, dtype=np.int64))
-            if not (need[short_nodes] > without[short_nodes]).any():
+                if unit_id not in chosen:
+                    chosen.append(unit_id)
+                    self._give(available, units[unit_id], 1)
+        for unit_id in sorted(chosen, key=lambda unit_id: units[unit_id].rank, reverse=True):
+            unit = units[unit_id]
+            self._give(available, unit, -1)
+            touched = [node for node in sorted(set(unit.nodes)) if need[node].any()]
+            if (need[touched] > available[touched]).any():
+                self._give(available, unit, 1)
+            else:
                 chosen.remove(unit_id)
-                available = without
         victim_slots = sorted(slot for unit_id in chosen for slot in units[unit_id].slots)
         self.gone[victim_slots] = True
         freed = self._freed(np.array(victim_slots, dtype=np.int64))
@@ -177,21 +181,28 @@ class PreemptionSearch:
             remaining_free=np.minimum(free, free + freed - need),
         )
 
+    def _give(self, available: Matrix, unit: _Unit, sign: int) -> None:
+        slots = list(unit.slots)
+        np.add.at(available, self.node_of[slots], sign * self.demand[slots])
+
     def _units_on(self, nodes: list[int], pool: BoolArray) -> dict[int, _Unit]:
+        """The candidate units with a pod on any of these nodes (with all their pods)."""
         on_short = pool & np.isin(self.node_of, np.array(nodes, dtype=np.int64))
         wanted = np.unique(self.unit_of[on_short])
         members = np.flatnonzero(pool & np.isin(self.unit_of, wanted))
         slots_by_unit: dict[int, list[int]] = {}
         for slot in members:
             slots_by_unit.setdefault(int(self.unit_of[slot]), []).append(int(slot))
-        return {
-            unit_id: _Unit(int(self.priority[slots].max()), tuple(slots))
-            for unit_id, slots in slots_by_unit.items()
-        }
-
-    def _unit_key(self, unit: _Unit) -> tuple[int, int, str]:
-        first = min(str(self.state.pod_keys[slot]) for slot in unit.slots)
-        return unit.order_key(first)
+        units = {}
+        for unit_id, slots in slots_by_unit.items():
+            first = min(key for key in (self.state.pod_keys[slot] for slot in slots) if key)
+            priority = int(self.priority[slots].max())
+            units[unit_id] = _Unit(
+                rank=(priority, len(slots), first.namespace, first.name),
+                slots=tuple(slots),
+                nodes=tuple(int(node) for node in self.node_of[slots]),
+            )
+        return units
 
     def _victims(self, slots: list[int]) -> tuple[Victim, ...]:
         victims = []

@@ -78,8 +78,18 @@ def to_amount(resource: str, raw: object) -> int:
     cpu is counted in millicores, every other resource in its base unit (bytes for
     memory and storage, devices for extended resources).
     """
-    value = parse_quantity(raw)
+    if type(raw) is str:
+        return _text_amount(resource in MILLI_RESOURCES, raw)
+    return _amount(resource in MILLI_RESOURCES, parse_quantity(raw), raw)
+
+
+@lru_cache(maxsize=8192)
+def _text_amount(milli: bool, text: str) -> int:
+    """Pods repeat the same few quantities: each text is converted once."""
+    return _amount(milli, _parse_text(text), text)
+
+
+def _amount(milli: bool, value: Fraction, raw: object) -> int:
     if value < 0:
-        raise QuantityError(f"negative quantity {raw!r} for {resource}")
-    scale = 1000 if resource in MILLI_RESOURCES else 1
-    return math.ceil(value * scale)
+        raise QuantityError(f"negative quantity {raw!r}")
+    return math.ceil(value * 1000) if milli else math.ceil(value)

@@ -18,6 +18,8 @@ Amounts = dict[str, int]
 
 
 def _mapping(value: object, where: str) -> Mapping[str, Any]:
+    if type(value) is dict:  # the common case, without the slower ABC check
+        return value
     if value is None:
         return {}
     if not isinstance(value, Mapping):

@@ -89,6 +89,7 @@ class ClusterState:
         self.rejected: dict[tuple[str, str, str], str] = {}
         self.resource_names: list[str] = [POD_COUNT]
         self._column: dict[str, int] = {POD_COUNT: 0}
+        self._dense: dict[tuple[tuple[int, int], ...], npt.NDArray[np.int64]] = {}
         self._node_slots = _Slots()
         self._node_slot: dict[str, int] = {}
         self._node_records: list[NodeRecord | None] = []
@@ -124,7 +125,18 @@ class ClusterState:
             self.allocatable = np.pad(self.allocatable, extra)
             self.held = np.pad(self.held, extra)
             self.pod_demand = np.pad(self.pod_demand, extra)
+            self._dense.clear()
         return column
+
+    def _dense_demand(self, demand: tuple[tuple[int, int], ...]) -> npt.NDArray[np.int64]:
+        """The demand as a row vector; pods share few shapes, so rows are cached."""
+        row = self._dense.get(demand)
+        if row is None:
+            row = np.zeros(len(self.resource_names), dtype=np.int64)
+            for column, amount in demand:
+                row[column] = amount
+            self._dense[demand] = row
+        return row
 
     # ---- nodes -----------------------------------------------------------------
 
@@ -185,9 +197,10 @@ class ClusterState:
         self._table = None
 
     def _add_demand(self, slot: int, demand: tuple[tuple[int, int], ...], sign: int = 1) -> None:
-        row = self.held[slot]
-        for column, amount in demand:
-            row[column] += sign * amount
+        if sign > 0:
+            self.held[slot] += self._dense_demand(demand)
+        else:
+            self.held[slot] -= self._dense_demand(demand)
 
     # ---- pods ------------------------------------------------------------------
 
@@ -212,10 +225,7 @@ class ClusterState:
             entry.record = record
             entry.demand = self._demand_of(record)
             entry.priority = self._priority_of(record)
-        demand_row = self.pod_demand[entry.slot]
-        demand_row[:] = 0
-        for column, amount in entry.demand:
-            demand_row[column] = amount
+        self.pod_demand[entry.slot] = self._dense_demand(entry.demand)
         self.pod_priority[entry.slot] = entry.priority
         self._join_group(entry)
         self._hold(entry)

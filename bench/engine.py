@@ -1,0 +1,543 @@
+"""Decision-engine benchmark: the issue's figures, each beside a plain-Python loop.
+
+Run with `.venv/bin/python bench/engine.py` (or `make bench-engine`). It builds a
+snapshot of 5,000 nodes and 50,000 bound pods, measures the engine, measures a
+straightforward pure-Python implementation of the same step in the same run, prints a
+table and writes `bench/results/engine.json`.
+
+The plain loops are the obvious code a first version would have: dictionaries per
+node, every pod checked against every node. Where they would take minutes (a cycle
+over 1,000 gangs) they run on a prefix of the work and the figure is scaled up; the
+table says so.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import random
+import statistics
+import sys
+import time
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from muster.scheduler import ClusterState, EngineConfig, schedule
+from muster.scheduler.results import CycleResult
+
+NODES = 5_000
+CPU_NODES = 4_000
+PODS_PER_NODE = 10
+RACK_SIZE = 40
+ZONES = 4
+GANG_SIZE = 64
+PENDING_GANGS = 1_000
+NOW = 1_798_761_600.0
+CONFIG = EngineConfig(starvation_seconds=10**12)
+GATE = "scheduling.muster.dev/gang"
+GROUP_LABEL = "scheduling.muster.dev/pod-group"
+GPU_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
+GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+RESULTS = Path(__file__).parent / "results" / "engine.json"
+
+Obj = dict[str, Any]
+
+# ---- the synthetic cluster ---------------------------------------------------------
+
+
+def node_object(index: int) -> Obj:
+    gpu = index >= CPU_NODES
+    allocatable = {"cpu": "96" if gpu else "64", "memory": "1Ti" if gpu else "256Gi", "pods": "110"}
+    if gpu:
+        allocatable["nvidia.com/gpu"] = "8"
+    return {
+        "metadata": {
+            "name": f"node-{index:05d}",
+            "labels": {
+                "kubernetes.io/hostname": f"node-{index:05d}",
+                "topology.kubernetes.io/zone": f"zone-{index % ZONES}",
+                "rack": f"rack-{index // RACK_SIZE:03d}",
+                "pool": "gpu" if gpu else "cpu",
+            },
+        },
+        "spec": {"taints": [GPU_TAINT] if gpu else []},
+        "status": {"allocatable": allocatable},
+    }
+
+
+def pod_object(
+    name: str,
+    *,
+    cpu: str,
+    memory: str,
+    gpu: int = 0,
+    node: str | None = None,
+    group: str | None = None,
+    priority: int = 0,
+    namespace: str = "bench",
+) -> Obj:
+    requests: dict[str, str] = {"cpu": cpu, "memory": memory}
+    spec: Obj = {"priority": priority}
+    if gpu:
+        requests["nvidia.com/gpu"] = str(gpu)
+        spec["tolerations"] = [GPU_TOLERATION]
+    spec["containers"] = [{"name": "main", "resources": {"requests": requests}}]
+    if node is not None:
+        spec["nodeName"] = node
+    elif group is not None:
+        spec["schedulingGates"] = [{"name": GATE}]
+    labels = {GROUP_LABEL: group} if group is not None else {}
+    return {"metadata": {"name": name, "namespace": namespace, "labels": labels}, "spec": spec}
+
+
+def group_object(
+    name: str,
+    min_count: int,
+    *,
+    topology: str | None = None,
+    priority: int = 0,
+    plan: dict[str, str] | None = None,
+    created: str = "2026-01-01T00:00:00Z",
+    namespace: str = "bench",
+) -> Obj:
+    spec: Obj = {"schedulingPolicy": {"gang": {"minCount": min_count}}, "priority": priority}
+    if topology is not None:
+        spec["schedulingConstraints"] = {"topology": [{"key": topology}]}
+    status: Obj = {}
+    if plan is not None:
+        status = {"conditions": [{"type": "PodGroupScheduled", "status": "True"}], "plan": plan}
+    return {
+        "metadata": {"name": name, "namespace": namespace, "creationTimestamp": created},
+        "spec": spec,
+        "status": status,
+    }
+
+
+def bound_workload(fill: float) -> Iterator[Obj]:
+    """50,000 bound pods: 2,000 admitted 8-pod gangs (priority 100) and plain pods.
+
+    `fill` scales the plain pods' cpu (1.0 leaves ~40% of each CPU node free).
+    """
+    rng = random.Random(7)
+    for gang in range(2_000):
+        plan = {}
+        pods = []
+        for member in range(8):
+            index = (gang * 8 + member) * 7 % NODES
+            node = f"node-{index:05d}"
+            name = f"train-{gang:04d}-{member}"
+            plan[name] = node
+            gpu = 1 if index >= CPU_NODES else 0
+            pods.append(
+                pod_object(
+                    name,
+                    cpu="4",
+                    memory="16Gi",
+                    gpu=gpu,
+                    node=node,
+                    group=f"train-{gang:04d}",
+                    priority=100,
+                )
+            )
+        yield group_object(f"train-{gang:04d}", 8, plan=plan, priority=100)
+        yield from pods
+    plain = NODES * PODS_PER_NODE - 16_000
+    for number in range(plain):
+        index = number % NODES
+        cores = rng.choice((1, 2, 3)) * fill
+        gpu = 1 if index >= CPU_NODES and number % 3 == 0 else 0
+        yield pod_object(
+            f"svc-{number:05d}",
+            cpu=f"{round(cores * 1000)}m",
+            memory=f"{rng.choice((2, 4, 8))}Gi",
+            gpu=gpu,
+            node=f"node-{index:05d}",
+            priority=rng.choice((0, 0, 0, 10)),
+        )
+
+
+def apply(state: ClusterState, objects: Iterator[Obj] | list[Obj]) -> None:
+    for obj in objects:
+        if "schedulingPolicy" in obj.get("spec", {}):
+            state.apply_pod_group(obj)
+        else:
+            state.apply_pod(obj)
+
+
+def base_state(fill: float = 1.0) -> tuple[ClusterState, list[Obj]]:
+    state = ClusterState()
+    nodes = [node_object(index) for index in range(NODES)]
+    for obj in nodes:
+        state.apply_node(obj)
+    objects = list(bound_workload(fill))
+    apply(state, objects)
+    return state, [*nodes, *objects]
+
+
+def pending_gang(
+    name: str, size: int, *, cpu: str, memory: str, gpu: int = 0, **group: Any
+) -> list[Obj]:
+    members = [
+        pod_object(
+            f"{name}-{index}",
+            cpu=cpu,
+            memory=memory,
+            gpu=gpu,
+            group=name,
+            priority=group.get("priority", 0),
+        )
+        for index in range(size)
+    ]
+    return [group_object(name, size, **group), *members]
+
+
+def timestamp(seconds: int) -> str:
+    moment = datetime(2026, 1, 1, tzinfo=UTC) + timedelta(seconds=seconds)
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def pending_gangs(count: int) -> list[list[Obj]]:
+    """A mixed queue: CPU and GPU gangs of 1-32 pods, a third with a zone or rack key."""
+    rng = random.Random(11)
+    gangs = []
+    for number in range(count):
+        size = rng.choice((1, 2, 4, 8, 16, 32))
+        gpu = rng.choice((0, 0, 1, 2, 8))
+        topology = rng.choice((None, None, "topology.kubernetes.io/zone", "rack"))
+        gangs.append(
+            pending_gang(
+                f"queue-{number:04d}",
+                size,
+                cpu=rng.choice(("500m", "2", "8", "16")),
+                memory=rng.choice(("1Gi", "8Gi", "32Gi")),
+                gpu=gpu,
+                topology=topology,
+                created=timestamp(number),
+            )
+        )
+    return gangs
+
+
+# ---- the plain-Python baseline -------------------------------------------------------
+
+
+def quantity(text: str) -> float:
+    units = {"m": 1e-3, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
+    for suffix, factor in units.items():
+        if text.endswith(suffix):
+            return float(text[: -len(suffix)]) * factor
+    return float(text)
+
+
+def requests_of(obj: Obj) -> dict[str, float]:
+    totals: dict[str, float] = {"pods": 1}
+    for container in obj["spec"]["containers"]:
+        for resource, raw in container["resources"]["requests"].items():
+            totals[resource] = totals.get(resource, 0) + quantity(raw)
+    return totals
+
+
+class PlainCluster:
+    """Nodes as dictionaries; usage recomputed from all pods, as a first version would."""
+
+    def __init__(self, objects: list[Obj]) -> None:
+        self.nodes = [obj for obj in objects if "allocatable" in obj.get("status", {})]
+        self.pods = [obj for obj in objects if "containers" in obj.get("spec", {})]
+        self.free: dict[str, dict[str, float]] = {}
+        self.recompute()
+
+    def recompute(self, without: set[str] | None = None) -> None:
+        self.free = {
+            node["metadata"]["name"]: {
+                res: quantity(v) for res, v in node["status"]["allocatable"].items()
+            }
+            for node in self.nodes
+        }
+        for obj in self.pods:
+            on = obj["spec"].get("nodeName")
+            if on is None or (without and obj["metadata"]["name"] in without):
+                continue
+            for resource, amount in requests_of(obj).items():
+                self.free[on][resource] = self.free[on].get(resource, 0) - amount
+
+    def allowed(self, node: Obj, pod: Obj) -> bool:
+        tolerations = pod["spec"].get("tolerations", [])
+        for taint in node["spec"].get("taints", []):
+            if not any(t.get("key") == taint["key"] for t in tolerations):
+                return False
+        return True
+
+    def place(
+        self, gang: list[Obj], free: dict[str, dict[str, float]], nodes: list[Obj]
+    ) -> dict[str, str] | None:
+        """Best fit, pod by pod: the allowed node with the least room left after it."""
+        free = {name: dict(room) for name, room in free.items()}
+        placed = {}
+        for pod in gang:
+            want = requests_of(pod)
+            best, best_left = None, float("inf")
+            for node in nodes:
+                name = node["metadata"]["name"]
+                room = free[name]
+                if not self.allowed(node, pod):
+                    continue
+                if all(room.get(res, 0) >= amount for res, amount in want.items()):
+                    left = room["cpu"] - want.get("cpu", 0)
+                    if left < best_left:
+                        best, best_left = name, left
+            if best is None:
+                return None
+            for res, amount in want.items():
+                free[best][res] -= amount
+            placed[pod["metadata"]["name"]] = best
+        return placed
+
+    def decide(self, gang: list[Obj], topology: str | None) -> dict[str, str] | None:
+        members = [obj for obj in gang if "containers" in obj.get("spec", {})]
+        if topology is None:
+            return self.place(members, self.free, self.nodes)
+        domains: dict[str, list[Obj]] = {}
+        for node in self.nodes:
+            value = node["metadata"]["labels"].get(topology)
+            if value is not None:
+                domains.setdefault(value, []).append(node)
+        for value in sorted(domains):
+            placed = self.place(members, self.free, domains[value])
+            if placed is not None:
+                return placed
+        return None
+
+    def preempt(self, gang: list[Obj], priority: int) -> dict[str, str] | None:
+        """Remove lower priorities level by level until the gang fits."""
+        levels = sorted(
+            {
+                obj["spec"].get("priority", 0)
+                for obj in self.pods
+                if obj["spec"].get("priority", 0) < priority
+            }
+        )
+        for level in levels:
+            gone = {
+                obj["metadata"]["name"]
+                for obj in self.pods
+                if obj["spec"].get("priority", 0) <= level
+            }
+            self.recompute(without=gone)
+            placed = self.decide(gang, None)
+            self.recompute()
+            if placed is not None:
+                return placed
+        return None
+
+
+# ---- measuring -------------------------------------------------------------------------
+
+
+def timed(run: Callable[[], object], repeats: int) -> tuple[float, list[float]]:
+    samples = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        run()
+        samples.append(time.perf_counter() - started)
+    return statistics.median(samples), samples
+
+
+def measure_gang(
+    state: ClusterState,
+    plain: PlainCluster,
+    topology: str | None,
+    figures: dict[str, Any],
+    label: str,
+) -> None:
+    gang = pending_gang(f"gang-{label}", GANG_SIZE, cpu="8", memory="32Gi", topology=topology)
+    apply(state, gang)
+    cold, _ = timed(lambda: schedule(state, now=NOW, config=CONFIG), 1)
+    warm, samples = timed(lambda: schedule(state, now=NOW, config=CONFIG), 20)
+    result = schedule(state, now=NOW, config=CONFIG)
+    assert len(result.admissions) == 1 and len(result.admissions[0].placements) == GANG_SIZE, (
+        result.verdicts
+    )
+    baseline, _ = timed(lambda: plain.decide(gang, topology), 3)
+    figures[label] = {
+        "engine_ms": round(warm * 1e3, 3),
+        "engine_first_call_ms": round(cold * 1e3, 3),
+        "engine_p90_ms": round(sorted(samples)[int(0.9 * len(samples))] * 1e3, 3),
+        "plain_python_ms": round(baseline * 1e3, 1),
+        "speedup": round(baseline / warm, 1),
+    }
+    state.delete_pod_group("bench", f"gang-{label}")
+    for obj in gang[1:]:
+        state.delete_pod("bench", obj["metadata"]["name"])
+
+
+def measure_queue(state: ClusterState, plain: PlainCluster, figures: dict[str, Any]) -> None:
+    gangs = pending_gangs(PENDING_GANGS)
+    for gang in gangs:
+        apply(state, gang)
+    cold, _ = timed(lambda: schedule(state, now=NOW, config=CONFIG), 1)
+    warm, _ = timed(lambda: schedule(state, now=NOW, config=CONFIG), 3)
+    result: CycleResult = schedule(state, now=NOW, config=CONFIG)
+    prefix = 20
+    started = time.perf_counter()
+    for gang in gangs[:prefix]:
+        topology = (
+            gang[0]["spec"].get("schedulingConstraints", {}).get("topology", [{}])[0].get("key")
+        )
+        plain.decide(gang, topology)
+    baseline = (time.perf_counter() - started) * PENDING_GANGS / prefix
+    figures["cycle_1000_gangs"] = {
+        "engine_ms": round(warm * 1e3, 1),
+        "engine_first_call_ms": round(cold * 1e3, 1),
+        "admitted": len(result.admissions),
+        "unschedulable": len(result.verdicts),
+        "plain_python_ms": round(baseline * 1e3, 1),
+        "plain_python_note": f"scaled up from the first {prefix} gangs",
+        "speedup": round(baseline / warm, 1),
+    }
+    for gang in gangs:
+        state.delete_pod_group("bench", gang[0]["metadata"]["name"])
+        for obj in gang[1:]:
+            state.delete_pod("bench", obj["metadata"]["name"])
+
+
+def measure_preemption(figures: dict[str, Any]) -> None:
+    state, objects = base_state(fill=1.5)
+    gang = pending_gang("urgent", GANG_SIZE, cpu="40", memory="32Gi", priority=1000)
+    apply(state, gang)
+    cold, _ = timed(lambda: schedule(state, now=NOW, config=CONFIG), 1)
+    warm, _ = timed(lambda: schedule(state, now=NOW, config=CONFIG), 10)
+    result = schedule(state, now=NOW, config=CONFIG)
+    (admission,) = result.admissions
+    plain = PlainCluster([*objects, *gang])
+    baseline, _ = timed(lambda: plain.preempt(gang, 1000), 1)
+    figures["preemption_64_pod_gang"] = {
+        "engine_ms": round(warm * 1e3, 3),
+        "engine_first_call_ms": round(cold * 1e3, 3),
+        "victims": len(admission.victims),
+        "highest_victim_priority": max(victim.priority for victim in admission.victims),
+        "plain_python_ms": round(baseline * 1e3, 1),
+        "speedup": round(baseline / warm, 1),
+    }
+
+
+def measure_updates(state: ClusterState, plain: PlainCluster, figures: dict[str, Any]) -> None:
+    """Per-event cost of creating and deleting bound pods: best of five rounds of 10,000.
+
+    The best round is reported because the machine is shared: a slower round measures
+    the neighbours, not the code.
+    """
+    events = [
+        pod_object(f"event-{n:05d}", cpu="250m", memory="512Mi", node=f"node-{n % NODES:05d}")
+        for n in range(10_000)
+    ]
+    creates, deletes = [], []
+    for _ in range(5):
+        started = time.perf_counter()
+        for obj in events:
+            state.apply_pod(obj)
+        creates.append((time.perf_counter() - started) / len(events))
+        started = time.perf_counter()
+        for obj in events:
+            state.delete_pod("bench", obj["metadata"]["name"])
+        deletes.append((time.perf_counter() - started) / len(events))
+    create, delete = min(creates), min(deletes)
+    rebuild, _ = timed(plain.recompute, 3)
+    figures["update_per_pod_event"] = {
+        "engine_create_us": round(create * 1e6, 2),
+        "engine_delete_us": round(delete * 1e6, 2),
+        "engine_create_median_us": round(statistics.median(creates) * 1e6, 2),
+        "plain_python_rebuild_us": round(rebuild * 1e6, 1),
+        "plain_python_note": "recomputing every node's usage from all pods after an event",
+        "speedup": round(rebuild / max(create, delete), 1),
+    }
+
+
+def machine() -> dict[str, Any]:
+    cpuinfo = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
+    model = next(
+        (line.split(":", 1)[1].strip() for line in cpuinfo.splitlines() if "model name" in line),
+        platform.processor(),
+    )
+    return {
+        "cpu_model": model,
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+    }
+
+
+TARGETS_MS = {
+    "gang_64_pods_no_topology": 5.0,
+    "gang_64_pods_zone_key": 20.0,
+    "gang_64_pods_rack_key": 20.0,
+    "cycle_1000_gangs": 1000.0,
+    "preemption_64_pod_gang": 50.0,
+}
+
+
+def _row(
+    name: str, engine: float, target: float, plain: float, *, speedup: float, unit: str
+) -> str:
+    return (
+        f"{name:30} {engine:>10.2f} {unit} {target:>7.0f} {unit} "
+        f"{plain:>12.1f} {unit} {speedup:>9.1f}x"
+    )
+
+
+def print_table(figures: dict[str, Any]) -> None:
+    print(f"{'figure':30} {'engine':>13} {'target':>10} {'plain Python':>15} {'speedup':>10}")
+    for name, target in TARGETS_MS.items():
+        row = figures[name]
+        print(
+            _row(
+                name,
+                row["engine_ms"],
+                target,
+                row["plain_python_ms"],
+                speedup=row["speedup"],
+                unit="ms",
+            )
+        )
+    update = figures["update_per_pod_event"]
+    engine_us = max(update["engine_create_us"], update["engine_delete_us"])
+    rebuild_us = update["plain_python_rebuild_us"]
+    print(
+        _row(
+            "update_per_pod_event",
+            engine_us,
+            20,
+            rebuild_us,
+            speedup=update["speedup"],
+            unit="us",
+        )
+    )
+
+
+def main() -> int:
+    started = time.perf_counter()
+    state, objects = base_state()
+    build = time.perf_counter() - started
+    plain = PlainCluster(objects)
+    figures: dict[str, Any] = {
+        "snapshot": {"nodes": NODES, "bound_pods": len(state.pods), "build_s": round(build, 2)},
+    }
+    measure_gang(state, plain, None, figures, "gang_64_pods_no_topology")
+    measure_gang(state, plain, "topology.kubernetes.io/zone", figures, "gang_64_pods_zone_key")
+    measure_gang(state, plain, "rack", figures, "gang_64_pods_rack_key")
+    measure_queue(state, plain, figures)
+    measure_updates(state, plain, figures)
+    measure_preemption(figures)
+    figures["machine"] = machine()
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(figures, indent=2) + "\n")
+    print_table(figures)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
