@@ -173,7 +173,8 @@ def _schema_message(validator: Any, expected: Any, instance: Any) -> str:
         allowed = ", ".join(json.dumps(choice) for choice in expected)
         return f"Unsupported value: {value}: supported values: {allowed}"
     if validator == "maxItems":
-        return f"Too many: {len(instance)}: must have at most {expected} items"
+        items = "item" if expected == 1 else "items"
+        return f"Too many: {len(instance)}: must have at most {expected} {items}"
     if validator == "minItems":
         return f"Invalid value: {len(instance)}: must have at least {expected} items"
     if validator == "maxLength":

@@ -9,12 +9,15 @@ field and value. Each handler is its own webhook, selected narrowly:
 - ``validate-podgroups``: PodGroups, CREATE and UPDATE.
 - ``validate-workloads``: Workloads, CREATE and UPDATE.
 - ``validate-labelled-jobs``: Jobs with the label ``scheduling.muster.dev/policy``
-  (an object selector), CREATE and UPDATE.
-- ``validate-native-jobs``: Jobs with the native ``spec.scheduling`` field, CREATE
-  and UPDATE. No label marks them, so their webhook configuration should carry
-  :data:`NATIVE_JOB_MATCH_CONDITION`, letting the API server skip every other Job.
+  (an object selector), CREATE and UPDATE. A labelled Job that also has the native
+  ``spec.scheduling`` field is checked by the field (which wins), with a warning.
 
-Job webhooks ignore failures: an unreachable Muster must not stop a cluster's
+A Job with only the native field needs no webhook of Muster's: an API server that
+keeps the field validates it itself (minCount against parallelism, the topology
+key's syntax), and one that drops it drops it before validating admission. So no
+webhook has to see every Job of the cluster.
+
+The Job webhook ignores failures: an unreachable Muster must not stop a cluster's
 Jobs; the operator reports an invalid opt-in on the Job as an event anyway.
 """
 
@@ -30,12 +33,6 @@ from muster.api.optin import OptInError, read_job_opt_in
 from muster.api.problems import Problem
 from muster.api.validation import validate_job, validate_pod_group, validate_workload
 from muster.webhooks.priority import list_priority_classes
-
-NATIVE_JOB_MATCH_CONDITION = {
-    "name": "has-scheduling-policy",
-    "expression": "has(object.spec.scheduling) && has(object.spec.scheduling.schedulingPolicy)",
-}
-"""The ``matchConditions`` entry for the native-field Job webhook."""
 
 # The status code of a refusal for an invalid object, as the API server answers.
 INVALID = 422
@@ -122,19 +119,4 @@ def validate_workload_admission(body: kopf.Body, old: kopf.Body | None = None, *
     ignore_failures=True,
 )
 def validate_labelled_job_admission(body: kopf.Body, warnings: list[str], **_: Any) -> None:
-    check_job(body, warnings)
-
-
-@kopf.on.validate(
-    "batch",
-    "v1",
-    "jobs",
-    id="validate-native-jobs",
-    operations=["CREATE", "UPDATE"],
-    field="spec.scheduling.schedulingPolicy",
-    value=kopf.PRESENT,
-    persistent=True,
-    ignore_failures=True,
-)
-def validate_native_job_admission(body: kopf.Body, warnings: list[str], **_: Any) -> None:
     check_job(body, warnings)

@@ -23,7 +23,7 @@ def run_validate(capsys: pytest.CaptureFixture[str], *files: Path | str) -> tupl
 
 def test_the_table_is_big_and_has_every_kind_of_case() -> None:
     assert len(CASES) >= 25
-    assert {case.layer for case in CASES} == {"valid", "schema", "webhook"}
+    assert {case.layer for case in CASES} == {"valid", "schema", "webhook", "native-field"}
     assert len({case.name for case in CASES}) == len(CASES)
     for case in CASES:
         assert bool(case.problems) == (case.layer != "valid"), case.name
