@@ -145,11 +145,8 @@ class SimulatedCluster:
 
     def members(self, group: GroupKey) -> list[Manifest]:
         """The pods labelled as members of `group`."""
-        return [
-            pod
-            for key, pod in sorted(self.pods.items())
-            if key.namespace == group.namespace and group_of(pod) == group.name
-        ]
+        names = sorted(self.state.members.get(group, ()))
+        return [self.pods[PodKey(group.namespace, name)] for name in names]
 
     @staticmethod
     def _check(entry: Entry, rejection: str | None, problems: list[Problem]) -> None:

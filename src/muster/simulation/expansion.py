@@ -11,6 +11,7 @@ pods) are kept and not made again, so a dump of a live cluster simulates as it i
 from __future__ import annotations
 
 import copy
+from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,7 +25,7 @@ from muster.api.workload import Workload
 from muster.scheduler.intake import TERMINAL_PHASES
 from muster.simulation.documents import InvalidInputError, Problem
 from muster.simulation.inventory import Entry, Inventory, Manifest
-from muster.simulation.pods import controlled_by_job, group_of
+from muster.simulation.pods import controlling_job, group_of
 
 JOB_CONTROLLER_KIND = "Job"
 
@@ -50,8 +51,24 @@ def expand(inventory: Inventory) -> Expansion:
     for workload in inventory.workloads:
         for pod_group in _workload_pod_groups(workload, problems):
             _add_pod_group(expansion, group_names, Entry(workload.origin, pod_group))
+    pod_names: dict[str, set[str]] = defaultdict(set)
+    pods_of_job: dict[tuple[str, str], list[Manifest]] = defaultdict(list)
+    for pod in inventory.pods:
+        pod_names[pod.namespace].add(pod.name)
+        job_name = controlling_job(pod.body)
+        if job_name is not None:
+            pods_of_job[pod.namespace, job_name].append(pod.body)
     for job in inventory.jobs:
-        _expand_job(job, expansion, group_names, problems)
+        count = _pods_to_create(job, pods_of_job[job.namespace, job.name], problems)
+        if count is not None:
+            _expand_job(
+                job,
+                count=count,
+                expansion=expansion,
+                group_names=group_names,
+                taken=pod_names[job.namespace],
+                problems=problems,
+            )
     expansion.warnings.extend(_orphans(expansion.pods, group_names))
     if problems:
         raise InvalidInputError(problems)
@@ -86,8 +103,15 @@ def _workload_pod_groups(workload: Entry, problems: list[Problem]) -> list[Manif
 
 
 def _expand_job(
-    job: Entry, expansion: Expansion, group_names: set[tuple[str, str]], problems: list[Problem]
+    job: Entry,
+    *,
+    count: int,
+    expansion: Expansion,
+    group_names: set[tuple[str, str]],
+    taken: set[str],
+    problems: list[Problem],
 ) -> None:
+    """Add the Job's PodGroup and `count` new pods, named apart from those in `taken`."""
     try:
         opt_in = read_job_opt_in(job.body)
     except OptInError as error:
@@ -98,20 +122,17 @@ def _expand_job(
             Problem(job.origin, f"Job {job.name} has no {POLICY_LABEL} label; ignored")
         )
         return
-    count = _pods_to_create(job, expansion.pods, problems)
-    if count is None:
-        return
     pod_group = expand_job(job.body, opt_in).pod_group
     _inherit_creation(pod_group, job.body)
     _add_pod_group(expansion, group_names, Entry(job.origin, pod_group))
     template = gated_pod_template(job.body, opt_in)
     owner_references = pod_group["metadata"]["ownerReferences"]
-    taken = {entry.name for entry in expansion.pods if entry.namespace == job.namespace}
     for name in _free_names(job.name, taken, count):
+        taken.add(name)
         expansion.pods.append(Entry(job.origin, _pod(name, job, template, owner_references)))
 
 
-def _pods_to_create(job: Entry, pods: list[Entry], problems: list[Problem]) -> int | None:
+def _pods_to_create(job: Entry, owned: list[Manifest], problems: list[Problem]) -> int | None:
     """How many pods the Job controller would create now, or None if the Job is invalid.
 
     As the controller does: `parallelism` at once, never more than the completions
@@ -126,7 +147,6 @@ def _pods_to_create(job: Entry, pods: list[Entry], problems: list[Problem]) -> i
         return None
     if spec.get("suspend") is True:
         return 0
-    owned = [entry.body for entry in pods if controlled_by_job(entry.body, job.namespace, job.name)]
     phases = [(pod.get("status") or {}).get("phase") for pod in owned]
     active = sum(phase not in TERMINAL_PHASES for phase in phases)
     wanted = 1 if parallelism is None else parallelism

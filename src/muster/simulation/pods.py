@@ -31,11 +31,6 @@ def controlling_job(pod: Mapping[str, Any]) -> str | None:
     return None
 
 
-def controlled_by_job(pod: Mapping[str, Any], namespace: str, job_name: str) -> bool:
-    """Whether the pod belongs to the Job `namespace/job_name`."""
-    return pod["metadata"].get("namespace") == namespace and controlling_job(pod) == job_name
-
-
 def bound(pod: Mapping[str, Any], node_name: str) -> Manifest:
     """The pod once released and bound: gate lifted, on its node."""
     result = copy.deepcopy(dict(pod))

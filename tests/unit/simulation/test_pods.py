@@ -5,7 +5,6 @@ from typing import Any
 from muster.api.constants import GANG_GATE, POD_GROUP_LABEL
 from muster.simulation.pods import (
     bound,
-    controlled_by_job,
     controlling_job,
     gated,
     group_of,
@@ -58,9 +57,6 @@ def test_remade_by_job_is_the_same_pod_pending_again() -> None:
 
 def test_controlling_job_reads_the_controller_reference() -> None:
     assert controlling_job(pod()) == "train"
-    assert controlled_by_job(pod(), "ml", "train")
-    assert not controlled_by_job(pod(), "default", "train")
-    assert not controlled_by_job(pod(), "ml", "other")
     owned_not_controlled = pod()
     owned_not_controlled["metadata"]["ownerReferences"] = [{"kind": "Job", "name": "train"}]
     assert controlling_job(owned_not_controlled) is None
