@@ -179,3 +179,11 @@ def test_a_pod_of_a_pod_group_the_input_lacks_is_warned_about() -> None:
     assert [str(warning) for warning in result.warnings] == [
         "in.yaml:1: Pod stray-0: PodGroup gone is not in the input"
     ]
+
+
+def test_a_job_with_the_native_scheduling_field_expands_like_the_label() -> None:
+    native = job(policy=None, scheduling={"schedulingPolicy": {"gang": {"minCount": 2}}})
+    result = expanded(native)
+    assert result.pod_groups[0].body["spec"]["schedulingPolicy"] == {"gang": {"minCount": 2}}
+    assert len(result.pods) == 3
+    assert result.warnings == []
