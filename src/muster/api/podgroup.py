@@ -6,7 +6,8 @@ what Muster records beyond upstream (pod counts, the placement plan).
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, Literal
 
 from pydantic import AwareDatetime, ConfigDict, Field
 
@@ -154,12 +155,15 @@ class PodGroup(KubeModel):
     """The observed state of the group, written by Muster."""
 
 
-def status_min_count(spec: PodGroupSpec) -> int | str:
-    """The value of ``status.minCount``: the gang's minCount, or ``basic``.
+def status_min_count(spec: Mapping[str, Any]) -> int | str:
+    """The value of ``status.minCount`` for a PodGroup spec (a plain mapping, as the
+    status writer holds it): the gang's minCount, or ``basic``.
 
     A printer column can only follow one JSON path, so the MIN column needs one
     field that holds either answer.
     """
-    if spec.scheduling_policy.gang is not None:
-        return spec.scheduling_policy.gang.min_count
+    policy = spec.get("schedulingPolicy") or {}
+    gang = policy.get("gang")
+    if isinstance(gang, Mapping) and isinstance(gang.get("minCount"), int):
+        return int(gang["minCount"])
     return POLICY_BASIC

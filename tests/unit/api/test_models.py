@@ -107,6 +107,6 @@ def test_kind_constants_match_the_models() -> None:
 
 
 def test_status_min_count_shows_basic_for_basic_groups() -> None:
-    gang = PodGroupSpec.from_manifest({"schedulingPolicy": {"gang": {"minCount": 3}}})
-    basic = PodGroupSpec.from_manifest({"schedulingPolicy": {"basic": {}}})
+    gang = {"schedulingPolicy": {"gang": {"minCount": 3}}}
+    basic: dict[str, Any] = {"schedulingPolicy": {"basic": {}}}
     assert (status_min_count(gang), status_min_count(basic)) == (3, "basic")
