@@ -1,11 +1,28 @@
 """The decision engine: which gangs run now, where their pods go, who is preempted.
 
 Pure and deterministic: no I/O, no asyncio, no clock (``now`` is an argument). The same
-state and configuration always give the same result.
+state and configuration always give the same result, whatever order the objects
+arrived in.
 
     state = ClusterState()
     state.apply_node(node)          # plain Kubernetes objects, applied as events arrive
     result = schedule(state, now=time.time(), config=EngineConfig())
+
+How it is built, one module per job:
+
+- intake, quantity, requests: objects become small records once, on arrival
+  (quantities exact, pod requests as kube-scheduler sums them).
+- state: capacity as numpy arrays (nodes x resources), adjusted per event.
+- labels, node_affinity, taints, predicates: static filters, vectorised over nodes and
+  cached per set of placement rules; what is not modelled is listed in `predicates`.
+- fit, topology: best-fit placement of a gang's shapes, the fullest fitting domain.
+- queue, engine: the cycle (priority, then age; backfill; holds for starving gangs).
+- preemption: the cheapest lower-priority victims.
+- explain: kube-scheduler-style reasons and the gang view.
+- results: what a cycle decided, as frozen values.
+
+The heuristics, and where they can miss, are described in `fit` (mixed-shape gangs),
+`topology` (domain choice), `engine` (holds), `preemption` (victim count).
 """
 
 from muster.scheduler.config import EngineConfig

@@ -79,7 +79,7 @@ class _Cycle:
                 self._grow(gang, limit=gang.missing)
         pending = [gang for gang in gangs if not gang.record.admitted]
         for position, gang in enumerate(pending, start=1):
-            self._decide(gang, position)
+            self._decide_safely(gang, position)
         for gang in admitted:
             self._grow(gang, limit=len(gang.pending))
         return CycleResult(
@@ -147,6 +147,19 @@ class _Cycle:
         )
 
     # ---- pending gangs -------------------------------------------------------------
+
+    def _decide_safely(self, gang: Gang, position: int) -> None:
+        """A failure while deciding one gang is that gang's `SchedulerError`, not the cycle's.
+
+        Whatever the failed decision had already taken from the view stays taken (the
+        view only ever shrinks during a decision), so the gangs behind it are decided
+        conservatively rather than on a view that double-books.
+        """
+        try:
+            self._decide(gang, position)
+        except Exception as error:
+            message = f"internal error while deciding: {type(error).__name__}: {error}"
+            self.verdicts[gang.key] = Verdict(Reason.SCHEDULER_ERROR, message)
 
     def _decide(self, gang: Gang, position: int) -> None:
         record = gang.record

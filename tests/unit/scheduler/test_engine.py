@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from muster.scheduler import EngineConfig, schedule
+import pytest
+
+from muster.scheduler import EngineConfig, engine, schedule
 from muster.scheduler.results import CycleResult, GroupKey, Reason
 
 from .builders import cluster, gang, node, pod, pod_group, taint
@@ -236,3 +238,30 @@ def test_the_state_is_not_changed_by_a_cycle() -> None:
     first = schedule(state, now=NOW, config=PATIENT)
     assert (state.held == before).all()
     assert schedule(state, now=NOW, config=PATIENT) == first
+
+
+def test_an_empty_cluster_explains_itself() -> None:
+    result = schedule(cluster(*gang("g", 2)), now=NOW, config=PATIENT)
+    assert result.verdicts[key("g")].message == (
+        "0/0 nodes can host a pod of the gang; the gang needs 2 pods, at most 0 fit at once"
+    )
+
+
+def test_a_failure_on_one_gang_is_its_scheduler_error_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    state = cluster(
+        node("n1", cpu="4"),
+        *gang("broken", 1, cpu="1", topology_key="zone", created="2026-01-01T00:00:00Z"),
+        *gang("fine", 1, cpu="1", created="2026-01-02T00:00:00Z"),
+    )
+
+    def fail(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(engine, "fit_in_domain", fail)
+    result = schedule(state, now=NOW, config=PATIENT)
+    assert admitted(result) == ["fine"]
+    verdict = result.verdicts[key("broken")]
+    assert verdict.reason is Reason.SCHEDULER_ERROR
+    assert verdict.message == "internal error while deciding: RuntimeError: boom"
