@@ -34,6 +34,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "Workloads and opted-in Jobs read from YAML files, cycle after cycle until "
             "nothing changes, and report what happens to every PodGroup."
         ),
+        epilog=(
+            "Exit status: 0 with a report; 1 when the cluster never settles; 2 for invalid "
+            "input, one line per problem on stderr (file:document: message)."
+        ),
     )
     parser.add_argument(
         "files", nargs="+", metavar="FILE", help="multi-document YAML; '-' reads stdin"
