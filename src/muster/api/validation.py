@@ -109,12 +109,11 @@ def validate_object(manifest: Mapping[str, Any]) -> list[Problem]:
 def _schema_and_rules(
     kind: str, manifest: Mapping[str, Any], old: Mapping[str, Any] | None
 ) -> list[Problem]:
-    schema = _schemas()[kind]
     # A mapping that is not a dict (kopf's Body) is an object all the same.
-    problems = list(_schema_problems(schema, dict(manifest)))
+    problems = list(_schema_problems(_validator(kind), dict(manifest)))
     if not isinstance(_name(manifest), str):
         problems.append(Problem("metadata.name", "Required value"))
-    problems.extend(_rule_problems(schema, manifest, old, ""))
+    problems.extend(_rule_problems(_schemas()[kind], manifest, old, ""))
     return sorted(set(problems))
 
 
@@ -132,6 +131,12 @@ def _schemas() -> dict[str, dict[str, Any]]:
     return schemas
 
 
+@cache
+def _validator(kind: str) -> jsonschema.Draft7Validator:
+    """One compiled validator per kind: the webhooks validate on every request."""
+    return jsonschema.Draft7Validator(_schemas()[kind])
+
+
 def _closed(schema: dict[str, Any]) -> dict[str, Any]:
     """The schema with every object closed to fields it does not declare."""
     closed = dict(schema)
@@ -146,8 +151,9 @@ def _closed(schema: dict[str, Any]) -> dict[str, Any]:
     return closed
 
 
-def _schema_problems(schema: dict[str, Any], manifest: Mapping[str, Any]) -> Iterator[Problem]:
-    validator = jsonschema.Draft7Validator(schema)
+def _schema_problems(
+    validator: jsonschema.Draft7Validator, manifest: Mapping[str, Any]
+) -> Iterator[Problem]:
     for error in validator.iter_errors(manifest):
         path = _path(error.absolute_path)
         instance = error.instance
