@@ -130,7 +130,13 @@ def test_admissions_are_whole_fit_and_respect_topology(scenario: Scenario) -> No
     gangs = {
         name: (shapes, min_count, zoned) for name, shapes, min_count, zoned, _ in scenario.gangs
     }
+    priorities = {name: priority for name, *_, priority in scenario.gangs}
+    victims = [victim.pod for admission in result.admissions for victim in admission.victims]
+    assert len(victims) == len(set(victims))
     for admission in result.admissions:
+        assert all(
+            victim.priority < priorities[admission.group.name] for victim in admission.victims
+        )
         shapes, min_count, zoned = gangs[admission.group.name]
         members = {f"{admission.group.name}-{index}" for index in range(len(shapes))}
         assert len(admission.placements) >= min_count
