@@ -59,12 +59,14 @@ def label_ignored_warning(job: kopf.Body) -> str | None:
 
 
 def check_pod_group(
-    body: kopf.Body, old: kopf.Body | None, priority_class_names: Collection[str]
+    body: kopf.Body, old: kopf.Body | None, priority_class_names: Collection[str] | None
 ) -> None:
-    """Refuse an invalid PodGroup, including one naming a missing PriorityClass."""
-    refuse(
-        validate_pod_group(body, old=old, priority_class_exists=priority_class_names.__contains__)
-    )
+    """Refuse an invalid PodGroup, including one naming a missing PriorityClass
+    (when the names are given: on creation only, as the class is looked up once,
+    like a pod's; a class deleted later must not block updates such as the removal
+    of a finalizer)."""
+    exists = priority_class_names.__contains__ if priority_class_names is not None else None
+    refuse(validate_pod_group(body, old=old, priority_class_exists=exists))
 
 
 def check_workload(body: kopf.Body, old: kopf.Body | None) -> None:
@@ -92,8 +94,10 @@ def check_job(body: kopf.Body, warnings: list[str]) -> None:
 async def validate_pod_group_admission(
     body: kopf.Body, memo: Any, old: kopf.Body | None = None, **_: Any
 ) -> None:
-    classes = await list_priority_classes(memo)
-    check_pod_group(body, old, {pc.get("metadata", {}).get("name") for pc in classes})
+    names = None
+    if old is None:
+        names = {pc.get("metadata", {}).get("name") for pc in await list_priority_classes(memo)}
+    check_pod_group(body, old, names)
 
 
 @kopf.on.validate(

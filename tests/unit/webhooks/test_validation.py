@@ -46,10 +46,15 @@ def test_pod_group_with_a_missing_class_is_refused() -> None:
     assert raised.value.code == 422
 
 
+def test_pod_group_class_is_not_looked_up_again_on_update() -> None:
+    spec = {**GANG, "priorityClassName": "deleted-since"}
+    check_pod_group(pod_group(spec), pod_group(spec), None)
+
+
 def test_pod_group_policy_change_is_refused_on_update() -> None:
     new = pod_group({"schedulingPolicy": {"basic": {}}})
     with pytest.raises(kopf.AdmissionError, match="immutable"):
-        check_pod_group(new, pod_group(GANG), set())
+        check_pod_group(new, pod_group(GANG), None)
 
 
 def test_workload_problems_are_all_listed() -> None:
