@@ -75,14 +75,22 @@ def apply_priority(
     patch: kopf.Patch,
 ) -> None:
     """Patch the PodGroup's priority fields, or refuse it with the reason."""
-    spec = body.get("spec") or {}
-    old_spec = (old.get("spec") or {}) if old is not None else None
+    spec = body.get("spec")
+    if not isinstance(spec, Mapping):
+        return  # mutation runs before the schema check; validation reports it
+    old_spec = _spec_of(old) if old is not None else None
     try:
         changes = priority_patch(spec, old_spec, priority_classes)
     except PriorityError as error:
         raise kopf.AdmissionError(str(error.problem), code=FORBIDDEN) from error
     for field, value in changes.items():
         patch.spec[field] = value
+
+
+def _spec_of(body: kopf.Body) -> Mapping[str, Any]:
+    """The spec, or nothing when it is not an object."""
+    spec = body.get("spec")
+    return spec if isinstance(spec, Mapping) else {}
 
 
 @kopf.on.mutate(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import types
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import kopf
 import pytest
@@ -83,3 +83,10 @@ async def test_without_classes_admission_fails_rather_than_guessing() -> None:
     with pytest.raises(kopf.AdmissionError) as raised:
         await list_priority_classes(types.SimpleNamespace())
     assert raised.value.code == 503
+
+
+def test_a_malformed_spec_is_left_to_validation() -> None:
+    patch = kopf.Patch()
+    malformed: dict[str, Any] = {"metadata": {"name": "g"}, "spec": "gang"}
+    apply_priority(kopf.Body(cast(Any, malformed)), None, CLASSES, patch)
+    assert patch == {}
