@@ -137,3 +137,28 @@ def test_a_basic_group_is_left_to_kube_scheduler() -> None:
     web = outcome(run(node(), workload), "svc-web")
     assert (web.scheduled, web.reason, web.placements) == (False, "", {})
     assert "basic policy" in web.message
+
+
+def test_a_dump_of_a_live_cluster_simulates_without_duplicates() -> None:
+    job_body, pod_group, pod = running_gang("train")
+    workload = {
+        "apiVersion": "scheduling.muster.dev/v1beta1",
+        "kind": "Workload",
+        "metadata": {"name": "train"},
+        "spec": {
+            "controllerRef": {"apiGroup": "batch", "kind": "Job", "name": "train"},
+            "podGroupTemplates": [
+                {"name": "workers", "schedulingPolicy": {"gang": {"minCount": 1}}}
+            ],
+        },
+    }
+    dump = {
+        "apiVersion": "v1",
+        "kind": "List",
+        "items": [node(), job_body, workload, pod_group, pod],
+    }
+    report = run(dump)
+    assert report.warnings == ()
+    [train] = report.pod_groups
+    assert (train.group.name, train.scheduled, train.placements) == ("train", True, {})
+    assert train.message == "1/1 pods placed"
