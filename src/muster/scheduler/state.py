@@ -402,12 +402,17 @@ class ClusterState:
             self._refresh_priorities()
 
     def resolve_priority(self, explicit: int | None, class_name: str | None) -> int:
-        """spec.priority, else the named class, else the global default class, else 0."""
+        """spec.priority, else the named class, else the global default class, else 0.
+
+        A class that is not known (yet) falls back like a pod without one: the API
+        server would have refused the pod, so this only happens while events arrive out
+        of order, and the priority is refreshed when the class appears.
+        """
         if explicit is not None:
             return explicit
-        if class_name is not None:
-            named = self.priority_classes.get(class_name)
-            return named.value if named is not None else 0
+        named = self.priority_classes.get(class_name) if class_name is not None else None
+        if named is not None:
+            return named.value
         defaults = [pc.value for pc in self.priority_classes.values() if pc.global_default]
         return max(defaults, default=0)
 
