@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from hack.cluster import KUBECONFIG, ROOT, STATE, alive, bin_dir, free_port
+from hack.nodes import gpu_node
 
 NODES = ROOT / "hack" / "nodes" / "demo-cluster.yaml"
 OPERATOR_PID = STATE / "pids" / "muster.pid"
@@ -50,6 +51,17 @@ class Demo:
         """Run a kubectl command the reader could type, and show its output."""
         print(f"{DIM}$ kubectl {' '.join(args)}{RESET}", flush=True)
         print(self.kubectl(*args).stdout.rstrip(), flush=True)
+
+    def events(self, selector: str) -> None:
+        self.show(
+            "get",
+            "events",
+            "-n",
+            NAMESPACE,
+            "--field-selector",
+            selector,
+            "--sort-by=.lastTimestamp",
+        )
 
     def ok(self, text: str) -> None:
         print(f"{GREEN}    ✔ {text}{RESET}", flush=True)
@@ -162,18 +174,10 @@ class Demo:
         self.show("get", "pods", "-n", NAMESPACE, "-l", "job-name=big")
         self.pause()
         self.say("Add a node with 4 more GPUs: the gang starts, all of it")
-        self.apply(node("gpu-c0-9", zone="zone-c"))
+        self.apply(gpu_node("gpu-c0-9", zone="zone-c", rack="zone-c-rack-0", gpus=4))
         self.wait("all 4 workers of the gang bound", lambda: len(self.bound("big")) == 4)
         self.show("get", "podgroups", "-n", NAMESPACE)
-        self.show(
-            "get",
-            "events",
-            "-n",
-            NAMESPACE,
-            "--field-selector",
-            "involvedObject.kind=PodGroup",
-            "--sort-by=.lastTimestamp",
-        )
+        self.events("involvedObject.kind=PodGroup")
         self.pause()
         self.cleanup("big")
         self.kubectl("delete", "pod", "someone-else", "-n", NAMESPACE, "--wait=true")
@@ -239,15 +243,7 @@ class Demo:
             lambda: not self.bound("low") and self.reason("low") in ("Preempted", "Unschedulable"),
         )
         self.show("get", "podgroups", "-n", NAMESPACE)
-        self.show(
-            "get",
-            "events",
-            "-n",
-            NAMESPACE,
-            "--field-selector",
-            "involvedObject.name=low",
-            "--sort-by=.lastTimestamp",
-        )
+        self.events("involvedObject.name=low")
         self.pause()
         self.cleanup("urgent", "low")
 
@@ -361,24 +357,6 @@ def plain_pod(name: str, *, gpus: int) -> dict[str, Any]:
                 }
             ]
         },
-    }
-
-
-def node(name: str, *, zone: str) -> dict[str, Any]:
-    capacity = {"cpu": "32", "memory": "256Gi", "pods": "110", GPU: "4"}
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {
-            "name": name,
-            "annotations": {"kwok.x-k8s.io/node": "fake"},
-            "labels": {
-                "kubernetes.io/hostname": name,
-                "type": "kwok",
-                "topology.kubernetes.io/zone": zone,
-            },
-        },
-        "status": {"capacity": capacity, "allocatable": capacity},
     }
 
 

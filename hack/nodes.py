@@ -12,17 +12,13 @@ import argparse
 import json
 import sys
 from collections.abc import Mapping
+from typing import Any
 
 RACK_LABEL = "topology.muster.dev/rack"
 
 
-def node(
-    index: int, *, zones: int, racks_per_zone: int, nodes_per_rack: int, gpus: int, prefix: str
-) -> dict[str, object]:
-    per_zone = racks_per_zone * nodes_per_rack
-    zone = chr(ord("a") + (index // per_zone) % zones)
-    rack = (index % per_zone) // nodes_per_rack
-    name = f"{prefix}-{zone}{rack}-{index}"
+def gpu_node(name: str, *, zone: str, rack: str, gpus: int) -> dict[str, Any]:
+    """One simulated GPU node, labelled with its zone, rack and hostname."""
     capacity = {"cpu": "32", "memory": "256Gi", "pods": "110", "nvidia.com/gpu": str(gpus)}
     return {
         "apiVersion": "v1",
@@ -35,12 +31,27 @@ def node(
                 "kubernetes.io/os": "linux",
                 "kubernetes.io/arch": "amd64",
                 "type": "kwok",
-                "topology.kubernetes.io/zone": f"zone-{zone}",
-                RACK_LABEL: f"zone-{zone}-rack-{rack}",
+                "topology.kubernetes.io/zone": zone,
+                RACK_LABEL: rack,
             },
         },
         "status": {"capacity": capacity, "allocatable": capacity},
     }
+
+
+def node(
+    index: int, *, zones: int, racks_per_zone: int, nodes_per_rack: int, gpus: int, prefix: str
+) -> dict[str, Any]:
+    """The index-th node of a cluster spread evenly over zones, then racks."""
+    per_zone = racks_per_zone * nodes_per_rack
+    zone = chr(ord("a") + (index // per_zone) % zones)
+    rack = (index % per_zone) // nodes_per_rack
+    return gpu_node(
+        f"{prefix}-{zone}{rack}-{index}",
+        zone=f"zone-{zone}",
+        rack=f"zone-{zone}-rack-{rack}",
+        gpus=gpus,
+    )
 
 
 def to_yaml(value: object, indent: int = 0) -> str:

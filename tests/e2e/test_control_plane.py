@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -107,27 +108,10 @@ def test_gated_pod_binds_to_the_node_it_is_pinned_to_once_ungated(
     assert "nodeName" not in pod()["spec"]
 
     # While gated, the node selector may be narrowed; then removing the gate releases it.
-    kubectl(
-        "patch",
-        "pod",
-        "gated",
-        "-n",
-        namespace,
-        "--type=json",
-        "-p",
-        '[{"op": "add", "path": "/spec/nodeSelector", '
-        f'"value": {{"kubernetes.io/hostname": "{node}"}}}}]',
-    )
-    kubectl(
-        "patch",
-        "pod",
-        "gated",
-        "-n",
-        namespace,
-        "--type=json",
-        "-p",
-        '[{"op": "remove", "path": "/spec/schedulingGates"}]',
-    )
+    pin = [{"op": "add", "path": "/spec/nodeSelector", "value": {"kubernetes.io/hostname": node}}]
+    ungate = [{"op": "remove", "path": "/spec/schedulingGates"}]
+    for patch in (pin, ungate):
+        kubectl("patch", "pod", "gated", "-n", namespace, "--type=json", "-p", json.dumps(patch))
 
     wait_until("the pod to run", lambda: pod()["status"].get("phase") == "Running")
     assert pod()["spec"]["nodeName"] == node
