@@ -127,6 +127,24 @@ def test_policy_kind_and_workload_ref_are_immutable(
     assert "workloadRef is immutable" in result.stderr
 
 
+def test_a_workload_template_keeps_its_policy_kind(
+    kubectl: Kubectl, crds: None, namespace: str
+) -> None:
+    def workload(policy: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "apiVersion": f"{GROUP}/v1beta1",
+            "kind": "Workload",
+            "metadata": {"name": "steady"},
+            "spec": {"podGroupTemplates": [{"name": "workers", "schedulingPolicy": policy}]},
+        }
+
+    kubectl.apply(workload({"gang": {"minCount": 2}}), namespace)
+    assert dry_run(kubectl, namespace, workload({"gang": {"minCount": 4}})).returncode == 0
+    result = dry_run(kubectl, namespace, workload({"basic": {}}))
+    assert "spec.podGroupTemplates[0].schedulingPolicy: Invalid value" in result.stderr
+    assert "schedulingPolicy kind (basic or gang) is immutable" in result.stderr
+
+
 def test_explain_shows_the_field_descriptions(kubectl: Kubectl, crds: None, podgroups: str) -> None:
     def explained() -> str:
         result = kubectl(
