@@ -21,6 +21,8 @@ from typing import Any
 
 from hack.cluster import HACK, ROOT, bin_dir
 
+__all__ = ["ROOT", "Kubectl", "LocalCluster", "fresh_namespace", "wait_until"]
+
 
 @dataclass(frozen=True)
 class Kubectl:
