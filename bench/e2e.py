@@ -23,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import argparse
 import asyncio
 import json
+import os
 import subprocess
 import time
 from collections.abc import Sequence
@@ -233,6 +234,7 @@ async def measure(
         ]
         await asyncio.wait_for(asyncio.gather(*(flag.wait() for flag in listed)), timeout=60)
         before = {name: usage(pid) for name, pid in pids.items()}
+        load_before = os.getloadavg()[0]
         wall_start, start = time.time(), time.monotonic()
         await submit(api, workload, mode, params, timeline)
         submitted = time.monotonic() - start
@@ -247,6 +249,8 @@ async def measure(
     figures["submitted_in_s"] = round(submitted, 3)
     figures["ended_because"] = ended_because
     figures["processes"] = processes(before, after)
+    # The machine is shared: what else ran shows in the load when the burst began.
+    figures["load_average_1m_at_start"] = round(load_before, 2)
     requests = count_requests_in_file(cluster.audit_log, start=wall_start, end=wall_end)
     bound = max(figures["pods_bound"], 1)
     figures["api_requests"] = {

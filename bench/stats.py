@@ -45,6 +45,12 @@ def summarize(timeline: Timeline, *, started_at: float, ended_at: float) -> dict
     timeline.close(ended_at)
     to_bound: list[float] = []
     to_running: list[float] = []
+    phases: dict[str, list[float]] = {
+        "created_to_all_pods_exist_s": [],
+        "created_to_gang_recorded_s": [],
+        "pods_and_gang_exist_to_admitted_s": [],
+        "admitted_to_all_bound_s": [],
+    }
     binds: list[float] = []
     for record in timeline.jobs.values():
         binds.extend(record.bound_at.values())
@@ -54,6 +60,16 @@ def summarize(timeline: Timeline, *, started_at: float, ended_at: float) -> dict
             to_bound.append(bound - record.created_at)
         if (running := record.all_running_at) is not None:
             to_running.append(running - record.created_at)
+        if (seen := record.all_seen_at) is not None:
+            phases["created_to_all_pods_exist_s"].append(seen - record.created_at)
+        if (recorded := record.group_seen_at) is not None:
+            phases["created_to_gang_recorded_s"].append(recorded - record.created_at)
+        if (admitted := record.admitted_at) is not None:
+            if seen is not None and recorded is not None:
+                ready = max(seen, recorded)
+                phases["pods_and_gang_exist_to_admitted_s"].append(max(admitted - ready, 0.0))
+            if bound is not None:
+                phases["admitted_to_all_bound_s"].append(bound - admitted)
     last_bind = max(binds, default=None)
     span = last_bind - started_at if last_bind is not None else None
     records = timeline.jobs.values()
@@ -65,6 +81,9 @@ def summarize(timeline: Timeline, *, started_at: float, ended_at: float) -> dict
         "pods_bound": len(binds),
         "time_to_all_bound_s": distribution(to_bound),
         "time_to_all_running_s": distribution(to_running),
+        # Where a Job's time goes; all but the first only where the benchmark sees the
+        # gang scheduler's record of the gang (Muster's PodGroup).
+        "phases": {name: distribution(values) for name, values in phases.items() if values},
         "last_bind_after_s": round(span, 3) if span is not None else None,
         "throughput_pods_bound_per_s": round(len(binds) / span, 2) if span else None,
         "measured_for_s": round(ended_at - started_at, 3),

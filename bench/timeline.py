@@ -62,6 +62,9 @@ class JobRecord:
 
     size: int
     created_at: float | None = None
+    group_seen_at: float | None = None
+    admitted_at: float | None = None
+    seen_at: dict[str, float] = field(default_factory=dict)
     bound_at: dict[str, float] = field(default_factory=dict)
     running_at: dict[str, float] = field(default_factory=dict)
     pods: dict[str, PodView] = field(default_factory=dict)
@@ -69,6 +72,11 @@ class JobRecord:
     partial_since: float | None = None
     partial_seconds: float = 0.0
     was_partial: bool = False
+
+    @property
+    def all_seen_at(self) -> float | None:
+        """When the last of the Job's pods was first seen: all of them exist."""
+        return max(self.seen_at.values()) if len(self.seen_at) >= self.size else None
 
     @property
     def all_bound_at(self) -> float | None:
@@ -107,6 +115,7 @@ class Timeline:
         record = self.jobs[view.job]
         name = pod["metadata"]["name"]
         record.pods[name] = view
+        record.seen_at.setdefault(name, at)
         if view.bound and name not in record.bound_at:
             record.bound_at[name] = at
             self.last_progress_at = at
@@ -124,10 +133,15 @@ class Timeline:
         self._update_partial(view.job, at)
 
     def observe_gang(self, job: str, admitted: bool, at: float) -> None:
-        """Whether the gang scheduler has admitted the Job's gang, as seen at ``at``."""
+        """The Job's gang (as its gang scheduler records it) seen at ``at``: admitted or not."""
         if job not in self.jobs:
             return
-        self.jobs[job].admitted = admitted
+        record = self.jobs[job]
+        record.admitted = admitted
+        if record.group_seen_at is None:
+            record.group_seen_at = at
+        if admitted and record.admitted_at is None:
+            record.admitted_at = at
         self._update_partial(job, at)
 
     def close(self, at: float) -> None:

@@ -49,3 +49,30 @@ def test_summary_measures_each_job_from_its_creation() -> None:
     assert figures["last_bind_after_s"] == 2.0
     assert figures["throughput_pods_bound_per_s"] == 1.0
     assert figures["partially_started_jobs"]["max_at_once"] == 0
+
+
+def test_phases_split_a_gang_job_at_its_record_and_its_admission() -> None:
+    timeline = Timeline({"a": 2})
+    timeline.job_created("a", 0.0)
+    timeline.observe_pod(pod("a", "a-1", gated=True), 1.0)
+    timeline.observe_gang("a", admitted=False, at=2.0)
+    timeline.observe_pod(pod("a", "a-2", gated=True), 3.0)
+    timeline.observe_gang("a", admitted=True, at=7.0)
+    timeline.observe_pod(pod("a", "a-1", node="n1"), 7.5)
+    timeline.observe_pod(pod("a", "a-2", node="n2"), 8.0)
+
+    phases = summarize(timeline, started_at=0.0, ended_at=9.0)["phases"]
+
+    assert phases["created_to_all_pods_exist_s"]["p50"] == 3.0
+    assert phases["created_to_gang_recorded_s"]["p50"] == 2.0
+    assert phases["pods_and_gang_exist_to_admitted_s"]["p50"] == 4.0
+    assert phases["admitted_to_all_bound_s"]["p50"] == 1.0
+
+
+def test_without_a_gang_record_only_pod_creation_is_a_phase() -> None:
+    timeline = Timeline({"a": 1})
+    timeline.job_created("a", 0.0)
+    timeline.observe_pod(pod("a", "a-1", node="n1"), 1.0)
+    assert list(summarize(timeline, started_at=0.0, ended_at=1.0)["phases"]) == [
+        "created_to_all_pods_exist_s"
+    ]
