@@ -376,7 +376,8 @@ def up(args: argparse.Namespace) -> None:
     ]
     if gates:
         apiserver.append(f"--feature-gates={gates}")
-        apiserver.append("--runtime-config=scheduling.k8s.io/v1beta1=true")
+        if args.mode == "native-gang":
+            apiserver.append("--runtime-config=scheduling.k8s.io/v1beta1=true")
     if args.audit:
         (STATE / "audit-policy.yaml").write_text(AUDIT_POLICY)
         apiserver.append(f"--audit-policy-file={STATE / 'audit-policy.yaml'}")
