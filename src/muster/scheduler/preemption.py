@@ -9,10 +9,12 @@ member counts with its gang's priority), and the search minimises:
 2. the number of victim pods, approximately: the gang is placed as if all those units
    were gone, preferring nodes without candidates, then nodes whose candidates have
    the lowest priority and are fewest; only the nodes it lands on and that are short
-   need victims; each
-   such node takes units lowest priority first, smallest first, until it is no longer
-   short; finally every unit whose removal keeps all nodes covered is dropped again
-   (highest priority, largest first).
+   need victims; each such node takes units lowest priority first, smallest first,
+   until it is no longer short; then every unit whose removal keeps all nodes covered
+   is dropped again (highest priority, largest first); finally, when at most
+   `REFIT_LIMIT` units remain, each is tried away with a fresh placement of the gang.
+   On random tiny clusters this takes more victims than an exhaustive search in about
+   0.2% of the cases (see the unit tests).
 
 The gang is never admitted with victims unless its placement fits after they are gone,
 and a pod is a victim at most once per cycle.
@@ -31,6 +33,8 @@ from muster.scheduler.predicates import NodeTable
 from muster.scheduler.results import GroupKey, Victim
 from muster.scheduler.state import NO_GROUP, ClusterState
 from muster.scheduler.topology import GangPlacement
+
+REFIT_LIMIT = 16  # victims units tried away one by one with a full refit
 
 BoolArray = npt.NDArray[np.bool_]
 IntArray = npt.NDArray[np.int64]
@@ -125,7 +129,9 @@ class PreemptionSearch:
             else:
                 low = middle + 1
         pool = candidates & (self.priority <= levels[high])
-        return self._plan(free, best, pool, demands)
+        chosen = self._cover(free, self._need(free, best, demands), pool)
+        placement, chosen = self._refit_without(free, chosen, best, fits)
+        return self._plan(free, placement, chosen, demands)
 
     def _eviction_cost(self, pool: npt.NDArray[np.int64], levels: IntArray) -> Counts:
         """Per node: 0 without candidates, else (rank of their top priority, their count)."""
@@ -136,43 +142,77 @@ class PreemptionSearch:
         cost: Counts = np.where(count > 0, (top + 1) * (len(self.node_of) + 1) + count, 0)
         return cost
 
-    def _plan(
-        self,
-        free: Matrix,
-        placement: GangPlacement,
-        pool: BoolArray,
-        demands: Mapping[str, Demand],
-    ) -> PreemptionPlan:
+    @staticmethod
+    def _need(free: Matrix, placement: GangPlacement, demands: Mapping[str, Demand]) -> Matrix:
+        """What the placement asks of each node."""
         need = np.zeros_like(free)
         for pod, slot in placement.placements.items():
             for column, amount in demands[pod]:
                 need[slot, column] += amount
+        return need
+
+    def _cover(self, free: Matrix, need: Matrix, pool: BoolArray) -> list[_Unit]:
+        """Units that make room on every node the placement finds short, cheapest first,
+        then without those that turn out unnecessary (most expensive tried first)."""
         short = np.flatnonzero((need > free).any(axis=1))
         short_nodes = sorted((int(node) for node in short), key=lambda n: self.table.name_rank[n])
         units = self._units_on(short_nodes, pool)
-        cheapest_first = sorted(units, key=lambda unit_id: units[unit_id].rank)
-        on_node: dict[int, list[int]] = {}
-        for unit_id in cheapest_first:
-            for node in sorted(set(units[unit_id].nodes)):
-                on_node.setdefault(node, []).append(unit_id)
+        on_node: dict[int, list[_Unit]] = {}
+        for unit in units:
+            for node in sorted(set(unit.nodes)):
+                on_node.setdefault(node, []).append(unit)
         available = free.copy()
-        chosen: list[int] = []
+        chosen: list[_Unit] = []
+        taken: set[_Unit] = set()
         for node in short_nodes:
-            for unit_id in on_node.get(node, []):
+            for unit in on_node.get(node, []):
                 if not (need[node] > available[node]).any():
                     break
-                if unit_id not in chosen:
-                    chosen.append(unit_id)
-                    self._give(available, units[unit_id], 1)
-        for unit_id in sorted(chosen, key=lambda unit_id: units[unit_id].rank, reverse=True):
-            unit = units[unit_id]
+                if unit not in taken:
+                    chosen.append(unit)
+                    taken.add(unit)
+                    self._give(available, unit, 1)
+        for unit in sorted(chosen, key=lambda unit: unit.rank, reverse=True):
             self._give(available, unit, -1)
             touched = [node for node in sorted(set(unit.nodes)) if need[node].any()]
             if (need[touched] > available[touched]).any():
                 self._give(available, unit, 1)
             else:
-                chosen.remove(unit_id)
-        victim_slots = sorted(slot for unit_id in chosen for slot in units[unit_id].slots)
+                chosen.remove(unit)
+        return sorted(chosen, key=lambda unit: unit.rank)
+
+    def _refit_without(
+        self,
+        free: Matrix,
+        chosen: list[_Unit],
+        placement: GangPlacement,
+        fits: Callable[[Matrix, Counts], GangPlacement],
+    ) -> tuple[GangPlacement, list[_Unit]]:
+        """Try each victim away with a fresh placement (few victims only: one fit each).
+
+        The cover keeps the placement fixed; another placement may need fewer victims,
+        for instance one node emptied for several pods instead of one eviction per pod.
+        """
+        if len(chosen) > REFIT_LIMIT:
+            return placement, chosen
+        no_cost = np.zeros(self.table.size, dtype=np.int64)
+        for unit in sorted(chosen, key=lambda unit: unit.rank, reverse=True):
+            rest = [other for other in chosen if other is not unit]
+            slots = np.array([slot for other in rest for slot in other.slots], dtype=np.int64)
+            attempt = fits(free + self._freed(slots), no_cost)
+            if attempt.placements:
+                chosen, placement = rest, attempt
+        return placement, chosen
+
+    def _plan(
+        self,
+        free: Matrix,
+        placement: GangPlacement,
+        chosen: list[_Unit],
+        demands: Mapping[str, Demand],
+    ) -> PreemptionPlan:
+        need = self._need(free, placement, demands)
+        victim_slots = sorted(slot for unit in chosen for slot in unit.slots)
         self.gone[victim_slots] = True
         freed = self._freed(np.array(victim_slots, dtype=np.int64))
         return PreemptionPlan(
@@ -185,24 +225,27 @@ class PreemptionSearch:
         slots = list(unit.slots)
         np.add.at(available, self.node_of[slots], sign * self.demand[slots])
 
-    def _units_on(self, nodes: list[int], pool: BoolArray) -> dict[int, _Unit]:
-        """The candidate units with a pod on any of these nodes (with all their pods)."""
+    def _units_on(self, nodes: list[int], pool: BoolArray) -> list[_Unit]:
+        """The candidate units with a pod on any of these nodes (with all their pods),
+        cheapest first."""
         on_short = pool & np.isin(self.node_of, np.array(nodes, dtype=np.int64))
         wanted = np.unique(self.unit_of[on_short])
         members = np.flatnonzero(pool & np.isin(self.unit_of, wanted))
         slots_by_unit: dict[int, list[int]] = {}
         for slot in members:
             slots_by_unit.setdefault(int(self.unit_of[slot]), []).append(int(slot))
-        units = {}
-        for unit_id, slots in slots_by_unit.items():
+        units = []
+        for slots in slots_by_unit.values():
             first = min(key for key in (self.state.pod_keys[slot] for slot in slots) if key)
             priority = int(self.priority[slots].max())
-            units[unit_id] = _Unit(
-                rank=(priority, len(slots), first.namespace, first.name),
-                slots=tuple(slots),
-                nodes=tuple(int(node) for node in self.node_of[slots]),
+            units.append(
+                _Unit(
+                    rank=(priority, len(slots), first.namespace, first.name),
+                    slots=tuple(slots),
+                    nodes=tuple(int(node) for node in self.node_of[slots]),
+                )
             )
-        return units
+        return sorted(units, key=lambda unit: unit.rank)
 
     def _victims(self, slots: list[int]) -> tuple[Victim, ...]:
         victims = []
