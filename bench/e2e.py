@@ -104,8 +104,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         output.write_text(json.dumps(results, indent=2) + "\n")
         print(f"[bench] {mode}: {report.one_line(figures)}", flush=True)
     print(f"[bench] results in {output}")
-    if not args.quick and output == RESULTS:
-        report.write_docs(results)
+    if not args.quick and output.parent == RESULTS.parent:
+        report.write_docs(results, output.name)
         print(f"[bench] table in {report.DOCS}")
     return 0
 

@@ -4,7 +4,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bench.report import BEGIN, END, goals, table, write_docs
+from bench.report import begin_marker, end_marker, goals, table, write_docs
 from bench.stats import summarize
 from bench.timeline import Timeline
 
@@ -70,11 +70,13 @@ def test_goals_compare_muster_with_the_plain_run() -> None:
 
 def test_only_the_generated_section_is_replaced(tmp_path: Path) -> None:
     docs = tmp_path / "performance.md"
-    docs.write_text(f"# Performance\n\nby hand\n\n{BEGIN}\nold\n{END}\n\nalso by hand\n")
-    write_docs(results(), docs)
+    begin, end = begin_marker("e2e.json"), end_marker("e2e.json")
+    other = f"{begin_marker('other.json')}\nkept\n{end_marker('other.json')}"
+    docs.write_text(f"# Performance\n\nby hand\n\n{begin}\nold\n{end}\n\n{other}\n")
+    write_docs(results(), "e2e.json", docs)
     text = docs.read_text()
-    assert text.startswith("# Performance\n\nby hand\n\n" + BEGIN)
-    assert text.endswith(END + "\n\nalso by hand\n")
+    assert text.startswith("# Performance\n\nby hand\n\n" + begin)
+    assert text.endswith(end + "\n\n" + other + "\n")
     assert "old" not in text
 
 
@@ -82,5 +84,5 @@ def test_a_page_without_markers_is_left_alone(tmp_path: Path) -> None:
     docs = tmp_path / "performance.md"
     docs.write_text("# Performance\n")
     with pytest.raises(ValueError):
-        write_docs(results(), docs)
+        write_docs(results(), "e2e.json", docs)
     assert docs.read_text() == "# Performance\n"
