@@ -86,3 +86,26 @@ def test_two_gangs_that_cannot_both_fit_run_one_after_the_other(
         ),
         timeout=30,
     )
+
+
+def test_zone_topology_keeps_a_gang_in_one_zone_or_waits(
+    operator: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool
+) -> None:
+    for zone in ("a", "a", "b", "b"):
+        pool.add(gpus=2, zone=f"{pool.name}-{zone}")
+    topology = {"scheduling.muster.dev/topology-key": "topology.kubernetes.io/zone"}
+
+    kubectl.apply(gang_job("wide", pool, workers=6, annotations=topology), namespace)
+    condition = wait_for_reason(kubectl, namespace, "wide", "Unschedulable")
+    assert "at most 4 fit" in condition["message"]
+    assert not bound(pods_of(kubectl, namespace, "wide"))
+
+    kubectl.apply(gang_job("narrow", pool, workers=4, annotations=topology), namespace)
+    pods = wait_all_bound(kubectl, namespace, "narrow", 4)
+    nodes = {pod["spec"]["nodeName"] for pod in pods}
+    zones = {
+        kubectl.json("get", "node", node)["metadata"]["labels"]["topology.kubernetes.io/zone"]
+        for node in nodes
+    }
+    assert len(zones) == 1
+    assert not bound(pods_of(kubectl, namespace, "wide"))

@@ -79,15 +79,25 @@ class Expander:
             obj = self.latest.get(key)
             if obj is None or _identity(obj) in self.done:
                 continue
+            if (obj.get("metadata") or {}).get("deletionTimestamp"):
+                continue  # going away: its children go with it
             try:
                 if self.kind == "Job":
                     await self._expand_job(obj)
                 else:
                     await self._expand_workload(obj)
                 self.done.add(_identity(obj))
-            except (KubeError, OSError) as error:
-                logger.warning("could not expand %s: %s; retrying", reference(obj), error)
-                asyncio.get_running_loop().call_later(RETRY_DELAY, self.queue.put_nowait, key)
+            except KubeError as error:
+                if not error.transient:
+                    logger.warning("could not expand %s: %s", reference(obj), error)
+                    continue
+                self._retry_later(key, obj, error)
+            except OSError as error:
+                self._retry_later(key, obj, error)
+
+    def _retry_later(self, key: tuple[str, str], obj: JsonObject, error: Exception) -> None:
+        logger.warning("could not expand %s: %s; retrying", reference(obj), error)
+        asyncio.get_running_loop().call_later(RETRY_DELAY, self.queue.put_nowait, key)
 
     async def _expand_job(self, job: JsonObject) -> None:
         try:

@@ -43,6 +43,11 @@ class KubeError(Exception):
     def gone(self) -> bool:
         return self.status == 410
 
+    @property
+    def transient(self) -> bool:
+        """Worth retrying as is: throttling, timeouts, or the server's own trouble."""
+        return self.status in (429, 504) or self.status >= 500
+
 
 async def connect(kubeconfig: str | None) -> Kube:
     """Load credentials from a kubeconfig file, or from the pod's service account."""

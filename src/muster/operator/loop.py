@@ -30,6 +30,7 @@ from muster.api.constants import (
     REASON_PREEMPTED,
     REASON_ROLLED_BACK,
     REASON_SCHEDULED,
+    REASON_WAITING_FOR_PODS,
 )
 from muster.operator.backoff import Backoff
 from muster.operator.cache import LiveCache
@@ -176,10 +177,15 @@ class SchedulingLoop:
         self.metrics.releases.inc(len(outcome.done))
 
     async def _record_verdict(self, key: GroupKey, verdict: Verdict, now: float) -> None:
-        until = self.backoff.blocked_until(key, now)
         pod_group = self.cache.pod_groups.get(key)
-        if until is not None and pod_group is not None and _reason(pod_group) == REASON_ROLLED_BACK:
-            return  # keep saying why it waits until its backoff ends
+        reason = None if pod_group is None else _reason(pod_group)
+        if reason in (REASON_PREEMPTED, REASON_ROLLED_BACK) and (
+            verdict.reason == REASON_WAITING_FOR_PODS
+            or self.backoff.blocked_until(key, now) is not None
+        ):
+            # Taken down and coming back: say so until its pods are back or its backoff ends.
+            await self.writer.write(key, StatusChange(), now=now)
+            return
         scheduling = Scheduling(admitted=False, reason=verdict.reason, message=verdict.message)
         await self.writer.write(key, StatusChange(scheduling=scheduling), now=now)
 
@@ -216,12 +222,20 @@ class SchedulingLoop:
         return started + self.config.release_timeout
 
     async def _roll_back(self, key: GroupKey, reason: str, now: float) -> None:
-        """Delete the gang's pods (their controller recreates them gated) and requeue it."""
+        """Take the gang's pods down (their controller recreates them gated) and requeue it.
+
+        Through the Eviction API, like preemption: the pods get the DisruptionTarget
+        condition, so a Job whose podFailurePolicy ignores disruptions recreates them
+        at once, without counting failures or backing off. Pods an eviction cannot
+        take (a PodDisruptionBudget) are deleted: a gang that cannot bind must not keep
+        half of its pods.
+        """
         members = self.cache.members.get(key, {})
         doomed = [
             PodKey(key.namespace, name) for name, pod in members.items() if not is_terminal(pod)
         ]
-        outcome = await self.pods.delete(doomed)
+        evicted = await self.pods.evict(doomed)
+        outcome = await self.pods.delete(evicted.failed)
         if outcome.failed:
             return  # try again next cycle; the plan still holds the gang's place
         until = self.backoff.failed(key, now)

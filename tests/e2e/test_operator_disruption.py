@@ -1,0 +1,166 @@
+"""Gangs taken down and brought back: preemption, rollback, and a killed operator."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+
+import pytest
+
+from tests.e2e.cluster import Kubectl, bin_dir, wait_until
+from tests.e2e.harness import (
+    NodePool,
+    OperatorProcess,
+    bound,
+    gang_job,
+    is_gated,
+    pod_group,
+    pods_of,
+    scheduled_condition,
+    wait_all_bound,
+    wait_for_reason,
+)
+
+pytestmark = pytest.mark.e2e
+
+HOLD_GATE = "e2e.muster.dev/hold"
+
+
+@pytest.fixture
+def priorities(kubectl: Kubectl, namespace: str) -> Iterator[tuple[str, str]]:
+    low, high = f"{namespace}-low", f"{namespace}-high"
+    for name, value in ((low, 100), (high, 1000)):
+        kubectl.apply(
+            {
+                "apiVersion": "scheduling.k8s.io/v1",
+                "kind": "PriorityClass",
+                "metadata": {"name": name},
+                "value": value,
+            }
+        )
+    yield low, high
+    kubectl("delete", "priorityclass", low, high, "--ignore-not-found", check=False)
+
+
+def test_a_high_priority_gang_preempts_a_whole_lower_one_which_runs_again_later(
+    operator: OperatorProcess,
+    kubectl: Kubectl,
+    namespace: str,
+    pool: NodePool,
+    priorities: tuple[str, str],
+) -> None:
+    low, high = priorities
+    # Two workers per gang: the Job controller waits 10 s x 2^(failures - 1) before it
+    # recreates evicted pods, and KWOK's pods never reach phase Failed when deleted, so
+    # a podFailurePolicy ignoring disruptions cannot shorten that here.
+    pool.add(gpus=4)
+    kubectl.apply(gang_job("batch", pool, workers=2, gpus=2, priority_class=low), namespace)
+    first = {pod["metadata"]["name"] for pod in wait_all_bound(kubectl, namespace, "batch", 2)}
+
+    kubectl.apply(
+        gang_job("urgent", pool, workers=2, gpus=2, priority_class=high, run_for="5s"),
+        namespace,
+    )
+    wait_all_bound(kubectl, namespace, "urgent", 2)
+
+    victim = pod_group(kubectl, namespace, "batch")
+    conditions = {c["type"]: c for c in victim["status"]["conditions"]}
+    assert conditions["PodGroupScheduled"]["reason"] in ("Preempted", "Unschedulable")
+    assert conditions["PodGroupInitiallyScheduled"]["status"] == "True"
+    assert conditions["DisruptionTarget"]["reason"] == "PreemptionByScheduler"
+    remaining = pods_of(kubectl, namespace, "batch")
+    assert not {pod["metadata"]["name"] for pod in remaining} & first, "a partial preemption"
+    assert not bound(remaining)
+
+    # When the urgent Job completes, the preempted gang is admitted again, whole.
+    again = wait_all_bound(kubectl, namespace, "batch", 2, timeout=60)
+    assert not {pod["metadata"]["name"] for pod in again} & first
+    wait_for_reason(kubectl, namespace, "batch", "Scheduled")
+
+
+def test_a_gang_whose_node_is_cordoned_before_binding_rolls_back_and_lands_elsewhere(
+    operator: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool
+) -> None:
+    first_node = pool.add(gpus=4)
+    job = gang_job("train", pool, workers=2)
+    # A second gate of the user's own keeps released pods from binding until the test
+    # lets them: the window in which the planned node is cordoned.
+    job["spec"]["template"]["spec"]["schedulingGates"] = [{"name": HOLD_GATE}]
+    kubectl.apply(job, namespace)
+    wait_for_reason(kubectl, namespace, "train", "Scheduled")
+    planned = pod_group(kubectl, namespace, "train")["status"]["plan"]
+    assert set(planned.values()) == {first_node}
+
+    second_node = pool.add(gpus=4)
+    kubectl("cordon", first_node)
+    wait_for_reason(kubectl, namespace, "train", "RolledBack")
+    wait_for_reason(kubectl, namespace, "train", "Scheduled", timeout=60)
+
+    def released_to_second_node() -> bool:
+        pods = pods_of(kubectl, namespace, "train")
+        return len(pods) == 2 and all(
+            not is_gated(pod)
+            and pod["spec"].get("nodeSelector", {}).get("kubernetes.io/hostname") == second_node
+            for pod in pods
+        )
+
+    wait_until("the gang released onto the second node", released_to_second_node)
+    for pod in pods_of(kubectl, namespace, "train"):
+        kubectl(
+            "patch",
+            "pod",
+            pod["metadata"]["name"],
+            "-n",
+            namespace,
+            "--type=json",
+            "-p",
+            '[{"op": "remove", "path": "/spec/schedulingGates"}]',
+        )
+    pods = wait_all_bound(kubectl, namespace, "train", 2)
+    assert {pod["spec"]["nodeName"] for pod in pods} == {second_node}
+
+
+def test_an_operator_killed_in_the_middle_of_a_release_finishes_it_after_restart(
+    operator: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool
+) -> None:
+    pool.add(gpus=16)
+    operator.restart("--release-concurrency=1")
+    try:
+        _kill_once_the_plan_is_recorded(operator, kubectl, namespace, pool)
+    finally:
+        if operator.process is None:
+            operator.start()
+    wait_all_bound(kubectl, namespace, "train", 16)
+
+
+def _kill_once_the_plan_is_recorded(
+    operator: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool
+) -> None:
+    watch = subprocess.Popen(
+        [
+            str(bin_dir() / "kubectl"),
+            f"--kubeconfig={operator.kubeconfig}",
+            "get",
+            "podgroups",
+            "-n",
+            namespace,
+            "--watch",
+            "-o",
+            'jsonpath={.metadata.name} {.status.plan}{"\\n"}',
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        kubectl.apply(gang_job("train", pool, workers=16), namespace)
+        assert watch.stdout is not None
+        for line in watch.stdout:
+            if line.strip().startswith("train {"):
+                operator.kill()  # the plan is recorded: the release is under way
+                break
+    finally:
+        watch.kill()
+    at_kill = pods_of(kubectl, namespace, "train")
+    assert scheduled_condition(kubectl, namespace, "train")["status"] == "True"
+    gated_at_kill = sum(is_gated(pod) for pod in at_kill)
+    print(f"{gated_at_kill} of {len(at_kill)} pods were still gated when the operator died")
