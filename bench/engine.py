@@ -201,8 +201,12 @@ def timestamp(seconds: int) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def pending_gangs(count: int) -> list[list[Obj]]:
-    """A mixed queue: CPU and GPU gangs of 1-32 pods, a third with a zone or rack key."""
+def pending_gangs(count: int, priorities: tuple[int, ...] = (0,)) -> list[list[Obj]]:
+    """A mixed queue: CPU and GPU gangs of 1-32 pods, half with a zone or rack key.
+
+    With priorities above those of the bound pods (0, 10 and the training gangs' 100)
+    the gangs that do not fit search for victims.
+    """
     rng = random.Random(11)
     gangs = []
     for number in range(count):
@@ -217,6 +221,7 @@ def pending_gangs(count: int) -> list[list[Obj]]:
                 memory=rng.choice(("1Gi", "8Gi", "32Gi")),
                 gpu=gpu,
                 topology=topology,
+                priority=rng.choice(priorities),
                 created=timestamp(number),
             )
         )
@@ -375,25 +380,32 @@ def measure_gang(
         state.delete_pod("bench", obj["metadata"]["name"])
 
 
-def measure_queue(state: ClusterState, plain: PlainCluster, figures: dict[str, Any]) -> None:
-    gangs = pending_gangs(PENDING_GANGS)
+def measure_queue(
+    state: ClusterState,
+    plain: PlainCluster,
+    figures: dict[str, Any],
+    label: str,
+    priorities: tuple[int, ...],
+) -> None:
+    gangs = pending_gangs(PENDING_GANGS, priorities)
     for gang in gangs:
         apply(state, gang)
     cold, _ = timed(lambda: schedule(state, now=NOW, config=CONFIG), 1)
     warm, _ = timed(lambda: schedule(state, now=NOW, config=CONFIG), 3)
     result: CycleResult = schedule(state, now=NOW, config=CONFIG)
-    prefix = 20
+    prefix = 10
     started = time.perf_counter()
     for gang in gangs[:prefix]:
-        topology = (
-            gang[0]["spec"].get("schedulingConstraints", {}).get("topology", [{}])[0].get("key")
-        )
-        plain.decide(gang, topology)
+        spec = gang[0]["spec"]
+        topology = spec.get("schedulingConstraints", {}).get("topology", [{}])[0].get("key")
+        if plain.decide(gang, topology) is None and spec["priority"] > 0:
+            plain.preempt(gang, spec["priority"])
     baseline = (time.perf_counter() - started) * PENDING_GANGS / prefix
-    figures["cycle_1000_gangs"] = {
+    figures[label] = {
         "engine_ms": round(warm * 1e3, 1),
         "engine_first_call_ms": round(cold * 1e3, 1),
         "admitted": len(result.admissions),
+        "admitted_with_victims": sum(bool(admission.victims) for admission in result.admissions),
         "unschedulable": len(result.verdicts),
         "plain_python_ms": round(baseline * 1e3, 1),
         "plain_python_note": f"scaled up from the first {prefix} gangs",
@@ -476,6 +488,7 @@ TARGETS_MS = {
     "gang_64_pods_zone_key": 20.0,
     "gang_64_pods_rack_key": 20.0,
     "cycle_1000_gangs": 1000.0,
+    "cycle_1000_gangs_preempting": 1000.0,
     "preemption_64_pod_gang": 50.0,
 }
 
@@ -529,7 +542,8 @@ def main() -> int:
     measure_gang(state, plain, None, figures, "gang_64_pods_no_topology")
     measure_gang(state, plain, "topology.kubernetes.io/zone", figures, "gang_64_pods_zone_key")
     measure_gang(state, plain, "rack", figures, "gang_64_pods_rack_key")
-    measure_queue(state, plain, figures)
+    measure_queue(state, plain, figures, "cycle_1000_gangs", (0,))
+    measure_queue(state, plain, figures, "cycle_1000_gangs_preempting", (0, 0, 50, 200))
     measure_updates(state, plain, figures)
     measure_preemption(figures)
     figures["machine"] = machine()

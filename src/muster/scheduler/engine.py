@@ -101,10 +101,13 @@ class _Cycle:
             )
         shapes = []
         for (demand, rules), names in by_shape.items():
-            dense = np.zeros(len(self.state.resource_names), dtype=np.int64)
-            for column, amount in demand:
-                dense[column] = amount
-            shapes.append(Shape(dense, self.table.static_filter(rules), tuple(sorted(names))))
+            shapes.append(
+                Shape(
+                    self.state.demand_vector(demand),
+                    self.table.static_filter(rules),
+                    tuple(sorted(names)),
+                )
+            )
         return sorted(shapes, key=lambda shape: (-shape.size_key(self.largest), shape.pods))
 
     def _demands(self, gang: Gang) -> dict[str, tuple[tuple[int, int], ...]]:

@@ -57,6 +57,21 @@ class _Unit:
     nodes: tuple[int, ...]  # the node slot of each of those pods
 
 
+@dataclass(frozen=True, slots=True)
+class _LevelView:
+    """Candidates at or below one priority level: what they free and how many per node."""
+
+    freed: Matrix
+    count: Counts
+    top: Counts  # rank of the highest candidate priority per node (-1: none)
+    scale: int  # more than any count, so that cost orders by top first
+
+    def cost(self) -> Counts:
+        """Per node: 0 without candidates, else (their top priority, their count)."""
+        cost: Counts = np.where(self.count > 0, (self.top + 1) * self.scale + self.count, 0)
+        return cost
+
+
 class PreemptionSearch:
     """Victim selection over the state's per-pod arrays, for one cycle."""
 
@@ -65,6 +80,7 @@ class PreemptionSearch:
         self.table = table
         self._prepared = False
         self.gone = np.zeros(len(state.pod_keys), dtype=np.bool_)
+        self._at_level: dict[int, _LevelView] = {}
 
     def _prepare(self) -> None:
         state = self.state
@@ -90,6 +106,8 @@ class PreemptionSearch:
         self.node_of = state.pod_node[:size].astype(np.int64)
         self.demand = state.pod_demand[:size]
         self.live = self.node_of >= 0
+        self.levels: IntArray = np.unique(self.priority[self.live])
+        self.priority_rank = np.searchsorted(self.levels, self.priority)
         self._prepared = True
 
     def _freed(self, slots: npt.NDArray[np.int64]) -> Matrix:
@@ -98,6 +116,40 @@ class PreemptionSearch:
         if slots.size:
             np.add.at(freed, self.node_of[slots], self.demand[slots])
         return freed
+
+    def _level(self, level: int) -> _LevelView:
+        """What every candidate at or below `level` frees, and where they are.
+
+        This depends only on the level (not on the gang asking), so the gangs of one
+        cycle share it; victims taken are subtracted from it (`_forget`).
+        """
+        view = self._at_level.get(level)
+        if view is None:
+            pool = self.live & ~self.gone & (self.priority <= level)
+            nodes, demand = self.node_of[pool], self.demand[pool]
+            freed = np.zeros((self.table.size, demand.shape[1]), dtype=np.int64)
+            for column in range(demand.shape[1]):
+                freed[:, column] = np.bincount(
+                    nodes, weights=demand[:, column], minlength=self.table.size
+                )
+            count = np.bincount(nodes, minlength=self.table.size).astype(np.int64)
+            top = np.full(self.table.size, -1, dtype=np.int64)
+            np.maximum.at(top, nodes, self.priority_rank[pool])
+            view = _LevelView(freed, count, top, len(self.node_of) + 1)
+            self._at_level[level] = view
+        return view
+
+    def _forget(self, victim_slots: npt.NDArray[np.int64]) -> None:
+        """Victims are gone for the rest of the cycle: no other gang may count on them.
+
+        `top` is left as it was: it may now overstate a node's highest candidate, which
+        only makes that node look a little dearer in the placement's preference order.
+        """
+        self.gone[victim_slots] = True
+        for level, view in self._at_level.items():
+            slots = victim_slots[self.priority[victim_slots] <= level]
+            np.subtract.at(view.freed, self.node_of[slots], self.demand[slots])
+            np.subtract.at(view.count, self.node_of[slots], 1)
 
     def search(
         self,
@@ -108,14 +160,13 @@ class PreemptionSearch:
     ) -> PreemptionPlan | None:
         if not self._prepared:
             self._prepare()
-        candidates = self.live & ~self.gone & (self.priority < priority)
-        if not candidates.any():
+        levels = self.levels[self.levels < priority]
+        if not levels.size:
             return None
-        levels = np.unique(self.priority[candidates])
 
         def placement_at(level: int) -> GangPlacement:
-            pool = np.flatnonzero(candidates & (self.priority <= level))
-            return fits(free + self._freed(pool), self._eviction_cost(pool, levels))
+            view = self._level(level)
+            return fits(free + view.freed, view.cost())
 
         low, high = 0, len(levels) - 1
         best = placement_at(int(levels[high]))
@@ -128,19 +179,10 @@ class PreemptionSearch:
                 high, best = middle, attempt
             else:
                 low = middle + 1
-        pool = candidates & (self.priority <= levels[high])
+        pool = self.live & ~self.gone & (self.priority <= levels[high])
         chosen = self._cover(free, self._need(free, best, demands), pool)
         placement, chosen = self._refit_without(free, chosen, best, fits)
         return self._plan(free, placement, chosen, demands)
-
-    def _eviction_cost(self, pool: npt.NDArray[np.int64], levels: IntArray) -> Counts:
-        """Per node: 0 without candidates, else (rank of their top priority, their count)."""
-        nodes = self.table.size
-        count = np.bincount(self.node_of[pool], minlength=nodes).astype(np.int64)
-        top = np.full(nodes, -1, dtype=np.int64)
-        np.maximum.at(top, self.node_of[pool], np.searchsorted(levels, self.priority[pool]))
-        cost: Counts = np.where(count > 0, (top + 1) * (len(self.node_of) + 1) + count, 0)
-        return cost
 
     @staticmethod
     def _need(free: Matrix, placement: GangPlacement, demands: Mapping[str, Demand]) -> Matrix:
@@ -213,7 +255,7 @@ class PreemptionSearch:
     ) -> PreemptionPlan:
         need = self._need(free, placement, demands)
         victim_slots = sorted(slot for unit in chosen for slot in unit.slots)
-        self.gone[victim_slots] = True
+        self._forget(np.array(victim_slots, dtype=np.int64))
         freed = self._freed(np.array(victim_slots, dtype=np.int64))
         return PreemptionPlan(
             placement=placement,

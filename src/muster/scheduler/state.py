@@ -128,13 +128,14 @@ class ClusterState:
             self._dense.clear()
         return column
 
-    def _dense_demand(self, demand: tuple[tuple[int, int], ...]) -> npt.NDArray[np.int64]:
+    def demand_vector(self, demand: tuple[tuple[int, int], ...]) -> npt.NDArray[np.int64]:
         """The demand as a row vector; pods share few shapes, so rows are cached."""
         row = self._dense.get(demand)
         if row is None:
             row = np.zeros(len(self.resource_names), dtype=np.int64)
             for column, amount in demand:
                 row[column] = amount
+            row.setflags(write=False)  # shared by every pod of this shape
             self._dense[demand] = row
         return row
 
@@ -198,9 +199,9 @@ class ClusterState:
 
     def _add_demand(self, slot: int, demand: tuple[tuple[int, int], ...], sign: int = 1) -> None:
         if sign > 0:
-            self.held[slot] += self._dense_demand(demand)
+            self.held[slot] += self.demand_vector(demand)
         else:
-            self.held[slot] -= self._dense_demand(demand)
+            self.held[slot] -= self.demand_vector(demand)
 
     # ---- pods ------------------------------------------------------------------
 
@@ -225,7 +226,7 @@ class ClusterState:
             entry.record = record
             entry.demand = self._demand_of(record)
             entry.priority = self._priority_of(record)
-        self.pod_demand[entry.slot] = self._dense_demand(entry.demand)
+        self.pod_demand[entry.slot] = self.demand_vector(entry.demand)
         self.pod_priority[entry.slot] = entry.priority
         self._join_group(entry)
         self._hold(entry)

@@ -38,7 +38,7 @@ class GangPlacement:
 
     placements: dict[str, int]  # empty unless at least `needed` pods fit
     domain: str | None  # the label value chosen, with a topology key
-    fits: tuple[DomainFit, ...]  # per domain (or the whole cluster), by domain name
+    fits: tuple[DomainFit, ...]  # per domain, by name, when the gang does not fit
     best_fit: int
 
 
@@ -90,12 +90,10 @@ def fit_in_domain(
         ).astype(np.int64)
         room += per_domain
         bound += np.minimum(per_domain, len(shape.pods))
-    fits = {name: int(bound[value_id]) for value_id, name in enumerate(names)}
     candidates = sorted(
-        (value_id for value_id in range(len(names)) if bound[value_id] >= needed),
+        (int(value_id) for value_id in np.flatnonzero(bound >= needed)),
         key=lambda value_id: (int(room[value_id]), names[value_id]),
     )
-    chosen: tuple[str, dict[str, int]] | None = None
     for value_id in candidates:
         placed = place_gang(
             free,
@@ -105,12 +103,9 @@ def fit_in_domain(
             largest=largest,
             needed=needed,
         )
-        fits[names[value_id]] = len(placed)
         if len(placed) >= needed:
-            chosen = (names[value_id], placed)
-            break
-    domain_fits = tuple(DomainFit(f"{key}={name}", fits[name]) for name in sorted(fits))
-    best = max(fits.values(), default=0)
-    if chosen is None:
-        return GangPlacement({}, None, domain_fits, best)
-    return GangPlacement(chosen[1], chosen[0], domain_fits, best)
+            return GangPlacement(placed, names[value_id], (), len(placed))
+        bound[value_id] = len(placed)
+    fits = sorted(zip(names, (int(count) for count in bound), strict=True))
+    domain_fits = tuple(DomainFit(f"{key}={name}", count) for name, count in fits)
+    return GangPlacement({}, None, domain_fits, int(bound.max(initial=0)))
