@@ -63,10 +63,19 @@ def _cluster_command(state_dir: Path, *args: str) -> None:
     subprocess.run([sys.executable, str(HACK / "cluster.py"), *args], check=True, env=env)
 
 
-def cluster_up(state_dir: Path, *, nodes_file: Path, mode: Mode) -> Cluster:
+def cluster_up(
+    state_dir: Path, *, nodes_file: Path, mode: Mode, nodes_timeout: float = 120.0
+) -> Cluster:
     """A fresh control plane for ``mode``: whatever ran in ``state_dir`` is stopped first."""
     _cluster_command(state_dir, "down")
-    _cluster_command(state_dir, "up", "--audit", "--nodes", str(nodes_file), *CLUSTER_FLAGS[mode])
+    _cluster_command(
+        state_dir,
+        "up",
+        "--audit",
+        f"--nodes={nodes_file}",
+        f"--nodes-timeout={nodes_timeout}",
+        *CLUSTER_FLAGS[mode],
+    )
     return Cluster(state_dir)
 
 

@@ -191,7 +191,13 @@ def start_results(
 def run_mode(
     mode: Mode, params: Parameters, workload: list[GangJob], nodes_file: Path, *, keep: bool
 ) -> dict[str, Any]:
-    cluster = cluster_up(Path(f"/tmp/muster-bench-{mode}"), nodes_file=nodes_file, mode=mode)
+    cluster = cluster_up(
+        Path(f"/tmp/muster-bench-{mode}"),
+        nodes_file=nodes_file,
+        mode=mode,
+        # Thousands of simulated nodes take minutes to register on two cores.
+        nodes_timeout=max(120.0, params.nodes / 10),
+    )
     operator = None
     try:
         if mode == "muster":

@@ -7,6 +7,7 @@ the binaries `hack/build.sh` compiles. Only the standard library is used, so thi
 works before any virtualenv exists.
 
     cluster.py up [--nodes FILE] [--job-scheduling-field | --native-gang] [--audit]
+                  [--nodes-timeout SECONDS]
     cluster.py down
     cluster.py status
 
@@ -461,7 +462,7 @@ def up(args: argparse.Namespace) -> None:
         ]
         return len(ready) == count
 
-    wait_for(f"{count} simulated nodes Ready", nodes_ready, "kwok")
+    wait_for(f"{count} simulated nodes Ready", nodes_ready, "kwok", timeout=args.nodes_timeout)
     wait_for(
         "the default ServiceAccount",
         lambda: kubectl("get", "serviceaccount", "default", "-n", "default").returncode == 0,
@@ -533,6 +534,12 @@ def main() -> None:
         action="store_const",
         const="native-gang",
         help="enable the native 1.37 gang scheduling in every component",
+    )
+    up_parser.add_argument(
+        "--nodes-timeout",
+        type=float,
+        default=120.0,
+        help="seconds to wait for every node to be Ready (thousands of nodes need more)",
     )
     up_parser.add_argument(
         "--audit",
