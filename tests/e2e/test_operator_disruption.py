@@ -126,27 +126,30 @@ def test_an_operator_killed_in_the_middle_of_a_release_finishes_it_after_restart
     pool.add(gpus=16)
     operator.restart("--release-concurrency=1")
     try:
-        _kill_once_the_plan_is_recorded(operator, kubectl, namespace, pool)
+        _kill_once_the_release_has_begun(operator, kubectl, namespace, pool)
     finally:
         if operator.process is None:
             operator.start()
     wait_all_bound(kubectl, namespace, "train", 16)
 
 
-def _kill_once_the_plan_is_recorded(
+def _kill_once_the_release_has_begun(
     operator: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool
 ) -> None:
+    """SIGKILL the operator as soon as the first pod of the gang is ungated."""
     watch = subprocess.Popen(
         [
             str(bin_dir() / "kubectl"),
             f"--kubeconfig={operator.kubeconfig}",
             "get",
-            "podgroups",
+            "pods",
             "-n",
             namespace,
+            "-l",
+            "scheduling.muster.dev/pod-group=train",
             "--watch",
             "-o",
-            'jsonpath={.metadata.name} {.status.plan}{"\\n"}',
+            'jsonpath={.metadata.name} gates={.spec.schedulingGates}{"\\n"}',
         ],
         stdout=subprocess.PIPE,
         text=True,
@@ -155,12 +158,13 @@ def _kill_once_the_plan_is_recorded(
         kubectl.apply(gang_job("train", pool, workers=16), namespace)
         assert watch.stdout is not None
         for line in watch.stdout:
-            if line.strip().startswith("train {"):
-                operator.kill()  # the plan is recorded: the release is under way
+            if line.strip().endswith("gates="):
+                operator.kill()
                 break
     finally:
         watch.kill()
     at_kill = pods_of(kubectl, namespace, "train")
     assert scheduled_condition(kubectl, namespace, "train")["status"] == "True"
+    assert pod_group(kubectl, namespace, "train")["status"]["plan"]
     gated_at_kill = sum(is_gated(pod) for pod in at_kill)
     print(f"{gated_at_kill} of {len(at_kill)} pods were still gated when the operator died")
