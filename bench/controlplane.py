@@ -135,24 +135,14 @@ class OperatorProcess:
             self.process.kill()
             self.process.wait()
 
-    def cycle_seconds(self) -> dict[str, float | int]:
-        """Count and mean of the operator's scheduling cycles, from its /metrics."""
+    def cycle_seconds(self) -> dict[str, float | int | None]:
+        """The operator's scheduling cycles, from its /metrics histogram.
+
+        The histogram keeps buckets, not samples: the p99 is known only as the bucket
+        bound it falls under.
+        """
         with urllib.request.urlopen(self._url("/metrics"), timeout=5) as response:
-            text = response.read().decode()
-        samples = {
-            sample.name: sample.value
-            for family in text_string_to_metric_families(text)
-            if family.name == "muster_cycle_duration_seconds"
-            for sample in family.samples
-            if sample.name.endswith(("_sum", "_count"))
-        }
-        count = int(samples.get("muster_cycle_duration_seconds_count", 0))
-        total = float(samples.get("muster_cycle_duration_seconds_sum", 0.0))
-        return {
-            "cycles": count,
-            "total_s": round(total, 3),
-            "mean_s": round(total / count, 4) if count else 0.0,
-        }
+            return cycle_figures(response.read().decode())
 
     def _url(self, path: str) -> str:
         return f"http://127.0.0.1:{self.health_port}{path}"
@@ -163,3 +153,28 @@ class OperatorProcess:
                 return bool(response.status == 200)
         except (OSError, urllib.error.URLError):
             return False
+
+
+def cycle_figures(metrics_text: str) -> dict[str, float | int | None]:
+    """Count, mean and p99 bound of `muster_cycle_duration_seconds` in Prometheus text."""
+    total, count = 0.0, 0
+    buckets: list[tuple[float, float]] = []
+    for family in text_string_to_metric_families(metrics_text):
+        if family.name != "muster_cycle_duration_seconds":
+            continue
+        for sample in family.samples:
+            if sample.name.endswith("_sum"):
+                total = float(sample.value)
+            elif sample.name.endswith("_count"):
+                count = int(sample.value)
+            elif sample.name.endswith("_bucket"):
+                buckets.append((float(sample.labels["le"]), float(sample.value)))
+    p99_bound = next(
+        (bound for bound, cumulative in sorted(buckets) if cumulative >= 0.99 * count), None
+    )
+    return {
+        "cycles": count,
+        "total_s": round(total, 3),
+        "mean_s": round(total / count, 4) if count else None,
+        "p99_at_most_s": p99_bound if count else None,
+    }

@@ -9,6 +9,7 @@ bench/results/e2e.json and the table in docs/performance.md is regenerated from 
 
     python bench/e2e.py                    # the default: 500 nodes x 8 GPUs, 200 Jobs
     python bench/e2e.py --quick            # a smoke run on a small cluster
+    python bench/e2e.py --scale            # Muster at 5,000 nodes and 50,000 pods
     python bench/e2e.py --gpus-per-pod 4   # demand above capacity: gangs must wait
 """
 
@@ -86,7 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         timeout_s=args.timeout,
         submit_concurrency=args.submit_concurrency,
     )
-    output = args.output or (WORK_DIR / "e2e-quick.json" if args.quick else RESULTS)
+    output: Path = args.output
     workload = make_workload(
         jobs=params.jobs,
         gpus_per_pod=params.gpus_per_pod,
@@ -104,17 +105,54 @@ def main(argv: Sequence[str] | None = None) -> int:
         output.write_text(json.dumps(results, indent=2) + "\n")
         print(f"[bench] {mode}: {report.one_line(figures)}", flush=True)
     print(f"[bench] results in {output}")
-    if not args.quick and output.parent == RESULTS.parent:
+    if output.parent == RESULTS.parent:
         report.write_docs(results, output.name)
         print(f"[bench] table in {report.DOCS}")
     return 0
 
 
+# Presets fill whatever the command line leaves unset.
+PRESETS: dict[str, dict[str, Any]] = {
+    "default": {"nodes": 500, "gpus_per_node": 8, "jobs": 200, "modes": list(MODES)},
+    "quick": {
+        "nodes": 20,
+        "gpus_per_node": 8,
+        "jobs": 12,
+        "modes": list(MODES),
+        "output": WORK_DIR / "e2e-quick.json",
+    },
+    # The issue's scale point: 5,000 nodes and 50,000 pods, for the operator's memory
+    # and cycle time (16 GPUs a node, so every pod fits).
+    "scale": {
+        "nodes": 5000,
+        "gpus_per_node": 16,
+        "jobs": 6250,
+        "modes": ["muster"],
+        "output": RESULTS.parent / "e2e-scale.json",
+        "timeout": 1800.0,
+    },
+}
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="smoke run: 20 nodes, 12 Jobs")
+    preset = parser.add_mutually_exclusive_group()
+    preset.add_argument(
+        "--quick",
+        dest="preset",
+        action="store_const",
+        const="quick",
+        help="smoke run: 20 nodes, 12 Jobs",
+    )
+    preset.add_argument(
+        "--scale",
+        dest="preset",
+        action="store_const",
+        const="scale",
+        help="Muster alone at 5,000 nodes x 16 GPUs and 6,250 Jobs (50,000 pods)",
+    )
     parser.add_argument("--nodes", type=int, help="simulated nodes (default 500)")
-    parser.add_argument("--gpus-per-node", type=int, default=8)
+    parser.add_argument("--gpus-per-node", type=int, help="default 8")
     parser.add_argument("--jobs", type=int, help="gang Jobs in the burst (default 200)")
     parser.add_argument(
         "--gpus-per-pod",
@@ -127,25 +165,27 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--modes",
         type=lambda text: [mode for mode in text.split(",") if mode],
-        default=list(MODES),
-        help=f"comma-separated, from {','.join(MODES)}",
+        help=f"comma-separated, from {','.join(MODES)} (default all)",
     )
     parser.add_argument(
         "--settle", type=float, default=30.0, help="stop after this long without a bind"
     )
-    parser.add_argument("--timeout", type=float, default=900.0, help="longest run of a mode")
+    parser.add_argument("--timeout", type=float, help="longest run of a mode (default 900 s)")
     parser.add_argument("--submit-concurrency", type=int, default=16)
     parser.add_argument("--output", type=Path, help=f"results file (default {RESULTS})")
     parser.add_argument(
         "--merge", action="store_true", help="keep the other modes' figures already in --output"
     )
     parser.add_argument("--keep-clusters", action="store_true", help="leave each cluster up")
+    parser.set_defaults(preset="default")
     args = parser.parse_args(argv)
+    defaults = {"output": RESULTS, "timeout": 900.0, **PRESETS[args.preset]}
+    for name, value in defaults.items():
+        if getattr(args, name) is None:
+            setattr(args, name, value)
     unknown = [mode for mode in args.modes if mode not in MODES]
     if unknown:
         parser.error(f"unknown mode(s): {', '.join(unknown)}")
-    args.nodes = args.nodes or (20 if args.quick else 500)
-    args.jobs = args.jobs or (12 if args.quick else 200)
     return args
 
 

@@ -82,9 +82,11 @@ def _phase(name: str) -> Callable[[Figures], str]:
 
 def _cycles(figures: Figures) -> str:
     cycles = figures.get("operator", {}).get("scheduling_cycles")
-    if not cycles:
+    if not cycles or not cycles["cycles"]:
         return "-"
-    return f"{cycles['cycles']:,} ({cycles['mean_s'] * 1000:.1f} ms mean)"
+    text = f"{cycles['cycles']:,}, {cycles['mean_s'] * 1000:.1f} ms mean"
+    bound = cycles.get("p99_at_most_s")
+    return text if bound is None else f"{text}, p99 ≤ {bound * 1000:g} ms"
 
 
 ROWS: tuple[tuple[str, Callable[[Figures], str]], ...] = (

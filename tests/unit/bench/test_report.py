@@ -27,7 +27,7 @@ def results() -> dict[str, Any]:
         "cpu_seconds": 1.5,
         "peak_rss_mib": 120.0,
         "api_requests_per_admitted_pod": 3.0,
-        "scheduling_cycles": {"cycles": 4, "mean_s": 0.002},
+        "scheduling_cycles": {"cycles": 4, "mean_s": 0.002, "p99_at_most_s": 0.005},
     }
     return {
         "date": "2026-11-30T06:00:00+00:00",
@@ -86,3 +86,7 @@ def test_a_page_without_markers_is_left_alone(tmp_path: Path) -> None:
     with pytest.raises(ValueError):
         write_docs(results(), "e2e.json", docs)
     assert docs.read_text() == "# Performance\n"
+
+
+def test_cycles_show_their_mean_and_p99_bound() -> None:
+    assert "| operator scheduling cycles | - | 4, 2.0 ms mean, p99 ≤ 5 ms |" in table(results())
