@@ -5,8 +5,8 @@
 3. Walk pending gangs by priority, then age: admit each gang that fits (its placements
    are taken out of the view at once), else try preemption, else explain why not. A
    gang that does not fit never blocks the ones behind it, unless it has waited past
-   `starvation_seconds`: then it holds capacity (see `_hold`), and later gangs cannot
-   take it.
+   `starvation_seconds`: then it holds nodes (see `_hold`), and later gangs cannot
+   use them.
 4. Grow admitted gangs with members beyond `minCount`, as they fit.
 
 The state is only read: every decision lives in the returned `CycleResult`.
@@ -26,7 +26,7 @@ from muster.scheduler.fit import (
     Matrix,
     NodeOrder,
     Shape,
-    place_gang,
+    copies_per_node,
     place_greedily,
     scarce_columns,
 )
@@ -65,7 +65,6 @@ class _Cycle:
         self.largest = state.allocatable[:nodes].max(axis=0, initial=0)
         self.order = NodeOrder(self.table.name_rank, scarce_columns(state.resource_names))
         self.held_for_older = np.zeros(self.table.size, dtype=np.bool_)
-        self.reserved_for_older: Matrix = np.zeros_like(self.free)
         self.preemption = PreemptionSearch(state, self.table)
         self.admissions: list[Admission] = []
         self.growths: dict[GroupKey, dict[str, str]] = {}
@@ -113,12 +112,12 @@ class _Cycle:
     def _demands(self, gang: Gang) -> dict[str, tuple[tuple[int, int], ...]]:
         return {entry.record.key.name: entry.demand for entry in gang.pending}
 
-    def _take(self, free: Matrix, gang: Gang, placements: dict[str, int], sign: int = 1) -> None:
+    def _take(self, free: Matrix, gang: Gang, placements: dict[str, int]) -> None:
         demands = self._demands(gang)
         for pod, slot in placements.items():
             row = free[slot]
             for column, amount in demands[pod]:
-                row[column] -= sign * amount
+                row[column] -= amount
 
     def _node_names(self, placements: dict[str, int]) -> dict[str, str]:
         return {pod: self.table.name(slot) for pod, slot in sorted(placements.items())}
@@ -219,7 +218,6 @@ class _Cycle:
             shapes=shapes,
             table=self.table,
             held_elsewhere=self.held_for_older,
-            reserved=self.reserved_for_older,
             unlabelled=unlabelled,
             topology_key=key,
             resource_names=self.state.resource_names,
@@ -237,36 +235,54 @@ class _Cycle:
         message = unschedulable_message(explanation, key)
         waited = self.now - gang.queued_since
         if waited > self.config.starvation_seconds:
-            self._hold(gang, shapes, placement)
-            message = f"{message}; holding capacity for it after {waited:.0f}s in the queue"
+            held = self._hold(gang, shapes, placement)
+            if held:
+                message = f"{message}; {held} node(s) held for it after {waited:.0f}s in the queue"
         self.verdicts[gang.key] = Verdict(Reason.UNSCHEDULABLE, message, explanation)
 
-    def _hold(self, gang: Gang, shapes: Sequence[Shape], placement: GangPlacement) -> None:
-        """Keep later gangs off what a starving gang needs.
+    def _hold(self, gang: Gang, shapes: Sequence[Shape], placement: GangPlacement) -> int:
+        """Close nodes to the gangs behind a starving gang, so they fill up for it.
 
-        With a topology key, the whole domain where most of its pods fit is closed to
-        the gangs behind it, so the domain fills up for it as pods there finish.
-        Without one, the pods that fit now are placed on paper and that capacity is
-        taken out of the view; every cycle the held part grows as capacity frees, until
-        the whole gang fits.
+        The nodes held are those the gang would use if they were empty, chosen among
+        the nodes closest to hosting it now (most of its pods fit there already); with
+        a topology key, the whole domain where most of its pods fit now (and where it
+        would fit, empty). As pods on those nodes finish, nothing else takes their
+        place. A gang that would not fit even on empty nodes holds nothing: it could
+        never use them. Returns the number of nodes held.
         """
+        capacity = self.state.allocatable[: self.table.size]
+        within = ~self.held_for_older
         key = gang.record.topology_key
-        if key is not None:
-            best = min(placement.fits, key=lambda fit: (-fit.fits, fit.domain))
-            value = best.domain.split("=", 1)[1]
-            values = self.table.labels.values_of(key)
-            self.held_for_older |= values == self.table.labels.id_of(key, value)
-            return
-        partial = place_gang(
-            self.free,
-            shapes,
-            within=~self.held_for_older,
-            order=self.order,
-            largest=self.largest,
-            needed=gang.missing,
-        )
-        self._take(self.free, gang, partial)
-        self._take(self.reserved_for_older, gang, partial, sign=-1)
+        if key is None:
+            primary = shapes[0]
+            room_now = copies_per_node(self.free, primary.demand, primary.rules_filter.allowed)
+            target = fit_anywhere(
+                capacity,
+                shapes,
+                within=within,
+                order=self.order.with_cost(-room_now),
+                largest=self.largest,
+                needed=gang.missing,
+            )
+            nodes = sorted(set(target.placements.values()))
+            self.held_for_older[nodes] = True
+            return len(nodes)
+        values = self.table.labels.values_of(key)
+        for domain_fit in sorted(placement.fits, key=lambda fit: (-fit.fits, fit.domain)):
+            value = domain_fit.domain.split("=", 1)[1]
+            domain = within & (values == self.table.labels.id_of(key, value))
+            empty = fit_anywhere(
+                capacity,
+                shapes,
+                within=domain,
+                order=self.order,
+                largest=self.largest,
+                needed=gang.missing,
+            )
+            if empty.placements:
+                self.held_for_older |= domain
+                return int(domain.sum())
+        return 0
 
     # ---- admitted gangs ------------------------------------------------------------
 

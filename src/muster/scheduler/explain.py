@@ -34,15 +34,13 @@ def shortages(
     shapes: Sequence[Shape],
     table: NodeTable,
     held_elsewhere: BoolArray,
-    reserved: Matrix,
     unlabelled: BoolArray,
     topology_key: str | None,
     resource_names: Sequence[str],
 ) -> tuple[int, tuple[Shortage, ...]]:
     """Nodes that can take some member pod, and what keeps the others out.
 
-    `held_elsewhere` are nodes closed for older gangs, `reserved` the capacity set
-    aside for them on open nodes; a node that only those keep out says so.
+    `held_elsewhere` are nodes closed for gangs that have waited longer.
     """
     usable = ~held_elsewhere & ~unlabelled
     feasible = np.zeros(table.size, dtype=np.bool_)
@@ -58,11 +56,8 @@ def shortages(
     if topology_key is not None:
         counts[f"node(s) had no {topology_key} label"] += int((blocked & unlabelled).sum())
         blocked &= ~unlabelled
-    held = held_elsewhere | (
-        copies_per_node(free + reserved, primary.demand, primary.rules_filter.allowed) > 0
-    )
-    counts[HELD_FOR_OLDER_GANG] += int((blocked & held).sum())
-    blocked &= ~held
+    counts[HELD_FOR_OLDER_GANG] += int((blocked & held_elsewhere).sum())
+    blocked &= ~held_elsewhere
     for column in np.flatnonzero(primary.demand):
         short = blocked & (free[:, column] < primary.demand[column])
         counts[_resource_reason(resource_names[int(column)])] += int(short.sum())
@@ -90,7 +85,7 @@ def unschedulable_message(explanation: Explanation, topology_key: str | None) ->
         reasons = ", ".join(f"{item.nodes} {item.reason}" for item in explanation.shortages)
         head = f"{head}: {reasons}"
     tail = f"the gang needs {explanation.needed} pods, at most {explanation.best_fit} fit at once"
-    if topology_key is not None:
+    if topology_key is not None and explanation.domains:
         tail = f"{tail} ({_shown_domains(explanation.domains)})"
     return f"{head}; {tail}"
 

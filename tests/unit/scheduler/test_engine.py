@@ -158,30 +158,38 @@ def test_a_small_gang_backfills_past_a_blocked_large_one() -> None:
     assert admitted(result) == ["small"]
 
 
-def test_a_starving_gang_holds_its_capacity_against_backfill() -> None:
+def test_a_starving_gang_holds_nodes_against_backfill() -> None:
     objects = [
-        node("n1", cpu="4"),
+        node("n1", cpu="8"),
+        node("n2", cpu="2"),
+        pod("busy", cpu="4", node_name="n1"),
         *gang("large", 8, cpu="1", created="2026-01-01T00:00:00Z"),
         *gang("small", 2, cpu="1", created="2026-01-02T00:00:00Z"),
+        *gang("tiny", 1, cpu="1", created="2026-01-03T00:00:00Z"),
     ]
+    patient = schedule(cluster(*objects), now=NOW, config=PATIENT)
+    assert admitted(patient) == ["small", "tiny"]
     result = schedule(cluster(*objects), now=NOW, config=EngineConfig(starvation_seconds=60))
-    assert admitted(result) == []
-    assert "holding capacity" in result.verdicts[key("large")].message
-    assert result.verdicts[key("small")].message.startswith(
-        "0/1 nodes can host a pod of the gang: 1 node(s) held for a gang waiting longer;"
+    assert admitted(result) == ["small"]  # on n2: n1 is held for the large gang
+    assert set(result.admissions[0].placements.values()) == {"n2"}
+    assert result.verdicts[key("large")].message.endswith(
+        "; 1 node(s) held for it after 31536000s in the queue"
+    )
+    assert result.verdicts[key("tiny")].message.startswith(
+        "0/2 nodes can host a pod of the gang: 1 Insufficient cpu, "
+        "1 node(s) held for a gang waiting longer;"
     )
 
 
-def test_a_starving_topology_gang_closes_its_best_domain() -> None:
+def test_a_gang_too_large_for_the_cluster_holds_nothing() -> None:
     objects = [
-        node("a1", cpu="3", labels={"zone": "a"}),
-        node("b1", cpu="2", labels={"zone": "b"}),
-        *gang("large", 4, cpu="1", topology_key="zone", created="2026-01-01T00:00:00Z"),
+        node("n1", cpu="4"),
+        *gang("huge", 8, cpu="1", created="2026-01-01T00:00:00Z"),
         *gang("small", 2, cpu="1", created="2026-01-02T00:00:00Z"),
     ]
     result = schedule(cluster(*objects), now=NOW, config=EngineConfig(starvation_seconds=60))
-    (admission,) = result.admissions
-    assert set(admission.placements.values()) == {"b1"}
+    assert admitted(result) == ["small"]
+    assert "held" not in result.verdicts[key("huge")].message
 
 
 def test_admitted_gangs_grow_as_pods_appear() -> None:
@@ -265,3 +273,27 @@ def test_a_failure_on_one_gang_is_its_scheduler_error_only(
     verdict = result.verdicts[key("broken")]
     assert verdict.reason is Reason.SCHEDULER_ERROR
     assert verdict.message == "internal error while deciding: RuntimeError: boom"
+
+
+def test_a_topology_key_no_node_carries() -> None:
+    state = cluster(node("n1"), *gang("g", 1, topology_key="rack"))
+    result = schedule(state, now=NOW, config=EngineConfig(starvation_seconds=0))
+    assert result.verdicts[key("g")].message.startswith(
+        "0/1 nodes can host a pod of the gang: 1 node(s) had no rack label; "
+        "the gang needs 1 pods, at most 0 fit at once"
+    )
+
+
+def test_a_starving_topology_gang_closes_its_best_domain() -> None:
+    objects = [
+        node("a1", cpu="4", labels={"zone": "a"}),
+        node("b1", cpu="2", labels={"zone": "b"}),
+        pod("busy", cpu="2", node_name="a1"),
+        *gang("large", 4, cpu="1", topology_key="zone", created="2026-01-01T00:00:00Z"),
+        *gang("small", 2, cpu="1", topology_key="zone", created="2026-01-02T00:00:00Z"),
+    ]
+    (patient,) = schedule(cluster(*objects), now=NOW, config=PATIENT).admissions
+    assert patient.domain == ("zone", "a")
+    result = schedule(cluster(*objects), now=NOW, config=EngineConfig(starvation_seconds=60))
+    (admission,) = result.admissions
+    assert admission.domain == ("zone", "b")
