@@ -122,9 +122,12 @@ def _usage_after(scenario: Scenario, result: CycleResult) -> dict[str, list[int]
 
 
 @settings(max_examples=150, deadline=None)
-@given(scenarios())
-def test_admissions_are_whole_fit_and_respect_topology(scenario: Scenario) -> None:
-    result = schedule(cluster(*scenario.objects()), now=NOW, config=CONFIG)
+@given(scenarios(), st.sampled_from([CONFIG, EngineConfig(starvation_seconds=0)]))
+def test_admissions_are_whole_fit_and_respect_topology(
+    scenario: Scenario, config: EngineConfig
+) -> None:
+    """Also when every gang is starving and holds nodes."""
+    result = schedule(cluster(*scenario.objects()), now=NOW, config=config)
     capacity = {name: (cpu, gpu) for name, cpu, gpu, _ in scenario.nodes}
     zones = {name: zone for name, _, _, zone in scenario.nodes}
     gangs = {
