@@ -137,8 +137,9 @@ def _match_conditions(handler: WebhookHandler) -> list[dict[str, str]]:
 
 def _webhook(handler: WebhookHandler, *, url: str, ca_bundle: str, group: str) -> dict[str, Any]:
     selector = handler.selector
-    if selector is None:
-        raise ValueError(f"webhook {handler.id} names no resource")
+    plural = None if selector is None else selector.plural or selector.any_name
+    if selector is None or not isinstance(plural, str):
+        raise ValueError(f"webhook {handler.id} must name its resource by its plural")
     webhook: dict[str, Any] = {
         "name": webhook_name(str(handler.id), group),
         "clientConfig": {
@@ -149,7 +150,7 @@ def _webhook(handler: WebhookHandler, *, url: str, ca_bundle: str, group: str) -
             {
                 "apiGroups": [selector.group or ""],
                 "apiVersions": [selector.version or "*"],
-                "resources": [selector.plural or "*"],
+                "resources": [plural],
                 "operations": sorted(handler.operations or ["*"]),
                 "scope": "*",
             }

@@ -1,0 +1,54 @@
+"""Operator settings: flags win over MUSTER_* variables, which win over defaults."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from muster.operator.config import OperatorConfig, add_arguments, env_name, from_arguments
+
+
+def parse(*argv: str, env: dict[str, str] | None = None) -> OperatorConfig:
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    return from_arguments(parser.parse_args(list(argv)), env or {})
+
+
+def test_defaults_apply_without_flags_or_environment() -> None:
+    config = parse()
+    assert config.release_timeout == 60.0
+    assert config.leader_election is True
+    assert config.identity  # made up from the host name and pid
+
+
+def test_environment_fills_what_flags_leave_unset() -> None:
+    config = parse(env={"MUSTER_RELEASE_TIMEOUT": "5", "MUSTER_LEADER_ELECTION": "false"})
+    assert config.release_timeout == 5.0
+    assert config.leader_election is False
+
+
+def test_flags_win_over_environment() -> None:
+    config = parse(
+        "--release-timeout=7", "--leader-election", env={env_name("release_timeout"): "5"}
+    )
+    assert config.release_timeout == 7.0
+    assert config.leader_election is True
+
+
+def test_kubeconfig_falls_back_to_the_standard_variable() -> None:
+    assert parse(env={"KUBECONFIG": "/k"}).kubeconfig == "/k"
+    assert parse("--kubeconfig=/mine", env={"KUBECONFIG": "/k"}).kubeconfig == "/mine"
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "flag"),
+    [
+        ("MUSTER_RELEASE_CONCURRENCY", "many", "--release-concurrency"),
+        ("MUSTER_MANAGE_WEBHOOKS", "perhaps", "--manage-webhooks"),
+        ("MUSTER_LOG_FORMAT", "xml", "--log-format"),
+    ],
+)
+def test_bad_values_name_their_flag(variable: str, value: str, flag: str) -> None:
+    with pytest.raises(ValueError, match=flag):
+        parse(env={variable: value})

@@ -1,0 +1,126 @@
+"""PodGroup status as the writer computes it: conditions, counts, plan, coalescing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from muster.operator.status import (
+    Scheduling,
+    StatusChange,
+    desired_status,
+    is_admitted,
+    needs_write,
+    pod_counts,
+)
+
+GATE = "scheduling.muster.dev/gang"
+
+
+def pod(*, gated: bool = False, node: str | None = None, phase: str = "Pending") -> dict[str, Any]:
+    spec: dict[str, Any] = {}
+    if gated:
+        spec["schedulingGates"] = [{"name": GATE}]
+    if node:
+        spec["nodeName"] = node
+    return {"spec": spec, "status": {"phase": phase}}
+
+
+def group(status: dict[str, Any] | None = None, generation: int = 3) -> dict[str, Any]:
+    return {"metadata": {"name": "g", "generation": generation}, "status": status or {}}
+
+
+def conditions_by_type(status: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {c["type"]: c for c in status["conditions"]}
+
+
+ADMITTED = Scheduling(admitted=True, reason="Scheduled", message="4 pods placed")
+WAITING = Scheduling(admitted=False, reason="Unschedulable", message="short of GPUs")
+
+
+def test_counts_each_state_of_member_pods() -> None:
+    members = [
+        pod(gated=True),
+        pod(node="n1", phase="Running"),
+        pod(node="n1", phase="Succeeded"),
+        pod(node="n2", phase="Failed"),
+        pod(),
+    ]
+    assert pod_counts(members) == {
+        "total": 5,
+        "gated": 1,
+        "scheduled": 3,
+        "running": 1,
+        "succeeded": 1,
+        "failed": 1,
+    }
+
+
+def test_a_pending_gang_mirrors_its_reason_into_initially_scheduled() -> None:
+    status = desired_status(group(), [], StatusChange(scheduling=WAITING), now="T1")
+    conditions = conditions_by_type(status)
+    assert conditions["PodGroupScheduled"]["status"] == "False"
+    assert conditions["PodGroupScheduled"]["reason"] == "Unschedulable"
+    assert conditions["PodGroupInitiallyScheduled"]["reason"] == "Unschedulable"
+    assert conditions["PodGroupScheduled"]["observedGeneration"] == 3
+    assert status["observedGeneration"] == 3
+
+
+def test_initially_scheduled_stays_true_after_the_gang_is_taken_down() -> None:
+    admitted = desired_status(
+        group(), [], StatusChange(scheduling=ADMITTED, plan={"p": "n"}), now="T1"
+    )
+    preempted = Scheduling(admitted=False, reason="Preempted", message="by x")
+    after = desired_status(
+        group(admitted), [], StatusChange(scheduling=preempted, clear_plan=True), now="T2"
+    )
+    conditions = conditions_by_type(after)
+    assert conditions["PodGroupScheduled"]["reason"] == "Preempted"
+    assert conditions["PodGroupInitiallyScheduled"]["status"] == "True"
+    assert conditions["PodGroupInitiallyScheduled"]["lastTransitionTime"] == "T1"
+    assert "plan" not in after
+
+
+def test_transition_time_moves_only_when_the_status_flips() -> None:
+    first = desired_status(group(), [], StatusChange(scheduling=WAITING), now="T1")
+    reworded = Scheduling(admitted=False, reason="Unschedulable", message="other words")
+    second = desired_status(group(first), [], StatusChange(scheduling=reworded), now="T2")
+    assert conditions_by_type(second)["PodGroupScheduled"]["lastTransitionTime"] == "T1"
+    third = desired_status(group(second), [], StatusChange(scheduling=ADMITTED), now="T3")
+    assert conditions_by_type(third)["PodGroupScheduled"]["lastTransitionTime"] == "T3"
+
+
+def test_the_plan_is_kept_unless_replaced_or_cleared() -> None:
+    admitted = desired_status(
+        group(), [], StatusChange(scheduling=ADMITTED, plan={"p": "n"}), now="T1"
+    )
+    assert desired_status(group(admitted), [], StatusChange(), now="T2")["plan"] == {"p": "n"}
+    grown = desired_status(group(admitted), [], StatusChange(plan={"p": "n", "q": "m"}), now="T2")
+    assert grown["plan"] == {"p": "n", "q": "m"}
+
+
+def test_disruption_target_is_set_and_cleared() -> None:
+    marked = desired_status(group(), [], StatusChange(disruption_target="by x"), now="T1")
+    target = conditions_by_type(marked)["DisruptionTarget"]
+    assert (target["status"], target["reason"]) == ("True", "PreemptionByScheduler")
+    cleared = desired_status(
+        group(marked), [], StatusChange(scheduling=ADMITTED, clear_disruption_target=True), now="T2"
+    )
+    assert "DisruptionTarget" not in conditions_by_type(cleared)
+
+
+def test_the_same_decision_again_needs_no_write() -> None:
+    members = [pod(gated=True), pod(gated=True)]
+    first = desired_status(group(), members, StatusChange(scheduling=WAITING), now="T1")
+    again = desired_status(group(first), members, StatusChange(scheduling=WAITING), now="T9")
+    assert not needs_write(first, again)
+    members.append(pod(gated=True))
+    counted = desired_status(group(first), members, StatusChange(scheduling=WAITING), now="T9")
+    assert needs_write(first, counted)
+
+
+def test_admitted_means_pod_group_scheduled_true() -> None:
+    admitted = desired_status(group(), [], StatusChange(scheduling=ADMITTED), now="T1")
+    waiting = desired_status(group(), [], StatusChange(scheduling=WAITING), now="T1")
+    assert is_admitted({"status": admitted})
+    assert not is_admitted({"status": waiting})
+    assert not is_admitted({})

@@ -1,0 +1,68 @@
+"""Mutating admission: opted-in Job templates and member pods are born gated."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from muster.webhooks.gating import job_template, pod_gates
+
+GATE = {"name": "scheduling.muster.dev/gang"}
+GROUP_LABEL = "scheduling.muster.dev/pod-group"
+
+
+def job(labels: dict[str, str], annotations: dict[str, str] | None = None) -> dict[str, Any]:
+    return {
+        "metadata": {"name": "train", "labels": labels, "annotations": annotations or {}},
+        "spec": {
+            "parallelism": 4,
+            "template": {"metadata": {"labels": {"app": "x"}}, "spec": {"containers": []}},
+        },
+    }
+
+
+def test_a_gang_job_template_gets_the_label_and_the_gate() -> None:
+    template = job_template(job({"scheduling.muster.dev/policy": "gang"}))
+    assert template is not None
+    assert template["metadata"]["labels"] == {"app": "x", GROUP_LABEL: "train"}
+    assert template["spec"]["schedulingGates"] == [GATE]
+
+
+def test_a_basic_job_template_is_labelled_but_never_held() -> None:
+    template = job_template(job({"scheduling.muster.dev/policy": "basic"}))
+    assert template is not None
+    assert template["metadata"]["labels"][GROUP_LABEL] == "train"
+    assert "schedulingGates" not in template["spec"]
+
+
+def test_jobs_that_are_not_opted_in_or_invalid_are_left_alone() -> None:
+    assert job_template(job({})) is None
+    bad = job({"scheduling.muster.dev/policy": "gang"}, {"scheduling.muster.dev/min-count": "x"})
+    assert job_template(bad) is None
+
+
+def test_an_already_gated_template_needs_no_change() -> None:
+    opted_in = job({"scheduling.muster.dev/policy": "gang"})
+    template = job_template(opted_in)
+    assert template is not None
+    opted_in["spec"]["template"] = template
+    assert job_template(opted_in) is None
+
+
+def pod(labels: dict[str, str], owners: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    return {
+        "metadata": {"labels": labels, "ownerReferences": owners or []},
+        "spec": {"schedulingGates": [{"name": "other/gate"}]},
+    }
+
+
+def test_a_member_pod_gets_the_gate_beside_its_own() -> None:
+    assert pod_gates(pod({GROUP_LABEL: "g"})) == [{"name": "other/gate"}, GATE]
+
+
+def test_pods_of_jobs_and_non_members_are_left_alone() -> None:
+    job_owner = {"kind": "Job", "name": "train", "controller": True}
+    assert pod_gates(pod({GROUP_LABEL: "g"}, [job_owner])) is None
+    assert pod_gates(pod({})) is None
+    gated = pod({GROUP_LABEL: "g"})
+    gated["spec"]["schedulingGates"].append(GATE)
+    assert pod_gates(gated) is None

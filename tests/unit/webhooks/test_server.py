@@ -1,0 +1,94 @@
+"""Webhook serving: the self-signed certificate and the configurations built from handlers."""
+
+from __future__ import annotations
+
+import base64
+import ipaddress
+from typing import Any
+
+import kopf
+from cryptography import x509
+
+from muster.webhooks import server
+
+
+def test_the_self_signed_certificate_names_the_advertised_address() -> None:
+    cert_pem, key_pem = server.self_signed_certificate("127.0.0.1")
+    certificate = x509.load_pem_x509_certificate(cert_pem)
+    names = certificate.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert names.get_values_for_type(x509.IPAddress) == [ipaddress.ip_address("127.0.0.1")]
+    assert b"PRIVATE KEY" in key_pem
+    dns = x509.load_pem_x509_certificate(server.self_signed_certificate("muster.svc")[0])
+    alternative = dns.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert alternative.get_values_for_type(x509.DNSName) == ["muster.svc"]
+
+
+def test_webhook_names_are_valid_lowercase_subdomains() -> None:
+    name = server.webhook_name("validate-native-jobs/spec.scheduling.schedulingPolicy", "g.dev")
+    assert name == "validate-native-jobs.spec.scheduling.schedulingpolicy.g.dev"
+
+
+def configurations() -> dict[str, dict[str, dict[str, Any]]]:
+    handlers = server.webhook_handlers(kopf.get_default_registry())
+    built = server.webhook_configurations(
+        handlers, name="muster", url="https://127.0.0.1:9443", ca_bundle=b"CA", group="g.dev"
+    )
+    return {
+        configuration["kind"]: {webhook["name"]: webhook for webhook in configuration["webhooks"]}
+        for configuration in built
+    }
+
+
+def test_the_gating_webhooks_select_only_opted_in_objects_and_fail_closed() -> None:
+    mutating = configurations()[server.MUTATING]
+    pods = mutating["gate-pods.g.dev"]
+    assert pods["objectSelector"] == {
+        "matchExpressions": [{"key": "scheduling.muster.dev/pod-group", "operator": "Exists"}]
+    }
+    assert pods["rules"] == [
+        {
+            "apiGroups": [""],
+            "apiVersions": ["v1"],
+            "resources": ["pods"],
+            "operations": ["CREATE"],
+            "scope": "*",
+        }
+    ]
+    assert pods["failurePolicy"] == "Fail"
+    assert pods["clientConfig"] == {
+        "url": "https://127.0.0.1:9443/gate-pods",
+        "caBundle": base64.b64encode(b"CA").decode(),
+    }
+    jobs = mutating["gate-jobs.g.dev"]
+    assert jobs["objectSelector"]["matchExpressions"][0]["key"] == "scheduling.muster.dev/policy"
+
+
+def test_a_field_filter_becomes_a_cel_match_condition() -> None:
+    registry = kopf.OperatorRegistry()
+
+    @kopf.on.validate(
+        "batch",
+        "v1",
+        "jobs",
+        id="native",
+        field="spec.scheduling.schedulingPolicy",
+        value=kopf.PRESENT,
+        registry=registry,
+    )
+    def native(**_: object) -> None: ...
+
+    [validating] = [
+        configuration
+        for configuration in server.webhook_configurations(
+            server.webhook_handlers(registry), name="m", url="https://h", ca_bundle=b"", group="g"
+        )
+        if configuration["kind"] == server.VALIDATING
+    ]
+    [webhook] = validating["webhooks"]
+    assert "objectSelector" not in webhook
+    assert webhook["clientConfig"]["url"] == "https://h/native/spec.scheduling.schedulingPolicy"
+    [condition] = webhook["matchConditions"]
+    assert condition["expression"] == (
+        "has(object.spec) && has(object.spec.scheduling)"
+        " && has(object.spec.scheduling.schedulingPolicy)"
+    )
