@@ -64,7 +64,12 @@ def _cluster_command(state_dir: Path, *args: str) -> None:
 
 
 def cluster_up(
-    state_dir: Path, *, nodes_file: Path, mode: Mode, nodes_timeout: float = 120.0
+    state_dir: Path,
+    *,
+    nodes_file: Path,
+    mode: Mode,
+    nodes_timeout: float,
+    node_lease_seconds: int,
 ) -> Cluster:
     """A fresh control plane for ``mode``: whatever ran in ``state_dir`` is stopped first."""
     _cluster_command(state_dir, "down")
@@ -74,6 +79,7 @@ def cluster_up(
         "--audit",
         f"--nodes={nodes_file}",
         f"--nodes-timeout={nodes_timeout}",
+        f"--node-lease-seconds={node_lease_seconds}",
         *CLUSTER_FLAGS[mode],
     )
     return Cluster(state_dir)

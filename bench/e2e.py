@@ -63,6 +63,7 @@ class Parameters:
 
     nodes: int
     gpus_per_node: int
+    node_lease_s: int
     jobs: int
     gpus_per_pod: int
     zone_share: float
@@ -78,6 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     params = Parameters(
         nodes=args.nodes,
         gpus_per_node=args.gpus_per_node,
+        node_lease_s=args.node_lease_seconds,
         jobs=args.jobs,
         gpus_per_pod=args.gpus_per_pod,
         zone_share=args.zone_share,
@@ -130,6 +132,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "modes": ["muster"],
         "output": RESULTS.parent / "e2e-scale.json",
         "timeout": 1800.0,
+        "node_lease_seconds": 600,
     },
 }
 
@@ -153,6 +156,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--nodes", type=int, help="simulated nodes (default 500)")
     parser.add_argument("--gpus-per-node", type=int, help="default 8")
+    parser.add_argument(
+        "--node-lease-seconds",
+        type=int,
+        help="node Lease duration (default 40; KWOK renews every quarter of it)",
+    )
     parser.add_argument("--jobs", type=int, help="gang Jobs in the burst (default 200)")
     parser.add_argument(
         "--gpus-per-pod",
@@ -179,7 +187,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--keep-clusters", action="store_true", help="leave each cluster up")
     parser.set_defaults(preset="default")
     args = parser.parse_args(argv)
-    defaults = {"output": RESULTS, "timeout": 900.0, **PRESETS[args.preset]}
+    defaults = {
+        "output": RESULTS,
+        "timeout": 900.0,
+        "node_lease_seconds": 40,
+        **PRESETS[args.preset],
+    }
     for name, value in defaults.items():
         if getattr(args, name) is None:
             setattr(args, name, value)
@@ -237,6 +250,7 @@ def run_mode(
         mode=mode,
         # Thousands of simulated nodes take minutes to register on two cores.
         nodes_timeout=max(120.0, params.nodes / 10),
+        node_lease_seconds=params.node_lease_s,
     )
     operator = None
     try:

@@ -7,7 +7,7 @@ the binaries `hack/build.sh` compiles. Only the standard library is used, so thi
 works before any virtualenv exists.
 
     cluster.py up [--nodes FILE] [--job-scheduling-field | --native-gang] [--audit]
-                  [--nodes-timeout SECONDS]
+                  [--nodes-timeout SECONDS] [--node-lease-seconds SECONDS]
     cluster.py down
     cluster.py status
 
@@ -45,6 +45,10 @@ COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-schedul
 # the Job `spec.scheduling` field alone, or the whole native gang scheduling stack.
 JOB_FIELD_GATES = "GenericWorkload=true,WorkloadWithJob=true"
 NATIVE_GANG_GATES = "GenericWorkload=true,WorkloadWithJob=true,TopologyAwareWorkloadScheduling=true"
+
+# KWOK renews node Leases every quarter of this; thousands of nodes renewing every 10 s
+# would keep two cores busy, so large benchmarks ask for longer Leases.
+DEFAULT_NODE_LEASE_SECONDS = 40
 
 # With `--audit`, every request is logged at Metadata level (who, which verb on what,
 # with which user agent, when; never bodies), so benchmarks can count API requests per
@@ -269,19 +273,21 @@ def kubectl(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess
 # --- KWOK configuration -------------------------------------------------------------
 
 
-def kwok_config(path: Path) -> None:
+def kwok_config(path: Path, node_lease_seconds: int = DEFAULT_NODE_LEASE_SECONDS) -> None:
     """KWOK's configuration plus the stages that make nodes Ready and pods run.
 
     Job-owned pods complete after the delay in the annotation
     `pod-complete.stage.kwok.x-k8s.io/delay` (a Go duration), 5 s when it is absent, so
-    Jobs reach Complete; tests that need long-running pods set a long delay.
+    Jobs reach Complete; tests that need long-running pods set a long delay. KWOK
+    renews each node's Lease every quarter of `node_lease_seconds`.
     """
     stages = bin_dir().parent / "stages"
     parts = [
         "apiVersion: config.kwok.x-k8s.io/v1alpha1\nkind: KwokConfiguration\n"
         "options:\n  manageAllNodes: true\n  podPlayStageParallelism: 16\n"
         "  nodePlayStageParallelism: 8\n  nodeLeaseParallelism: 8\n"
-        "  podsOnNodeSyncParallelism: 4\n  nodeLeaseDurationSeconds: 40\n",
+        "  podsOnNodeSyncParallelism: 4\n"
+        f"  nodeLeaseDurationSeconds: {node_lease_seconds}\n",
     ]
     for rel in (
         "node/fast/node-initialize.yaml",
@@ -313,6 +319,25 @@ def healthy() -> bool:
     except subprocess.CalledProcessError:
         return False
     return True
+
+
+def audit_flags(audit: bool) -> list[str]:
+    """API server flags that log every request (see AUDIT_POLICY), when asked for."""
+    if not audit:
+        return []
+    (STATE / "audit-policy.yaml").write_text(AUDIT_POLICY)
+    return [
+        f"--audit-policy-file={STATE / 'audit-policy.yaml'}",
+        f"--audit-log-path={STATE / 'logs' / 'audit.log'}",
+        "--audit-log-format=json",
+    ]
+
+
+def grace_period_flags(node_lease_seconds: int) -> list[str]:
+    """With longer node Leases, the controller-manager waits a whole Lease for renewal."""
+    if node_lease_seconds == DEFAULT_NODE_LEASE_SECONDS:
+        return []
+    return [f"--node-monitor-grace-period={node_lease_seconds + 10}s"]
 
 
 def up(args: argparse.Namespace) -> None:
@@ -379,11 +404,7 @@ def up(args: argparse.Namespace) -> None:
         apiserver.append(f"--feature-gates={gates}")
         if args.mode == "native-gang":
             apiserver.append("--runtime-config=scheduling.k8s.io/v1beta1=true")
-    if args.audit:
-        (STATE / "audit-policy.yaml").write_text(AUDIT_POLICY)
-        apiserver.append(f"--audit-policy-file={STATE / 'audit-policy.yaml'}")
-        apiserver.append(f"--audit-log-path={STATE / 'logs' / 'audit.log'}")
-        apiserver.append("--audit-log-format=json")
+    apiserver += audit_flags(args.audit)
     start("kube-apiserver", apiserver)
     wait_for("kube-apiserver /readyz", lambda: https_ok(f"{server}/readyz", pki), "kube-apiserver")
 
@@ -409,6 +430,7 @@ def up(args: argparse.Namespace) -> None:
             "--use-service-account-credentials",
             "--controllers=*",
             "--concurrent-job-syncs=20",
+            *grace_period_flags(args.node_lease_seconds),
         ],
     )
     start(
@@ -431,7 +453,7 @@ def up(args: argparse.Namespace) -> None:
         "kube-scheduler",
     )
 
-    kwok_config(STATE / "kwok.yaml")
+    kwok_config(STATE / "kwok.yaml", args.node_lease_seconds)
     start(
         "kwok",
         [
@@ -540,6 +562,12 @@ def main() -> None:
         type=float,
         default=120.0,
         help="seconds to wait for every node to be Ready (thousands of nodes need more)",
+    )
+    up_parser.add_argument(
+        "--node-lease-seconds",
+        type=int,
+        default=DEFAULT_NODE_LEASE_SECONDS,
+        help="node Lease duration; KWOK renews every quarter of it (longer for many nodes)",
     )
     up_parser.add_argument(
         "--audit",
