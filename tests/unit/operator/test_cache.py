@@ -1,0 +1,69 @@
+"""The live cache: member indexes follow labels, and only scheduling-relevant changes count."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from muster.operator.cache import LiveCache
+from muster.scheduler.results import GroupKey
+
+GROUP_LABEL = "scheduling.muster.dev/pod-group"
+
+
+def pod(name: str, group: str | None, *, node: str | None = None, version: str = "1") -> Any:
+    labels = {GROUP_LABEL: group} if group else {}
+    spec: dict[str, Any] = {"containers": [{"name": "c"}]}
+    if node:
+        spec["nodeName"] = node
+    return {
+        "metadata": {"namespace": "ns", "name": name, "labels": labels, "resourceVersion": version},
+        "spec": spec,
+        "status": {"phase": "Pending"},
+    }
+
+
+def node(name: str, *, unschedulable: bool = False, heartbeat: str = "t0") -> Any:
+    return {
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+        "spec": {"unschedulable": unschedulable},
+        "status": {
+            "allocatable": {"cpu": "4", "pods": "10"},
+            "conditions": [{"type": "Ready", "status": "True", "lastHeartbeatTime": heartbeat}],
+        },
+    }
+
+
+def test_members_follow_the_group_label() -> None:
+    cache = LiveCache()
+    assert cache.pods.upsert(pod("p", "a"))
+    assert set(cache.members[GroupKey("ns", "a")]) == {"p"}
+    cache.pods.upsert(pod("p", "b", version="2"))
+    assert GroupKey("ns", "a") not in cache.members
+    assert set(cache.members[GroupKey("ns", "b")]) == {"p"}
+    cache.pods.remove(pod("p", "b"))
+    assert GroupKey("ns", "b") not in cache.members
+
+
+def test_a_node_heartbeat_is_not_a_reason_to_schedule_but_a_cordon_is() -> None:
+    cache = LiveCache()
+    assert cache.nodes.upsert(node("n1"))
+    assert cache.node_usable("n1")
+    assert not cache.nodes.upsert(node("n1", heartbeat="t1"))
+    assert cache.nodes.upsert(node("n1", unschedulable=True))
+    assert not cache.node_usable("n1")
+    cache.nodes.remove(node("n1"))
+    assert not cache.node_usable("n1")
+
+
+def test_a_stale_pod_group_never_replaces_a_newer_one() -> None:
+    cache = LiveCache()
+    metadata: dict[str, Any] = {"namespace": "ns", "name": "g", "generation": 1}
+    newer = {
+        "metadata": {**metadata, "resourceVersion": "9"},
+        "spec": {"schedulingPolicy": {"gang": {"minCount": 1}}},
+        "status": {"plan": {"p": "n1"}},
+    }
+    older = {**newer, "metadata": {**metadata, "resourceVersion": "5"}, "status": {}}
+    cache.apply_pod_group(newer)
+    assert not cache.apply_pod_group(older)
+    assert cache.pod_groups[GroupKey("ns", "g")]["status"] == {"plan": {"p": "n1"}}
