@@ -236,8 +236,11 @@ class _Cycle:
         waited = self.now - gang.queued_since
         if waited > self.config.starvation_seconds:
             held = self._hold(gang, shapes, placement)
+            after = f"holding capacity for it after {waited:.0f}s in the queue"
             if held:
-                message = f"{message}; {held} node(s) held for it after {waited:.0f}s in the queue"
+                message = f"{message}; {after} ({held} node(s) closed to the gangs behind it)"
+            else:
+                message = f"{message}; not {after}: it would not fit even on empty nodes"
         self.verdicts[gang.key] = Verdict(Reason.UNSCHEDULABLE, message, explanation)
 
     def _hold(self, gang: Gang, shapes: Sequence[Shape], placement: GangPlacement) -> int:

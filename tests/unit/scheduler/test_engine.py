@@ -173,7 +173,8 @@ def test_a_starving_gang_holds_nodes_against_backfill() -> None:
     assert admitted(result) == ["small"]  # on n2: n1 is held for the large gang
     assert set(result.admissions[0].placements.values()) == {"n2"}
     assert result.verdicts[key("large")].message.endswith(
-        "; 1 node(s) held for it after 31536000s in the queue"
+        "; holding capacity for it after 31536000s in the queue"
+        " (1 node(s) closed to the gangs behind it)"
     )
     assert result.verdicts[key("tiny")].message.startswith(
         "0/2 nodes can host a pod of the gang: 1 Insufficient cpu, "
@@ -189,7 +190,10 @@ def test_a_gang_too_large_for_the_cluster_holds_nothing() -> None:
     ]
     result = schedule(cluster(*objects), now=NOW, config=EngineConfig(starvation_seconds=60))
     assert admitted(result) == ["small"]
-    assert "held" not in result.verdicts[key("huge")].message
+    assert result.verdicts[key("huge")].message.endswith(
+        "; not holding capacity for it after 31536000s in the queue:"
+        " it would not fit even on empty nodes"
+    )
 
 
 def test_admitted_gangs_grow_as_pods_appear() -> None:
