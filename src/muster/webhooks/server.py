@@ -23,6 +23,7 @@ import re
 import tempfile
 import urllib.parse
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -135,17 +136,49 @@ def _match_conditions(handler: WebhookHandler) -> list[dict[str, str]]:
     return [{"name": name[:63], "expression": " && ".join(f"has({step})" for step in steps)}]
 
 
-def _webhook(handler: WebhookHandler, *, url: str, ca_bundle: str, group: str) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class ServiceReference:
+    """The in-cluster Service in front of the webhooks, for `clientConfig.service`."""
+
+    namespace: str
+    name: str
+    port: int = 443
+
+
+def _client_config(
+    handler: WebhookHandler, *, url: str, service: ServiceReference | None, ca_bundle: str
+) -> dict[str, Any]:
+    """Where the API server calls a handler; no `caBundle` key while there is none.
+
+    Leaving the key out (rather than empty) lets `kubectl apply` of the manifests keep
+    the bundle the operator patched in: apply only removes fields it once set itself.
+    """
+    path = urllib.parse.quote(str(handler.id))
+    client: dict[str, Any]
+    if service is None:
+        client = {"url": f"{url.rstrip('/')}/{path}"}
+    else:
+        client = {
+            "service": {
+                "namespace": service.namespace,
+                "name": service.name,
+                "port": service.port,
+                "path": f"/{path}",
+            }
+        }
+    if ca_bundle:
+        client["caBundle"] = ca_bundle
+    return client
+
+
+def _webhook(handler: WebhookHandler, *, client: dict[str, Any], group: str) -> dict[str, Any]:
     selector = handler.selector
     plural = None if selector is None else selector.plural or selector.any_name
     if selector is None or not isinstance(plural, str):
         raise ValueError(f"webhook {handler.id} must name its resource by its plural")
     webhook: dict[str, Any] = {
         "name": webhook_name(str(handler.id), group),
-        "clientConfig": {
-            "url": f"{url.rstrip('/')}/{urllib.parse.quote(str(handler.id))}",
-            "caBundle": ca_bundle,
-        },
+        "clientConfig": client,
         "rules": [
             {
                 "apiGroups": [selector.group or ""],
@@ -171,14 +204,27 @@ def _webhook(handler: WebhookHandler, *, url: str, ca_bundle: str, group: str) -
 
 
 def webhook_configurations(
-    handlers: Iterable[WebhookHandler], *, name: str, url: str, ca_bundle: bytes, group: str
+    handlers: Iterable[WebhookHandler],
+    *,
+    name: str,
+    url: str,
+    ca_bundle: bytes,
+    group: str,
+    service: ServiceReference | None = None,
 ) -> list[dict[str, Any]]:
-    """The Mutating- and ValidatingWebhookConfiguration serving these handlers at `url`."""
+    """The Mutating- and ValidatingWebhookConfiguration serving these handlers.
+
+    At `url`, or through `service` when given (the in-cluster installation).
+    """
     encoded = base64.b64encode(ca_bundle).decode("ascii")
     configurations = []
     for kind, reason in ((MUTATING, WebhookType.MUTATING), (VALIDATING, WebhookType.VALIDATING)):
         webhooks = [
-            _webhook(handler, url=url, ca_bundle=encoded, group=group)
+            _webhook(
+                handler,
+                client=_client_config(handler, url=url, service=service, ca_bundle=encoded),
+                group=group,
+            )
             for handler in handlers
             if handler.reason == reason
         ]

@@ -92,3 +92,25 @@ def test_a_field_filter_becomes_a_cel_match_condition() -> None:
         "has(object.spec) && has(object.spec.scheduling)"
         " && has(object.spec.scheduling.schedulingPolicy)"
     )
+
+
+def test_in_a_cluster_the_webhooks_are_called_through_their_service() -> None:
+    handlers = server.webhook_handlers(kopf.get_default_registry())
+    service = server.ServiceReference(namespace="muster-system", name="muster-webhooks")
+    built = server.webhook_configurations(
+        handlers, name="muster", url="", ca_bundle=b"", group="g.dev", service=service
+    )
+    clients = {
+        webhook["name"]: webhook["clientConfig"]
+        for configuration in built
+        for webhook in configuration["webhooks"]
+    }
+    assert clients["gate-pods.g.dev"] == {
+        "service": {
+            "namespace": "muster-system",
+            "name": "muster-webhooks",
+            "port": 443,
+            "path": "/gate-pods",
+        }
+    }
+    assert all("caBundle" not in client and "url" not in client for client in clients.values())
