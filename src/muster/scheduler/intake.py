@@ -230,13 +230,13 @@ def pod_from(obj: Mapping[str, Any]) -> PodRecord:
     requests.pop(POD_COUNT, None)
     node_name = spec.get("nodeName") or None
     terminal = status.get("phase") in TERMINAL_PHASES
-    labels = _string_map(metadata.get("labels"), "metadata.labels")
+    group_name = _mapping(metadata.get("labels"), "metadata.labels").get(POD_GROUP_LABEL)
     priority_class = spec.get("priorityClassName")
     return PodRecord(
         key=PodKey(namespace, name),
         requests=tuple(requests.items()),
         node_name=str(node_name) if node_name else None,
-        group_name=labels.get(POD_GROUP_LABEL) or None,
+        group_name=str(group_name) if group_name else None,
         gated=_has_gang_gate(spec),
         terminal=terminal,
         priority=_integer(spec.get("priority"), "spec.priority"),

@@ -36,18 +36,15 @@ def _container_requests(container: object) -> Amounts:
     return {str(name): to_amount(str(name), raw) for name, raw in merged.items()}
 
 
-def _add(total: Amounts, extra: Amounts) -> Amounts:
-    summed = dict(total)
+def _add(total: Amounts, extra: Amounts) -> None:
     for name, amount in extra.items():
-        summed[name] = summed.get(name, 0) + amount
-    return summed
+        total[name] = total.get(name, 0) + amount
 
 
-def _max(first: Amounts, second: Amounts) -> Amounts:
-    larger = dict(first)
-    for name, amount in second.items():
-        larger[name] = max(larger.get(name, 0), amount)
-    return larger
+def _raise_to(total: Amounts, floor: Amounts) -> None:
+    for name, amount in floor.items():
+        if amount > total.get(name, 0):
+            total[name] = amount
 
 
 def _containers(spec: Mapping[str, Any], field: str) -> list[object]:
@@ -59,20 +56,23 @@ def _containers(spec: Mapping[str, Any], field: str) -> list[object]:
 
 def pod_requests(spec: Mapping[str, Any]) -> Amounts:
     """The pod's effective requests by resource name (cpu in millicores), zeros dropped."""
-    running: Amounts = {}
+    total: Amounts = {}
     for container in _containers(spec, "containers"):
-        running = _add(running, _container_requests(container))
+        _add(total, _container_requests(container))
     sidecars: Amounts = {}
     init_peak: Amounts = {}
     for container in _containers(spec, "initContainers"):
         requests = _container_requests(container)
         if isinstance(container, Mapping) and container.get("restartPolicy") == "Always":
-            running = _add(running, requests)
-            sidecars = _add(sidecars, requests)
-            init_peak = _max(init_peak, sidecars)
+            _add(total, requests)
+            _add(sidecars, requests)
+            _raise_to(init_peak, sidecars)
         else:
-            init_peak = _max(init_peak, _add(requests, sidecars))
-    total = _max(running, init_peak)
-    overhead = _mapping(spec.get("overhead"), "spec.overhead")
-    total = _add(total, {str(name): to_amount(str(name), raw) for name, raw in overhead.items()})
+            _add(requests, sidecars)
+            _raise_to(init_peak, requests)
+    _raise_to(total, init_peak)
+    overhead = spec.get("overhead")
+    if overhead:
+        overhead = _mapping(overhead, "spec.overhead")
+        _add(total, {str(name): to_amount(str(name), raw) for name, raw in overhead.items()})
     return {name: amount for name, amount in sorted(total.items()) if amount > 0}

@@ -90,6 +90,7 @@ class ClusterState:
         self.resource_names: list[str] = [POD_COUNT]
         self._column: dict[str, int] = {POD_COUNT: 0}
         self._dense: dict[tuple[tuple[int, int], ...], npt.NDArray[np.int64]] = {}
+        self._demands: dict[tuple[tuple[str, int], ...], tuple[tuple[int, int], ...]] = {}
         self._node_slots = _Slots()
         self._node_slot: dict[str, int] = {}
         self._node_records: list[NodeRecord | None] = []
@@ -216,7 +217,8 @@ class ClusterState:
             return None
         if entry is None:
             slot = self._pod_slots.take()
-            self._grow_pod_arrays()
+            if slot >= self.pod_node.shape[0]:
+                self._grow_pod_arrays()
             entry = PodEntry(record, slot, self._demand_of(record), self._priority_of(record))
             self.pods[record.key] = entry
             self.pod_keys[slot] = record.key
@@ -256,9 +258,12 @@ class ClusterState:
             self.pod_keys.extend([None] * (self.pod_node.shape[0] - len(self.pod_keys)))
 
     def _demand_of(self, record: PodRecord) -> tuple[tuple[int, int], ...]:
-        demand = [(0, 1)]
-        demand.extend((self._column_of(res), amount) for res, amount in record.requests)
-        return tuple(demand)
+        demand = self._demands.get(record.requests)
+        if demand is None:
+            columns = [(self._column_of(res), amount) for res, amount in record.requests]
+            demand = ((0, 1), *columns)
+            self._demands[record.requests] = demand
+        return demand
 
     def _group_id(self, key: GroupKey) -> int:
         group_id = self.group_ids.get(key)
