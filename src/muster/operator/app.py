@@ -17,6 +17,7 @@ from typing import Any
 import kopf
 
 from muster.api.constants import GROUP
+from muster.operator.certificate_keeper import CertificateKeeper, keeper_for, service_reference
 from muster.operator.config import OperatorConfig
 from muster.operator.controller import Controller
 from muster.operator.health import build_app, serve
@@ -48,6 +49,7 @@ class Operator:
         self.priority_classes = PriorityClassStore()
         self.priority_informer: Informer | None = None
         self.webhook_ca = b""
+        self.certificates: CertificateKeeper | None = None
 
     def ready(self) -> bool:
         """Webhooks up with what they need; on the leader, the cache synced too."""
@@ -59,6 +61,9 @@ class Operator:
 
     async def run(self) -> int:
         kube = await connect(self.config.kubeconfig)
+        self.certificates = keeper_for(kube, self.config)
+        if self.certificates is not None:
+            await self.certificates.refresh()  # kopf needs the files before it serves
         health = await serve(
             build_app(self.metrics.registry, self.ready),
             self.config.health_host,
@@ -71,6 +76,11 @@ class Operator:
         kopf_task = asyncio.create_task(self._run_kopf(), name="kopf")
         elector = self._elector(kube)
         elector_task = asyncio.create_task(elector.run(), name="leader election")
+        certificates_task = (
+            None
+            if self.certificates is None
+            else asyncio.create_task(self.certificates.run(), name="webhook certificate")
+        )
         controller_task: asyncio.Task[None] | None = None
         try:
             if self.config.manage_webhooks:
@@ -95,7 +105,7 @@ class Operator:
             return self._exit_code(kopf_task)
         finally:
             self.metrics.leader.set(0)
-            for task in (controller_task, elector_task, priority_task):
+            for task in (controller_task, elector_task, priority_task, certificates_task):
                 if task is not None:
                     task.cancel()
                     with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -117,8 +127,9 @@ class Operator:
             server.webhook_handlers(kopf.get_default_registry()),
             name=self.config.webhook_configuration,
             url=f"https://{self.config.webhook_host}:{self.config.webhook_port}",
-            ca_bundle=self.webhook_ca,
+            ca_bundle=self.webhook_ca if self.certificates is None else self.certificates.ca_bundle,
             group=GROUP,
+            service=service_reference(self.config),
         )
         for configuration in configurations:
             await apply_object(kube, configuration)
@@ -154,11 +165,14 @@ class Operator:
     async def _run_kopf(self) -> None:
         settings = kopf.OperatorSettings()
         settings.posting.enabled = False
+        certfile, keyfile = self.config.webhook_cert, self.config.webhook_key
+        if self.certificates is not None:
+            certfile, keyfile = str(self.certificates.cert_path), str(self.certificates.key_path)
         webhooks = server.webhook_server(
             host=self.config.webhook_host,
             port=self.config.webhook_port,
-            certfile=self.config.webhook_cert,
-            keyfile=self.config.webhook_key,
+            certfile=certfile,
+            keyfile=keyfile,
         )
         settings.admission.server = webhooks
         self.webhook_ca = webhooks.cadata or b""

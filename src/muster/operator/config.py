@@ -33,6 +33,8 @@ class OperatorConfig:
     webhook_key: str | None = None
     webhook_configuration: str = "muster.scheduling.muster.dev"
     manage_webhooks: bool = True
+    webhook_service: str = ""
+    webhook_secret: str = ""
     health_host: str = "0.0.0.0"
     health_port: int = 8080
     leader_election: bool = True
@@ -59,6 +61,10 @@ _HELP: dict[str, str] = {
     "webhook_key": "PEM private key for --webhook-cert",
     "webhook_configuration": "name of the webhook configurations the operator manages",
     "manage_webhooks": "create and update the webhook configurations on start",
+    "webhook_service": "NAMESPACE/NAME of the Service in front of the webhooks, "
+    "which the webhook configurations then call instead of a URL",
+    "webhook_secret": "Secret (in the Service's namespace) for the webhooks' CA and "
+    "certificate: created, renewed and trusted in the configurations by the operator",
     "health_host": "address of /metrics, /healthz and /readyz",
     "health_port": "port of /metrics, /healthz and /readyz (HTTP)",
     "leader_election": "elect one scheduling replica through a coordination.k8s.io Lease",
