@@ -26,11 +26,11 @@ from muster.scheduler.fit import (
     Matrix,
     NodeOrder,
     Shape,
-    copies_per_node,
     place_greedily,
     scarce_columns,
 )
 from muster.scheduler.intake import PlacementRules
+from muster.scheduler.predicates import with_port_conflicts
 from muster.scheduler.preemption import PreemptionSearch
 from muster.scheduler.queue import Gang, gangs_of
 from muster.scheduler.results import (
@@ -47,6 +47,7 @@ from muster.scheduler.state import ClusterState, PodEntry
 from muster.scheduler.topology import GangPlacement, fit_anywhere, fit_in_domain
 
 BoolArray = npt.NDArray[np.bool_]
+ShapeKey = tuple[tuple[tuple[int, int], ...], PlacementRules, tuple[tuple[str, int], ...]]
 
 
 def schedule(state: ClusterState, *, now: float, config: EngineConfig) -> CycleResult:
@@ -65,6 +66,7 @@ class _Cycle:
         self.largest = state.allocatable[:nodes].max(axis=0, initial=0)
         self.order = NodeOrder(self.table.name_rank, scarce_columns(state.resource_names))
         self.held_for_older = np.zeros(self.table.size, dtype=np.bool_)
+        self.ports_placed: dict[tuple[str, int], set[int]] = {}
         self.preemption = PreemptionSearch(state, self.table)
         self.admissions: list[Admission] = []
         self.growths: dict[GroupKey, dict[str, str]] = {}
@@ -92,32 +94,56 @@ class _Cycle:
     # ---- shapes and placements ---------------------------------------------------
 
     def _shapes(self, pods: Sequence[PodEntry]) -> list[Shape]:
-        by_shape: dict[tuple[tuple[tuple[int, int], ...], PlacementRules], list[str]] = {}
+        by_shape: dict[ShapeKey, list[str]] = {}
         for entry in pods:
-            assert entry.record.rules is not None, "pending pods carry placement rules"
-            by_shape.setdefault((entry.demand, entry.record.rules), []).append(
-                entry.record.key.name
-            )
+            record = entry.record
+            assert record.rules is not None, "pending pods carry placement rules"
+            key = (entry.demand, record.rules, record.host_ports)
+            by_shape.setdefault(key, []).append(record.key.name)
         shapes = []
-        for (demand, rules), names in by_shape.items():
+        for (demand, rules, ports), names in by_shape.items():
+            rules_filter = self.table.static_filter(rules)
+            if ports:
+                rules_filter = with_port_conflicts(rules_filter, self._ports_taken(ports))
             shapes.append(
                 Shape(
                     self.state.demand_vector(demand),
-                    self.table.static_filter(rules),
+                    rules_filter,
                     tuple(sorted(names)),
+                    one_per_node=bool(ports),
                 )
             )
         return sorted(shapes, key=lambda shape: (-shape.size_key(self.largest), shape.pods))
+
+    def _ports_taken(self, ports: tuple[tuple[str, int], ...]) -> BoolArray:
+        """Nodes where a pod (held, or placed earlier this cycle) has one of these ports."""
+        taken = np.zeros(self.table.size, dtype=np.bool_)
+        for port in ports:
+            for node in self.state.host_ports.get(port, {}):
+                slot = self.state.node_slot(node)
+                if slot is not None:
+                    taken[slot] = True
+            taken[sorted(self.ports_placed.get(port, ()))] = True
+        return taken
 
     def _demands(self, gang: Gang) -> dict[str, tuple[tuple[int, int], ...]]:
         return {entry.record.key.name: entry.demand for entry in gang.pending}
 
     def _take(self, free: Matrix, gang: Gang, placements: dict[str, int]) -> None:
-        demands = self._demands(gang)
+        pending = {entry.record.key.name: entry for entry in gang.pending}
         for pod, slot in placements.items():
             row = free[slot]
-            for column, amount in demands[pod]:
+            entry = pending[pod]
+            for column, amount in entry.demand:
                 row[column] -= amount
+        self._note_ports(gang, placements)
+
+    def _note_ports(self, gang: Gang, placements: dict[str, int]) -> None:
+        """Host ports taken by this cycle's placements, for the gangs decided after."""
+        pending = {entry.record.key.name: entry for entry in gang.pending}
+        for pod, slot in placements.items():
+            for port in pending[pod].record.host_ports:
+                self.ports_placed.setdefault(port, set()).add(slot)
 
     def _node_names(self, placements: dict[str, int]) -> dict[str, str]:
         return {pod: self.table.name(slot) for pod, slot in sorted(placements.items())}
@@ -198,6 +224,7 @@ class _Cycle:
             return False
         self.free = plan.remaining_free
         placement = plan.placement
+        self._note_ports(gang, placement.placements)
         domain = None
         if placement.domain is not None and gang.record.topology_key is not None:
             domain = (gang.record.topology_key, placement.domain)
@@ -258,7 +285,7 @@ class _Cycle:
         key = gang.record.topology_key
         if key is None:
             primary = shapes[0]
-            room_now = copies_per_node(self.free, primary.demand, primary.rules_filter.allowed)
+            room_now = primary.copies(self.free, within)
             target = fit_anywhere(
                 capacity,
                 shapes,

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from muster.scheduler.fit import Matrix, Shape, copies_per_node
+from muster.scheduler.fit import Matrix, Shape
 from muster.scheduler.predicates import PASSES, NodeTable
 from muster.scheduler.results import DomainFit, Explanation, Shortage
 
@@ -45,7 +45,7 @@ def shortages(
     usable = ~held_elsewhere & ~unlabelled
     feasible = np.zeros(table.size, dtype=np.bool_)
     for shape in shapes:
-        feasible |= copies_per_node(free, shape.demand, shape.rules_filter.allowed & usable) > 0
+        feasible |= shape.copies(free, usable) > 0
     blocked = table.alive & ~feasible
     primary = shapes[0]
     counts: Counter[str] = Counter()

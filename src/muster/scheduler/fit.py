@@ -45,6 +45,14 @@ class Shape:
     demand: Counts  # per resource column; the pod-count column is 1
     rules_filter: StaticFilter
     pods: tuple[str, ...]  # pod names, sorted
+    one_per_node: bool = False  # host ports: two of these pods never share a node
+
+    def copies(self, free: Matrix, within: BoolArray) -> Counts:
+        """How many of these pods each node can still take."""
+        copies = copies_per_node(free, self.demand, self.rules_filter.allowed & within)
+        if self.one_per_node:
+            np.minimum(copies, 1, out=copies)
+        return copies
 
     def size_key(self, largest: Counts) -> float:
         """Dominant share: the largest fraction of the biggest node this pod takes."""
@@ -104,7 +112,7 @@ def place_shape(
     free: Matrix, shape: Shape, within: BoolArray, order: NodeOrder, limit: int
 ) -> list[tuple[str, int]]:
     """Place up to `limit` pods of the shape best-fit; subtract them from `free`."""
-    copies = copies_per_node(free, shape.demand, shape.rules_filter.allowed & within)
+    copies = shape.copies(free, within)
     wanted = min(limit, len(shape.pods))
     if wanted == 0 or not copies.any():
         return []
@@ -157,7 +165,7 @@ def upper_bound(free: Matrix, shapes: Sequence[Shape], within: BoolArray) -> int
     return sum(
         min(
             len(shape.pods),
-            int(copies_per_node(free, shape.demand, shape.rules_filter.allowed & within).sum()),
+            int(shape.copies(free, within).sum()),
         )
         for shape in shapes
     )

@@ -66,6 +66,7 @@ class PodRecord:
     priority: int | None  # spec.priority when set
     priority_class: str | None
     rules: PlacementRules | None  # only for pods still to be placed
+    host_ports: tuple[tuple[str, int], ...] = ()  # (protocol, port), sorted
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,6 +219,21 @@ def _has_gang_gate(spec: Mapping[str, Any]) -> bool:
     return any(isinstance(gate, Mapping) and gate.get("name") == GANG_GATE for gate in gates)
 
 
+def _host_ports(spec: Mapping[str, Any]) -> tuple[tuple[str, int], ...]:
+    """(protocol, port) pairs the pod takes on its node; with hostNetwork every
+    container port is a host port (the API server's defaulting, which offline YAML
+    has not been through)."""
+    host_network = spec.get("hostNetwork") is True
+    ports: set[tuple[str, int]] = set()
+    for container in _list(spec.get("containers"), "spec.containers"):
+        for raw in _list(_mapping(container, "container").get("ports"), "ports"):
+            port = _mapping(raw, "ports[]")
+            number = port.get("hostPort") or (port.get("containerPort") if host_network else None)
+            if number:
+                ports.add((str(port.get("protocol") or "TCP"), _integer(number, "hostPort") or 0))
+    return tuple(sorted(ports))
+
+
 def pod_from(obj: Mapping[str, Any]) -> PodRecord:
     namespace, name = _name(obj)
     metadata = _mapping(obj.get("metadata"), "metadata")
@@ -242,6 +258,7 @@ def pod_from(obj: Mapping[str, Any]) -> PodRecord:
         priority=_integer(spec.get("priority"), "spec.priority"),
         priority_class=str(priority_class) if priority_class else None,
         rules=None if node_name or terminal else _rules(spec),
+        host_ports=_host_ports(spec),
     )
 
 

@@ -8,11 +8,16 @@ server refuses `spec.nodeName` on a pod that still carries scheduling gates. Res
 are checked separately (`fit`), because they change as pods are placed while these
 answers do not.
 
+Host ports (NodePorts) depend on the pods placed, not on the node alone, so they are
+not cached here: `with_port_conflicts` narrows a cached filter per cycle, and pods with
+host ports are placed at most one per node of their shape. Any IP counts as the same
+IP (conservative), and a port held by a pod that is about to be preempted still counts.
+
 Not modelled, and why it is safe: inter-pod affinity and anti-affinity, topology
-spread constraints, volumes (zones, attach limits) and host ports. The engine may then
-plan a pod onto a node kube-scheduler refuses; the released pod stays Pending and the
-operator's bind timeout rolls the gang back, so a gang is never half-started because of
-it. Pods using these features still have their resources, selectors, affinity and taints
+spread constraints and volumes (zones, attach limits). The engine may then plan a pod
+onto a node kube-scheduler refuses; the released pod stays Pending and the operator's
+bind timeout rolls the gang back, so a gang is never half-started because of it. Pods
+using these features still have their resources, selectors, affinity and taints
 respected.
 """
 
@@ -33,6 +38,7 @@ IntArray = npt.NDArray[np.int32]
 
 UNSCHEDULABLE = "node(s) were unschedulable"
 AFFINITY_MISMATCH = "node(s) didn't match Pod's node affinity/selector"
+PORTS_IN_USE = "node(s) didn't have free ports for the requested pod ports"
 PASSES = -1
 
 
@@ -43,6 +49,16 @@ class StaticFilter:
     allowed: BoolArray
     reason_of: IntArray  # per node slot: index into `reasons`, PASSES when allowed
     reasons: tuple[str, ...]
+
+
+def with_port_conflicts(rules_filter: StaticFilter, conflicts: BoolArray) -> StaticFilter:
+    """The filter, also refusing nodes where a wanted host port is taken (NodePorts)."""
+    fresh = conflicts & rules_filter.allowed
+    if not fresh.any():
+        return rules_filter
+    reasons = (*rules_filter.reasons, PORTS_IN_USE)
+    reason_of = np.where(fresh, len(reasons) - 1, rules_filter.reason_of).astype(np.int32)
+    return StaticFilter(rules_filter.allowed & ~fresh, reason_of, reasons)
 
 
 @dataclass(slots=True)

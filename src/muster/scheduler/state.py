@@ -104,6 +104,7 @@ class ClusterState:
         self.held_members: dict[GroupKey, int] = {}  # bound or reserved
         self.groups: dict[GroupKey, GroupRecord] = {}
         self.unadmitted_gangs: set[GroupKey] = set()
+        self.host_ports: dict[tuple[str, int], dict[str, int]] = {}  # port -> node -> pods
         self.priority_classes: dict[str, PriorityClassRecord] = {}
         self._pod_slots = _Slots()
         self.pod_demand: Matrix = np.zeros((0, 1), dtype=np.int64)
@@ -335,6 +336,9 @@ class ClusterState:
             self.pod_node[entry.slot] = NO_NODE
             return
         self._pods_on.setdefault(node, set()).add(entry.record.key)
+        for port in entry.record.host_ports:
+            users = self.host_ports.setdefault(port, {})
+            users[node] = users.get(node, 0) + 1
         slot = self._node_slot.get(node)
         self.pod_node[entry.slot] = NO_NODE if slot is None else slot
         if slot is not None:
@@ -349,6 +353,13 @@ class ClusterState:
         on_node.discard(entry.record.key)
         if not on_node:
             del self._pods_on[node]
+        for port in entry.record.host_ports:
+            users = self.host_ports[port]
+            users[node] -= 1
+            if not users[node]:
+                del users[node]
+                if not users:
+                    del self.host_ports[port]
         slot = self._node_slot.get(node)
         if slot is not None:
             self._add_demand(slot, entry.demand, sign=-1)

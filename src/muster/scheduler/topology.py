@@ -20,7 +20,6 @@ from muster.scheduler.fit import (
     Matrix,
     NodeOrder,
     Shape,
-    copies_per_node,
     place_gang,
     upper_bound,
 )
@@ -84,7 +83,7 @@ def fit_in_domain(
     bound = np.zeros(len(names), dtype=np.int64)
     room = np.zeros(len(names), dtype=np.int64)
     for shape in shapes:
-        copies = copies_per_node(free, shape.demand, shape.rules_filter.allowed & labelled)
+        copies = shape.copies(free, labelled)
         per_domain = np.bincount(
             values[labelled], weights=copies[labelled], minlength=len(names)
         ).astype(np.int64)

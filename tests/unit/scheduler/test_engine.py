@@ -301,3 +301,51 @@ def test_a_starving_topology_gang_closes_its_best_domain() -> None:
     result = schedule(cluster(*objects), now=NOW, config=EngineConfig(starvation_seconds=60))
     (admission,) = result.admissions
     assert admission.domain == ("zone", "b")
+
+
+def with_host_port(port: int, **spec: object) -> dict[str, object]:
+    container = {"name": "main", "ports": [{"containerPort": port, "hostPort": port}]}
+    return {"containers": [container], **spec}
+
+
+def test_pods_with_host_ports_never_share_a_node() -> None:
+    members = [pod(f"g-{i}", group="g", cpu="1", spec=with_host_port(8080)) for i in range(3)]
+    state = cluster(node("n1"), node("n2"), pod_group("g", min_count=3), *members)
+    result = schedule(state, now=NOW, config=PATIENT)
+    assert result.verdicts[key("g")].message.endswith(
+        "the gang needs 3 pods, at most 2 fit at once"
+    )
+    members_of_two = [
+        pod(f"h-{i}", group="h", cpu="1", spec=with_host_port(8080)) for i in range(2)
+    ]
+    state = cluster(node("n1"), node("n2"), pod_group("h", min_count=2), *members_of_two)
+    (admission,) = schedule(state, now=NOW, config=PATIENT).admissions
+    assert sorted(admission.placements.values()) == ["n1", "n2"]
+
+
+def test_a_host_port_in_use_closes_the_node() -> None:
+    state = cluster(
+        node("n1"),
+        node("n2"),
+        pod("web", node_name="n1", spec=with_host_port(8080)),
+        pod_group("g", min_count=2),
+        *[pod(f"g-{i}", group="g", spec=with_host_port(8080)) for i in range(2)],
+    )
+    verdict = schedule(state, now=NOW, config=PATIENT).verdicts[key("g")]
+    assert verdict.message.startswith(
+        "1/2 nodes can host a pod of the gang: "
+        "1 node(s) didn't have free ports for the requested pod ports;"
+    )
+
+
+def test_host_ports_placed_this_cycle_count_for_later_gangs() -> None:
+    state = cluster(
+        node("n1"),
+        node("n2"),
+        pod_group("a", min_count=1, created="2026-01-01T00:00:00Z"),
+        pod("a-0", group="a", spec=with_host_port(22, hostNetwork=True)),
+        pod_group("b", min_count=2, created="2026-01-02T00:00:00Z"),
+        *[pod(f"b-{i}", group="b", spec=with_host_port(22)) for i in range(2)],
+    )
+    result = schedule(state, now=NOW, config=PATIENT)
+    assert admitted(result) == ["a"]

@@ -124,3 +124,11 @@ def test_timestamps() -> None:
 def test_priority_classes() -> None:
     record = priority_class_from(priority_class("high", 1000, global_default=True))
     assert (record.name, record.value, record.global_default) == ("high", 1000, True)
+
+
+def test_host_ports_including_those_of_host_network_pods() -> None:
+    ports = [{"containerPort": 80, "hostPort": 8080}, {"containerPort": 53, "protocol": "UDP"}]
+    spec = {"containers": [{"name": "c", "ports": ports}]}
+    assert pod_from(pod("p", spec=spec)).host_ports == (("TCP", 8080),)
+    host_network = pod_from(pod("p", spec={**spec, "hostNetwork": True}))
+    assert host_network.host_ports == (("TCP", 8080), ("UDP", 53))

@@ -181,3 +181,15 @@ def test_incremental_accounting_matches_a_fresh_build(
     for name in live.node_names():
         for resource in live.resource_names:
             assert held(live, name, resource) == held(fresh, name, resource)
+
+
+def test_host_ports_are_tracked_where_pods_hold_them() -> None:
+    ported = {"containers": [{"name": "c", "ports": [{"containerPort": 22, "hostPort": 22}]}]}
+    state = ClusterState()
+    state.apply_node(node("n1"))
+    state.apply_pod(pod("a", node_name="n1", spec=ported))
+    state.apply_pod(pod("b", node_name="n1", spec=ported))
+    assert state.host_ports == {("TCP", 22): {"n1": 2}}
+    state.delete_pod("default", "a")
+    state.apply_pod(pod("b", node_name="n1", spec=ported, phase="Succeeded"))
+    assert state.host_ports == {}
