@@ -20,7 +20,12 @@ import numpy as np
 import numpy.typing as npt
 
 from muster.scheduler.config import EngineConfig
-from muster.scheduler.explain import shortages, unschedulable_message, waiting_message
+from muster.scheduler.explain import (
+    PREEMPTION_WOULD_NOT_HELP,
+    shortages,
+    unschedulable_message,
+    waiting_message,
+)
 from muster.scheduler.fit import (
     Counts,
     Matrix,
@@ -206,7 +211,8 @@ class _Cycle:
             return
         if record.preempt and self._preempt(gang, shapes):
             return
-        self._refuse(gang, shapes, placement, position)
+        tried = record.preempt and self.preemption.has_candidates(gang.priority)
+        self._refuse(gang, shapes, placement, position, preemption_tried=tried)
 
     def _admit(self, gang: Gang, placement: GangPlacement) -> None:
         self._take(self.free, gang, placement.placements)
@@ -234,7 +240,13 @@ class _Cycle:
         return True
 
     def _refuse(
-        self, gang: Gang, shapes: Sequence[Shape], placement: GangPlacement, position: int
+        self,
+        gang: Gang,
+        shapes: Sequence[Shape],
+        placement: GangPlacement,
+        position: int,
+        *,
+        preemption_tried: bool,
     ) -> None:
         key = gang.record.topology_key
         unlabelled = np.zeros(self.table.size, dtype=np.bool_)
@@ -260,6 +272,8 @@ class _Cycle:
             queue_position=position,
         )
         message = unschedulable_message(explanation, key)
+        if preemption_tried:
+            message = f"{message}; {PREEMPTION_WOULD_NOT_HELP}"
         waited = self.now - gang.queued_since
         if waited > self.config.starvation_seconds:
             held = self._hold(gang, shapes, placement)

@@ -21,6 +21,7 @@ from muster.scheduler.results import DomainFit, Explanation, Shortage
 BoolArray = npt.NDArray[np.bool_]
 
 HELD_FOR_OLDER_GANG = "node(s) held for a gang waiting longer"
+PREEMPTION_WOULD_NOT_HELP = "preempting every lower-priority pod would not make room"
 SHOWN_DOMAINS = 6
 
 

@@ -151,6 +151,12 @@ class PreemptionSearch:
             np.subtract.at(view.freed, self.node_of[slots], self.demand[slots])
             np.subtract.at(view.count, self.node_of[slots], 1)
 
+    def has_candidates(self, priority: int) -> bool:
+        """Whether any pod of lower priority holds capacity (so preemption was an option)."""
+        if not self._prepared:
+            self._prepare()
+        return bool((self.levels < priority).any())
+
     def search(
         self,
         free: Matrix,

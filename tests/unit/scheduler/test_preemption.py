@@ -77,6 +77,9 @@ def test_no_victims_when_the_gang_would_still_not_fit() -> None:
     )
     result = schedule(state, now=NOW, config=CONFIG)
     assert result.admissions == ()
+    assert result.verdicts[GroupKey("default", "huge")].message.endswith(
+        "; preempting every lower-priority pod would not make room"
+    )
 
 
 def test_lower_priorities_are_taken_before_fewer_pods() -> None:
