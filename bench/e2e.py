@@ -132,6 +132,8 @@ PRESETS: dict[str, dict[str, Any]] = {
         "modes": ["muster"],
         "output": RESULTS.parent / "e2e-scale.json",
         "timeout": 1800.0,
+        # Its first cycles face thousands of gangs at once: minutes may pass between binds.
+        "settle": 300.0,
         "node_lease_seconds": 600,
     },
 }
@@ -176,7 +178,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help=f"comma-separated, from {','.join(MODES)} (default all)",
     )
     parser.add_argument(
-        "--settle", type=float, default=30.0, help="stop after this long without a bind"
+        "--settle", type=float, help="stop after this long without a bind (default 30 s)"
     )
     parser.add_argument("--timeout", type=float, help="longest run of a mode (default 900 s)")
     parser.add_argument("--submit-concurrency", type=int, default=16)
@@ -190,6 +192,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     defaults = {
         "output": RESULTS,
         "timeout": 900.0,
+        "settle": 30.0,
         "node_lease_seconds": 40,
         **PRESETS[args.preset],
     }

@@ -1,0 +1,24 @@
+from __future__ import annotations
+
+import pytest
+
+from bench.e2e import RESULTS, parse_args
+
+
+def test_the_default_is_the_issue_workload_in_every_mode() -> None:
+    args = parse_args([])
+    assert (args.nodes, args.gpus_per_node, args.jobs) == (500, 8, 200)
+    assert args.modes == ["plain", "muster", "native"]
+    assert args.output == RESULTS
+
+
+def test_a_preset_fills_only_what_the_command_line_leaves_unset() -> None:
+    args = parse_args(["--scale", "--settle", "5"])
+    assert (args.nodes, args.jobs, args.modes) == (5000, 6250, ["muster"])
+    assert args.settle == 5.0
+    assert args.output.name == "e2e-scale.json"
+
+
+def test_unknown_modes_are_refused() -> None:
+    with pytest.raises(SystemExit):
+        parse_args(["--modes", "plain,kueue"])
