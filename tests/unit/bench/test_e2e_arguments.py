@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import pytest
-
 from bench.e2e import RESULTS, parse_args
 
 
