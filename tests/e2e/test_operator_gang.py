@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from tests.e2e.cluster import Kubectl, wait_until
@@ -55,6 +58,24 @@ def test_three_free_gpus_hold_the_whole_gang_until_a_node_is_added(
     assert len(pods) == 4
     assert all(is_gated(pod) for pod in pods)
     assert not bound(pods)
+    explained = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from muster.cli import main; sys.exit(main())",
+            "explain",
+            "podgroup",
+            "train",
+            "-n",
+            namespace,
+            f"--kubeconfig={operator.kubeconfig}",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "waiting (Unschedulable)" in explained
+    assert "needs 4, 4 exist, at most 3 fit at once" in explained
 
     pool.add(gpus=4)
     wait_all_bound(kubectl, namespace, "train", 4)

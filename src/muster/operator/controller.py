@@ -45,6 +45,16 @@ def scheduling_sources(cache: LiveCache) -> list[tuple[str, Sink]]:
     ]
 
 
+async def load_snapshot(kube: Kube) -> LiveCache:
+    """A cache filled by one list of each scheduling source: the cluster, right now."""
+    cache = LiveCache()
+    for path, sink in scheduling_sources(cache):
+        items, _ = await kube.list_all(path)
+        for item in items:
+            sink.upsert(item)
+    return cache
+
+
 class Controller:
     """Wires informers, the expander and the scheduling loop around one cache."""
 

@@ -118,6 +118,8 @@ class SchedulingLoop:
         if until is not None:
             self.trigger.wake_at(until)
             return False
+        if not admission.placements and self._has_leaving_members(key):
+            return False  # its bound pods are victims on their way out, not a running gang
         if admission.victims and not await self._preempt(admission, now):
             return False
         message = admitted_message(len(admission.placements), admission.domain)
@@ -132,6 +134,10 @@ class SchedulingLoop:
         self._observe_time_to_admit(key, now)
         await self._release(key, admission.placements, now)
         return True
+
+    def _has_leaving_members(self, key: GroupKey) -> bool:
+        members = self.cache.members.get(key, {}).values()
+        return any((pod.get("metadata") or {}).get("deletionTimestamp") for pod in members)
 
     async def _preempt(self, admission: Admission, now: float) -> bool:
         """Evict the admission's victims; their groups are told first, and after."""

@@ -1,0 +1,113 @@
+"""`muster explain podgroup NAME [-n NS]`: why a gang waits, against the live cluster.
+
+Lists the cluster once, runs the same engine the operator runs on that snapshot, and
+prints the gang's verdict as tables: how many of its pods fit in each topology domain
+(or the whole cluster), what the other nodes are short of, and its place in the queue.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any, TextIO
+
+from muster.operator.controller import load_snapshot
+from muster.operator.kube import KubeError, connect
+from muster.operator.status import condition
+from muster.scheduler import EngineConfig, schedule
+from muster.scheduler.results import CycleResult, Explanation, GroupKey
+
+EXIT_OK = 0
+EXIT_NOT_FOUND = 1
+EXIT_NO_CLUSTER = 2
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add `explain` to the `muster` command."""
+    parser = subparsers.add_parser(
+        "explain",
+        help="explain why a PodGroup waits, against a live cluster",
+        description=(
+            "Read the cluster (nodes, pods, PodGroups, PriorityClasses), run Muster's "
+            "decision engine once on it, and explain the PodGroup's verdict: what fits "
+            "where, what is short, and its position in the queue."
+        ),
+    )
+    parser.add_argument("kind", choices=["podgroup", "pg"], help="what to explain")
+    parser.add_argument("name", help="the PodGroup's name")
+    parser.add_argument("-n", "--namespace", default="default", help="its namespace")
+    parser.add_argument("--kubeconfig", default=None, help="kubeconfig (default: $KUBECONFIG)")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    kubeconfig = args.kubeconfig or os.environ.get("KUBECONFIG")
+    key = GroupKey(args.namespace, args.name)
+    try:
+        return asyncio.run(_explain(kubeconfig, key, sys.stdout))
+    except (KubeError, OSError) as error:
+        print(f"muster explain: cannot read the cluster: {error}", file=sys.stderr)
+        return EXIT_NO_CLUSTER
+
+
+async def _explain(kubeconfig: str | None, key: GroupKey, out: TextIO) -> int:
+    kube = await connect(kubeconfig)
+    try:
+        cache = await load_snapshot(kube)
+    finally:
+        await kube.close()
+    pod_group = cache.pod_groups.get(key)
+    if pod_group is None:
+        print(f"PodGroup {key} not found", file=sys.stderr)
+        return EXIT_NOT_FOUND
+    result = schedule(cache.state, now=time.time(), config=EngineConfig())
+    out.write(render(key, pod_group.get("status") or {}, result))
+    return EXIT_OK
+
+
+def render(key: GroupKey, status: Mapping[str, Any], result: CycleResult) -> str:
+    """The explanation as text: a summary, then per-domain fits, then shortages."""
+    lines = [f"PodGroup {key}"]
+    verdict = result.verdicts.get(key)
+    admission = next((a for a in result.admissions if a.group == key), None)
+    if verdict is not None:
+        lines.append(f"Status:   waiting ({verdict.reason})")
+        lines.append(f"Message:  {verdict.message}")
+        if verdict.explanation is not None:
+            lines.extend(_explanation(verdict.explanation))
+    elif admission is not None:
+        lines.append("Status:   fits now; the operator admits it on its next cycle")
+        lines.extend(_table(("POD", "NODE"), sorted(admission.placements.items())))
+    else:
+        scheduled = condition(status, "PodGroupScheduled") or {}
+        lines.append(f"Status:   admitted ({scheduled.get('reason', 'Scheduled')})")
+        plan = status.get("plan")
+        if isinstance(plan, dict):
+            lines.extend(_table(("POD", "NODE"), sorted((str(p), str(n)) for p, n in plan.items())))
+    return "\n".join(lines) + "\n"
+
+
+def _explanation(explanation: Explanation) -> list[str]:
+    lines = [
+        f"Queue:    position {explanation.queue_position}",
+        f"Pods:     needs {explanation.needed}, {explanation.existing} exist, "
+        f"at most {explanation.best_fit} fit at once",
+        f"Nodes:    {explanation.nodes_feasible} of {explanation.nodes_total} can host a pod",
+        "",
+    ]
+    lines.extend(_table(("DOMAIN", "FITS"), [(d.domain, str(d.fits)) for d in explanation.domains]))
+    if explanation.shortages:
+        lines.append("")
+        lines.extend(
+            _table(("SHORT OF", "NODES"), [(s.reason, str(s.nodes)) for s in explanation.shortages])
+        )
+    return lines
+
+
+def _table(header: tuple[str, str], rows: Sequence[tuple[str, str]]) -> list[str]:
+    width = max(len(header[0]), *(len(row[0]) for row in rows)) if rows else len(header[0])
+    return [f"{left:<{width}}  {right}" for left, right in (header, *rows)]
