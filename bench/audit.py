@@ -14,6 +14,15 @@ from collections import Counter
 from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
+from typing import NamedTuple
+
+
+class Call(NamedTuple):
+    """A kind of request: who sent it, and which verb on which resource."""
+
+    client: str
+    verb: str
+    resource: str
 
 
 def client_name(user_agent: str) -> str:
@@ -21,10 +30,10 @@ def client_name(user_agent: str) -> str:
     return user_agent.split("/", 1)[0].split(" ", 1)[0] or "unknown"
 
 
-def count_requests(lines: Iterable[str], *, start: float, end: float) -> Counter[str]:
-    """Requests received in [start, end] (Unix seconds), per client."""
+def count_requests(lines: Iterable[str], *, start: float, end: float) -> Counter[Call]:
+    """Requests received in [start, end] (Unix seconds), per client, verb and resource."""
     seen: set[str] = set()
-    counts: Counter[str] = Counter()
+    counts: Counter[Call] = Counter()
     for line in lines:
         if not line.strip():
             continue
@@ -36,10 +45,32 @@ def count_requests(lines: Iterable[str], *, start: float, end: float) -> Counter
         if not start <= received <= end:
             continue
         seen.add(audit_id)
-        counts[client_name(event.get("userAgent", ""))] += 1
+        target = event.get("objectRef") or {}
+        resource = "/".join(
+            part for part in (target.get("resource"), target.get("subresource")) if part
+        )
+        call = Call(client_name(event.get("userAgent", "")), event["verb"], resource or "-")
+        counts[call] += 1
     return counts
 
 
-def count_requests_in_file(path: Path, *, start: float, end: float) -> Counter[str]:
+def count_requests_in_file(path: Path, *, start: float, end: float) -> Counter[Call]:
     with path.open() as lines:
         return count_requests(lines, start=start, end=end)
+
+
+def per_client(counts: Counter[Call]) -> Counter[str]:
+    totals: Counter[str] = Counter()
+    for call, count in counts.items():
+        totals[call.client] += count
+    return totals
+
+
+def per_call(counts: Counter[Call], clients: Iterable[str]) -> dict[str, int]:
+    """``{"patch pods": n, "create events": m, ...}`` for the given clients, most first."""
+    wanted = set(clients)
+    totals: Counter[str] = Counter()
+    for call, count in counts.items():
+        if call.client in wanted:
+            totals[f"{call.verb} {call.resource}"] += count
+    return dict(totals.most_common())

@@ -36,7 +36,7 @@ from hack.cluster import HACK, ROOT
 
 from bench import report
 from bench.apiclient import USER_AGENT, ApiClient, ApiError
-from bench.audit import count_requests_in_file
+from bench.audit import count_requests_in_file, per_call, per_client
 from bench.controlplane import Cluster, OperatorProcess, cluster_down, cluster_up
 from bench.machine import describe
 from bench.observe import follow_muster_gangs, follow_pods
@@ -314,7 +314,8 @@ async def measure(
     figures["processes"] = processes(before, after)
     # The machine is shared: what else ran shows in the load when the burst began.
     figures["load_average_1m_at_start"] = round(load_before, 2)
-    requests = count_requests_in_file(cluster.audit_log, start=wall_start, end=wall_end)
+    calls = count_requests_in_file(cluster.audit_log, start=wall_start, end=wall_end)
+    requests = per_client(calls)
     bound = max(figures["pods_bound"], 1)
     figures["api_requests"] = {
         "by_client": dict(requests.most_common()),
@@ -323,15 +324,14 @@ async def measure(
         ),
     }
     if operator_pid is not None:
-        operator_requests = {
-            name: count for name, count in requests.items() if name not in NOT_OPERATOR
-        }
+        operator_clients = [name for name in requests if name not in NOT_OPERATOR]
+        operator_requests = sum(requests[name] for name in operator_clients)
         figures["operator"] = {
             "cpu_seconds": figures["processes"][OPERATOR]["cpu_seconds"],
             "peak_rss_mib": figures["processes"][OPERATOR]["peak_rss_mib"],
-            "api_requests": sum(operator_requests.values()),
-            "api_requests_by_client": operator_requests,
-            "api_requests_per_admitted_pod": round(sum(operator_requests.values()) / bound, 2),
+            "api_requests": operator_requests,
+            "api_requests_by_call": per_call(calls, operator_clients),
+            "api_requests_per_admitted_pod": round(operator_requests / bound, 2),
         }
     return figures
 

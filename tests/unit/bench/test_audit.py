@@ -2,14 +2,22 @@ from __future__ import annotations
 
 import json
 
-from bench.audit import client_name, count_requests
+from bench.audit import Call, client_name, count_requests, per_call, per_client
 
 
-def event(audit_id: str, agent: str, received: str, stage: str = "ResponseComplete") -> str:
+def event(
+    audit_id: str,
+    agent: str,
+    received: str,
+    stage: str = "ResponseComplete",
+    target: tuple[str, str] = ("pods", "binding"),
+) -> str:
     return json.dumps(
         {
             "auditID": audit_id,
             "stage": stage,
+            "verb": "create",
+            "objectRef": {"resource": target[0], "subresource": target[1]},
             "userAgent": agent,
             "requestReceivedTimestamp": received,
         }
@@ -33,4 +41,19 @@ def test_requests_count_once_and_only_inside_the_window() -> None:
     ]
     start = 1767225610.0  # 2026-01-01T00:00:10Z
     counts = count_requests(lines, start=start, end=start + 5)
-    assert counts == {"kube-scheduler": 2}
+    assert counts == {Call("kube-scheduler", "create", "pods/binding"): 2}
+
+
+def test_requests_add_up_per_client_and_per_call() -> None:
+    lines = [
+        event("1", "OpenAPI-Generator/31/python", "2026-01-01T00:00:10Z", target=("events", "")),
+        event("2", "kopf/1.37", "2026-01-01T00:00:10Z", target=("events", "")),
+        event("3", "kopf/1.37", "2026-01-01T00:00:10Z", target=("pods", "")),
+        event("4", "kwok/v0.8.0", "2026-01-01T00:00:10Z", target=("pods", "status")),
+    ]
+    counts = count_requests(lines, start=0, end=2e9)
+    assert per_client(counts) == {"OpenAPI-Generator": 1, "kopf": 2, "kwok": 1}
+    assert per_call(counts, ["kopf", "OpenAPI-Generator"]) == {
+        "create events": 2,
+        "create pods": 1,
+    }
