@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: test unit e2e lint crds cluster-up cluster-down cluster-status control-plane \
+.PHONY: test unit e2e lint crds manifests cluster-up cluster-down cluster-status control-plane \
         demo demo-down bench bench-engine clean
 
 $(STAMP): pyproject.toml
@@ -35,9 +35,13 @@ lint: $(STAMP)
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
-## Regenerate the CRDs from the pydantic models (never edit crds/ by hand).
+## Regenerate the CRDs from the pydantic models (never edit crds/ by hand), and with
+## them the generated parts of manifests/ (CRD copies, webhook configurations).
 crds: $(STAMP)
 	$(BIN)/python -m muster.api.crdgen crds/
+	$(BIN)/python -m muster.operator.manifests manifests/
+
+manifests: crds
 
 ## Build kube-apiserver, controller-manager, scheduler, kubectl, etcd and KWOK from Go
 ## modules (cached under ~/.cache/muster; the first build takes 20-40 minutes).

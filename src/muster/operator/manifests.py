@@ -23,8 +23,8 @@ from muster.webhooks import server
 
 NAMESPACE = "muster-system"
 SERVICE = server.ServiceReference(namespace=NAMESPACE, name="muster-webhooks")
-WEBHOOKS_FILE = Path("webhooks") / "webhook-configurations.yaml"
-CRDS_DIRECTORY = Path("crds")
+WEBHOOKS_FILE = Path("base") / "webhooks" / "webhook-configurations.yaml"
+CRDS_DIRECTORY = Path("base") / "crds"
 HEADER = (
     "# Generated from the operator's webhook handlers by `make manifests`; do not edit.\n"
     "# The operator patches in caBundle (see --webhook-secret), so it is left out here.\n"
