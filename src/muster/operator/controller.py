@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from muster.api.constants import API_VERSION, POD_GROUP_PLURAL, POLICY_LABEL, WORKLOAD_PLURAL
+from muster.api.constants import API_VERSION, POD_GROUP_PLURAL, WORKLOAD_PLURAL
 from muster.operator.cache import LiveCache
 from muster.operator.config import OperatorConfig
 from muster.operator.events import EventRecorder
@@ -71,13 +71,8 @@ class Controller:
             for path, sink in scheduling_sources(self.cache)
         ]
         self.informers += [
-            Informer(
-                kube,
-                JOBS,
-                self.expanders[0],
-                on_change=self.trigger.poke,
-                label_selector=POLICY_LABEL,
-            ),
+            # Every Job: those opting in by the native field carry no label to select.
+            Informer(kube, JOBS, self.expanders[0], on_change=self.trigger.poke),
             Informer(kube, WORKLOADS, self.expanders[1], on_change=self.trigger.poke),
         ]
         self.loop = SchedulingLoop(

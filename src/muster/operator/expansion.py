@@ -15,7 +15,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from muster.api.constants import API_VERSION, POD_GROUP_PLURAL, WORKLOAD_PLURAL
+from muster.api.constants import API_VERSION, POD_GROUP_PLURAL, POLICY_LABEL, WORKLOAD_PLURAL
 from muster.api.expand import MANAGED_BY, MANAGED_BY_LABEL, expand_job, expand_workload
 from muster.api.optin import OptInError, read_job_opt_in
 from muster.operator.events import NORMAL, WARNING, EventRecorder, reference
@@ -30,6 +30,13 @@ _PLURALS = {"PodGroup": POD_GROUP_PLURAL, "Workload": WORKLOAD_PLURAL}
 def _key(obj: Mapping[str, Any]) -> tuple[str, str]:
     metadata = obj.get("metadata") or {}
     return str(metadata.get("namespace", "")), str(metadata.get("name", ""))
+
+
+def _opts_in(job: Mapping[str, Any]) -> bool:
+    """Cheaply: whether a Job carries either spelling of the opt-in (the parser judges it)."""
+    labels = (job.get("metadata") or {}).get("labels") or {}
+    scheduling = (job.get("spec") or {}).get("scheduling") or {}
+    return POLICY_LABEL in labels or "schedulingPolicy" in scheduling
 
 
 def _identity(obj: Mapping[str, Any]) -> tuple[str, str, str, int]:
@@ -60,6 +67,9 @@ class Expander:
         self.created = 0
 
     def upsert(self, obj: JsonObject) -> bool:
+        if self.kind == "Job" and not _opts_in(obj):
+            self.remove(obj)  # it may have opted out; it never keeps a place in memory
+            return False
         key = _key(obj)
         self.latest[key] = obj
         if _identity(obj) not in self.done:

@@ -3,9 +3,11 @@
 Two webhooks, each scoped by an object selector so no unrelated request waits on
 Muster:
 
-- Jobs labelled `scheduling.muster.dev/policy` (CREATE): the pod template gets the
-  group label and, for gangs, the scheduling gate (`muster.api.expand`), so every pod
-  the Job controller creates is born gated.
+- Jobs labelled `scheduling.muster.dev/policy`, and Jobs with the native 1.37 field
+  `spec.scheduling.schedulingPolicy` (a CEL match condition selects them, see
+  `muster.webhooks.server`), on CREATE: the pod template gets the group label and,
+  for gangs, the scheduling gate (`muster.api.expand`), so every pod the Job
+  controller creates is born gated.
 - Pods labelled `scheduling.muster.dev/pod-group` (CREATE): the gate is added, because
   gates can only be set at creation. Pods controlled by a Job are left as they are:
   their Job's opt-in already decided (a `basic` Job's pods must not be held).
@@ -65,7 +67,25 @@ def pod_gates(pod: Mapping[str, Any]) -> list[dict[str, Any]] | None:
     persistent=True,
 )
 def gate_job(body: kopf.Body, patch: kopf.Patch, **_: Any) -> None:
-    template = job_template(body)
+    _gate_template(body, patch)
+
+
+@kopf.on.mutate(
+    "batch",
+    "v1",
+    "jobs",
+    id="gate-native-jobs",
+    operations=["CREATE"],
+    field="spec.scheduling.schedulingPolicy",
+    value=kopf.PRESENT,
+    persistent=True,
+)
+def gate_native_job(body: kopf.Body, patch: kopf.Patch, **_: Any) -> None:
+    _gate_template(body, patch)
+
+
+def _gate_template(job: kopf.Body, patch: kopf.Patch) -> None:
+    template = job_template(job)
     if template is not None:
         patch.spec["template"] = template
 
