@@ -245,7 +245,7 @@ def pod_from(obj: Mapping[str, Any]) -> PodRecord:
         raise IntakeError(f"resources: {error}") from error
     requests.pop(POD_COUNT, None)
     node_name = spec.get("nodeName") or None
-    terminal = status.get("phase") in TERMINAL_PHASES
+    terminal = str(status.get("phase")) in TERMINAL_PHASES
     group_name = _mapping(metadata.get("labels"), "metadata.labels").get(POD_GROUP_LABEL)
     priority_class = spec.get("priorityClassName")
     return PodRecord(

@@ -37,6 +37,9 @@ _NUMBER = re.compile(r"([+-]?)(\d+(?:\.\d*)?|\.\d+)(.*)")
 _EXPONENT = re.compile(r"[eE]([+-]?\d+)")
 
 MILLI_RESOURCES = frozenset({"cpu"})
+MAX_AMOUNT = 2**53
+"""Larger amounts are refused: capacity is summed in 64-bit integers (and in float64
+when counting freed capacity), and no real node offers anything near this."""
 """Resources that kube-scheduler counts in thousandths (everything else in units)."""
 
 
@@ -92,4 +95,7 @@ def _text_amount(milli: bool, text: str) -> int:
 def _amount(milli: bool, value: Fraction, raw: object) -> int:
     if value < 0:
         raise QuantityError(f"negative quantity {raw!r}")
-    return math.ceil(value * 1000) if milli else math.ceil(value)
+    amount = math.ceil(value * 1000) if milli else math.ceil(value)
+    if amount > MAX_AMOUNT:
+        raise QuantityError(f"quantity {raw!r} is too large")
+    return amount

@@ -54,6 +54,8 @@ def test_other_resources_count_units_rounded_up() -> None:
     assert to_amount("nvidia.com/gpu", "4") == 4
 
 
-def test_negative_amounts_are_invalid() -> None:
+def test_negative_and_huge_amounts_are_invalid() -> None:
     with pytest.raises(QuantityError):
         to_amount("cpu", "-1")
+    with pytest.raises(QuantityError):
+        to_amount("memory", "10Ei")
