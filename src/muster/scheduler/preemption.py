@@ -34,7 +34,7 @@ from muster.scheduler.results import GroupKey, Victim
 from muster.scheduler.state import NO_GROUP, ClusterState
 from muster.scheduler.topology import GangPlacement
 
-REFIT_LIMIT = 16  # victims units tried away one by one with a full refit
+REFIT_LIMIT = 16  # victim units tried away one by one with a full refit
 
 BoolArray = npt.NDArray[np.bool_]
 IntArray = npt.NDArray[np.int64]
