@@ -101,7 +101,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     results = start_results(params, workload, output if args.merge else None)
     for mode in args.modes:
         print(f"[bench] {mode}: {params.jobs} Jobs on {params.nodes} nodes", flush=True)
-        figures = run_mode(mode, params, workload, nodes_file, keep=args.keep_clusters)
+        try:
+            figures = run_mode(mode, params, workload, nodes_file, keep=args.keep_clusters)
+        except (ApiError, RuntimeError, OSError, subprocess.CalledProcessError) as error:
+            # One mode failing must not cost the others' figures; the reason is kept.
+            figures = {"not_measured": f"{type(error).__name__}: {error}"}
         results["modes"][mode] = figures
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(json.dumps(results, indent=2) + "\n")

@@ -30,6 +30,8 @@ Figures = Mapping[str, Any]
 
 def one_line(figures: Figures) -> str:
     """A progress line for the console."""
+    if "not_measured" in figures:
+        return f"not measured ({figures['not_measured']})"
     bound = figures["time_to_all_bound_s"]
     partial = figures["partially_started_jobs"]
     return (
@@ -128,8 +130,16 @@ ROWS: tuple[tuple[str, Callable[[Figures], str]], ...] = (
 )
 
 
+def measured(results: Figures) -> list[str]:
+    return [
+        mode
+        for mode in TITLES
+        if mode in results["modes"] and "not_measured" not in results["modes"][mode]
+    ]
+
+
 def table(results: Figures) -> str:
-    modes = [mode for mode in TITLES if mode in results["modes"]]
+    modes = measured(results)
     lines = [
         "| | " + " | ".join(TITLES[mode] for mode in modes) + " |",
         "|---|" + "---:|" * len(modes),
@@ -143,7 +153,7 @@ def table(results: Figures) -> str:
 
 def goals(results: Figures) -> list[str]:
     """The issue's goals for Muster, each with the figure it is judged by."""
-    modes = results["modes"]
+    modes = {mode: results["modes"][mode] for mode in measured(results)}
     muster, plain, native = modes.get("muster"), modes.get("plain"), modes.get("native")
     if muster is None:
         return ["- Muster was not measured in this run."]
@@ -230,6 +240,11 @@ def render(results: Figures, name: str) -> str:
             "",
             table(results),
             "",
+            *(
+                f"Not measured: {TITLES[mode]} ({figures['not_measured']}).\n"
+                for mode, figures in results["modes"].items()
+                if "not_measured" in figures
+            ),
             "Goals for Muster (from the issue; reported, never asserted):",
             "",
             *goals(results),

@@ -4,7 +4,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bench.report import begin_marker, end_marker, goals, table, write_docs
+from bench.report import begin_marker, end_marker, goals, render, table, write_docs
 from bench.stats import summarize
 from bench.timeline import Timeline
 
@@ -90,3 +90,12 @@ def test_a_page_without_markers_is_left_alone(tmp_path: Path) -> None:
 
 def test_cycles_show_their_mean_and_p99_bound() -> None:
     assert "| operator scheduling cycles | - | 4, 2.0 ms mean, p99 ≤ 5 ms |" in table(results())
+
+
+def test_a_mode_that_failed_is_named_with_its_reason_and_left_out() -> None:
+    failed = results()
+    failed["modes"]["muster"] = {"not_measured": "RuntimeError: muster run exited (1)"}
+    assert table(failed).splitlines()[0] == "| | kube-scheduler alone |"
+    assert goals(failed) == ["- Muster was not measured in this run."]
+    text = render(failed, "e2e.json")
+    assert "Not measured: Muster (RuntimeError: muster run exited (1))." in text
