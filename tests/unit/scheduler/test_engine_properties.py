@@ -214,11 +214,11 @@ def test_single_shape_gangs_fit_whenever_brute_force_finds_a_way(
 
 def _random_scenario(rng: random.Random) -> Scenario:
     nodes = [
-        (f"n{index}", rng.randint(1, 6), rng.randint(0, 3), rng.choice(["a", "b", None]))
-        for index in range(rng.randint(1, 3))
+        (f"n{index}", rng.randint(1, 8), rng.randint(0, 4), rng.choice(["a", "b", None]))
+        for index in range(rng.randint(2, 3))
     ]
-    shapes = [rng.randrange(len(SHAPES)) for _ in range(rng.randint(2, 4))]
-    gang = ("g0", shapes, rng.randint(1, len(shapes)), rng.random() < 0.5, 0)
+    shapes = [rng.randrange(len(SHAPES)) for _ in range(rng.randint(3, 5))]
+    gang = ("g0", shapes, len(shapes), rng.random() < 0.3, 0)
     return Scenario(nodes, [], [gang])
 
 
@@ -226,10 +226,10 @@ def test_mixed_shape_gap_is_small() -> None:
     """The greedy may miss placements of mixed-shape gangs; measure how often."""
     rng = random.Random(20261130)
     feasible = missed = 0
-    for _ in range(400):
+    for _ in range(300):
         scenario = _random_scenario(rng)
         if brute_force_fits(scenario):
             feasible += 1
             missed += not engine_admits(scenario)
     assert feasible > 100
-    assert missed / feasible <= 0.05, f"missed {missed} of {feasible}"
+    assert missed / feasible <= 0.01, f"missed {missed} of {feasible}"
