@@ -25,6 +25,10 @@ from tests.e2e.harness import (
 pytestmark = pytest.mark.e2e
 
 
+def metric(text: str, name: str) -> float:
+    return sum(float(line.split()[-1]) for line in text.splitlines() if line.startswith(name + " "))
+
+
 def test_four_worker_job_with_four_free_gpus_is_admitted_at_once(
     operator: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool
 ) -> None:
@@ -43,6 +47,19 @@ def test_four_worker_job_with_four_free_gpus_is_admitted_at_once(
     assert "train" in listing
     reasons = {event["reason"] for event in events_for(kubectl, namespace, "train")}
     assert "Scheduled" in reasons
+    job_reasons = {
+        event["reason"]
+        for event in events_for(kubectl, namespace, "train")
+        if event["involvedObject"]["kind"] == "Job"
+    }
+    assert "Scheduled" in job_reasons
+    metrics = operator.metrics()
+    for name in (
+        "muster_gangs_admitted_total",
+        "muster_pods_released_total",
+        "muster_cycle_duration_seconds_count",
+    ):
+        assert metric(metrics, name) > 0, name
 
 
 def test_three_free_gpus_hold_the_whole_gang_until_a_node_is_added(
