@@ -22,7 +22,7 @@ import ipaddress
 import re
 import tempfile
 import urllib.parse
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,6 +32,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
+from kopf._cogs.structs.reviews import Request, Response
 from kopf._core.intents.causes import WebhookType
 from kopf._core.intents.handlers import WebhookHandler
 
@@ -72,6 +73,29 @@ def self_signed_certificate(host: str) -> tuple[bytes, bytes]:
     return certificate.public_bytes(serialization.Encoding.PEM), key_pem
 
 
+class WebhookServer(kopf.WebhookServer):
+    """kopf's HTTPS server that also routes a handler's lowercased id to the handler.
+
+    A Service's `clientConfig.service.path` must be lowercase, while kopf keeps the
+    case of a field filter in the handler's id (`.../spec.scheduling.schedulingPolicy`)
+    and routes by the exact id; so the in-cluster configurations call lowercased paths.
+    """
+
+    async def __call__(self, fn: kopf.WebhookFn) -> AsyncIterator[kopf.WebhookClientConfig]:
+        ids = {
+            str(handler.id).lower(): str(handler.id)
+            for handler in webhook_handlers(kopf.get_default_registry())
+        }
+
+        async def routed(request: Request, *, webhook: str | None = None, **rest: Any) -> Response:
+            if webhook is not None:
+                webhook = ids.get(webhook, webhook)
+            return await fn(request, webhook=webhook, **rest)
+
+        async for client_config in super().__call__(routed):
+            yield client_config
+
+
 def webhook_server(
     *, host: str, port: int, certfile: str | None, keyfile: str | None
 ) -> kopf.WebhookServer:
@@ -86,7 +110,7 @@ def webhook_server(
         (directory / "tls.key").write_bytes(key_pem)
         (directory / "tls.key").chmod(0o600)
         certfile, keyfile = str(directory / "tls.crt"), str(directory / "tls.key")
-    return kopf.WebhookServer(
+    return WebhookServer(
         addr=host,
         port=port,
         host=host,
@@ -158,6 +182,7 @@ def _client_config(
     if service is None:
         client = {"url": f"{url.rstrip('/')}/{path}"}
     else:
+        path = path.lower()  # a Service path must be lowercase; see WebhookServer
         client = {
             "service": {
                 "namespace": service.namespace,

@@ -6,6 +6,7 @@ import base64
 import ipaddress
 from typing import Any
 
+import aiohttp
 import kopf
 from cryptography import x509
 
@@ -114,3 +115,29 @@ def test_in_a_cluster_the_webhooks_are_called_through_their_service() -> None:
         }
     }
     assert all("caBundle" not in client and "url" not in client for client in clients.values())
+
+
+async def test_a_lowercased_handler_id_reaches_the_handler() -> None:
+    """Service paths are lowercase; kopf routes by the exact id, field filter's case and all."""
+    native = next(
+        str(h.id)
+        for h in server.webhook_handlers(kopf.get_default_registry())
+        if str(h.id) != str(h.id).lower()
+    )
+    called: list[str | None] = []
+
+    async def fn(request: Any, *, webhook: str | None = None, **_: Any) -> Any:
+        called.append(webhook)
+        return {"response": {"allowed": True}}
+
+    webhooks = server.WebhookServer(addr="127.0.0.1", port=0, insecure=True)
+    serving = webhooks(fn)
+    client_config = await anext(serving)
+    try:
+        async with aiohttp.ClientSession() as session:
+            url = f"{client_config['url']}/{native.lower()}"
+            async with session.post(url, json={}) as response:
+                assert response.status == 200
+    finally:
+        await serving.aclose()
+    assert called == [native]
