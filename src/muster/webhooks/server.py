@@ -22,7 +22,7 @@ import ipaddress
 import re
 import tempfile
 import urllib.parse
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncGenerator, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -81,7 +81,7 @@ class WebhookServer(kopf.WebhookServer):
     and routes by the exact id; so the in-cluster configurations call lowercased paths.
     """
 
-    async def __call__(self, fn: kopf.WebhookFn) -> AsyncIterator[kopf.WebhookClientConfig]:
+    async def __call__(self, fn: kopf.WebhookFn) -> AsyncGenerator[kopf.WebhookClientConfig, None]:
         ids = {
             str(handler.id).lower(): str(handler.id)
             for handler in webhook_handlers(kopf.get_default_registry())
