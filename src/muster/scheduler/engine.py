@@ -23,6 +23,7 @@ from muster.scheduler.config import EngineConfig
 from muster.scheduler.explain import (
     PREEMPTION_WOULD_NOT_HELP,
     shortages,
+    shortfalls,
     unschedulable_message,
     waiting_message,
 )
@@ -270,8 +271,17 @@ class _Cycle:
             best_fit=placement.best_fit + gang.held,
             domains=placement.fits,
             queue_position=position,
+            shortfalls=shortfalls(
+                self.free,
+                shapes=shapes,
+                usable=~self.held_for_older & ~unlabelled,
+                missing=gang.missing,
+                domain_of=None if key is None else self.table.labels.values_of(key),
+                resource_names=self.state.resource_names,
+            ),
         )
-        message = unschedulable_message(explanation, key)
+        spread_limited = any(shape.one_per_node for shape in shapes)
+        message = unschedulable_message(explanation, key, spread_limited=spread_limited)
         if preemption_tried:
             message = f"{message}; {PREEMPTION_WOULD_NOT_HELP}"
         waited = self.now - gang.queued_since

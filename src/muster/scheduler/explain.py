@@ -15,10 +15,15 @@ import numpy as np
 import numpy.typing as npt
 
 from muster.scheduler.fit import Matrix, Shape
+from muster.scheduler.intake import POD_COUNT
 from muster.scheduler.predicates import PASSES, NodeTable
-from muster.scheduler.results import DomainFit, Explanation, Shortage
+from muster.scheduler.quantity import MILLI_RESOURCES
+from muster.scheduler.results import DomainFit, Explanation, Shortage, Shortfall
 
 BoolArray = npt.NDArray[np.bool_]
+IntArray = npt.NDArray[np.int32]
+
+BYTE_RESOURCES = frozenset({"memory", "ephemeral-storage"})
 
 HELD_FOR_OLDER_GANG = "node(s) held for a gang waiting longer"
 PREEMPTION_WOULD_NOT_HELP = "preempting every lower-priority pod would not make room"
@@ -69,6 +74,57 @@ def shortages(
     return int(feasible.sum()), tuple(ordered)
 
 
+def shortfalls(
+    free: Matrix,
+    *,
+    shapes: Sequence[Shape],
+    usable: BoolArray,
+    missing: int,
+    domain_of: IntArray | None,
+    resource_names: Sequence[str],
+) -> tuple[Shortfall, ...]:
+    """Resources the gang lacks in total, not only on single nodes.
+
+    What the `missing` smallest pending pods need of each resource is compared with
+    what is free on the nodes any of its pods may use (per domain with a topology key,
+    `domain_of` giving each node's domain id, -1 for none: the best domain counts).
+    """
+    reachable = np.zeros_like(usable)
+    for shape in shapes:
+        reachable |= shape.rules_filter.allowed & usable
+    found = []
+    for column, name in enumerate(resource_names):
+        if name == POD_COUNT:
+            continue  # "Too many pods" already says it, node by node
+        asks = sorted(
+            amount for shape in shapes for amount in [int(shape.demand[column])] * len(shape.pods)
+        )
+        needed = sum(asks[:missing])
+        if needed == 0:
+            continue
+        room = np.maximum(free[:, column], 0)
+        if domain_of is None:
+            available = int(room[reachable].sum())
+        else:
+            inside = reachable & (domain_of >= 0)
+            per_domain = np.bincount(domain_of[inside], weights=room[inside])
+            available = int(per_domain.max(initial=0))
+        if needed > available:
+            found.append(Shortfall(name, needed, available))
+    return tuple(found)
+
+
+def format_amount(resource: str, amount: int) -> str:
+    """An amount as users write it: cores for cpu, Gi/Mi for memory and storage."""
+    if resource in MILLI_RESOURCES:
+        return f"{amount / 1000:g}"
+    if resource in BYTE_RESOURCES or resource.startswith("hugepages-"):
+        for suffix, size in (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)):
+            if amount >= size:
+                return f"{amount / size:.4g}{suffix}"
+    return str(amount)
+
+
 def _shown_domains(domains: Sequence[DomainFit]) -> str:
     if len(domains) <= SHOWN_DOMAINS:
         return ", ".join(f"{fit.domain}: {fit.fits}" for fit in domains)
@@ -77,8 +133,15 @@ def _shown_domains(domains: Sequence[DomainFit]) -> str:
     return f"{shown}, {len(domains) - SHOWN_DOMAINS} more"
 
 
-def unschedulable_message(explanation: Explanation, topology_key: str | None) -> str:
-    """`0/12 nodes can host a pod of the gang: 8 Insufficient nvidia.com/gpu; the gang ...`"""
+def unschedulable_message(
+    explanation: Explanation, topology_key: str | None, *, spread_limited: bool = False
+) -> str:
+    """`0/12 nodes can host a pod of the gang: 8 Insufficient nvidia.com/gpu; the gang ...`
+
+    After the gang view comes what it lacks in total, or, when nothing is short in
+    total, that the free capacity is fragmented (unless `spread_limited`: pods that
+    must not share a node are then the likelier cause).
+    """
     head = (
         f"{explanation.nodes_feasible}/{explanation.nodes_total} nodes can host a pod of the gang"
     )
@@ -88,6 +151,16 @@ def unschedulable_message(explanation: Explanation, topology_key: str | None) ->
     tail = f"the gang needs {explanation.needed} pods, at most {explanation.best_fit} fit at once"
     if topology_key is not None and explanation.domains:
         tail = f"{tail} ({_shown_domains(explanation.domains)})"
+    if explanation.shortfalls:
+        short = ", ".join(
+            f"{item.resource} (needs {format_amount(item.resource, item.needed)}, "
+            f"{format_amount(item.resource, item.free)} free)"
+            for item in explanation.shortfalls
+        )
+        where = f" in any one {topology_key} domain" if topology_key is not None else ""
+        tail = f"{tail}; short in total{where}: {short}"
+    elif explanation.nodes_total and not spread_limited:
+        tail = f"{tail}; enough is free in total, but split across nodes in too small pieces"
     return f"{head}; {tail}"
 
 

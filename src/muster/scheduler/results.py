@@ -57,6 +57,20 @@ class Shortage:
 
 
 @dataclass(frozen=True, slots=True)
+class Shortfall:
+    """A resource the gang lacks as a whole, wherever its pods could go.
+
+    `needed` is what its smallest pods still missing ask for together, `free` what is
+    free on the nodes that may host them (with a topology key: in the domain with the
+    most of it). Amounts in the engine's units: millicores for cpu, else base units.
+    """
+
+    resource: str
+    needed: int
+    free: int
+
+
+@dataclass(frozen=True, slots=True)
 class DomainFit:
     """How many member pods fit at once in one topology domain (or the whole cluster)."""
 
@@ -76,6 +90,7 @@ class Explanation:
     best_fit: int  # the most member pods placeable at once in any single domain
     domains: tuple[DomainFit, ...]  # per domain, sorted by domain name
     queue_position: int  # 1-based position among pending gangs
+    shortfalls: tuple[Shortfall, ...] = ()  # short in total, by resource name
 
 
 @dataclass(frozen=True, slots=True)

@@ -43,7 +43,8 @@ def test_one_gpu_short_explains_itself() -> None:
     assert verdict.reason is Reason.UNSCHEDULABLE
     assert verdict.message == (
         "2/3 nodes can host a pod of the gang: 1 node(s) had untolerated taint {gpu: reserved}; "
-        "the gang needs 4 pods, at most 3 fit at once"
+        "the gang needs 4 pods, at most 3 fit at once; "
+        "short in total: nvidia.com/gpu (needs 8, 7 free)"
     )
     assert verdict.explanation is not None
     assert verdict.explanation.best_fit == 3 and verdict.explanation.queue_position == 1
@@ -126,7 +127,8 @@ def test_no_single_zone_fits_although_the_cluster_would() -> None:
     assert result.admissions == ()
     assert result.verdicts[key("g")].message == (
         "3/3 nodes can host a pod of the gang; the gang needs 5 pods, "
-        "at most 3 fit at once (zone=a: 2, zone=b: 3)"
+        "at most 3 fit at once (zone=a: 2, zone=b: 3); "
+        "short in total in any one zone domain: nvidia.com/gpu (needs 10, 6 free)"
     )
 
 
@@ -255,7 +257,8 @@ def test_the_state_is_not_changed_by_a_cycle() -> None:
 def test_an_empty_cluster_explains_itself() -> None:
     result = schedule(cluster(*gang("g", 2)), now=NOW, config=PATIENT)
     assert result.verdicts[key("g")].message == (
-        "0/0 nodes can host a pod of the gang; the gang needs 2 pods, at most 0 fit at once"
+        "0/0 nodes can host a pod of the gang; the gang needs 2 pods, at most 0 fit at once; "
+        "short in total: cpu (needs 2, 0 free)"
     )
 
 
@@ -349,3 +352,14 @@ def test_host_ports_placed_this_cycle_count_for_later_gangs() -> None:
     )
     result = schedule(state, now=NOW, config=PATIENT)
     assert admitted(result) == ["a"]
+
+
+def test_fragmented_capacity_is_named() -> None:
+    state = cluster(
+        node("n1", gpu="3"), node("n2", gpu="3"), node("n3", gpu="2"), *gang("g", 2, gpu="4")
+    )
+    assert schedule(state, now=NOW, config=PATIENT).verdicts[key("g")].message == (
+        "0/3 nodes can host a pod of the gang: 3 Insufficient nvidia.com/gpu; "
+        "the gang needs 2 pods, at most 0 fit at once; "
+        "enough is free in total, but split across nodes in too small pieces"
+    )
