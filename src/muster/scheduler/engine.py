@@ -160,7 +160,9 @@ class _Cycle:
         gang: Gang,
         shapes: Sequence[Shape],
         needed: int,
+        *,
         order: NodeOrder | None = None,
+        head_start: Matrix | None = None,
     ) -> GangPlacement:
         within = ~self.held_for_older
         order = order or self.order
@@ -178,6 +180,7 @@ class _Cycle:
             needed=needed,
             key=key,
             labels=self.table.labels,
+            head_start=head_start,
         )
 
     # ---- pending gangs -------------------------------------------------------------
@@ -224,7 +227,8 @@ class _Cycle:
 
     def _preempt(self, gang: Gang, shapes: Sequence[Shape]) -> bool:
         def fits(free: Matrix, cost: Counts) -> GangPlacement:
-            return self._fit(free, gang, shapes, gang.missing, self.order.with_cost(cost))
+            order = self.order.with_cost(cost)
+            return self._fit(free, gang, shapes, gang.missing, order=order, head_start=self.free)
 
         plan = self.preemption.search(self.free, gang.priority, fits, self._demands(gang))
         if plan is None:

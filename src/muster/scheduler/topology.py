@@ -65,6 +65,15 @@ def fit_anywhere(
     )
 
 
+def _per_domain(
+    copies: Counts, values: npt.NDArray[np.int32], labelled: BoolArray, domains: int
+) -> Counts:
+    summed: Counts = np.bincount(
+        values[labelled], weights=copies[labelled], minlength=domains
+    ).astype(np.int64)
+    return summed
+
+
 def fit_in_domain(
     free: Matrix,
     shapes: Sequence[Shape],
@@ -75,23 +84,31 @@ def fit_in_domain(
     needed: int,
     key: str,
     labels: LabelIndex,
+    head_start: Matrix | None = None,
 ) -> GangPlacement:
+    """The gang in one domain of `key`, the fullest domain that takes it.
+
+    With `head_start` (preemption: what is free before any victim leaves), domains
+    where more of the gang fits on that capacity come first, as they need fewer
+    victims; fullness only breaks ties.
+    """
     values = labels.values_of(key)
     vocabulary = labels.vocabulary(key)
     names = sorted(vocabulary, key=lambda value: vocabulary[value])
     labelled = within & (values >= 0)
     bound = np.zeros(len(names), dtype=np.int64)
     room = np.zeros(len(names), dtype=np.int64)
+    ahead = np.zeros(len(names), dtype=np.int64)
     for shape in shapes:
-        copies = shape.copies(free, labelled)
-        per_domain = np.bincount(
-            values[labelled], weights=copies[labelled], minlength=len(names)
-        ).astype(np.int64)
+        per_domain = _per_domain(shape.copies(free, labelled), values, labelled, len(names))
         room += per_domain
         bound += np.minimum(per_domain, len(shape.pods))
+        if head_start is not None:
+            already = _per_domain(shape.copies(head_start, labelled), values, labelled, len(names))
+            ahead += np.minimum(already, len(shape.pods))
     candidates = sorted(
         (int(value_id) for value_id in np.flatnonzero(bound >= needed)),
-        key=lambda value_id: (int(room[value_id]), names[value_id]),
+        key=lambda value_id: (-int(ahead[value_id]), int(room[value_id]), names[value_id]),
     )
     for value_id in candidates:
         placed = place_gang(

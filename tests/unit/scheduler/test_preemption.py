@@ -146,3 +146,19 @@ def test_preemption_respects_topology() -> None:
     (admission,) = schedule(state, now=NOW, config=CONFIG).admissions
     assert admission.domain == ("zone", "a")
     assert victims_of(admission) == ["low-0", "low-1"]
+
+
+def test_preemption_picks_the_domain_needing_fewer_victims() -> None:
+    state = cluster(
+        node("a1", gpu="4", labels={"zone": "a"}),
+        node("a2", gpu="4", labels={"zone": "a"}),
+        node("b1", gpu="4", labels={"zone": "b"}),
+        node("b2", gpu="4", labels={"zone": "b"}),
+        pod("a-busy-0", gpu="4", node_name="a1", priority=1),
+        pod("a-busy-1", gpu="4", node_name="a2", priority=1),
+        pod("b-busy", gpu="4", node_name="b2", priority=1),
+        *gang("high", 2, gpu="4", priority=10, topology_key="zone"),
+    )
+    (admission,) = schedule(state, now=NOW, config=CONFIG).admissions
+    assert admission.domain == ("zone", "b")
+    assert victims_of(admission) == ["b-busy"]
