@@ -16,8 +16,10 @@ member counts with its gang's priority), and the search minimises:
    On random tiny clusters this takes more victims than an exhaustive search in about
    0.2% of the cases (see the unit tests).
 
-The gang is never admitted with victims unless its placement fits after they are gone,
-and a pod is a victim at most once per cycle.
+With a topology key, the domains where more of the gang fits before any victim leaves
+are tried first (the domain choice is not searched exhaustively for the fewest
+victims). The gang is never admitted with victims unless its placement fits after they
+are gone, and a pod is a victim at most once per cycle.
 """
 
 from __future__ import annotations
