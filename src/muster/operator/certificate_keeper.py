@@ -33,7 +33,8 @@ from muster.webhooks.server import ServiceReference
 
 logger = logging.getLogger(__name__)
 
-CHECK_PERIOD = 3600.0
+# Three GETs a minute per replica; renewal itself is due weeks ahead.
+CHECK_PERIOD = 60.0
 RETRY_PERIOD = 10.0
 WEBHOOK_CONFIGURATIONS = (
     "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations",
@@ -137,13 +138,16 @@ class CertificateKeeper:
         return b"" if self.serving is None else self.serving.ca_bundle
 
     async def refresh(self) -> None:
-        """Bring the Secret, the configurations' trust and the served files up to date."""
+        """Bring the Secret, the configurations' trust and the served files up to date.
+
+        The trust is checked every time, not only on a new certificate, so that
+        configurations applied again (without a caBundle) are mended within a period.
+        """
         current = await self._current(datetime.datetime.now(datetime.UTC))
-        if current == self.serving:
-            return
         await self._trust(current.ca_bundle)
-        self._install(current)
-        logger.info("serving the webhook certificate valid until %s", current.not_after)
+        if current != self.serving:
+            self._install(current)
+            logger.info("serving the webhook certificate valid until %s", current.not_after)
 
     async def run(self) -> None:
         """Refresh every CHECK_PERIOD (sooner after a failure), until cancelled."""

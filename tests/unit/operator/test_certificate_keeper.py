@@ -155,6 +155,17 @@ async def test_an_unchanged_certificate_writes_nothing(tmp_path: Path) -> None:
     assert len(list((tmp_path / "a").glob("generation-*"))) == 1
 
 
+async def test_configurations_applied_again_without_a_bundle_are_mended(tmp_path: Path) -> None:
+    api = FakeApi()
+    replica = keeper(api, tmp_path / "a")
+    await replica.refresh()
+    api.put_object(MUTATING, configuration(["gate-pods.g"]))
+
+    await replica.refresh()
+
+    assert trusted_bundle(api, MUTATING) == {replica.ca_bundle}
+
+
 async def test_configurations_that_do_not_exist_yet_are_skipped(tmp_path: Path) -> None:
     api = FakeApi()
     replica = keeper(api, tmp_path / "a")
