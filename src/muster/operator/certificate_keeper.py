@@ -27,7 +27,7 @@ from muster.operator.certificates import (
     secret_data,
     service_hosts,
 )
-from muster.operator.config import OperatorConfig
+from muster.operator.config import OperatorConfig, parse_service
 from muster.operator.kube import STRATEGIC_MERGE_PATCH, JsonObject, Kube, KubeError
 from muster.webhooks.server import ServiceReference
 
@@ -40,14 +40,6 @@ WEBHOOK_CONFIGURATIONS = (
     "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations",
     "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations",
 )
-
-
-def parse_service(text: str) -> tuple[str, str]:
-    """`NAMESPACE/NAME` as given to --webhook-service."""
-    namespace, _, name = text.partition("/")
-    if not namespace or not name or "/" in name:
-        raise ValueError(f"--webhook-service: {text!r} is not NAMESPACE/NAME")
-    return namespace, name
 
 
 def service_reference(config: OperatorConfig) -> ServiceReference | None:
@@ -90,8 +82,6 @@ def keeper_for(kube: Kube, config: OperatorConfig) -> CertificateKeeper | None:
     """The keeper --webhook-secret asks for, or None when the certificate comes from elsewhere."""
     if not config.webhook_secret:
         return None
-    if not config.webhook_service:
-        raise ValueError("--webhook-secret needs --webhook-service (the Secret's namespace)")
     namespace, service = parse_service(config.webhook_service)
     return CertificateKeeper(
         kube,

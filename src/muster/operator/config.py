@@ -138,7 +138,19 @@ def from_arguments(args: argparse.Namespace, env: Mapping[str, str]) -> Operator
         values["kubeconfig"] = env["KUBECONFIG"]
     if not values.get("identity"):
         values["identity"] = f"{os.uname().nodename}-{os.getpid()}"
+    if values.get("webhook_service"):
+        parse_service(values["webhook_service"])
+    elif values.get("webhook_secret"):
+        raise ValueError("--webhook-secret needs --webhook-service (the Secret's namespace)")
     return OperatorConfig(**values)
+
+
+def parse_service(text: str) -> tuple[str, str]:
+    """The namespace and name of `--webhook-service NAMESPACE/NAME`."""
+    namespace, _, name = text.partition("/")
+    if not namespace or not name or "/" in name:
+        raise ValueError(f"--webhook-service: {text!r} is not NAMESPACE/NAME")
+    return namespace, name
 
 
 def _convert(name: str, default: object, raw: object) -> object:

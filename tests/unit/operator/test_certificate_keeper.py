@@ -9,13 +9,10 @@ import datetime
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from muster.operator.certificate_keeper import (
     CertificateKeeper,
     ca_bundle_patch,
     certificate_hosts,
-    parse_service,
 )
 from muster.operator.certificates import from_secret, issue, secret_data
 from muster.operator.kube import STRATEGIC_MERGE_PATCH, JsonObject, KubeError
@@ -197,10 +194,3 @@ def test_the_advertised_address_is_a_host_only_when_it_can_be_dialled() -> None:
     assert "0.0.0.0" not in HOSTS
     assert certificate_hosts("ns", "svc", "127.0.0.1")[-1] == "127.0.0.1"
     assert certificate_hosts("ns", "svc", "::")[-1] == "svc.ns.svc.cluster.local"
-
-
-def test_the_service_is_namespace_slash_name() -> None:
-    assert parse_service("muster-system/muster-webhooks") == ("muster-system", "muster-webhooks")
-    for wrong in ("muster-webhooks", "/name", "ns/", "a/b/c"):
-        with pytest.raises(ValueError, match="NAMESPACE/NAME"):
-            parse_service(wrong)

@@ -52,3 +52,13 @@ def test_kubeconfig_falls_back_to_the_standard_variable() -> None:
 def test_bad_values_name_their_flag(variable: str, value: str, flag: str) -> None:
     with pytest.raises(ValueError, match=flag):
         parse(env={variable: value})
+
+
+def test_the_webhook_service_is_namespace_slash_name_and_the_secret_needs_it() -> None:
+    config = parse("--webhook-service=muster-system/muster-webhooks", "--webhook-secret=tls")
+    assert config.webhook_secret == "tls"
+    for wrong in ("muster-webhooks", "/name", "ns/", "a/b/c"):
+        with pytest.raises(ValueError, match="NAMESPACE/NAME"):
+            parse(f"--webhook-service={wrong}")
+    with pytest.raises(ValueError, match="--webhook-secret needs --webhook-service"):
+        parse(env={"MUSTER_WEBHOOK_SECRET": "tls"})
