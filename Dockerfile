@@ -1,5 +1,5 @@
 # Muster operator image: multi-stage, slim, runs as a non-root user with a
-# read-only root filesystem (see manifests/deployment.yaml).
+# read-only root filesystem (see manifests/base/deployment.yaml).
 FROM python:3.11-slim AS build
 WORKDIR /src
 COPY pyproject.toml README.md ./
