@@ -111,7 +111,7 @@ def shortfalls(
             available = int(per_domain.max(initial=0))
         if needed > available:
             found.append(Shortfall(name, needed, available))
-    return tuple(found)
+    return tuple(sorted(found, key=lambda shortfall: shortfall.resource))
 
 
 def format_amount(resource: str, amount: int) -> str:
