@@ -6,8 +6,12 @@ import asyncio
 import base64
 import copy
 import datetime
+import socket
+import ssl
 from pathlib import Path
 from typing import Any
+
+from cryptography import x509
 
 from muster.operator.certificate_keeper import (
     CertificateKeeper,
@@ -16,6 +20,7 @@ from muster.operator.certificate_keeper import (
 )
 from muster.operator.certificates import from_secret, issue, secret_data
 from muster.operator.kube import STRATEGIC_MERGE_PATCH, JsonObject, KubeError
+from muster.webhooks import server
 
 SECRETS = "/api/v1/namespaces/muster-system/secrets"
 SECRET = f"{SECRETS}/muster-webhook-tls"
@@ -194,3 +199,57 @@ def test_the_advertised_address_is_a_host_only_when_it_can_be_dialled() -> None:
     assert "0.0.0.0" not in HOSTS
     assert certificate_hosts("ns", "svc", "127.0.0.1")[-1] == "127.0.0.1"
     assert certificate_hosts("ns", "svc", "::")[-1] == "svc.ns.svc.cluster.local"
+
+
+async def test_kopf_serves_the_renewed_certificate_once_its_files_are_swapped(
+    tmp_path: Path,
+) -> None:
+    api = FakeApi()
+    replica = keeper(api, tmp_path / "a")
+    await replica.refresh()
+    port = free_port()
+    webhooks = server.WebhookServer(
+        addr="127.0.0.1",
+        port=port,
+        certfile=str(replica.cert_path),
+        pkeyfile=str(replica.key_path),
+        file_check_interval=0.05,
+    )
+
+    async def allow(request: Any, **_: Any) -> Any:
+        return {"response": {"allowed": True}}
+
+    serving = webhooks(allow)
+    await anext(serving)
+    try:
+        first = await served_certificate(port)
+        assert replica.serving is not None and first == loaded(replica.serving.certificate)
+        # kopf takes the files' digest as it goes on serving, as its admission loop does.
+        restarted = asyncio.create_task(anext(serving))
+        await asyncio.sleep(0.2)
+        stored = api.objects[SECRET]
+        old = issue(HOSTS, now=datetime.datetime.now(datetime.UTC) - datetime.timedelta(days=340))
+        api.put_object(SECRET, {**stored, "data": secret_data(old)})
+        await replica.refresh()  # renews: the stored certificate was due
+
+        await asyncio.wait_for(restarted, timeout=10)  # kopf restarts on the new files
+        renewed = await served_certificate(port)
+        assert renewed != first and renewed == loaded(replica.serving.certificate)
+    finally:
+        await serving.aclose()
+
+
+def loaded(pem: bytes) -> x509.Certificate:
+    return x509.load_pem_x509_certificate(pem)
+
+
+async def served_certificate(port: int) -> x509.Certificate:
+    pem = await asyncio.to_thread(ssl.get_server_certificate, ("127.0.0.1", port))
+    return loaded(pem.encode())
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
