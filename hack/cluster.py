@@ -273,6 +273,65 @@ def kubectl(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess
 # --- KWOK configuration -------------------------------------------------------------
 
 
+# A deleted (or evicted) pod first stops, as a kubelet would stop it: its phase becomes
+# Failed. Only then is it removed. KWOK's own fast pod-delete stage skips the first
+# step, so a Job with a podFailurePolicy (which waits for a terminal phase before it
+# counts or replaces a pod) would keep such a pod Terminating forever.
+POD_TERMINATE_STAGES = """\
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: pod-terminate
+spec:
+  resourceRef:
+    apiGroup: v1
+    kind: Pod
+  selector:
+    matchExpressions:
+    - key: '.metadata.deletionTimestamp'
+      operator: 'Exists'
+    - key: '.status.phase'
+      operator: 'In'
+      values: ['Pending', 'Running']
+  next:
+    statusTemplate: |
+      {{ $now := Now }}
+      containerStatuses:
+      {{ range $index, $item := .spec.containers }}
+      - image: {{ $item.image | Quote }}
+        name: {{ $item.name | Quote }}
+        ready: false
+        restartCount: 0
+        started: false
+        state:
+          terminated:
+            exitCode: 137
+            finishedAt: {{ $now | Quote }}
+            reason: Error
+            startedAt: {{ $now | Quote }}
+      {{ end }}
+      phase: Failed
+---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: pod-delete
+spec:
+  resourceRef:
+    apiGroup: v1
+    kind: Pod
+  selector:
+    matchExpressions:
+    - key: '.metadata.deletionTimestamp'
+      operator: 'Exists'
+    - key: '.status.phase'
+      operator: 'In'
+      values: ['Succeeded', 'Failed']
+  next:
+    delete: true
+"""
+
+
 def kwok_config(path: Path, node_lease_seconds: int = DEFAULT_NODE_LEASE_SECONDS) -> None:
     """KWOK's configuration plus the stages that make nodes Ready and pods run.
 
@@ -293,9 +352,9 @@ def kwok_config(path: Path, node_lease_seconds: int = DEFAULT_NODE_LEASE_SECONDS
         "node/fast/node-initialize.yaml",
         "node/heartbeat-with-lease/node-heartbeat-with-lease.yaml",
         "pod/fast/pod-ready.yaml",
-        "pod/fast/pod-delete.yaml",
     ):
         parts.append((stages / rel).read_text())
+    parts.append(POD_TERMINATE_STAGES)
     complete = (stages / "pod/general/pod-complete.yaml").read_text()
     complete = complete.replace("durationMilliseconds: 1000", "durationMilliseconds: 5000")
     # Without jitter the delay is exactly the annotation's (a jitter below it wins).

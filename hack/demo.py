@@ -52,6 +52,18 @@ class Demo:
         print(f"{DIM}$ kubectl {' '.join(args)}{RESET}", flush=True)
         print(self.kubectl(*args).stdout.rstrip(), flush=True)
 
+    def explain(self, group: str) -> None:
+        """`muster explain`: the engine's reasons, per node, for a waiting gang."""
+        print(f"{DIM}$ muster explain podgroup {group} -n {NAMESPACE}{RESET}", flush=True)
+        result = subprocess.run(
+            [str(ROOT / ".venv" / "bin" / "muster"), "explain", "podgroup", group, "-n", NAMESPACE],
+            env={**os.environ, "KUBECONFIG": str(KUBECONFIG)},
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        print((result.stdout + result.stderr).rstrip(), flush=True)
+
     def events(self, selector: str) -> None:
         self.show(
             "get",
@@ -140,7 +152,13 @@ class Demo:
                 "--timeout=60s",
             )
         self.wait(
-            "the cluster to be empty again", lambda: not self.get("pods", "-n", NAMESPACE)["items"]
+            f"the pods of {', '.join(jobs)} to be gone",
+            lambda: (
+                not any(
+                    self.get("pods", "-n", NAMESPACE, "-l", f"job-name={job}")["items"]
+                    for job in jobs
+                )
+            ),
         )
 
     # --- the stories -------------------------------------------------------------
@@ -171,6 +189,7 @@ class Demo:
             raise DemoError("a pod of the waiting gang was bound")
         self.show("get", "podgroups", "-n", NAMESPACE)
         print(f"    message: {(self.scheduled('big') or {}).get('message')}")
+        self.explain("big")
         self.show("get", "pods", "-n", NAMESPACE, "-l", "job-name=big")
         self.pause()
         self.say("Add a node with 4 more GPUs: the gang starts, all of it")
@@ -243,8 +262,13 @@ class Demo:
             lambda: not self.bound("low") and self.reason("low") in ("Preempted", "Unschedulable"),
         )
         self.show("get", "podgroups", "-n", NAMESPACE)
-        self.events("involvedObject.name=low")
+        self.events("involvedObject.kind=PodGroup,involvedObject.name=low")
         self.pause()
+        print(
+            "    The low Job survives: its podFailurePolicy ignores pods that carry the\n"
+            "    DisruptionTarget condition. The Job controller recreates its pods (gated)\n"
+            "    after its pod-failure backoff, and the gang waits for room, holding nothing."
+        )
         self.cleanup("urgent", "low")
 
     # --- set-up ------------------------------------------------------------------
@@ -335,6 +359,16 @@ def job(
             "parallelism": workers,
             "completions": workers,
             "backoffLimit": 0,
+            # Preempted pods carry the DisruptionTarget condition: not a failure of the
+            # Job, so the Job recreates them (gated) and the gang runs again later.
+            "podFailurePolicy": {
+                "rules": [
+                    {
+                        "action": "Ignore",
+                        "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}],
+                    }
+                ]
+            },
             "template": {
                 "metadata": {"annotations": {"pod-complete.stage.kwok.x-k8s.io/delay": runs}},
                 "spec": spec,
