@@ -14,7 +14,6 @@ A scenario is `<name>.yaml` (the cluster and its workloads) beside
         placements: {pod: n1}  # these placements exactly
         sameNode: true         # all placements on one node
     victims: [ns/pod, ...]     # exactly these pods preempted (any order)
-    engineGap: why             # the engine does not do this yet (strict xfail)
 
 Whatever the expectation, the final placement must be feasible (checked by
 `feasibility`, independently of the engine), and a gang that is not scheduled has
@@ -64,12 +63,8 @@ def test_every_scenario_has_an_expectation() -> None:
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda path: path.stem)
-def test_scenario(
-    scenario: Path, capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest
-) -> None:
+def test_scenario(scenario: Path, capsys: pytest.CaptureFixture[str]) -> None:
     expected = expectation_of(scenario)
-    if "engineGap" in expected:
-        request.applymarker(pytest.mark.xfail(strict=True, reason=expected["engineGap"]))
     report = simulate_json(scenario, capsys)
     groups = {f"{group['namespace']}/{group['name']}": group for group in report["podGroups"]}
     assert sorted(groups) == sorted(expected["podGroups"])
