@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: test unit e2e lint crds manifests cluster-up cluster-down cluster-status control-plane \
+.PHONY: test unit e2e lint crds docs manifests cluster-up cluster-down cluster-status control-plane \
         demo demo-down bench bench-engine clean
 
 $(STAMP): pyproject.toml
@@ -42,6 +42,10 @@ crds: $(STAMP)
 	$(BIN)/python -m muster.operator.manifests manifests/
 
 manifests: crds
+
+## Regenerate docs/api-reference.md from the models' field docstrings.
+docs: $(STAMP)
+	$(BIN)/python -m muster.api.docgen docs/api-reference.md
 
 ## Build kube-apiserver, controller-manager, scheduler, kubectl, etcd and KWOK from Go
 ## modules (cached under ~/.cache/muster; the first build takes 20-40 minutes).
