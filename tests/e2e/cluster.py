@@ -21,7 +21,7 @@ from typing import Any
 
 from hack.cluster import HACK, ROOT, bin_dir
 
-__all__ = ["ROOT", "Kubectl", "bin_dir", "LocalCluster", "fresh_namespace", "wait_until"]
+__all__ = ["ROOT", "Kubectl", "LocalCluster", "bin_dir", "fresh_namespace", "wait_until"]
 
 
 @dataclass(frozen=True)
