@@ -35,6 +35,26 @@ def pod_group_of(pod: JsonObject) -> GroupKey | None:
     return GroupKey(str(metadata.get("namespace", "")), str(name)) if name else None
 
 
+def member_view(pod: JsonObject) -> JsonObject:
+    """The part of a member pod the operator reads (status counts, release, events).
+
+    Member pods are kept for as long as they exist; keeping only these fields instead
+    of the whole object cuts the cache's memory per pod several times over.
+    """
+    metadata = _metadata(pod)
+    spec = pod.get("spec") or {}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {key: metadata[key] for key in _MEMBER_METADATA if key in metadata},
+        "spec": {key: spec[key] for key in ("nodeName", "schedulingGates") if key in spec},
+        "status": {"phase": (pod.get("status") or {}).get("phase")},
+    }
+
+
+_MEMBER_METADATA = ("name", "namespace", "uid", "creationTimestamp", "deletionTimestamp")
+
+
 def _freeze(value: object) -> Hashable:
     if isinstance(value, dict):
         return tuple(sorted((key, _freeze(item)) for key, item in value.items()))
@@ -140,7 +160,7 @@ class LiveCache:
         if previous is not None and previous != group:
             self._forget_member(previous, name)
         if group is not None:
-            self.members[group][name] = pod
+            self.members[group][name] = member_view(pod)
             self._pod_groups_by_pod[(namespace, name)] = group
         return self._changed(("pod", namespace, name), _pod_fingerprint(pod))
 

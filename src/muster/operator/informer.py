@@ -82,12 +82,14 @@ class Informer:
                 await asyncio.sleep(RETRY_DELAY_SECONDS)
 
     async def _relist(self) -> str:
-        items, resource_version = await self.kube.list_all(self.path, query=self.query)
-        self.relists += 1
         listed: set[tuple[str, str]] = set()
-        for item in items:
-            listed.add(object_key(item))
-            self.sink.upsert(slim(item))
+        resource_version = ""
+        async for items, version in self.kube.list_pages(self.path, query=self.query):
+            resource_version = version
+            for item in items:
+                listed.add(object_key(item))
+                self.sink.upsert(slim(item))
+        self.relists += 1
         for namespace, name in self.known - listed:
             self.sink.remove({"metadata": {"namespace": namespace, "name": name}})
         self.known = listed

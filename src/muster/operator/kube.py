@@ -91,26 +91,41 @@ class Kube:
         finally:
             response.release()
 
-    async def list_all(
+    async def list_pages(
         self, path: str, *, query: Mapping[str, str] | None = None, page_size: int = 500
-    ) -> tuple[list[JsonObject], str]:
-        """Every item of a collection, paginated; also the list's resourceVersion."""
-        items: list[JsonObject] = []
+    ) -> AsyncIterator[tuple[list[JsonObject], str]]:
+        """A collection page by page, each with the list's resourceVersion so far.
+
+        Pages let a caller digest 50,000 pods without ever holding them all as
+        decoded objects at once.
+        """
         params: dict[str, str | int] = dict(query or {})
         params["limit"] = page_size
         while True:
             page = await self.request("GET", path, query=params, timeout=120.0)
             kind = str(page.get("kind", "")).removesuffix("List")
-            for item in page.get("items") or []:
+            items: list[JsonObject] = page.get("items") or []
+            for item in items:
                 # List items come without kind and apiVersion; events need both.
                 item.setdefault("kind", kind)
                 item.setdefault("apiVersion", page.get("apiVersion", ""))
-                items.append(item)
             metadata = page.get("metadata") or {}
+            yield items, str(metadata.get("resourceVersion", ""))
             token = metadata.get("continue")
             if not token:
-                return items, str(metadata.get("resourceVersion", ""))
+                return
             params["continue"] = token
+
+    async def list_all(
+        self, path: str, *, query: Mapping[str, str] | None = None
+    ) -> tuple[list[JsonObject], str]:
+        """Every item of a collection (paginated), and the list's resourceVersion."""
+        everything: list[JsonObject] = []
+        resource_version = ""
+        async for items, version in self.list_pages(path, query=query):
+            resource_version = version
+            everything.extend(items)
+        return everything, resource_version
 
     async def watch(
         self, path: str, *, resource_version: str, timeout_seconds: int, query: Mapping[str, str]

@@ -22,10 +22,12 @@ class ScriptedKube:
         self.watches = watches
         self.watched_from: list[str] = []
 
-    async def list_all(
+    async def list_pages(
         self, path: str, *, query: Mapping[str, str] | None = None
-    ) -> tuple[list[JsonObject], str]:
-        return self.lists.pop(0)
+    ) -> AsyncIterator[tuple[list[JsonObject], str]]:
+        items, version = self.lists.pop(0)
+        for start in range(0, max(len(items), 1), 2):  # pages of two
+            yield items[start : start + 2], version
 
     async def watch(
         self, path: str, *, resource_version: str, timeout_seconds: int, query: Mapping[str, str]
