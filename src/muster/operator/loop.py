@@ -11,7 +11,9 @@ One cycle at a time. Each cycle:
 5. follows every admitted gang: finishes releases left half-done (after a restart),
    rolls back gangs that can no longer bind or missed the release deadline, and
    refreshes their pod counts;
-6. tells, once, about member pods whose PodGroup does not exist.
+6. refreshes the counts of every other group (basic groups, which the engine leaves
+   to kube-scheduler), and tells, once, about member pods whose PodGroup does not
+   exist.
 
 The plan is written before any pod is released, so a crash at any point leaves either
 nothing released or a written plan that step 5 of the next operator completes.
@@ -109,6 +111,7 @@ class SchedulingLoop:
             await self._record_verdict(key, verdict, now)
         self.metrics.pending_gangs.set(len(result.verdicts))
         await self._follow_admitted(now, skip=acted)
+        await self._refresh_the_rest(now, skip=acted | set(result.verdicts))
         await self._warn_orphans()
         return result
 
@@ -217,6 +220,12 @@ class SchedulingLoop:
             else:
                 self.trigger.wake_at(deadline)
             await self.writer.write(key, StatusChange(), now=now)
+
+    async def _refresh_the_rest(self, now: float, *, skip: set[GroupKey]) -> None:
+        """Counts and minCount of groups the engine had nothing to say about (basic ones)."""
+        for key, pod_group in list(self.cache.pod_groups.items()):
+            if key not in skip and not is_admitted(pod_group):
+                await self.writer.write(key, StatusChange(), now=now)
 
     def _release_deadline(self, key: GroupKey, pod_group: Mapping[str, Any]) -> float:
         """Release timeout after the latest release; after a restart, after the admission."""

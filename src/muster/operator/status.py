@@ -20,6 +20,7 @@ from muster.api.constants import (
     GANG_GATE,
     REASON_PREEMPTION_BY_SCHEDULER,
 )
+from muster.api.podgroup import status_min_count
 
 JsonObject = dict[str, Any]
 
@@ -161,8 +162,13 @@ def desired_status(
     status: JsonObject = {
         "conditions": sorted(conditions, key=_condition_order),
         "observedGeneration": generation,
+        "minCount": status_min_count(pod_group.get("spec") or {}),
         "pods": pod_counts(members),
     }
+    admitted_now = scheduling is not None and scheduling.admitted and not is_admitted(pod_group)
+    admitted_at = now if admitted_now else current.get("admittedAt")
+    if admitted_at:
+        status["admittedAt"] = admitted_at
     if change.plan is not None:
         status["plan"] = dict(change.plan)
     elif not change.clear_plan and current.get("plan"):

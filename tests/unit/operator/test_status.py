@@ -124,3 +124,20 @@ def test_admitted_means_pod_group_scheduled_true() -> None:
     assert is_admitted({"status": admitted})
     assert not is_admitted({"status": waiting})
     assert not is_admitted({})
+
+
+def test_min_count_and_admission_time_are_recorded_for_the_columns() -> None:
+    gang = {**group(), "spec": {"schedulingPolicy": {"gang": {"minCount": 4}}}}
+    waiting = desired_status(gang, [], StatusChange(scheduling=WAITING), now="T1")
+    assert waiting["minCount"] == 4
+    assert "admittedAt" not in waiting
+    admitted = desired_status(
+        {**gang, "status": waiting}, [], StatusChange(scheduling=ADMITTED), now="T2"
+    )
+    assert admitted["admittedAt"] == "T2"
+    again = desired_status(
+        {**gang, "status": admitted}, [], StatusChange(scheduling=ADMITTED), now="T3"
+    )
+    assert again["admittedAt"] == "T2"
+    basic = {**group(), "spec": {"schedulingPolicy": {"basic": {}}}}
+    assert desired_status(basic, [], StatusChange(), now="T1")["minCount"] == "basic"
