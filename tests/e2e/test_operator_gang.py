@@ -61,6 +61,32 @@ def test_four_worker_job_with_four_free_gpus_is_admitted_at_once(
     ):
         assert metric(metrics, name) > 0, name
 
+    kubectl("delete", "job", "train", "-n", namespace, "--wait=false")
+    wait_until(
+        "the Workload and PodGroup to go with their Job",
+        lambda: not kubectl.json("get", "podgroups,workloads", "-n", namespace)["items"],
+    )
+
+
+def test_a_basic_job_gets_its_pod_group_but_its_pods_are_never_held(
+    operator: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool
+) -> None:
+    pool.add(gpus=1)
+    kubectl.apply(gang_job("loose", pool, workers=2, policy="basic"), namespace)
+
+    wait_until(
+        "one pod bound and one pending, ungated",
+        lambda: (
+            len(bound(pods_of(kubectl, namespace, "loose"))) == 1
+            and len(pods_of(kubectl, namespace, "loose")) == 2
+        ),
+    )
+    assert not any(is_gated(pod) for pod in pods_of(kubectl, namespace, "loose"))
+    wait_until(
+        "the basic PodGroup's counts",
+        lambda: pod_group(kubectl, namespace, "loose").get("status", {}).get("minCount") == "basic",
+    )
+
 
 def test_three_free_gpus_hold_the_whole_gang_until_a_node_is_added(
     operator: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool
