@@ -88,7 +88,9 @@ class LocalCluster:
         status = [sys.executable, str(HACK / "cluster.py"), "status"]
         if subprocess.run(status, env=env, capture_output=True, check=False).returncode == 0:
             return cls(state / "kubeconfig", started_here=False, state_dir=state)
-        subprocess.run([sys.executable, str(HACK / "cluster.py"), "up"], check=True, env=env)
+        # The API server keeps the Job `spec.scheduling` field, so the native-field tests run.
+        up = [sys.executable, str(HACK / "cluster.py"), "up", "--job-scheduling-field"]
+        subprocess.run(up, check=True, env=env)
         return cls(state / "kubeconfig", started_here=True, state_dir=state)
 
     def release(self) -> None:
