@@ -168,3 +168,27 @@ def _kill_once_the_release_has_begun(
     assert pod_group(kubectl, namespace, "train")["status"]["plan"]
     gated_at_kill = sum(is_gated(pod) for pod in at_kill)
     print(f"{gated_at_kill} of {len(at_kill)} pods were still gated when the operator died")
+
+
+def test_a_gang_that_does_not_bind_in_time_is_rolled_back(
+    operator: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool
+) -> None:
+    pool.add(gpus=2)
+    operator.restart("--release-timeout=3")
+    try:
+        job = gang_job("stuck", pool, workers=2)
+        job["spec"]["template"]["spec"]["schedulingGates"] = [{"name": HOLD_GATE}]
+        kubectl.apply(job, namespace)
+        wait_for_reason(kubectl, namespace, "stuck", "Scheduled")
+        first = set(pod_group(kubectl, namespace, "stuck")["status"]["plan"])
+        condition = wait_for_reason(kubectl, namespace, "stuck", "RolledBack", timeout=20)
+        assert "not bound within 3s" in condition["message"]
+        assert "plan" not in pod_group(kubectl, namespace, "stuck")["status"]
+        wait_until(
+            "the stuck pods to be taken down",
+            lambda: (
+                not {p["metadata"]["name"] for p in pods_of(kubectl, namespace, "stuck")} & first
+            ),
+        )
+    finally:
+        operator.restart()

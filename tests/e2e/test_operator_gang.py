@@ -173,3 +173,26 @@ def test_zone_topology_keeps_a_gang_in_one_zone_or_waits(
     }
     assert len(zones) == 1
     assert not bound(pods_of(kubectl, namespace, "wide"))
+
+
+def test_members_beyond_min_count_are_released_as_they_fit(
+    operator: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool
+) -> None:
+    pool.add(gpus=3)
+    elastic = gang_job(
+        "elastic", pool, workers=4, annotations={"scheduling.muster.dev/min-count": "2"}
+    )
+    kubectl.apply(elastic, namespace)
+
+    wait_until(
+        "three pods bound and the fourth held",
+        lambda: (
+            len(bound(pods_of(kubectl, namespace, "elastic"))) == 3
+            and sum(is_gated(pod) for pod in pods_of(kubectl, namespace, "elastic")) == 1
+        ),
+    )
+    wait_for_reason(kubectl, namespace, "elastic", "Scheduled")
+
+    pool.add(gpus=1)
+    wait_all_bound(kubectl, namespace, "elastic", 4)
+    assert len(pod_group(kubectl, namespace, "elastic")["status"]["plan"]) == 4
