@@ -37,6 +37,9 @@ POLICY_LABEL = "scheduling.muster.dev/policy"
 GROUP_LABEL = "scheduling.muster.dev/pod-group"
 GATE = "scheduling.muster.dev/gang"
 GPU = "nvidia.com/gpu"
+# Fully qualified: an API server with native gang scheduling serves `podgroups` too.
+POD_GROUPS = "podgroups.scheduling.muster.dev"
+WORKLOADS = "workloads.scheduling.muster.dev"
 LONG_RUNNING = "1h"
 
 
@@ -213,6 +216,12 @@ class NodePool:
             self.kubectl("delete", "node", node, "--ignore-not-found", "--wait=false", check=False)
 
 
+def cluster_mode(kubeconfig: Path) -> str:
+    """How `hack/cluster.py up` started the cluster: plain, job-field or native-gang."""
+    mode = kubeconfig.parent / "mode"
+    return mode.read_text().strip() if mode.exists() else "plain"
+
+
 @pytest.fixture
 def pool(kubectl: Kubectl) -> Iterator[NodePool]:
     created = NodePool(kubectl)
@@ -279,13 +288,13 @@ def is_gated(pod: dict[str, Any]) -> bool:
 
 
 def pod_group(kubectl: Kubectl, namespace: str, name: str) -> dict[str, Any]:
-    found: dict[str, Any] = kubectl.json("get", "podgroup", name, "-n", namespace)
+    found: dict[str, Any] = kubectl.json("get", POD_GROUPS, name, "-n", namespace)
     return found
 
 
 def scheduled_condition(kubectl: Kubectl, namespace: str, name: str) -> dict[str, Any]:
     """The PodGroupScheduled condition, or {} while the group or condition is missing."""
-    found = kubectl("get", "podgroup", name, "-n", namespace, "-o", "json", check=False)
+    found = kubectl("get", POD_GROUPS, name, "-n", namespace, "-o", "json", check=False)
     if found.returncode != 0:
         return {}
     for item in json.loads(found.stdout).get("status", {}).get("conditions") or []:

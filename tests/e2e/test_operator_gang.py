@@ -10,6 +10,8 @@ import pytest
 from tests.e2e.cluster import Kubectl, wait_until
 from tests.e2e.harness import (
     GROUP_LABEL,
+    POD_GROUPS,
+    WORKLOADS,
     NodePool,
     OperatorProcess,
     bound,
@@ -43,7 +45,7 @@ def test_four_worker_job_with_four_free_gpus_is_admitted_at_once(
     assert set(pod_group(kubectl, namespace, "train")["status"]["plan"]) == {
         pod["metadata"]["name"] for pod in pods
     }
-    listing = kubectl("get", "podgroups", "-n", namespace).stdout
+    listing = kubectl("get", POD_GROUPS, "-n", namespace).stdout
     assert "train" in listing
     reasons = {event["reason"] for event in events_for(kubectl, namespace, "train")}
     assert "Scheduled" in reasons
@@ -64,7 +66,7 @@ def test_four_worker_job_with_four_free_gpus_is_admitted_at_once(
     kubectl("delete", "job", "train", "-n", namespace, "--wait=false")
     wait_until(
         "the Workload and PodGroup to go with their Job",
-        lambda: not kubectl.json("get", "podgroups,workloads", "-n", namespace)["items"],
+        lambda: not kubectl.json("get", f"{POD_GROUPS},{WORKLOADS}", "-n", namespace)["items"],
     )
 
 

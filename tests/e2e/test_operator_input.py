@@ -9,6 +9,7 @@ import pytest
 from tests.e2e.cluster import Kubectl, wait_until
 from tests.e2e.harness import (
     GROUP_LABEL,
+    POD_GROUPS,
     POOL_LABEL,
     NodePool,
     OperatorProcess,
@@ -36,7 +37,7 @@ def test_bad_min_count_is_refused_and_a_good_gang_beside_it_runs(
                 e["reason"] == "InvalidOptIn" for e in events_for(kubectl, namespace, "bad")
             ),
         )
-        assert kubectl("get", "podgroup", "bad", "-n", namespace, check=False).returncode != 0
+        assert kubectl("get", POD_GROUPS, "bad", "-n", namespace, check=False).returncode != 0
     else:
         assert "min-count" in refused.stderr and "four" in refused.stderr
 

@@ -7,14 +7,17 @@ elsewhere the API server drops it and these tests are skipped.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.e2e.cluster import Kubectl, wait_until
 from tests.e2e.harness import (
+    POD_GROUPS,
     NodePool,
     OperatorProcess,
+    cluster_mode,
     events_for,
     gang_job,
     is_gated,
@@ -32,6 +35,12 @@ def native_job(name: str, pool: NodePool, *, workers: int, gang: dict[str, Any])
     del job["metadata"]["labels"]["scheduling.muster.dev/policy"]
     job["spec"]["scheduling"] = {"schedulingPolicy": {"gang": gang}}
     return job
+
+
+@pytest.fixture
+def muster_schedules_the_field(kubeconfig: Path, field_kept: None) -> None:
+    if cluster_mode(kubeconfig) == "native-gang":
+        pytest.skip("the cluster's own gang scheduling takes these Jobs")
 
 
 @pytest.fixture
@@ -53,7 +62,11 @@ def field_kept(kubectl: Kubectl, namespace: str, pool: NodePool) -> None:
 
 
 def test_a_native_gang_job_is_held_until_it_fits_then_admitted_whole(
-    operator: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool, field_kept: None
+    operator: OperatorProcess,
+    kubectl: Kubectl,
+    namespace: str,
+    pool: NodePool,
+    muster_schedules_the_field: None,
 ) -> None:
     pool.add(gpus=3)
     kubectl.apply(native_job("train", pool, workers=4, gang={}), namespace)
@@ -70,7 +83,11 @@ def test_a_native_gang_job_is_held_until_it_fits_then_admitted_whole(
 
 
 def test_the_field_wins_over_the_label_and_says_so(
-    operator: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool, field_kept: None
+    operator: OperatorProcess,
+    kubectl: Kubectl,
+    namespace: str,
+    pool: NodePool,
+    muster_schedules_the_field: None,
 ) -> None:
     pool.add(gpus=4)
     job = native_job("train", pool, workers=2, gang={"minCount": 2})
@@ -88,3 +105,34 @@ def test_the_field_wins_over_the_label_and_says_so(
             for event in events_for(kubectl, namespace, "train")
         ),
     )
+
+
+def native_workloads(kubectl: Kubectl, namespace: str) -> list[dict[str, Any]]:
+    found = kubectl(
+        "get", "workloads.scheduling.k8s.io", "-n", namespace, "-o", "json", check=False
+    )
+    if found.returncode != 0:
+        return []
+    items: list[dict[str, Any]] = json.loads(found.stdout)["items"]
+    return items
+
+
+def test_where_the_cluster_schedules_gangs_itself_muster_leaves_the_job_alone(
+    operator: OperatorProcess, kubectl: Kubectl, kubeconfig: Path, namespace: str, pool: NodePool
+) -> None:
+    if cluster_mode(kubeconfig) != "native-gang":
+        pytest.skip("native gang scheduling is off in this cluster")
+    pool.add(gpus=4)
+    kubectl.apply(native_job("train", pool, workers=2, gang={"minCount": 2}), namespace)
+    wait_until("a native Workload for the Job", lambda: bool(native_workloads(kubectl, namespace)))
+
+    wait_until(
+        "the NativeGangScheduling event on the Job",
+        lambda: any(
+            event["reason"] == "NativeGangScheduling"
+            for event in events_for(kubectl, namespace, "train")
+        ),
+    )
+    wait_all_bound(kubectl, namespace, "train", 2)
+    assert not any(is_gated(pod) for pod in pods_of(kubectl, namespace, "train"))
+    assert kubectl("get", POD_GROUPS, "train", "-n", namespace, check=False).returncode != 0

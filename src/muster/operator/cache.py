@@ -47,12 +47,13 @@ def member_view(pod: JsonObject) -> JsonObject:
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {key: metadata[key] for key in _MEMBER_METADATA if key in metadata},
-        "spec": {key: spec[key] for key in ("nodeName", "schedulingGates") if key in spec},
+        "spec": {key: spec[key] for key in _MEMBER_SPEC if key in spec},
         "status": {"phase": (pod.get("status") or {}).get("phase")},
     }
 
 
 _MEMBER_METADATA = ("name", "namespace", "uid", "creationTimestamp", "deletionTimestamp")
+_MEMBER_SPEC = ("nodeName", "schedulingGates", "schedulingGroup")
 
 
 def _freeze(value: object) -> Hashable:

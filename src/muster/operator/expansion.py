@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from muster.api.constants import API_VERSION, POD_GROUP_PLURAL, POLICY_LABEL, WORKLOAD_PLURAL
@@ -24,6 +26,23 @@ from muster.operator.kube import JsonObject, Kube, KubeError
 logger = logging.getLogger(__name__)
 
 RETRY_DELAY = 2.0
+NATIVE_API = "scheduling.k8s.io/v1beta1"
+NATIVE_GRACE = 2.0
+
+
+class _NotYetError(Exception):
+    """Too early to tell whether the cluster's own gang scheduling takes the Job."""
+
+
+def _parse_time(value: object) -> float | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
 _PLURALS = {"PodGroup": POD_GROUP_PLURAL, "Workload": WORKLOAD_PLURAL}
 
 
@@ -104,6 +123,8 @@ class Expander:
                 self._retry_later(key, obj, error)
             except OSError as error:
                 self._retry_later(key, obj, error)
+            except _NotYetError:
+                asyncio.get_running_loop().call_later(NATIVE_GRACE, self.queue.put_nowait, key)
 
     def _retry_later(self, key: tuple[str, str], obj: JsonObject, error: Exception) -> None:
         logger.warning("could not expand %s: %s; retrying", reference(obj), error)
@@ -117,6 +138,17 @@ class Expander:
             return
         if opt_in is None:
             return
+        if opt_in.source == "field":
+            native = await self._native_workload(job)
+            if native is not None:
+                await self.events.record(
+                    reference(job),
+                    NORMAL,
+                    "NativeGangScheduling",
+                    f"the cluster's own gang scheduling handles this Job (Workload {native}); "
+                    "Muster leaves it alone",
+                )
+                return
         if opt_in.label_ignored:
             await self.events.record(
                 reference(job),
@@ -135,6 +167,32 @@ class Expander:
                     f"created {child['kind']} {child['metadata']['name']} "
                     f"({opt_in.policy}, from the {opt_in.source})",
                 )
+
+    async def _native_workload(self, job: JsonObject) -> str | None:
+        """The name of the native Workload the cluster made for the Job, or None.
+
+        Where native gang scheduling runs, the Job controller creates a
+        `scheduling.k8s.io` Workload for a Job with `spec.scheduling` as soon as it
+        sees the Job. A Job younger than `NATIVE_GRACE` seconds without one may just
+        not have it yet (`_NotYetError`: ask again later); an API server without
+        that API has no native scheduling.
+        """
+        metadata = job.get("metadata") or {}
+        path = f"/apis/{NATIVE_API}/namespaces/{metadata.get('namespace')}/workloads"
+        try:
+            workloads = await self.kube.request("GET", path)
+        except KubeError as error:
+            if error.not_found:
+                return None
+            raise
+        for workload in workloads.get("items") or []:
+            owners = (workload.get("metadata") or {}).get("ownerReferences") or []
+            if any(owner.get("uid") == metadata.get("uid") for owner in owners):
+                return str(workload["metadata"]["name"])
+        created = _parse_time(metadata.get("creationTimestamp"))
+        if created is not None and time.time() - created < NATIVE_GRACE:
+            raise _NotYetError
+        return None
 
     async def _expand_workload(self, workload: JsonObject) -> None:
         labels = (workload.get("metadata") or {}).get("labels") or {}

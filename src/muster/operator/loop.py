@@ -281,6 +281,8 @@ class SchedulingLoop:
             if key in self.cache.pod_groups:
                 continue
             for name, pod in members.items():
+                if (pod.get("spec") or {}).get("schedulingGroup"):
+                    continue  # the cluster's own gang scheduling has it
                 pod_key = PodKey(key.namespace, name)
                 orphans.add(pod_key)
                 if pod_key not in self.warned_orphans:

@@ -10,7 +10,8 @@ Muster:
   controller creates is born gated.
 - Pods labelled `scheduling.muster.dev/pod-group` (CREATE): the gate is added, because
   gates can only be set at creation. Pods controlled by a Job are left as they are:
-  their Job's opt-in already decided (a `basic` Job's pods must not be held).
+  their Job's opt-in already decided (a `basic` Job's pods must not be held). Pods
+  that the cluster's own (1.37) gang scheduling has taken lose our gate instead.
 """
 
 from __future__ import annotations
@@ -44,14 +45,22 @@ def job_template(job: Mapping[str, Any]) -> dict[str, Any] | None:
 
 
 def pod_gates(pod: Mapping[str, Any]) -> list[dict[str, Any]] | None:
-    """The member pod's scheduling gates with ours added; None when nothing changes."""
+    """The member pod's scheduling gates with ours added; None when nothing changes.
+
+    A pod the cluster's own gang scheduling has taken (`spec.schedulingGroup`, set by
+    a 1.37 Job controller with native gang scheduling on) loses our gate instead:
+    two gang schedulers must never hold the same pod.
+    """
     metadata = pod.get("metadata") or {}
     if not (metadata.get("labels") or {}).get(POD_GROUP_LABEL):
         return None
+    gates = list((pod.get("spec") or {}).get("schedulingGates") or [])
+    if (pod.get("spec") or {}).get("schedulingGroup"):
+        kept = [gate for gate in gates if gate.get("name") != GANG_GATE]
+        return kept if len(kept) != len(gates) else None
     owners = metadata.get("ownerReferences") or []
     if any(owner.get("controller") and owner.get("kind") == "Job" for owner in owners):
         return None
-    gates = list((pod.get("spec") or {}).get("schedulingGates") or [])
     if any(gate.get("name") == GANG_GATE for gate in gates):
         return None
     return [*gates, {"name": GANG_GATE}]

@@ -66,3 +66,12 @@ def test_pods_of_jobs_and_non_members_are_left_alone() -> None:
     gated = pod({GROUP_LABEL: "g"})
     gated["spec"]["schedulingGates"].append(GATE)
     assert pod_gates(gated) is None
+
+
+def test_a_pod_taken_by_native_gang_scheduling_loses_our_gate() -> None:
+    native = pod({GROUP_LABEL: "g"}, [{"kind": "Job", "name": "train", "controller": True}])
+    native["spec"]["schedulingGroup"] = {"podGroupName": "train-pg"}
+    native["spec"]["schedulingGates"].append(GATE)
+    assert pod_gates(native) == [{"name": "other/gate"}]
+    native["spec"]["schedulingGates"] = [{"name": "other/gate"}]
+    assert pod_gates(native) is None
