@@ -83,7 +83,6 @@ class Expander:
         self.queue: asyncio.Queue[tuple[str, str]] = asyncio.Queue()
         self.latest: dict[tuple[str, str], JsonObject] = {}
         self.done: set[tuple[str, str, str, int]] = set()
-        self.created = 0
 
     def upsert(self, obj: JsonObject) -> bool:
         if self.kind == "Job" and not _opts_in(obj):
@@ -211,5 +210,4 @@ class Expander:
             if error.conflict:
                 return False
             raise
-        self.created += 1
         return True

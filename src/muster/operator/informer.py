@@ -66,7 +66,6 @@ class Informer:
         self.on_change = on_change
         self.synced = asyncio.Event()
         self.known: set[tuple[str, str]] = set()
-        self.relists = 0
 
     async def run(self) -> None:
         """List, then watch; relist on expiry; retry forever on errors (until cancelled)."""
@@ -89,7 +88,6 @@ class Informer:
             for item in items:
                 listed.add(object_key(item))
                 self.sink.upsert(slim(item))
-        self.relists += 1
         for namespace, name in self.known - listed:
             self.sink.remove({"metadata": {"namespace": namespace, "name": name}})
         self.known = listed

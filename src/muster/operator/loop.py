@@ -83,7 +83,6 @@ class SchedulingLoop:
         self.backoff = Backoff(initial=config.rollback_backoff, maximum=config.rollback_backoff_max)
         self.released_at: dict[GroupKey, float] = {}
         self.warned_orphans: set[PodKey] = set()
-        self.cycles = 0
 
     async def run(self) -> None:
         """Cycle forever, whenever the trigger says so (until cancelled)."""
@@ -99,7 +98,6 @@ class SchedulingLoop:
         started = time.perf_counter()
         result = schedule(self.cache.state, now=now, config=self.engine_config)
         self.metrics.cycle_duration.observe(time.perf_counter() - started)
-        self.cycles += 1
         acted: set[GroupKey] = set()
         for admission in result.admissions:
             if await self._admit(admission, now):

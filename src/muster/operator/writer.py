@@ -45,7 +45,6 @@ class StatusWriter:
         self.kube = kube
         self.cache = cache
         self.events = events
-        self.writes = 0
 
     async def write(self, key: GroupKey, change: StatusChange, *, now: float) -> bool:
         """Bring the group's status to what `change` asks; False when it could not be written."""
@@ -67,7 +66,6 @@ class StatusWriter:
         except (KubeError, OSError) as error:
             logger.warning("could not write the status of PodGroup %s: %s", key, error)
             return False
-        self.writes += 1
         self.cache.apply_pod_group(updated)
         await self._announce(updated, before, desired)
         return True
