@@ -84,6 +84,17 @@ class ApiClient:
     async def create(self, path: str, body: Mapping[str, Any]) -> JsonObject:
         return await self.request("POST", path, body)
 
+    async def _list_when_ready(self, path: str) -> JsonObject:
+        """A list, retried while the API server answers 429 (e.g. a CRD's storage is
+        still initializing just after the CRD was established) or 503."""
+        while True:
+            try:
+                return await self.request("GET", path)
+            except ApiError as error:
+                if error.status not in (429, 503):
+                    raise
+            await asyncio.sleep(1)
+
     async def watch(
         self, path: str, listed: asyncio.Event | None = None
     ) -> AsyncIterator[tuple[str, JsonObject]]:
@@ -96,7 +107,7 @@ class ApiClient:
         resource_version = ""
         while True:
             if not resource_version:
-                listing = await self.request("GET", path)
+                listing = await self._list_when_ready(path)
                 for item in listing.get("items") or []:
                     yield "ADDED", item
                 resource_version = listing["metadata"]["resourceVersion"]
