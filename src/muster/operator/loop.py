@@ -82,6 +82,7 @@ class SchedulingLoop:
         self.engine_config = engine_config
         self.backoff = Backoff(initial=config.rollback_backoff, maximum=config.rollback_backoff_max)
         self.released_at: dict[GroupKey, float] = {}
+        self.victims_of: dict[GroupKey, frozenset[PodKey]] = {}
         self.warned_orphans: set[PodKey] = set()
 
     async def run(self) -> None:
@@ -133,6 +134,8 @@ class SchedulingLoop:
             return False
         self.metrics.admissions.inc()
         self._observe_time_to_admit(key, now)
+        if admission.victims:
+            self.victims_of[key] = frozenset(victim.pod for victim in admission.victims)
         await self._release(key, admission.placements, now)
         return True
 
@@ -203,6 +206,7 @@ class SchedulingLoop:
             members = self.cache.members.get(key, {})
             plan: Mapping[str, str] = (pod_group.get("status") or {}).get("plan") or {}
             progress = release_progress(plan, members, self.cache.node_usable)
+            self._wait_for_victims(key, now)
             deadline = self._release_deadline(key, pod_group)
             reason = rollback_reason(
                 progress, overdue=now >= deadline, timeout=self.config.release_timeout
@@ -215,6 +219,7 @@ class SchedulingLoop:
             elif progress.complete:
                 self.backoff.succeeded(key)
                 self.released_at.pop(key, None)
+                self.victims_of.pop(key, None)
             else:
                 self.trigger.wake_at(deadline)
             await self.writer.write(key, StatusChange(), now=now)
@@ -225,8 +230,28 @@ class SchedulingLoop:
             if key not in skip and not is_admitted(pod_group):
                 await self.writer.write(key, StatusChange(), now=now)
 
+    def _wait_for_victims(self, key: GroupKey, now: float) -> None:
+        """Restart the gang's release clock until the pods preempted for it are gone.
+
+        Its pods cannot bind while its victims still hold their nodes, and victims may
+        take minutes to terminate: the release timeout measures the time the gang takes
+        to bind once it can, so it counts from the cycle that finds its victims gone.
+        Until then its plan keeps its capacity reserved for it.
+        """
+        victims = self.victims_of.get(key)
+        if victims is None:
+            return
+        self.released_at[key] = now
+        if not any(self._still_holding(pod) for pod in victims):
+            del self.victims_of[key]
+
+    def _still_holding(self, pod: PodKey) -> bool:
+        entry = self.cache.state.pods.get(pod)
+        return entry is not None and not entry.record.terminal
+
     def _release_deadline(self, key: GroupKey, pod_group: Mapping[str, Any]) -> float:
-        """Release timeout after the latest release; after a restart, after the admission."""
+        """Release timeout after the latest release (or its victims' leaving); after a
+        restart, after the admission."""
         started = self.released_at.get(key)
         if started is None:
             scheduled = condition(pod_group.get("status") or {}, CONDITION_SCHEDULED) or {}
@@ -259,6 +284,7 @@ class SchedulingLoop:
         )
         await self.writer.write(key, change, now=now)
         self.released_at.pop(key, None)
+        self.victims_of.pop(key, None)
         self.metrics.rollbacks.inc()
         self.trigger.wake_at(until)
         logger.info("PodGroup %s %s", key, message)

@@ -1,0 +1,131 @@
+"""The scheduling loop against an in-memory cluster: what it writes, releases and evicts."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from muster.operator.cache import LiveCache
+from muster.operator.config import OperatorConfig
+from muster.operator.loop import SchedulingLoop
+from muster.operator.metrics import Metrics
+from muster.operator.pods import BatchOutcome
+from muster.operator.status import StatusChange, desired_status
+from muster.operator.writer import timestamp
+from muster.scheduler import EngineConfig
+from muster.scheduler.results import Admission, GroupKey, PodKey, Victim
+from tests.unit.scheduler.builders import node, pod, pod_group
+
+GANG = GroupKey("team", "trainer")
+VICTIM = PodKey("other", "batch-0")
+
+
+class FakeWriter:
+    """Applies each status change to the cache, as the API server's answer would."""
+
+    def __init__(self, cache: LiveCache) -> None:
+        self.cache = cache
+
+    async def write(self, key: GroupKey, change: StatusChange, *, now: float) -> bool:
+        current = self.cache.pod_groups.get(key)
+        if current is None:
+            return False
+        members = self.cache.members.get(key, {}).values()
+        status = desired_status(current, members, change, now=timestamp(now))
+        self.cache.apply_pod_group({**current, "status": status})
+        return True
+
+
+class FakePods:
+    """Releases ungate the pod in the cache; evictions and deletions are recorded."""
+
+    def __init__(self, cache: LiveCache) -> None:
+        self.cache = cache
+        self.evicted: list[PodKey] = []
+
+    async def release(self, placements: Iterable[tuple[PodKey, str]]) -> BatchOutcome:
+        done = []
+        for key, _ in placements:
+            released = pod(key.name, group=GANG.name, namespace=key.namespace, gated=False)
+            self.cache.pods.upsert(released)
+            done.append(key)
+        return BatchOutcome(tuple(done), {})
+
+    async def evict(self, pods: Iterable[PodKey]) -> BatchOutcome:
+        done = tuple(pods)
+        self.evicted.extend(done)
+        return BatchOutcome(done, {})
+
+    async def delete(self, pods: Iterable[PodKey]) -> BatchOutcome:
+        return BatchOutcome(tuple(pods), {})
+
+
+class FakeTrigger:
+    def wake_at(self, moment: float) -> None:
+        pass
+
+
+class FakeEvents:
+    async def record(self, involved: Any, kind: str, reason: str, message: str) -> None:
+        pass
+
+
+def loop_with_victim() -> tuple[SchedulingLoop, FakePods]:
+    """A gang needing a whole node whose only node is taken by a lower-priority pod."""
+    cache = LiveCache()
+    cache.nodes.upsert(node("n1", cpu="4"))
+    cache.pods.upsert(pod(VICTIM.name, namespace=VICTIM.namespace, cpu="4", node_name="n1"))
+    cache.pod_group_sink.upsert(pod_group(GANG.name, namespace=GANG.namespace, priority=1000))
+    cache.pods.upsert(pod("trainer-0", group=GANG.name, namespace=GANG.namespace, cpu="4"))
+    pods = FakePods(cache)
+    loop = SchedulingLoop(
+        cache=cache,
+        writer=FakeWriter(cache),  # type: ignore[arg-type]
+        pods=pods,  # type: ignore[arg-type]
+        events=FakeEvents(),  # type: ignore[arg-type]
+        trigger=FakeTrigger(),  # type: ignore[arg-type]
+        metrics=Metrics(),
+        config=OperatorConfig(release_timeout=60.0),
+        engine_config=EngineConfig(),
+    )
+    return loop, pods
+
+
+async def admit_with_victim(loop: SchedulingLoop) -> None:
+    admission = Admission(GANG, {"trainer-0": "n1"}, victims=(Victim(VICTIM, None, 0),))
+    assert await loop._admit(admission, now=0.0)
+
+
+def rolled_back(pods: FakePods) -> bool:
+    return PodKey(GANG.namespace, "trainer-0") in pods.evicted
+
+
+async def test_the_release_timeout_of_a_preemptor_starts_when_its_victims_are_gone() -> None:
+    loop, pods = loop_with_victim()
+    await admit_with_victim(loop)
+    assert pods.evicted == [VICTIM]
+    terminating = pod(VICTIM.name, namespace=VICTIM.namespace, cpu="4", node_name="n1")
+    terminating["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    loop.cache.pods.upsert(terminating)
+
+    await loop._follow_admitted(200.0, skip=set())  # victim still terminating
+    assert not rolled_back(pods)
+    assert loop.cache.state.groups[GANG].plan == {"trainer-0": "n1"}  # still reserved
+
+    loop.cache.pods.remove(terminating)
+    await loop._follow_admitted(300.0, skip=set())  # victim gone: the clock starts
+    await loop._follow_admitted(359.0, skip=set())
+    assert not rolled_back(pods)
+
+    await loop._follow_admitted(360.0, skip=set())
+    assert rolled_back(pods)
+
+
+async def test_a_gang_admitted_without_victims_keeps_the_timeout_from_its_release() -> None:
+    loop, pods = loop_with_victim()
+    loop.cache.pods.remove(pod(VICTIM.name, namespace=VICTIM.namespace))
+    assert await loop._admit(Admission(GANG, {"trainer-0": "n1"}), now=0.0)
+    await loop._follow_admitted(59.0, skip=set())
+    assert not rolled_back(pods)
+    await loop._follow_admitted(60.0, skip=set())
+    assert rolled_back(pods)
