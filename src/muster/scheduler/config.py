@@ -10,7 +10,8 @@ class EngineConfig:
     """How the engine trades throughput against fairness.
 
     `starvation_seconds`: a gang pending longer than this (since its PodGroup was
-    created) stops being overtaken by backfill. Until then smaller gangs behind it may
+    created, or since it was last preempted or rolled back) stops being overtaken by
+    backfill. Until then smaller gangs behind it may
     use capacity it cannot use yet; after it, that capacity is held for it.
     """
 

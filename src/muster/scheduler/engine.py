@@ -5,8 +5,8 @@
 3. Walk pending gangs by priority, then age: admit each gang that fits (its placements
    are taken out of the view at once), else try preemption, else explain why not. A
    gang that does not fit never blocks the ones behind it, unless it has waited past
-   `starvation_seconds`: then it holds nodes (see `_hold`), and later gangs cannot
-   use them.
+   `starvation_seconds` (since it last started waiting): then it holds nodes (see
+   `_hold`), and later gangs cannot use them.
 4. Grow admitted gangs with members beyond `minCount`, as they fit.
 
 The state is only read: every decision lives in the returned `CycleResult`.
@@ -288,7 +288,7 @@ class _Cycle:
         message = unschedulable_message(explanation, key, spread_limited=spread_limited)
         if preemption_tried:
             message = f"{message}; {PREEMPTION_WOULD_NOT_HELP}"
-        waited = self.now - gang.queued_since
+        waited = self.now - gang.waiting_since
         if waited > self.config.starvation_seconds:
             held = self._hold(gang, shapes, placement)
             after = f"holding capacity for it after {waited:.0f}s in the queue"

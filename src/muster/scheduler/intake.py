@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from muster.api.constants import (
+    CONDITION_INITIALLY_SCHEDULED,
     CONDITION_SCHEDULED,
     DISRUPTION_SINGLE,
     GANG_GATE,
@@ -80,6 +81,7 @@ class GroupRecord:
     preempt: bool  # preemptionPolicy PreemptLowerPriority
     disrupt_single: bool  # disruptionMode single (else the gang falls together)
     created: float | None  # seconds since the epoch
+    waiting_since: float | None  # when it last started waiting for admission (see below)
     admitted: bool  # PodGroupScheduled=True
     plan: Mapping[str, str]  # pod name -> node name
 
@@ -276,12 +278,35 @@ def parse_timestamp(raw: object) -> float | None:
         raise IntakeError(f"metadata.creationTimestamp: {error}") from error
 
 
-def _admitted(status: Mapping[str, Any]) -> bool:
+def _condition(status: Mapping[str, Any], kind: str) -> Mapping[str, Any]:
+    """The status condition of that type; empty when there is none."""
     for raw in _list(status.get("conditions"), "status.conditions"):
         condition = _mapping(raw, "status.conditions[]")
-        if condition.get("type") == CONDITION_SCHEDULED:
-            return condition.get("status") == "True"
-    return False
+        if condition.get("type") == kind:
+            return condition
+    return {}
+
+
+def _admitted(status: Mapping[str, Any]) -> bool:
+    return _condition(status, CONDITION_SCHEDULED).get("status") == "True"
+
+
+def _waiting_since(status: Mapping[str, Any], created: float | None) -> float | None:
+    """When the group last started waiting: since it was taken down (preempted or rolled
+    back), if it was ever admitted; since its creation otherwise.
+
+    A gang taken down waits afresh: counting from its creation would let it hold
+    nodes against backfill the moment it is back in the queue. The moment it was taken
+    down is when its PodGroupScheduled condition last turned False.
+    """
+    scheduled = _condition(status, CONDITION_SCHEDULED)
+    initially = _condition(status, CONDITION_INITIALLY_SCHEDULED)
+    if scheduled.get("status") != "False" or initially.get("status") != "True":
+        return created
+    try:
+        return parse_timestamp(scheduled.get("lastTransitionTime")) or created
+    except IntakeError:
+        return created  # a malformed status must not keep the group out of the queue
 
 
 def _topology_key(spec: Mapping[str, Any]) -> str | None:
@@ -309,6 +334,7 @@ def pod_group_from(obj: Mapping[str, Any]) -> GroupRecord:
         raise IntakeError("spec.schedulingPolicy.gang.minCount must be at least 1")
     priority_class = spec.get("priorityClassName")
     disruption = _mapping(spec.get("disruptionMode"), "spec.disruptionMode")
+    created = parse_timestamp(metadata.get("creationTimestamp"))
     return GroupRecord(
         key=GroupKey(namespace, name),
         gang=gang is not None,
@@ -318,7 +344,8 @@ def pod_group_from(obj: Mapping[str, Any]) -> GroupRecord:
         priority_class=str(priority_class) if priority_class else None,
         preempt=spec.get("preemptionPolicy") != PREEMPT_NEVER,
         disrupt_single=DISRUPTION_SINGLE in disruption,
-        created=parse_timestamp(metadata.get("creationTimestamp")),
+        created=created,
+        waiting_since=_waiting_since(status, created),
         admitted=_admitted(status),
         plan=_string_map(status.get("plan"), "status.plan"),
     )

@@ -20,6 +20,7 @@ class Gang:
     record: GroupRecord
     priority: int
     queued_since: float  # creation time; `now` for a PodGroup without one
+    waiting_since: float  # when it last started waiting (see `GroupRecord.waiting_since`)
     held: int  # members holding capacity
     pending: tuple[PodEntry, ...]  # sorted by pod name
 
@@ -54,6 +55,7 @@ def gangs_of(state: ClusterState, now: float) -> list[Gang]:
                 record=record,
                 priority=state.resolve_priority(record.priority, record.priority_class),
                 queued_since=record.created if record.created is not None else now,
+                waiting_since=record.waiting_since if record.waiting_since is not None else now,
                 held=state.held_members.get(key, 0),
                 pending=tuple(state.pods[PodKey(key.namespace, name)] for name in pending),
             )

@@ -184,6 +184,44 @@ def test_a_starving_gang_holds_nodes_against_backfill() -> None:
     )
 
 
+def taken_down(pod_group: dict[str, object], at: str) -> dict[str, object]:
+    """The PodGroup as the operator leaves it after preempting or rolling it back."""
+    pod_group["status"] = {
+        "conditions": [
+            {
+                "type": "PodGroupScheduled",
+                "status": "False",
+                "reason": "Preempted",
+                "lastTransitionTime": at,
+            },
+            {
+                "type": "PodGroupInitiallyScheduled",
+                "status": "True",
+                "reason": "Scheduled",
+                "lastTransitionTime": "2026-01-01T00:01:00Z",
+            },
+        ]
+    }
+    return pod_group
+
+
+def test_a_gang_taken_down_waits_afresh_before_it_holds_nodes() -> None:
+    large, *members = gang("large", 8, cpu="1", created="2026-01-01T00:00:00Z")
+    objects = [
+        node("n1", cpu="8"),
+        pod("busy", cpu="4", node_name="n1"),
+        taken_down(large, at="2026-12-31T23:59:30Z"),  # 30 s before NOW
+        *members,
+        *gang("small", 2, cpu="1", created="2026-01-02T00:00:00Z"),
+    ]
+    result = schedule(cluster(*objects), now=NOW, config=EngineConfig(starvation_seconds=60))
+    assert admitted(result) == ["small"]  # backfills: the large gang waited only 30 s
+    assert "holding" not in result.verdicts[key("large")].message
+    later = schedule(cluster(*objects), now=NOW + 31, config=EngineConfig(starvation_seconds=60))
+    assert admitted(later) == []
+    assert "holding capacity for it after 61s" in later.verdicts[key("large")].message
+
+
 def test_a_gang_too_large_for_the_cluster_holds_nothing() -> None:
     objects = [
         node("n1", cpu="4"),

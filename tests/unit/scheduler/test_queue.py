@@ -56,3 +56,40 @@ def test_admitted_gangs_with_nothing_pending_are_skipped() -> None:
         pod("basic-0", group="basic"),
     )
     assert gangs_of(state, NOW) == []
+
+
+def test_a_gang_taken_down_keeps_its_place_but_waits_from_its_take_down() -> None:
+    rolled_back = pod_group("rolled-back", created="2026-01-01T00:00:00Z")
+    rolled_back["status"] = {
+        "conditions": [
+            {
+                "type": "PodGroupScheduled",
+                "status": "False",
+                "reason": "RolledBack",
+                "lastTransitionTime": "2026-12-31T23:00:00Z",
+            },
+            {"type": "PodGroupInitiallyScheduled", "status": "True", "reason": "Scheduled"},
+        ]
+    }
+    never_admitted = pod_group("never", created="2026-01-02T00:00:00Z")
+    never_admitted["status"] = {
+        "conditions": [
+            {
+                "type": "PodGroupScheduled",
+                "status": "False",
+                "reason": "Unschedulable",
+                "lastTransitionTime": "2026-12-31T23:00:00Z",
+            },
+            {"type": "PodGroupInitiallyScheduled", "status": "False", "reason": "Unschedulable"},
+        ]
+    }
+    state = cluster(
+        rolled_back,
+        pod("rolled-back-0", group="rolled-back"),
+        never_admitted,
+        pod("never-0", group="never"),
+    )
+    order = gangs_of(state, NOW)
+    assert [g.key.name for g in order] == ["rolled-back", "never"]
+    assert NOW - order[0].waiting_since == 3600
+    assert order[1].waiting_since == order[1].queued_since  # its creation
