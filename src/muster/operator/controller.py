@@ -83,7 +83,7 @@ class Controller:
             trigger=self.trigger,
             metrics=metrics,
             config=config,
-            engine_config=EngineConfig(),
+            engine_config=EngineConfig(starvation_seconds=config.starvation_seconds),
         )
 
     @property

@@ -22,6 +22,14 @@ def test_defaults_apply_without_flags_or_environment() -> None:
     assert config.identity  # made up from the host name and pid
 
 
+def test_the_starvation_limit_is_a_setting_and_never_negative() -> None:
+    assert parse().starvation_seconds == 600.0
+    assert parse(env={"MUSTER_STARVATION_SECONDS": "120"}).starvation_seconds == 120.0
+    assert parse("--starvation-seconds", "30").starvation_seconds == 30.0
+    with pytest.raises(ValueError, match="--starvation-seconds"):
+        parse("--starvation-seconds", "-1")
+
+
 def test_environment_fills_what_flags_leave_unset() -> None:
     config = parse(env={"MUSTER_RELEASE_TIMEOUT": "5", "MUSTER_LEADER_ELECTION": "false"})
     assert config.release_timeout == 5.0
