@@ -163,8 +163,9 @@ class _Cycle:
         *,
         order: NodeOrder | None = None,
         head_start: Matrix | None = None,
+        within: BoolArray | None = None,
     ) -> GangPlacement:
-        within = ~self.held_for_older
+        within = ~self.held_for_older if within is None else within
         order = order or self.order
         key = gang.record.topology_key
         if key is None:
@@ -294,9 +295,22 @@ class _Cycle:
             after = f"holding capacity for it after {waited:.0f}s in the queue"
             if held:
                 message = f"{message}; {after} ({held} node(s) closed to the gangs behind it)"
+            elif self.held_for_older.any() and self._fits_on_empty_nodes(gang, shapes):
+                message = f"{message}; not {after}: the nodes it needs are held for gangs ahead"
             else:
                 message = f"{message}; not {after}: it would not fit even on empty nodes"
         self.verdicts[gang.key] = Verdict(Reason.UNSCHEDULABLE, message, explanation)
+
+    def _fits_on_empty_nodes(self, gang: Gang, shapes: Sequence[Shape]) -> bool:
+        """Whether the gang would fit were every node empty, those held for others too.
+
+        Tells a gang that holds nothing because older gangs hold what it needs (it will
+        get its turn) from one that could never run on this cluster.
+        """
+        capacity = self.state.allocatable[: self.table.size]
+        everywhere = np.ones(self.table.size, dtype=np.bool_)
+        fit = self._fit(capacity, gang, shapes, gang.missing, within=everywhere)
+        return bool(fit.placements)
 
     def _hold(self, gang: Gang, shapes: Sequence[Shape], placement: GangPlacement) -> int:
         """Close nodes to the gangs behind a starving gang, so they fill up for it.

@@ -222,6 +222,21 @@ def test_a_gang_taken_down_waits_afresh_before_it_holds_nodes() -> None:
     assert "holding capacity for it after 61s" in later.verdicts[key("large")].message
 
 
+def test_a_gang_whose_nodes_are_held_for_older_gangs_is_told_so() -> None:
+    objects = [
+        node("n1", cpu="4"),
+        pod("busy", cpu="3", node_name="n1"),
+        *gang("older", 1, cpu="4", created="2026-01-01T00:00:00Z"),
+        *gang("younger", 1, cpu="2", created="2026-01-02T00:00:00Z"),
+    ]
+    result = schedule(cluster(*objects), now=NOW, config=EngineConfig(starvation_seconds=60))
+    assert "(1 node(s) closed" in result.verdicts[key("older")].message
+    assert result.verdicts[key("younger")].message.endswith(
+        "; not holding capacity for it after 31449600s in the queue:"
+        " the nodes it needs are held for gangs ahead"
+    )
+
+
 def test_a_gang_too_large_for_the_cluster_holds_nothing() -> None:
     objects = [
         node("n1", cpu="4"),
