@@ -89,7 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         timeout_s=args.timeout,
         submit_concurrency=args.submit_concurrency,
     )
-    output: Path = args.output
+    output: Path = args.output.resolve()
     workload = make_workload(
         jobs=params.jobs,
         gpus_per_pod=params.gpus_per_pod,
