@@ -235,7 +235,8 @@ def render(results: Figures, name: str) -> str:
             "",
             f"Workload: {params['jobs']} Jobs, {params['pods']:,} pods "
             f"({params['zone_jobs']} Jobs confined to one zone), {params['gpus_per_pod']} "
-            f"GPU{'' if params['gpus_per_pod'] == 1 else 's'} per pod, on {params['nodes']:,} nodes x {params['gpus_per_node']} GPUs: "
+            f"GPU{'' if params['gpus_per_pod'] == 1 else 's'} per pod, on "
+            f"{params['nodes']:,} nodes x {params['gpus_per_node']} GPUs: "
             f"demand {params['demand_ratio']:.0%} of capacity. Seed {params['seed']}.",
             "",
             table(results),
