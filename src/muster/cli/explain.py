@@ -13,7 +13,10 @@ import os
 import sys
 import time
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any, TextIO
+
+from kubernetes_asyncio.config import ConfigException
 
 from muster.operator.controller import load_snapshot
 from muster.operator.kube import KubeError, connect
@@ -24,6 +27,7 @@ from muster.scheduler.results import CycleResult, Explanation, GroupKey
 EXIT_OK = 0
 EXIT_NOT_FOUND = 1
 EXIT_NO_CLUSTER = 2
+DEFAULT_KUBECONFIG = Path("~/.kube/config")
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -40,18 +44,35 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("kind", choices=["podgroup", "pg"], help="what to explain")
     parser.add_argument("name", help="the PodGroup's name")
     parser.add_argument("-n", "--namespace", default="default", help="its namespace")
-    parser.add_argument("--kubeconfig", default=None, help="kubeconfig (default: $KUBECONFIG)")
+    parser.add_argument(
+        "--kubeconfig",
+        default=None,
+        help="kubeconfig (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)",
+    )
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    kubeconfig = args.kubeconfig or os.environ.get("KUBECONFIG")
+    kubeconfig = find_kubeconfig(args.kubeconfig, os.environ)
     key = GroupKey(args.namespace, args.name)
     try:
         return asyncio.run(_explain(kubeconfig, key, sys.stdout))
+    except ConfigException as error:
+        where = kubeconfig or "no kubeconfig ($KUBECONFIG, ~/.kube/config) and not in a pod"
+        print(f"muster explain: cannot connect to a cluster ({where}): {error}", file=sys.stderr)
+        return EXIT_NO_CLUSTER
     except (KubeError, OSError) as error:
         print(f"muster explain: cannot read the cluster: {error}", file=sys.stderr)
         return EXIT_NO_CLUSTER
+
+
+def find_kubeconfig(explicit: str | None, env: Mapping[str, str]) -> str | None:
+    """--kubeconfig, then $KUBECONFIG, then ~/.kube/config if it exists, as kubectl
+    does; None leaves the in-cluster service account, for a command run in a pod."""
+    if explicit or env.get("KUBECONFIG"):
+        return explicit or env["KUBECONFIG"]
+    default = DEFAULT_KUBECONFIG.expanduser()
+    return str(default) if default.is_file() else None
 
 
 async def _explain(kubeconfig: str | None, key: GroupKey, out: TextIO) -> int:

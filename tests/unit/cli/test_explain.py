@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from muster.cli.explain import render
+from pathlib import Path
+
+import pytest
+
+from muster.cli import explain, main
+from muster.cli.explain import EXIT_NO_CLUSTER, find_kubeconfig, render
+from muster.operator.cache import LiveCache
 from muster.scheduler.results import (
     Admission,
     CycleResult,
@@ -54,3 +60,46 @@ def test_an_admitted_gang_shows_its_recorded_plan() -> None:
     text = render(KEY, status, CycleResult())
     assert "Status:   admitted (Scheduled)" in text
     assert "train-0  gpu-1" in text.splitlines()
+
+
+def test_without_a_kubeconfig_outside_a_cluster_it_says_so_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for variable in ("KUBECONFIG", "KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT"):
+        monkeypatch.delenv(variable, raising=False)
+    assert main(["explain", "podgroup", "train", "-n", "ml"]) == EXIT_NO_CLUSTER
+    err = capsys.readouterr().err
+    assert err.startswith("muster explain: cannot connect to a cluster (no kubeconfig")
+    assert err.endswith("\n") and err.count("\n") == 1
+
+
+def test_the_kubeconfig_is_the_flag_then_the_variable_then_the_home_file(tmp_path: Path) -> None:
+    home_file = tmp_path / ".kube" / "config"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HOME", str(tmp_path))
+        assert find_kubeconfig(None, {}) is None  # in-cluster
+        home_file.parent.mkdir()
+        home_file.write_text("apiVersion: v1\n")
+        assert find_kubeconfig(None, {}) == str(home_file)
+        assert find_kubeconfig(None, {"KUBECONFIG": "/env"}) == "/env"
+        assert find_kubeconfig("/flag", {"KUBECONFIG": "/env"}) == "/flag"
+
+
+def test_a_missing_pod_group_is_one_line_and_exit_1(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    class EmptyCluster:
+        async def close(self) -> None:
+            pass
+
+    async def connect(kubeconfig: str | None) -> EmptyCluster:
+        return EmptyCluster()
+
+    async def load_snapshot(kube: EmptyCluster) -> LiveCache:
+        return LiveCache()
+
+    monkeypatch.setattr(explain, "connect", connect)
+    monkeypatch.setattr(explain, "load_snapshot", load_snapshot)
+    assert main(["explain", "podgroup", "train", "-n", "ml", "--kubeconfig", "k"]) == 1
+    assert capsys.readouterr().err == "PodGroup ml/train not found\n"
