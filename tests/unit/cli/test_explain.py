@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from muster.cli import explain, main
 from muster.cli.explain import EXIT_NO_CLUSTER, find_kubeconfig, render
 from muster.operator.cache import LiveCache
+from muster.operator.controller import load_snapshot
+from muster.scheduler import EngineConfig, schedule
 from muster.scheduler.results import (
     Admission,
     CycleResult,
@@ -19,6 +22,9 @@ from muster.scheduler.results import (
     Shortage,
     Verdict,
 )
+from muster.simulation.documents import Document
+from muster.simulation.run import simulate
+from tests.unit.scheduler.builders import node, pod, pod_group
 
 KEY = GroupKey("ml", "train")
 
@@ -103,3 +109,36 @@ def test_a_missing_pod_group_is_one_line_and_exit_1(
     monkeypatch.setattr(explain, "load_snapshot", load_snapshot)
     assert main(["explain", "podgroup", "train", "-n", "ml", "--kubeconfig", "k"]) == 1
     assert capsys.readouterr().err == "PodGroup ml/train not found\n"
+
+
+async def test_the_live_snapshot_gives_the_verdict_simulate_gives() -> None:
+    """4 pods of 4 GPUs on 4 nodes of 4 GPUs, one GPU taken by a plain pod elsewhere."""
+    objects: list[dict[str, Any]] = [
+        *(node(f"gpu-{index}", gpu="4") for index in range(4)),
+        pod("plain", namespace="other", cpu=None, gpu="1", node_name="gpu-0", phase="Running"),
+        pod("done", namespace="other", cpu=None, gpu="4", node_name="gpu-1", phase="Succeeded"),
+        pod_group("train", min_count=4, namespace="ml"),
+        *(
+            pod(f"train-{index}", group="train", namespace="ml", cpu=None, gpu="4")
+            for index in range(4)
+        ),
+    ]
+    report = simulate([Document("cluster.yaml", 1, obj) for obj in objects], now=None)
+    (simulated,) = report.pod_groups
+
+    class ListingCluster:
+        async def list_all(self, path: str) -> tuple[list[dict[str, Any]], str]:
+            kind = {"nodes": "Node", "pods": "Pod", "podgroups": "PodGroup"}.get(
+                path.rsplit("/", 1)[-1]
+            )
+            items = [
+                {key: value for key, value in obj.items() if key not in ("kind", "apiVersion")}
+                for obj in objects
+                if obj["kind"] == kind
+            ]
+            return items, "1"
+
+    cache = await load_snapshot(ListingCluster())  # type: ignore[arg-type]
+    live = schedule(cache.state, now=0.0, config=EngineConfig())
+    assert live.verdicts[GroupKey("ml", "train")].message == simulated.message
+    assert "short in total: nvidia.com/gpu (needs 16, 15 free)" in simulated.message
