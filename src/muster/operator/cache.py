@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Hashable
+from dataclasses import dataclass
 
 from muster.api.constants import POD_GROUP_LABEL
+from muster.operator.events import reference
 from muster.operator.kube import JsonObject
 from muster.scheduler import ClusterState
 from muster.scheduler.results import GroupKey
@@ -100,6 +102,23 @@ def _pod_group_fingerprint(pod_group: JsonObject) -> Hashable:
     return _freeze([_metadata(pod_group).get("generation"), status.get("plan")])
 
 
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    """An object the engine skips, with why, for the loop to tell its owner."""
+
+    involved: JsonObject  # ObjectReference
+    version: str  # resourceVersion: one warning per version
+    reason: str
+
+
+ObjectKey = tuple[str, str, str]  # kind, namespace ("" when cluster-scoped), name
+
+
+def _object_key(kind: str, obj: JsonObject) -> ObjectKey:
+    metadata = _metadata(obj)
+    return (kind, str(metadata.get("namespace") or ""), str(metadata.get("name", "")))
+
+
 class LiveCache:
     """Engine state and operator indexes, kept in step by the informers' sinks."""
 
@@ -110,6 +129,7 @@ class LiveCache:
         self._pod_groups_by_pod: dict[tuple[str, str], GroupKey] = {}
         self._fingerprints: dict[tuple[str, str, str], Hashable] = {}
         self._cordoned: dict[str, bool] = {}
+        self.rejections: dict[ObjectKey, Rejection] = {}
         self.nodes = _Sink(self._upsert_node, self._remove_node)
         self.pods = _Sink(self._upsert_pod, self._remove_pod)
         self.pod_group_sink = _Sink(self.apply_pod_group, self._remove_pod_group)
@@ -122,7 +142,7 @@ class LiveCache:
         if current is not None and _newer(current, pod_group):
             return False
         self.pod_groups[key] = pod_group
-        self.state.apply_pod_group(pod_group)
+        self._note_intake("PodGroup", pod_group, self.state.apply_pod_group(pod_group))
         return self._changed(
             ("podgroup", key.namespace, key.name), _pod_group_fingerprint(pod_group)
         )
@@ -131,6 +151,7 @@ class LiveCache:
         key = group_key(pod_group)
         self.pod_groups.pop(key, None)
         self.state.delete_pod_group(key.namespace, key.name)
+        self.rejections.pop(_object_key("PodGroup", pod_group), None)
         self._fingerprints.pop(("podgroup", key.namespace, key.name), None)
         return True
 
@@ -139,8 +160,17 @@ class LiveCache:
         cordoned = self._cordoned.get(name)
         return cordoned is not None and not cordoned
 
+    def _note_intake(self, kind: str, obj: JsonObject, rejected: str | None) -> None:
+        """Remember the objects the engine skips (`apply_*` gave a reason) while they are."""
+        key = _object_key(kind, obj)
+        if rejected is None:
+            self.rejections.pop(key, None)
+        else:
+            version = str(_metadata(obj).get("resourceVersion", ""))
+            self.rejections[key] = Rejection(reference(obj), version, rejected)
+
     def _upsert_node(self, node: JsonObject) -> bool:
-        self.state.apply_node(node)
+        self._note_intake("Node", node, self.state.apply_node(node))
         name = str(_metadata(node).get("name", ""))
         self._cordoned[name] = bool((node.get("spec") or {}).get("unschedulable"))
         return self._changed(("node", "", name), _node_fingerprint(node))
@@ -148,6 +178,7 @@ class LiveCache:
     def _remove_node(self, node: JsonObject) -> bool:
         name = str(_metadata(node).get("name", ""))
         self.state.delete_node(name)
+        self.rejections.pop(_object_key("Node", node), None)
         self._cordoned.pop(name, None)
         self._fingerprints.pop(("node", "", name), None)
         return True
@@ -155,7 +186,7 @@ class LiveCache:
     def _upsert_pod(self, pod: JsonObject) -> bool:
         metadata = _metadata(pod)
         namespace, name = str(metadata.get("namespace", "")), str(metadata.get("name", ""))
-        self.state.apply_pod(pod)
+        self._note_intake("Pod", pod, self.state.apply_pod(pod))
         group = pod_group_of(pod)
         previous = self._pod_groups_by_pod.get((namespace, name))
         if previous is not None and previous != group:
@@ -169,6 +200,7 @@ class LiveCache:
         metadata = _metadata(pod)
         namespace, name = str(metadata.get("namespace", "")), str(metadata.get("name", ""))
         self.state.delete_pod(namespace, name)
+        self.rejections.pop(_object_key("Pod", pod), None)
         group = self._pod_groups_by_pod.pop((namespace, name), None)
         if group is not None:
             self._forget_member(group, name)
@@ -183,11 +215,13 @@ class LiveCache:
                 del self.members[group]
 
     def _upsert_priority_class(self, priority_class: JsonObject) -> bool:
-        self.state.apply_priority_class(priority_class)
+        rejected = self.state.apply_priority_class(priority_class)
+        self._note_intake("PriorityClass", priority_class, rejected)
         return True
 
     def _remove_priority_class(self, priority_class: JsonObject) -> bool:
         self.state.delete_priority_class(str(_metadata(priority_class).get("name", "")))
+        self.rejections.pop(_object_key("PriorityClass", priority_class), None)
         return True
 
     def _changed(self, key: tuple[str, str, str], fingerprint: Hashable) -> bool:

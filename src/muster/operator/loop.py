@@ -13,7 +13,7 @@ One cycle at a time. Each cycle:
    refreshes their pod counts;
 6. refreshes the counts of every other group (basic groups, which the engine leaves
    to kube-scheduler), and tells, once, about member pods whose PodGroup does not
-   exist.
+   exist, and about objects the engine cannot use (once per object version).
 
 The plan is written before any pod is released, so a crash at any point leaves either
 nothing released or a written plan that step 5 of the next operator completes.
@@ -35,7 +35,7 @@ from muster.api.constants import (
     REASON_WAITING_FOR_PODS,
 )
 from muster.operator.backoff import Backoff
-from muster.operator.cache import LiveCache
+from muster.operator.cache import LiveCache, ObjectKey
 from muster.operator.config import OperatorConfig
 from muster.operator.events import WARNING, EventRecorder, reference
 from muster.operator.metrics import Metrics
@@ -84,6 +84,7 @@ class SchedulingLoop:
         self.released_at: dict[GroupKey, float] = {}
         self.victims_of: dict[GroupKey, frozenset[PodKey]] = {}
         self.warned_orphans: set[PodKey] = set()
+        self.warned_rejections: set[tuple[ObjectKey, str]] = set()
 
     async def run(self) -> None:
         """Cycle forever, whenever the trigger says so (until cancelled)."""
@@ -112,6 +113,7 @@ class SchedulingLoop:
         await self._follow_admitted(now, skip=acted)
         await self._refresh_the_rest(now, skip=acted | set(result.verdicts))
         await self._warn_orphans()
+        await self._warn_rejections()
         return result
 
     async def _admit(self, admission: Admission, now: float) -> bool:
@@ -318,6 +320,27 @@ class SchedulingLoop:
                         "the pod stays gated until it is created",
                     )
         self.warned_orphans = orphans
+
+    async def _warn_rejections(self) -> None:
+        """One event per version of an object the engine skips: it is invisible to
+        scheduling (a pod holds no capacity, a node offers none, a gang never runs),
+        and without the event only the operator's log would say why."""
+        current: set[tuple[ObjectKey, str]] = set()
+        for key, rejection in list(self.cache.rejections.items()):
+            seen = (key, rejection.version)
+            current.add(seen)
+            if seen in self.warned_rejections:
+                continue
+            kind, namespace, name = key
+            where = f"{namespace}/{name}" if namespace else name
+            logger.warning("%s %s is ignored by the scheduler: %s", kind, where, rejection.reason)
+            await self.events.record(
+                rejection.involved,
+                WARNING,
+                "IgnoredByScheduler",
+                f"Muster cannot use this {kind} and ignores it: {rejection.reason}",
+            )
+        self.warned_rejections = current
 
 
 def _reason(pod_group: Mapping[str, Any]) -> str | None:

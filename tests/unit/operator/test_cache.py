@@ -67,3 +67,18 @@ def test_a_stale_pod_group_never_replaces_a_newer_one() -> None:
     cache.apply_pod_group(newer)
     assert not cache.apply_pod_group(older)
     assert cache.pod_groups[GroupKey("ns", "g")]["status"] == {"plan": {"p": "n1"}}
+
+
+def test_objects_the_engine_rejects_are_kept_until_fixed_or_gone() -> None:
+    cache = LiveCache()
+    broken = pod("p", None, node="n1")
+    broken["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "lots"}}
+    cache.pods.upsert(broken)
+    (rejection,) = cache.rejections.values()
+    assert rejection.involved["name"] == "p" and rejection.version == "1"
+    assert "lots" in rejection.reason
+    cache.pods.remove(broken)
+    assert not cache.rejections
+    cache.pods.upsert(broken)
+    cache.pods.upsert(pod("p", None, node="n1", version="2"))
+    assert not cache.rejections

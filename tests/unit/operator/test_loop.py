@@ -66,8 +66,11 @@ class FakeTrigger:
 
 
 class FakeEvents:
+    def __init__(self) -> None:
+        self.recorded: list[tuple[str, str, str]] = []
+
     async def record(self, involved: Any, kind: str, reason: str, message: str) -> None:
-        pass
+        self.recorded.append((str(involved.get("name")), reason, message))
 
 
 def loop_with_victim() -> tuple[SchedulingLoop, FakePods]:
@@ -129,3 +132,31 @@ async def test_a_gang_admitted_without_victims_keeps_the_timeout_from_its_releas
     assert not rolled_back(pods)
     await loop._follow_admitted(60.0, skip=set())
     assert rolled_back(pods)
+
+
+def unusable_pod(version: str, cpu: str = "lots") -> dict[str, Any]:
+    broken = pod("broken", namespace="team", cpu=cpu, node_name="n1")
+    broken["metadata"]["resourceVersion"] = version
+    return broken
+
+
+async def test_an_object_the_engine_ignores_gets_one_warning_per_version() -> None:
+    loop, _ = loop_with_victim()
+    events: FakeEvents = loop.events  # type: ignore[assignment]
+    loop.cache.pods.upsert(unusable_pod("1"))
+    await loop.cycle()
+    await loop.cycle()
+    assert [(name, reason) for name, reason, _ in events.recorded] == [
+        ("broken", "IgnoredByScheduler")
+    ]
+    assert "cannot use this Pod" in events.recorded[0][2]
+    assert "lots" in events.recorded[0][2]
+
+    loop.cache.pods.upsert(unusable_pod("2"))
+    await loop.cycle()
+    assert len(events.recorded) == 2
+
+    loop.cache.pods.upsert(unusable_pod("3", cpu="1"))
+    await loop.cycle()
+    assert len(events.recorded) == 2
+    assert not loop.cache.rejections
