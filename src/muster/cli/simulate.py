@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TextIO
 
 from muster.api.manifests import ManifestSyntaxError, parse_manifests
+from muster.scheduler import EngineConfig
 from muster.simulation.documents import Document, InvalidInputError, Problem
 from muster.simulation.render import render_table, report_to_json
 from muster.simulation.run import DEFAULT_MAX_CYCLES, NoSteadyStateError, simulate
@@ -58,6 +59,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="N",
         help="give up when the cluster still changes after N cycles (default %(default)s)",
     )
+    parser.add_argument(
+        "--starvation-seconds",
+        type=_seconds,
+        default=EngineConfig().starvation_seconds,
+        metavar="S",
+        help="the operator's --starvation-seconds: how long a gang waits before smaller "
+        "gangs behind it may no longer take its capacity (default %(default)g)",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -65,7 +74,8 @@ def run(args: argparse.Namespace) -> int:
     """Read, simulate, print; problems go to stderr as `file:document: message`."""
     try:
         documents = [doc for name in args.files for doc in read_documents(name)]
-        report = simulate(documents, now=args.now, max_cycles=args.max_cycles)
+        config = EngineConfig(starvation_seconds=args.starvation_seconds)
+        report = simulate(documents, now=args.now, config=config, max_cycles=args.max_cycles)
     except InvalidInputError as error:
         _print_problems(error.problems, sys.stderr)
         return EXIT_INVALID_INPUT
@@ -111,6 +121,16 @@ def _positive(text: str) -> int:
         value = 0
     if value < 1:
         raise argparse.ArgumentTypeError(f"not a positive whole number: {text!r}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}")
     return value
 
 

@@ -134,6 +134,21 @@ def test_now_moves_the_clock(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert "holding capacity for it after 3600s" in later
 
 
+def test_the_starvation_limit_is_a_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    too_big = JOB.replace("parallelism: 2", "parallelism: 3")
+    path = write(tmp_path, "c.yaml", NODE, too_big)
+    _, patient, _ = run([path, "--now", "2026-01-01T10:05:00Z"], capsys)
+    _, impatient, _ = run(
+        [path, "--now", "2026-01-01T10:05:00Z", "--starvation-seconds", "60"], capsys
+    )
+    assert "holding capacity" not in patient
+    assert "holding capacity for it after 300s" in impatient
+    with pytest.raises(SystemExit) as caught:
+        main(["simulate", path, "--starvation-seconds", "-1"])
+    assert caught.value.code == 2
+    assert "--starvation-seconds" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("value", ["yesterday", "2026-01-01T10:00:00"])
 def test_now_must_be_an_rfc3339_time_with_a_zone(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], value: str
