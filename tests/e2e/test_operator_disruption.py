@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -12,6 +13,7 @@ from tests.e2e.harness import (
     NodePool,
     OperatorProcess,
     bound,
+    events_for,
     gang_job,
     is_gated,
     pod_group,
@@ -190,5 +192,79 @@ def test_a_gang_that_does_not_bind_in_time_is_rolled_back(
                 not {p["metadata"]["name"] for p in pods_of(kubectl, namespace, "stuck")} & first
             ),
         )
+    finally:
+        operator.restart()
+
+
+def test_a_preemptor_waits_for_victims_that_take_long_to_leave_and_keeps_its_place(
+    operator: OperatorProcess,
+    kubectl: Kubectl,
+    namespace: str,
+    pool: NodePool,
+    priorities: tuple[str, str],
+) -> None:
+    """Victims stuck Terminating (a finalizer) for several release timeouts: the
+    preemptor stays admitted with its plan, and binds once they are gone."""
+    low, high = priorities
+    pool.add(gpus=4)
+    operator.restart("--release-timeout=3")
+    try:
+        kubectl.apply(gang_job("batch", pool, workers=2, gpus=2, priority_class=low), namespace)
+        victims = [
+            pod["metadata"]["name"] for pod in wait_all_bound(kubectl, namespace, "batch", 2)
+        ]
+        for victim in victims:
+            kubectl(
+                "patch",
+                "pod",
+                victim,
+                "-n",
+                namespace,
+                "--type=merge",
+                "-p",
+                '{"metadata": {"finalizers": ["e2e.muster.dev/linger"]}}',
+            )
+        kubectl.apply(gang_job("urgent", pool, workers=2, gpus=2, priority_class=high), namespace)
+        wait_for_reason(kubectl, namespace, "urgent", "Scheduled")
+
+        reasons: set[str] = set()
+        until = time.monotonic() + 12  # four release timeouts
+
+        def four_timeouts_watched() -> bool:
+            reasons.add(scheduled_condition(kubectl, namespace, "urgent").get("reason", ""))
+            return time.monotonic() >= until
+
+        wait_until("four release timeouts", four_timeouts_watched, timeout=60, interval=0.5)
+        assert reasons == {"Scheduled"}
+        assert "plan" in pod_group(kubectl, namespace, "urgent")["status"]
+
+        for victim in victims:
+            kubectl(
+                "patch",
+                "pod",
+                victim,
+                "-n",
+                namespace,
+                "--type=json",
+                "-p",
+                '[{"op": "remove", "path": "/metadata/finalizers"}]',
+                check=False,
+            )
+            kubectl(
+                "delete",
+                "pod",
+                victim,
+                "-n",
+                namespace,
+                "--force",
+                "--grace-period=0",
+                "--ignore-not-found",
+                check=False,
+            )
+        wait_all_bound(kubectl, namespace, "urgent", 2, timeout=60)
+        rolled_back = [
+            e for e in events_for(kubectl, namespace, "urgent") if e["reason"] == "RolledBack"
+        ]
+        assert not rolled_back
     finally:
         operator.restart()
