@@ -3,13 +3,18 @@
 Run with `.venv/bin/python bench/informer.py` (add `--pods N --events M` to scale).
 It starts a small fake API server (a separate process, so its memory is not
 counted) serving N realistic pods (labels, owner references, managedFields, resource
-requests, bound to 5,000 nodes) and then M watch events (MODIFIED pods). The client
-is the operator's own informer (`muster.operator.informer`) feeding its cache
-(`LiveCache`: the engine's `ClusterState` plus the operator's indexes), in a fresh
-process; it reports its resident memory after the initial list and its CPU time for
-the list and per watch event.
+requests, bound to 5,000 nodes) and then M watch events (MODIFIED pods). Each client
+runs in a fresh process and reports its resident memory after the initial list and
+its CPU time for the list and per watch event:
 
-Results go to `bench/results/informer.json`.
+- `muster`: the operator's informer (`muster.operator.informer`) feeding its cache
+  (`LiveCache`: the engine's `ClusterState` plus the operator's indexes);
+- `kopf-index`: a kopf operator whose `@kopf.index` keeps only what the engine needs
+  of each pod (node, phase, requests), the usual way to hold a cluster view in kopf.
+  It keeps less than `muster` does, so its figures are a floor for the kopf way.
+
+Results go to `bench/results/informer.json` (`--out` to change). The kopf client
+needs minutes per 10,000 pods; `--variants muster` measures the operator alone.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import os
 import platform
 import resource
@@ -28,6 +34,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import kopf
 from aiohttp import web
 from kubernetes_asyncio import client
 
@@ -35,6 +42,7 @@ from muster.operator.cache import LiveCache
 from muster.operator.informer import Informer
 from muster.operator.kube import JsonObject, Kube
 
+VARIANTS = ("muster", "kopf-index")
 RESULTS = Path(__file__).resolve().parent / "results" / "informer.json"
 PAGE = 500
 
@@ -130,19 +138,50 @@ def serve(port: int, pods: int, events: int) -> None:
     async def api(_: web.Request) -> web.Response:
         return web.json_response({"kind": "APIVersions", "versions": ["v1"]})
 
+    extensions = {"groupVersion": "apiextensions.k8s.io/v1", "version": "v1"}
+
+    async def version(_: web.Request) -> web.Response:
+        return web.json_response({"major": "1", "minor": "37", "gitVersion": "v1.37.2"})
+
     async def apis(_: web.Request) -> web.Response:
-        return web.json_response({"kind": "APIGroupList", "apiVersion": "v1", "groups": []})
+        group: dict[str, Any] = {
+            "name": "apiextensions.k8s.io",
+            "versions": [extensions],
+            "preferredVersion": extensions,
+        }
+        return web.json_response({"kind": "APIGroupList", "apiVersion": "v1", "groups": [group]})
+
+    def resource_list(group_version: str, *resources: tuple[str, str, bool]) -> web.Response:
+        listed = [
+            {
+                "name": plural,
+                "singularName": kind.lower(),
+                "namespaced": namespaced,
+                "kind": kind,
+                "verbs": ["get", "list", "watch", "patch"],
+            }
+            for plural, kind, namespaced in resources
+        ]
+        return web.json_response(
+            {"kind": "APIResourceList", "groupVersion": group_version, "resources": listed}
+        )
 
     async def core(_: web.Request) -> web.Response:
-        pod_resource = {
-            "name": "pods",
-            "singularName": "pod",
-            "namespaced": True,
-            "kind": "Pod",
-            "verbs": ["get", "list", "watch", "patch"],
-        }
+        return resource_list("v1", ("pods", "Pod", True), ("namespaces", "Namespace", False))
+
+    async def extension_resources(_: web.Request) -> web.Response:
+        crds = ("customresourcedefinitions", "CustomResourceDefinition", False)
+        return resource_list(extensions["groupVersion"], crds)
+
+    async def empty(request: web.Request) -> web.StreamResponse:
+        """Namespaces and CRDs, which kopf watches besides the pods: none, ever."""
+        if request.query.get("watch") in ("true", "1"):
+            response = web.StreamResponse()
+            await response.prepare(request)
+            await asyncio.sleep(3600)
+            return response
         return web.json_response(
-            {"kind": "APIResourceList", "groupVersion": "v1", "resources": [pod_resource]}
+            {"kind": "List", "metadata": {"resourceVersion": "1"}, "items": []}
         )
 
     async def pod_list(request: web.Request) -> web.StreamResponse:
@@ -178,10 +217,14 @@ def serve(port: int, pods: int, events: int) -> None:
         return response
 
     app = web.Application()
+    app.router.add_get("/version", version)
     app.router.add_get("/api", api)
     app.router.add_get("/apis", apis)
     app.router.add_get("/api/v1", core)
     app.router.add_get("/api/v1/pods", pod_list)
+    app.router.add_get("/api/v1/namespaces", empty)
+    app.router.add_get("/apis/apiextensions.k8s.io/v1", extension_resources)
+    app.router.add_get("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", empty)
     web.run_app(app, host="127.0.0.1", port=port, print=None, access_log=None)
 
 
@@ -251,9 +294,51 @@ async def run_muster(url: str, progress: Progress) -> dict[str, float]:
     return progress.figures
 
 
-def client_main(url: str, pods: int, events: int) -> None:
+async def run_kopf(url: str, progress: Progress) -> dict[str, float]:
+    logging.getLogger("kopf").setLevel(logging.WARNING)
+    registry = kopf.OperatorRegistry()
+    done = asyncio.Event()
+
+    @kopf.on.login(registry=registry)
+    def login(**_: Any) -> kopf.ConnectionInfo:
+        return kopf.ConnectionInfo(server=url, insecure=True)
+
+    @kopf.index("pods", registry=registry)
+    def by_pod(body: kopf.Body, **_: Any) -> dict[tuple[str, str], Any]:
+        if progress.tick():
+            done.set()
+        spec = body.get("spec", {})
+        resources = spec.get("containers", [{}])[0].get("resources", {})
+        return {
+            (str(body.metadata.namespace), str(body.metadata.name)): (
+                spec.get("nodeName"),
+                body.get("status", {}).get("phase"),
+                tuple(sorted((resources.get("requests") or {}).items())),
+            )
+        }
+
+    settings = kopf.OperatorSettings()
+    settings.posting.enabled = False
+    stop = asyncio.Event()
+    operator = asyncio.create_task(
+        kopf.operator(
+            registry=registry,
+            settings=settings,
+            clusterwide=True,
+            standalone=True,
+            stop_flag=stop,
+        )
+    )
+    await done.wait()
+    stop.set()
+    await asyncio.wait({operator}, timeout=10)
+    return progress.figures
+
+
+def client_main(variant: str, url: str, pods: int, events: int) -> None:
     async def main() -> dict[str, float]:
-        return await run_muster(url, Progress(pods, events))
+        runner = run_muster if variant == "muster" else run_kopf
+        return await runner(url, Progress(pods, events))
 
     figures = asyncio.run(main())
     print(json.dumps(figures))
@@ -279,46 +364,54 @@ def wait_for_port(port: int, timeout: float = 120) -> None:
     raise SystemExit(f"the fake API server did not listen on {port}")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--pods", type=int, default=50_000)
-    parser.add_argument("--events", type=int, default=10_000)
-    parser.add_argument("--role", choices=["bench", "serve", "client"], default="bench")
-    parser.add_argument("--port", type=int, default=0)
-    args = parser.parse_args()
-    if args.role == "serve":
-        serve(args.port, args.pods, args.events)
-        return
-    if args.role == "client":
-        client_main(f"http://127.0.0.1:{args.port}", args.pods, args.events)
-        return
-
+def measure(variant: str, pods: int, events: int) -> dict[str, float]:
+    """One client against a fresh fake API server; its figures."""
     port = free_port()
-    role_args = [f"--port={port}", f"--pods={args.pods}", f"--events={args.events}"]
+    role_args = [f"--port={port}", f"--pods={pods}", f"--events={events}"]
     server = subprocess.Popen([sys.executable, __file__, "--role=serve", *role_args])
     try:
         wait_for_port(port)
         answer = subprocess.run(
-            [sys.executable, __file__, "--role=client", *role_args],
+            [sys.executable, __file__, f"--role={variant}", *role_args],
             capture_output=True,
             text=True,
             check=True,
-            timeout=900,
+            timeout=1800,
         )
     finally:
         server.kill()
         server.wait()
-    figures = json.loads(answer.stdout.strip().splitlines()[-1])
-    print(json.dumps(figures), flush=True)
+    figures: dict[str, float] = json.loads(answer.stdout.strip().splitlines()[-1])
+    print(variant, json.dumps(figures), flush=True)
+    return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pods", type=int, default=50_000)
+    parser.add_argument("--events", type=int, default=10_000)
+    parser.add_argument("--role", choices=["bench", "serve", *VARIANTS], default="bench")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--variants", nargs="+", choices=VARIANTS, default=list(VARIANTS))
+    parser.add_argument("--out", type=Path, default=RESULTS, help="where the JSON goes")
+    args = parser.parse_args()
+    if args.role == "serve":
+        serve(args.port, args.pods, args.events)
+        return
+    if args.role in VARIANTS:
+        client_main(args.role, f"http://127.0.0.1:{args.port}", args.pods, args.events)
+        return
+
+    figures = {variant: measure(variant, args.pods, args.events) for variant in args.variants}
     report = {
         "when": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
         "pods": args.pods,
         "events": args.events,
-        "informer": figures,
+        "results": figures,
     }
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(report, indent=2) + "\n")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=2) + "\n")
 
 
 if __name__ == "__main__":
