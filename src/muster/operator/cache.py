@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from muster.api.constants import POD_GROUP_LABEL
 from muster.operator.events import reference
 from muster.operator.kube import JsonObject
+from muster.operator.status import is_terminal
 from muster.scheduler import ClusterState
-from muster.scheduler.results import GroupKey
+from muster.scheduler.results import GroupKey, PodKey
 
 
 def _metadata(obj: JsonObject) -> JsonObject:
@@ -130,6 +131,8 @@ class LiveCache:
         self._fingerprints: dict[tuple[str, str, str], Hashable] = {}
         self._cordoned: dict[str, bool] = {}
         self.rejections: dict[ObjectKey, Rejection] = {}
+        self.leaving: defaultdict[str, set[PodKey]] = defaultdict(set)
+        self._leaving_from: dict[PodKey, str] = {}
         self.nodes = _Sink(self._upsert_node, self._remove_node)
         self.pods = _Sink(self._upsert_pod, self._remove_pod)
         self.pod_group_sink = _Sink(self.apply_pod_group, self._remove_pod_group)
@@ -187,6 +190,7 @@ class LiveCache:
         metadata = _metadata(pod)
         namespace, name = str(metadata.get("namespace", "")), str(metadata.get("name", ""))
         self._note_intake("Pod", pod, self.state.apply_pod(pod))
+        self._note_leaving(PodKey(namespace, name), pod)
         group = pod_group_of(pod)
         previous = self._pod_groups_by_pod.get((namespace, name))
         if previous is not None and previous != group:
@@ -201,11 +205,27 @@ class LiveCache:
         namespace, name = str(metadata.get("namespace", "")), str(metadata.get("name", ""))
         self.state.delete_pod(namespace, name)
         self.rejections.pop(_object_key("Pod", pod), None)
+        self._note_leaving(PodKey(namespace, name), None)
         group = self._pod_groups_by_pod.pop((namespace, name), None)
         if group is not None:
             self._forget_member(group, name)
         self._fingerprints.pop(("pod", namespace, name), None)
         return True
+
+    def _note_leaving(self, key: PodKey, pod: JsonObject | None) -> None:
+        """Index the bound pods being deleted that still run, by node: what a gang
+        planned there waits for (after a restart, the only trace of its victims)."""
+        previous = self._leaving_from.pop(key, None)
+        if previous is not None:
+            self.leaving[previous].discard(key)
+            if not self.leaving[previous]:
+                del self.leaving[previous]
+        if pod is None or not _metadata(pod).get("deletionTimestamp"):
+            return
+        node = (pod.get("spec") or {}).get("nodeName")
+        if node and not is_terminal(pod):
+            self.leaving[str(node)].add(key)
+            self._leaving_from[key] = str(node)
 
     def _forget_member(self, group: GroupKey, name: str) -> None:
         members = self.members.get(group)

@@ -40,7 +40,7 @@ from muster.operator.config import OperatorConfig
 from muster.operator.events import WARNING, EventRecorder, reference
 from muster.operator.metrics import Metrics
 from muster.operator.pods import PodActions
-from muster.operator.progress import release_progress, rollback_reason
+from muster.operator.progress import ReleaseProgress, release_progress, rollback_reason
 from muster.operator.status import (
     Scheduling,
     StatusChange,
@@ -208,7 +208,7 @@ class SchedulingLoop:
             members = self.cache.members.get(key, {})
             plan: Mapping[str, str] = (pod_group.get("status") or {}).get("plan") or {}
             progress = release_progress(plan, members, self.cache.node_usable)
-            self._wait_for_victims(key, now)
+            self._wait_for_victims(key, progress, plan, now)
             deadline = self._release_deadline(key, pod_group)
             reason = rollback_reason(
                 progress, overdue=now >= deadline, timeout=self.config.release_timeout
@@ -232,20 +232,39 @@ class SchedulingLoop:
             if key not in skip and not is_admitted(pod_group):
                 await self.writer.write(key, StatusChange(), now=now)
 
-    def _wait_for_victims(self, key: GroupKey, now: float) -> None:
+    def _wait_for_victims(
+        self, key: GroupKey, progress: ReleaseProgress, plan: Mapping[str, str], now: float
+    ) -> None:
         """Restart the gang's release clock until the pods preempted for it are gone.
 
         Its pods cannot bind while its victims still hold their nodes, and victims may
         take minutes to terminate: the release timeout measures the time the gang takes
         to bind once it can, so it counts from the cycle that finds its victims gone.
-        Until then its plan keeps its capacity reserved for it.
+        Until then its plan keeps its capacity reserved for it. An operator restarted
+        meanwhile takes the pods still leaving the nodes its unbound pods wait for.
         """
         victims = self.victims_of.get(key)
+        if victims is None and key not in self.released_at and not progress.complete:
+            victims = self._leaving_where_planned(key, progress, plan) or None
         if victims is None:
             return
+        self.victims_of[key] = victims
         self.released_at[key] = now
         if not any(self._still_holding(pod) for pod in victims):
             del self.victims_of[key]
+
+    def _leaving_where_planned(
+        self, key: GroupKey, progress: ReleaseProgress, plan: Mapping[str, str]
+    ) -> frozenset[PodKey]:
+        waiting = [*progress.unbound, *(pod for pod, _ in progress.to_release)]
+        nodes = {plan[pod] for pod in waiting}
+        members = self.cache.members.get(key, {})
+        return frozenset(
+            pod
+            for node in nodes
+            for pod in self.cache.leaving.get(node, ())
+            if not (pod.namespace == key.namespace and pod.name in members)
+        )
 
     def _still_holding(self, pod: PodKey) -> bool:
         entry = self.cache.state.pods.get(pod)

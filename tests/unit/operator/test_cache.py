@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from muster.operator.cache import LiveCache
-from muster.scheduler.results import GroupKey
+from muster.scheduler.results import GroupKey, PodKey
 
 GROUP_LABEL = "scheduling.muster.dev/pod-group"
 
@@ -82,3 +82,19 @@ def test_objects_the_engine_rejects_are_kept_until_fixed_or_gone() -> None:
     cache.pods.upsert(broken)
     cache.pods.upsert(pod("p", None, node="n1", version="2"))
     assert not cache.rejections
+
+
+def test_bound_pods_being_deleted_are_indexed_by_node_until_they_finish_or_go() -> None:
+    cache = LiveCache()
+    leaving = pod("p", None, node="n1")
+    leaving["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    cache.pods.upsert(pod("p", None, node="n1"))
+    assert not cache.leaving
+    cache.pods.upsert(leaving)
+    assert cache.leaving == {"n1": {PodKey("ns", "p")}}
+    finished = {**leaving, "status": {"phase": "Failed"}}
+    cache.pods.upsert(finished)
+    assert not cache.leaving
+    cache.pods.upsert(leaving)
+    cache.pods.remove(leaving)
+    assert not cache.leaving

@@ -124,6 +124,35 @@ async def test_the_release_timeout_of_a_preemptor_starts_when_its_victims_are_go
     assert rolled_back(pods)
 
 
+async def test_a_restarted_operator_still_waits_for_the_pods_leaving_the_planned_nodes() -> None:
+    before, _ = loop_with_victim()
+    await admit_with_victim(before)
+    terminating = pod(VICTIM.name, namespace=VICTIM.namespace, cpu="4", node_name="n1")
+    terminating["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    before.cache.pods.upsert(terminating)
+    restarted = SchedulingLoop(
+        cache=before.cache,
+        writer=before.writer,
+        pods=before.pods,
+        events=before.events,
+        trigger=before.trigger,
+        metrics=Metrics(),
+        config=before.config,
+        engine_config=before.engine_config,
+    )
+    pods: FakePods = restarted.pods  # type: ignore[assignment]
+
+    await restarted._follow_admitted(200.0, skip=set())  # long after the admission
+    assert not rolled_back(pods)
+
+    restarted.cache.pods.remove(terminating)
+    await restarted._follow_admitted(300.0, skip=set())
+    await restarted._follow_admitted(359.0, skip=set())
+    assert not rolled_back(pods)
+    await restarted._follow_admitted(360.0, skip=set())
+    assert rolled_back(pods)
+
+
 async def test_a_gang_admitted_without_victims_keeps_the_timeout_from_its_release() -> None:
     loop, pods = loop_with_victim()
     loop.cache.pods.remove(pod(VICTIM.name, namespace=VICTIM.namespace))
