@@ -131,6 +131,10 @@ class OperatorProcess:
                 raise RuntimeError(f"muster run not ready in {timeout:.0f}s; see {self.log_path}")
             time.sleep(0.5)
 
+    def exit_code(self) -> int | None:
+        """None while the operator runs; its exit status (negative: a signal) once it ended."""
+        return None if self.process is None else self.process.poll()
+
     def stop(self) -> None:
         if self.process is None or self.process.poll() is not None:
             return

@@ -268,7 +268,12 @@ def run_mode(
             measure(mode, cluster, workload, params, operator.pid if operator else None)
         )
         if operator is not None:
-            figures["operator"]["scheduling_cycles"] = operator.cycle_seconds()
+            # An operator that ended during the run has no /metrics left to read.
+            exit_code = operator.exit_code()
+            figures["operator"]["exited_during_run"] = exit_code is not None
+            figures["operator"]["exit_code"] = exit_code
+            if exit_code is None:
+                figures["operator"]["scheduling_cycles"] = operator.cycle_seconds()
         figures["date"] = datetime.now(UTC).isoformat(timespec="seconds")
         return figures
     finally:
