@@ -92,8 +92,8 @@ def _cycles(figures: Figures) -> str:
 
 
 ROWS: tuple[tuple[str, Callable[[Figures], str]], ...] = (
-    ("Jobs with every pod bound", lambda f: f"{f['jobs_all_bound']} / {f['jobs']}"),
-    ("Jobs with every pod Running", lambda f: f"{f['jobs_all_running']} / {f['jobs']}"),
+    ("Jobs with every pod bound", lambda f: f"{f['jobs_all_bound']:,} / {f['jobs']:,}"),
+    ("Jobs with every pod Running", lambda f: f"{f['jobs_all_running']:,} / {f['jobs']:,}"),
     ("pods bound", lambda f: f"{f['pods_bound']:,} / {f['pods']:,}"),
     ("creation → all bound, p50 / p90 / p99 (s)", lambda f: _quantiles(f["time_to_all_bound_s"])),
     (
@@ -233,8 +233,8 @@ def render(results: Figures, name: str) -> str:
             f"{machine['python']}; Kubernetes {machine['kubernetes']}, etcd "
             f"{machine['etcd']}, KWOK {machine['kwok']}.",
             "",
-            f"Workload: {params['jobs']} Jobs, {params['pods']:,} pods "
-            f"({params['zone_jobs']} Jobs confined to one zone), {params['gpus_per_pod']} "
+            f"Workload: {params['jobs']:,} Jobs, {params['pods']:,} pods "
+            f"({params['zone_jobs']:,} Jobs confined to one zone), {params['gpus_per_pod']} "
             f"GPU{'' if params['gpus_per_pod'] == 1 else 's'} per pod, on "
             f"{params['nodes']:,} nodes x {params['gpus_per_node']} GPUs: "
             f"demand {params['demand_ratio']:.0%} of capacity. Seed {params['seed']}.",
