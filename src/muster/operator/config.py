@@ -28,6 +28,7 @@ class OperatorConfig:
     debounce: float = 0.2
     resync_period: float = 30.0
     release_concurrency: int = 32
+    orphan_grace: float = 10.0
     webhook_host: str = "127.0.0.1"
     webhook_port: int = 9443
     webhook_cert: str | None = None
@@ -58,6 +59,8 @@ _HELP: dict[str, str] = {
     "debounce": "seconds to gather events before a scheduling cycle starts",
     "resync_period": "seconds between cycles when nothing happens",
     "release_concurrency": "pods released (or evicted, or deleted) in parallel",
+    "orphan_grace": "seconds a member pod may wait for its PodGroup before it gets a "
+    "PodGroupNotFound event",
     "webhook_host": "address the admission webhooks listen on and advertise",
     "webhook_port": "port of the admission webhooks (HTTPS)",
     "webhook_cert": "PEM certificate for the webhooks (default: self-signed)",

@@ -12,8 +12,9 @@ One cycle at a time. Each cycle:
    rolls back gangs that can no longer bind or missed the release deadline, and
    refreshes their pod counts;
 6. refreshes the counts of every other group (basic groups, which the engine leaves
-   to kube-scheduler), and tells, once, about member pods whose PodGroup does not
-   exist, and about objects the engine cannot use (once per object version).
+   to kube-scheduler), and tells, once, about member pods whose PodGroup has not
+   existed for `orphan_grace` seconds, and about objects the engine cannot use (once
+   per object version).
 
 The plan is written before any pod is released, so a crash at any point leaves either
 nothing released or a written plan that step 5 of the next operator completes.
@@ -83,6 +84,7 @@ class SchedulingLoop:
         self.backoff = Backoff(initial=config.rollback_backoff, maximum=config.rollback_backoff_max)
         self.released_at: dict[GroupKey, float] = {}
         self.victims_of: dict[GroupKey, frozenset[PodKey]] = {}
+        self.orphaned_since: dict[PodKey, float] = {}
         self.warned_orphans: set[PodKey] = set()
         self.warned_rejections: set[tuple[ObjectKey, str]] = set()
 
@@ -112,7 +114,7 @@ class SchedulingLoop:
         self.metrics.pending_gangs.set(len(result.verdicts))
         await self._follow_admitted(now, skip=acted)
         await self._refresh_the_rest(now, skip=acted | set(result.verdicts))
-        await self._warn_orphans()
+        await self._warn_orphans(now)
         await self._warn_rejections()
         return result
 
@@ -319,26 +321,42 @@ class SchedulingLoop:
         if known:
             self.metrics.time_to_admit.observe(max(0.0, now - max(known)))
 
-    async def _warn_orphans(self) -> None:
-        """One event per member pod whose PodGroup does not exist (it stays gated)."""
-        orphans: set[PodKey] = set()
+    async def _warn_orphans(self, now: float) -> None:
+        """One event per member pod whose PodGroup has not existed for `orphan_grace`
+        seconds (it stays gated).
+
+        A Job's pods exist before the operator has created the Job's PodGroup, so
+        warning at once would write an event for most pods of every new Job; the
+        grace period keeps the event for a PodGroup that is truly missing. The
+        members are copied before the first await: the informers change the cache
+        while an event is being written.
+        """
+        orphaned_since: dict[PodKey, float] = {}
         for key, members in list(self.cache.members.items()):
             if key in self.cache.pod_groups:
                 continue
-            for name, pod in members.items():
+            for name, pod in list(members.items()):
                 if (pod.get("spec") or {}).get("schedulingGroup"):
                     continue  # the cluster's own gang scheduling has it
                 pod_key = PodKey(key.namespace, name)
-                orphans.add(pod_key)
-                if pod_key not in self.warned_orphans:
-                    await self.events.record(
-                        reference(pod),
-                        WARNING,
-                        "PodGroupNotFound",
-                        f"PodGroup {key.name} does not exist in namespace {key.namespace}; "
-                        "the pod stays gated until it is created",
-                    )
-        self.warned_orphans = orphans
+                since = self.orphaned_since.get(pod_key, now)
+                orphaned_since[pod_key] = since
+                if pod_key in self.warned_orphans:
+                    continue
+                due = since + self.config.orphan_grace
+                if now < due:
+                    self.trigger.wake_at(due)
+                    continue
+                self.warned_orphans.add(pod_key)
+                await self.events.record(
+                    reference(pod),
+                    WARNING,
+                    "PodGroupNotFound",
+                    f"PodGroup {key.name} does not exist in namespace {key.namespace}; "
+                    "the pod stays gated until it is created",
+                )
+        self.orphaned_since = orphaned_since
+        self.warned_orphans &= orphaned_since.keys()
 
     async def _warn_rejections(self) -> None:
         """One event per version of an object the engine skips: it is invisible to

@@ -189,3 +189,66 @@ async def test_an_object_the_engine_ignores_gets_one_warning_per_version() -> No
     await loop.cycle()
     assert len(events.recorded) == 2
     assert not loop.cache.rejections
+
+
+def loop_with_orphans(events: FakeEvents, *, grace: float) -> SchedulingLoop:
+    """Two member pods of a PodGroup nobody has created."""
+    cache = LiveCache()
+    for name in ("waiting-0", "waiting-1"):
+        cache.pods.upsert(pod(name, group="missing", namespace="team"))
+    return SchedulingLoop(
+        cache=cache,
+        writer=FakeWriter(cache),  # type: ignore[arg-type]
+        pods=FakePods(cache),  # type: ignore[arg-type]
+        events=events,  # type: ignore[arg-type]
+        trigger=FakeTrigger(),  # type: ignore[arg-type]
+        metrics=Metrics(),
+        config=OperatorConfig(orphan_grace=grace),
+        engine_config=EngineConfig(),
+    )
+
+
+async def test_a_pod_gets_one_warning_once_its_podgroup_is_missing_past_the_grace() -> None:
+    events = FakeEvents()
+    loop = loop_with_orphans(events, grace=10.0)
+    await loop._warn_orphans(100.0)
+    await loop._warn_orphans(109.0)
+    assert events.recorded == []
+    await loop._warn_orphans(110.0)
+    await loop._warn_orphans(200.0)
+    assert sorted(name for name, _, _ in events.recorded) == ["waiting-0", "waiting-1"]
+    assert {reason for _, reason, _ in events.recorded} == {"PodGroupNotFound"}
+
+
+async def test_a_podgroup_created_within_the_grace_causes_no_warning() -> None:
+    events = FakeEvents()
+    loop = loop_with_orphans(events, grace=10.0)
+    await loop._warn_orphans(100.0)
+    loop.cache.pod_group_sink.upsert(pod_group("missing", namespace="team"))
+    await loop._warn_orphans(120.0)
+    assert events.recorded == []
+    assert not loop.orphaned_since
+
+
+class CacheChangingEvents(FakeEvents):
+    """Adds pods to the cache while an event is written, as the informers do."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cache = LiveCache()
+
+    async def record(self, involved: Any, kind: str, reason: str, message: str) -> None:
+        await super().record(involved, kind, reason, message)
+        count = len(self.recorded)
+        self.cache.pods.upsert(pod(f"late-{count}", group="missing", namespace="team"))
+        self.cache.pods.upsert(pod(f"late-{count}", group=f"other-{count}", namespace="x"))
+
+
+async def test_warning_about_orphans_survives_the_cache_changing_meanwhile() -> None:
+    events = CacheChangingEvents()
+    loop = loop_with_orphans(events, grace=0.0)
+    events.cache = loop.cache
+    await loop._warn_orphans(0.0)
+    assert sorted(name for name, _, _ in events.recorded) == ["waiting-0", "waiting-1"]
+    await loop._warn_orphans(1.0)
+    assert {"late-1", "late-2"} <= {name for name, _, _ in events.recorded}
