@@ -5,7 +5,8 @@ one PodGroup per template. All are created with owner references, so the garbage
 collector removes them with their owner, and creation is idempotent (an object that
 already exists is left alone), so replaying a Job after a restart or a relist costs
 one rejected create and nothing else. Invalid opt-ins are told to the user as a
-Warning event on the Job, once per Job generation.
+Warning event on the Job, once per Job generation. Several objects are expanded at
+once, but never one object twice at the same time.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ logger = logging.getLogger(__name__)
 RETRY_DELAY = 2.0
 NATIVE_API = "scheduling.k8s.io/v1beta1"
 NATIVE_GRACE = 2.0
+WORKERS = 8
 
 
 class _NotYetError(Exception):
@@ -83,6 +85,8 @@ class Expander:
         self.queue: asyncio.Queue[tuple[str, str]] = asyncio.Queue()
         self.latest: dict[tuple[str, str], JsonObject] = {}
         self.done: set[tuple[str, str, str, int]] = set()
+        self.busy: set[tuple[str, str]] = set()
+        self.again: set[tuple[str, str]] = set()
 
     def upsert(self, obj: JsonObject) -> bool:
         if self.kind == "Job" and not _opts_in(obj):
@@ -101,29 +105,52 @@ class Expander:
         return False
 
     async def run(self) -> None:
-        """Work the queue forever; a failed object is retried while it exists."""
+        """Work the queue forever with `WORKERS` workers; a failed object is retried
+        while it exists.
+
+        Each expansion waits on a few API round trips, so one worker would queue a
+        burst of Jobs behind each other while their pods wait gated for their PodGroups.
+        """
+        async with asyncio.TaskGroup() as workers:
+            for _ in range(WORKERS):
+                workers.create_task(self._work())
+
+    async def _work(self) -> None:
         while True:
             key = await self.queue.get()
-            obj = self.latest.get(key)
-            if obj is None or _identity(obj) in self.done:
+            if key in self.busy:
+                self.again.add(key)  # expanded once its current expansion ends
                 continue
-            if (obj.get("metadata") or {}).get("deletionTimestamp"):
-                continue  # going away: its children go with it
+            self.busy.add(key)
             try:
-                if self.kind == "Job":
-                    await self._expand_job(obj)
-                else:
-                    await self._expand_workload(obj)
-                self.done.add(_identity(obj))
-            except KubeError as error:
-                if not error.transient:
-                    logger.warning("could not expand %s: %s", reference(obj), error)
-                    continue
-                self._retry_later(key, obj, error)
-            except OSError as error:
-                self._retry_later(key, obj, error)
-            except _NotYetError:
-                asyncio.get_running_loop().call_later(NATIVE_GRACE, self.queue.put_nowait, key)
+                await self._expand(key)
+            finally:
+                self.busy.discard(key)
+                if key in self.again:
+                    self.again.discard(key)
+                    self.queue.put_nowait(key)
+
+    async def _expand(self, key: tuple[str, str]) -> None:
+        obj = self.latest.get(key)
+        if obj is None or _identity(obj) in self.done:
+            return
+        if (obj.get("metadata") or {}).get("deletionTimestamp"):
+            return  # going away: its children go with it
+        try:
+            if self.kind == "Job":
+                await self._expand_job(obj)
+            else:
+                await self._expand_workload(obj)
+            self.done.add(_identity(obj))
+        except KubeError as error:
+            if not error.transient:
+                logger.warning("could not expand %s: %s", reference(obj), error)
+                return
+            self._retry_later(key, obj, error)
+        except OSError as error:
+            self._retry_later(key, obj, error)
+        except _NotYetError:
+            asyncio.get_running_loop().call_later(NATIVE_GRACE, self.queue.put_nowait, key)
 
     def _retry_later(self, key: tuple[str, str], obj: JsonObject, error: Exception) -> None:
         logger.warning("could not expand %s: %s; retrying", reference(obj), error)
@@ -157,15 +184,20 @@ class Expander:
                 "the scheduling.muster.dev/policy label and annotations are ignored",
             )
         expansion = expand_job(job, opt_in)
-        for child in (expansion.workload, expansion.pod_group):
-            if await self._create(child):
-                await self.events.record(
-                    reference(job),
-                    NORMAL,
-                    "Created",
-                    f"created {child['kind']} {child['metadata']['name']} "
-                    f"({opt_in.policy}, from the {opt_in.source})",
-                )
+        # The PodGroup first, and both before the events: the Job's pods wait gated for it.
+        created = [
+            child
+            for child in (expansion.pod_group, expansion.workload)
+            if await self._create(child)
+        ]
+        for child in created:
+            await self.events.record(
+                reference(job),
+                NORMAL,
+                "Created",
+                f"created {child['kind']} {child['metadata']['name']} "
+                f"({opt_in.policy}, from the {opt_in.source})",
+            )
 
     async def _native_workload(self, job: JsonObject) -> str | None:
         """The name of the native Workload the cluster made for the Job, or None.
