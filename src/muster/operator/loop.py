@@ -5,7 +5,8 @@ One cycle at a time. Each cycle:
 1. asks the engine (`schedule`) for a `CycleResult` on the cache's current state;
 2. admits each admitted gang: marks its victims' groups `DisruptionTarget`, evicts the
    victims, records the gang's plan in its status (from then on its capacity is held),
-   and only then releases its pods, each with one gate-removing, node-pinning patch;
+   and only then releases its pods, each with one gate-removing, node-pinning patch
+   (gangs that preempt one after another, the others several at a time);
 3. releases the growth of already admitted gangs the same way;
 4. writes every pending gang's verdict (reason and message) to its status;
 5. follows every admitted gang: finishes releases left half-done (after a restart),
@@ -22,9 +23,10 @@ nothing released or a written plan that step 5 of the next operator completes.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -56,6 +58,8 @@ from muster.scheduler import EngineConfig, schedule
 from muster.scheduler.results import Admission, CycleResult, GroupKey, Growth, PodKey, Verdict
 
 logger = logging.getLogger(__name__)
+
+ADMISSION_CONCURRENCY = 8
 
 
 class SchedulingLoop:
@@ -102,10 +106,7 @@ class SchedulingLoop:
         started = time.perf_counter()
         result = schedule(self.cache.state, now=now, config=self.engine_config)
         self.metrics.cycle_duration.observe(time.perf_counter() - started)
-        acted: set[GroupKey] = set()
-        for admission in result.admissions:
-            if await self._admit(admission, now):
-                acted.add(admission.group)
+        acted = await self._admit_all(result.admissions, now)
         for growth in result.growths:
             await self._grow(growth, now)
             acted.add(growth.group)
@@ -117,6 +118,32 @@ class SchedulingLoop:
         await self._warn_orphans(now)
         await self._warn_rejections()
         return result
+
+    async def _admit_all(self, admissions: Sequence[Admission], now: float) -> set[GroupKey]:
+        """Admit the cycle's gangs; the groups admitted.
+
+        The engine placed them all on one snapshot, on capacity none of the others
+        takes, so gangs without victims are admitted `ADMISSION_CONCURRENCY` at a time:
+        one at a time, a burst of admissions would wait on each gang's status write,
+        events and releases in turn. Gangs that preempt go first, one after another, as
+        their victims' groups may be shared and each of those gets its own status writes.
+        """
+        acted: set[GroupKey] = set()
+        for admission in admissions:
+            if admission.victims and await self._admit(admission, now):
+                acted.add(admission.group)
+        limit = asyncio.Semaphore(ADMISSION_CONCURRENCY)
+
+        async def admit(admission: Admission) -> None:
+            async with limit:
+                if await self._admit(admission, now):
+                    acted.add(admission.group)
+
+        async with asyncio.TaskGroup() as admitting:
+            for admission in admissions:
+                if not admission.victims:
+                    admitting.create_task(admit(admission))
+        return acted
 
     async def _admit(self, admission: Admission, now: float) -> bool:
         key = admission.group

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable
 from typing import Any
 
@@ -252,3 +253,66 @@ async def test_warning_about_orphans_survives_the_cache_changing_meanwhile() -> 
     assert sorted(name for name, _, _ in events.recorded) == ["waiting-0", "waiting-1"]
     await loop._warn_orphans(1.0)
     assert {"late-1", "late-2"} <= {name for name, _, _ in events.recorded}
+
+
+class HeldWriter(FakeWriter):
+    """Holds every status write until `opened`, logging when each one is applied."""
+
+    def __init__(self, cache: LiveCache, log: list[str]) -> None:
+        super().__init__(cache)
+        self.log = log
+        self.in_flight = 0
+        self.most_in_flight = 0
+        self.opened = asyncio.Event()
+
+    async def write(self, key: GroupKey, change: StatusChange, *, now: float) -> bool:
+        self.in_flight += 1
+        self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        await self.opened.wait()
+        self.in_flight -= 1
+        self.log.append(f"write {key.name}")
+        return await super().write(key, change, now=now)
+
+
+class LoggedPods(FakePods):
+    def __init__(self, cache: LiveCache, log: list[str]) -> None:
+        super().__init__(cache)
+        self.log = log
+
+    async def release(self, placements: Iterable[tuple[PodKey, str]]) -> BatchOutcome:
+        done = tuple(key for key, _ in placements)
+        self.log.extend(f"release {key.name}" for key in done)
+        return BatchOutcome(done, {})
+
+
+async def test_gangs_are_admitted_together_each_with_its_plan_written_before_its_release() -> None:
+    cache = LiveCache()
+    log: list[str] = []
+    for name in ("first", "second"):
+        cache.nodes.upsert(node(f"node-{name}", cpu="4"))
+        cache.pod_group_sink.upsert(pod_group(name, namespace="team"))
+        cache.pods.upsert(pod(f"{name}-0", group=name, namespace="team"))
+    writer = HeldWriter(cache, log)
+    loop = SchedulingLoop(
+        cache=cache,
+        writer=writer,  # type: ignore[arg-type]
+        pods=LoggedPods(cache, log),  # type: ignore[arg-type]
+        events=FakeEvents(),  # type: ignore[arg-type]
+        trigger=FakeTrigger(),  # type: ignore[arg-type]
+        metrics=Metrics(),
+        config=OperatorConfig(),
+        engine_config=EngineConfig(),
+    )
+    admissions = [
+        Admission(GroupKey("team", name), {f"{name}-0": f"node-{name}"})
+        for name in ("first", "second")
+    ]
+    admitting = asyncio.create_task(loop._admit_all(admissions, now=0.0))
+    for _ in range(20):
+        await asyncio.sleep(0)
+    assert writer.most_in_flight == 2
+    assert log == []
+    writer.opened.set()
+    assert await admitting == {GroupKey("team", "first"), GroupKey("team", "second")}
+    for name in ("first", "second"):
+        assert log.index(f"write {name}") < log.index(f"release {name}-0")
