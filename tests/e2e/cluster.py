@@ -89,8 +89,15 @@ class LocalCluster:
         if subprocess.run(status, env=env, capture_output=True, check=False).returncode == 0:
             return cls(state / "kubeconfig", started_here=False, state_dir=state)
         # The API server keeps the Job `spec.scheduling` field, so the native-field tests run.
-        up = [sys.executable, str(HACK / "cluster.py"), "up", "--job-scheduling-field"]
-        subprocess.run(up, check=True, env=env)
+        return cls.start(state, "--job-scheduling-field")
+
+    @classmethod
+    def start(cls, state: Path, *flags: str) -> LocalCluster:
+        """A control plane of this run's own in `state`, started with `cluster.py up` flags."""
+        env = {**os.environ, "MUSTER_CLUSTER_DIR": str(state)}
+        subprocess.run(
+            [sys.executable, str(HACK / "cluster.py"), "up", *flags], check=True, env=env
+        )
         return cls(state / "kubeconfig", started_here=True, state_dir=state)
 
     def release(self) -> None:

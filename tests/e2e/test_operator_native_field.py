@@ -1,18 +1,21 @@
 """Jobs that opt in through the native 1.37 field `spec.scheduling` run as gangs too.
 
-Only on an API server that keeps the field (`hack/cluster.py up --job-scheduling-field`);
-elsewhere the API server drops it and these tests are skipped.
+Only on an API server that keeps the field (`hack/cluster.py up --job-scheduling-field`,
+as the suite's cluster is started); elsewhere the API server drops it and these tests
+are skipped. The last test brings up a second control plane with the cluster's own
+gang scheduling on (`--native-gang`), where Muster must leave such Jobs alone.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.e2e.cluster import Kubectl, wait_until
+from tests.e2e.cluster import Kubectl, LocalCluster, fresh_namespace, wait_until
 from tests.e2e.harness import (
     POD_GROUPS,
     NodePool,
@@ -20,6 +23,7 @@ from tests.e2e.harness import (
     cluster_mode,
     events_for,
     gang_job,
+    install_crds,
     is_gated,
     pod_group,
     pods_of,
@@ -117,11 +121,36 @@ def native_workloads(kubectl: Kubectl, namespace: str) -> list[dict[str, Any]]:
     return items
 
 
+@pytest.fixture(scope="module")
+def native_gang_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kubectl]:
+    """A second control plane whose own controllers and scheduler do gang scheduling,
+    with Muster running against it as on any other cluster."""
+    cluster = LocalCluster.start(tmp_path_factory.mktemp("native-gang"), "--native-gang")
+    kubectl = Kubectl(cluster.kubeconfig)
+    install_crds(kubectl)
+    operator = OperatorProcess(
+        kubeconfig=cluster.kubeconfig, log_path=cluster.state_dir / "operator.log"
+    )
+    operator.start()
+    try:
+        yield kubectl
+    finally:
+        operator.stop()
+        cluster.release()
+
+
+@pytest.fixture
+def native_gang_namespace(
+    native_gang_cluster: Kubectl, request: pytest.FixtureRequest
+) -> Iterator[str]:
+    yield from fresh_namespace(native_gang_cluster, request.node.name)
+
+
 def test_where_the_cluster_schedules_gangs_itself_muster_leaves_the_job_alone(
-    operator: OperatorProcess, kubectl: Kubectl, kubeconfig: Path, namespace: str, pool: NodePool
+    native_gang_cluster: Kubectl, native_gang_namespace: str
 ) -> None:
-    if cluster_mode(kubeconfig) != "native-gang":
-        pytest.skip("native gang scheduling is off in this cluster")
+    kubectl, namespace = native_gang_cluster, native_gang_namespace
+    pool = NodePool(kubectl)
     pool.add(gpus=4)
     kubectl.apply(native_job("train", pool, workers=2, gang={"minCount": 2}), namespace)
     wait_until("a native Workload for the Job", lambda: bool(native_workloads(kubectl, namespace)))
@@ -136,3 +165,4 @@ def test_where_the_cluster_schedules_gangs_itself_muster_leaves_the_job_alone(
     wait_all_bound(kubectl, namespace, "train", 2)
     assert not any(is_gated(pod) for pod in pods_of(kubectl, namespace, "train"))
     assert kubectl("get", POD_GROUPS, "train", "-n", namespace, check=False).returncode != 0
+    pool.delete()
