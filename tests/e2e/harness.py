@@ -28,6 +28,7 @@ from typing import Any
 
 import pytest
 
+from muster.webhooks.server import self_signed_certificate
 from tests.e2e.cluster import ROOT, Kubectl, wait_until
 
 CRDS = ROOT / "crds"
@@ -61,7 +62,25 @@ class OperatorProcess:
     webhook_port: int = field(default_factory=free_port)
     process: subprocess.Popen[bytes] | None = None
 
+    def certificate(self) -> tuple[Path, Path]:
+        """One serving certificate for every start of this process's operator.
+
+        A restarted operator with a fresh self-signed certificate would race the API
+        server, which may still trust the previous one for a moment; real clusters
+        keep theirs in a Secret for the same reason.
+        """
+        cert, key = self.log_path.with_suffix(".crt"), self.log_path.with_suffix(".key")
+        if not cert.exists():
+            cert_pem, key_pem = self_signed_certificate("127.0.0.1")
+            key.write_bytes(key_pem)
+            cert.write_bytes(cert_pem)
+        return cert, key
+
     def command(self, extra: tuple[str, ...]) -> list[str]:
+        flags = (*self.flags, *extra)
+        if not any(flag.startswith("--webhook-secret") for flag in flags):
+            cert, key = self.certificate()
+            flags = (f"--webhook-cert={cert}", f"--webhook-key={key}", *flags)
         return [
             sys.executable,
             "-c",
@@ -76,8 +95,7 @@ class OperatorProcess:
             "--identity=muster-e2e",
             "--lease-namespace=default",
             "--rollback-backoff=2",
-            *self.flags,
-            *extra,
+            *flags,
         ]
 
     def start(self, *extra: str) -> None:
