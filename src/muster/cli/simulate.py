@@ -10,10 +10,10 @@ import argparse
 import json
 import sys
 from datetime import datetime
-from pathlib import Path
 from typing import TextIO
 
 from muster.api.manifests import ManifestSyntaxError, parse_manifests
+from muster.cli.files import UnreadableFileError, read_text
 from muster.scheduler import EngineConfig
 from muster.simulation.documents import Document, InvalidInputError, Problem
 from muster.simulation.render import render_table, report_to_json
@@ -22,7 +22,6 @@ from muster.simulation.run import DEFAULT_MAX_CYCLES, NoSteadyStateError, simula
 EXIT_OK = 0
 EXIT_NO_STEADY_STATE = 1
 EXIT_INVALID_INPUT = 2
-STDIN_NAME = "-"
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -94,10 +93,9 @@ def run(args: argparse.Namespace) -> int:
 def read_documents(name: str) -> list[Document]:
     """Every non-empty document of one file ('-' is stdin), numbered from 1."""
     try:
-        text = sys.stdin.read() if name == STDIN_NAME else Path(name).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        reason = error.strerror if isinstance(error, OSError) else "not UTF-8 text"
-        raise InvalidInputError([Problem(name, f"cannot read: {reason}")]) from error
+        text = read_text(name)
+    except UnreadableFileError as error:
+        raise InvalidInputError([Problem(name, str(error))]) from error
     try:
         return [Document(name, parsed.index, parsed.body) for parsed in parse_manifests(text)]
     except ManifestSyntaxError as error:

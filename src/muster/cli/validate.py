@@ -10,18 +10,16 @@ status is 1 when there is any.
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 from muster.api.manifests import ManifestSyntaxError, parse_manifests
 from muster.api.problems import Problem
 from muster.api.validation import validate_object
+from muster.cli.files import UnreadableFileError, read_text
 
 EXIT_VALID = 0
 EXIT_PROBLEMS = 1
-STDIN = "-"
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -53,10 +51,9 @@ def problem_lines(name: str) -> Iterator[str]:
     """``file:document: field: message`` for each problem in one file ('-' is
     stdin); a file that cannot be read, or stops being YAML, is itself a problem."""
     try:
-        text = sys.stdin.read() if name == STDIN else Path(name).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        reason = error.strerror if isinstance(error, OSError) else "not UTF-8 text"
-        yield f"{name}: cannot read: {reason}"
+        text = read_text(name)
+    except UnreadableFileError as error:
+        yield f"{name}: {error}"
         return
     try:
         for document in parse_manifests(text):
