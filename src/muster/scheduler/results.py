@@ -10,16 +10,25 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from muster.api.constants import (
+    REASON_PREEMPTED,
+    REASON_ROLLED_BACK,
+    REASON_SCHEDULED,
+    REASON_SCHEDULER_ERROR,
+    REASON_UNSCHEDULABLE,
+    REASON_WAITING_FOR_PODS,
+)
+
 
 class Reason(StrEnum):
     """The reason of the `PodGroupScheduled` condition, as users see it."""
 
-    SCHEDULED = "Scheduled"
-    UNSCHEDULABLE = "Unschedulable"
-    WAITING_FOR_PODS = "WaitingForPods"
-    PREEMPTED = "Preempted"
-    ROLLED_BACK = "RolledBack"
-    SCHEDULER_ERROR = "SchedulerError"
+    SCHEDULED = REASON_SCHEDULED
+    UNSCHEDULABLE = REASON_UNSCHEDULABLE
+    WAITING_FOR_PODS = REASON_WAITING_FOR_PODS
+    PREEMPTED = REASON_PREEMPTED
+    ROLLED_BACK = REASON_ROLLED_BACK
+    SCHEDULER_ERROR = REASON_SCHEDULER_ERROR
 
 
 @dataclass(frozen=True, slots=True, order=True)
