@@ -93,7 +93,7 @@ def _pod_fingerprint(pod: JsonObject) -> Hashable:
             spec.get("nodeSelector"),
             status.get("phase"),
             metadata.get("deletionTimestamp") is not None,
-            (metadata.get("labels") or {}).get(POD_GROUP_LABEL),
+            metadata.get("labels"),  # membership, and what inter-pod rules match
         ]
     )
 

@@ -15,6 +15,7 @@ The state is only read: every decision lives in the returned `CycleResult`.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 import numpy.typing as npt
@@ -36,6 +37,9 @@ from muster.scheduler.fit import (
     scarce_columns,
 )
 from muster.scheduler.intake import PlacementRules
+from muster.scheduler.interplay import HOSTNAME, GangInterplay, Member
+from muster.scheduler.interpod_view import InterPodView
+from muster.scheduler.pod_terms import NO_RULES, InterPodRules, Labels
 from muster.scheduler.predicates import with_port_conflicts
 from muster.scheduler.preemption import PreemptionSearch
 from muster.scheduler.queue import Gang, gangs_of
@@ -53,7 +57,9 @@ from muster.scheduler.state import ClusterState, PodEntry
 from muster.scheduler.topology import GangPlacement, fit_anywhere, fit_in_domain
 
 BoolArray = npt.NDArray[np.bool_]
-ShapeKey = tuple[tuple[tuple[int, int], ...], PlacementRules, tuple[tuple[str, int], ...]]
+ShapeKey = tuple[
+    tuple[tuple[int, int], ...], PlacementRules, tuple[tuple[str, int], ...], InterPodRules, Labels
+]
 
 
 def schedule(state: ClusterState, *, now: float, config: EngineConfig) -> CycleResult:
@@ -74,6 +80,12 @@ class _Cycle:
         self.held_for_older = np.zeros(self.table.size, dtype=np.bool_)
         self.ports_placed: dict[tuple[str, int], set[int]] = {}
         self.preemption = PreemptionSearch(state, self.table)
+        self.view = InterPodView(
+            state.placed,
+            size=self.table.size,
+            node_slot=state.node_slot,
+            namespace_labels=state.namespace_labels,
+        )
         self.admissions: list[Admission] = []
         self.growths: dict[GroupKey, dict[str, str]] = {}
         self.verdicts: dict[GroupKey, Verdict] = {}
@@ -99,27 +111,47 @@ class _Cycle:
 
     # ---- shapes and placements ---------------------------------------------------
 
-    def _shapes(self, pods: Sequence[PodEntry]) -> list[Shape]:
+    def _shapes(self, pods: Sequence[PodEntry]) -> tuple[list[Shape], GangInterplay | None]:
+        """The pods grouped by shape, largest first, and the inter-pod rules between them
+        (None when no rule ties the placement of one pod to another's)."""
+        ruled = self.view.anyone_repels or any(entry.record.inter_pod for entry in pods)
         by_shape: dict[ShapeKey, list[str]] = {}
+        members: dict[ShapeKey, Member] = {}
         for entry in pods:
             record = entry.record
             assert record.rules is not None, "pending pods carry placement rules"
-            key = (entry.demand, record.rules, record.host_ports)
+            inter_pod = record.inter_pod if ruled else NO_RULES
+            labels = tuple(sorted(record.labels.items())) if ruled else ()
+            key = (entry.demand, record.rules, record.host_ports, inter_pod, labels)
             by_shape.setdefault(key, []).append(record.key.name)
-        shapes = []
-        for (demand, rules, ports), names in by_shape.items():
+            members.setdefault(
+                key, Member(record.key.namespace, record.labels, inter_pod, record.rules)
+            )
+        shaped = []
+        for key, names in by_shape.items():
+            demand, rules, ports = key[0], key[1], key[2]
             rules_filter = self.table.static_filter(rules)
             if ports:
                 rules_filter = with_port_conflicts(rules_filter, self._ports_taken(ports))
-            shapes.append(
-                Shape(
-                    self.state.demand_vector(demand),
-                    rules_filter,
-                    tuple(sorted(names)),
-                    one_per_node=bool(ports),
-                )
+            shape = Shape(
+                self.state.demand_vector(demand),
+                rules_filter,
+                tuple(sorted(names)),
+                one_per_node=bool(ports) or _one_per_node(members[key], self.view),
             )
-        return sorted(shapes, key=lambda shape: (-shape.size_key(self.largest), shape.pods))
+            shaped.append((shape, members[key]))
+        shaped.sort(key=lambda pair: (-pair[0].size_key(self.largest), pair[0].pods))
+        shapes = [shape for shape, _ in shaped]
+        if not ruled:
+            return shapes, None
+        interplay = GangInterplay(
+            [member for _, member in shaped], view=self.view, table=self.table
+        )
+        shapes = [
+            replace(shape, inter_pod_filter=interplay.start_filter(index))
+            for index, shape in enumerate(shapes)
+        ]
+        return shapes, interplay if interplay.dynamic else None
 
     def _ports_taken(self, ports: tuple[tuple[str, int], ...]) -> BoolArray:
         """Nodes where a pod (held, or placed earlier this cycle) has one of these ports."""
@@ -142,14 +174,16 @@ class _Cycle:
             entry = pending[pod]
             for column, amount in entry.demand:
                 row[column] -= amount
-        self._note_ports(gang, placements)
+        self._note_placed(gang, placements)
 
-    def _note_ports(self, gang: Gang, placements: dict[str, int]) -> None:
-        """Host ports taken by this cycle's placements, for the gangs decided after."""
+    def _note_placed(self, gang: Gang, placements: dict[str, int]) -> None:
+        """Host ports and pods of this cycle's placements, for the gangs decided after."""
         pending = {entry.record.key.name: entry for entry in gang.pending}
         for pod, slot in placements.items():
-            for port in pending[pod].record.host_ports:
+            record = pending[pod].record
+            for port in record.host_ports:
                 self.ports_placed.setdefault(port, set()).add(slot)
+            self.view.add(record, slot)
 
     def _node_names(self, placements: dict[str, int]) -> dict[str, str]:
         return {pod: self.table.name(slot) for pod, slot in sorted(placements.items())}
@@ -164,13 +198,20 @@ class _Cycle:
         order: NodeOrder | None = None,
         head_start: Matrix | None = None,
         within: BoolArray | None = None,
+        interplay: GangInterplay | None = None,
     ) -> GangPlacement:
         within = ~self.held_for_older if within is None else within
         order = order or self.order
         key = gang.record.topology_key
         if key is None:
             return fit_anywhere(
-                free, shapes, within=within, order=order, largest=self.largest, needed=needed
+                free,
+                shapes,
+                within=within,
+                order=order,
+                largest=self.largest,
+                needed=needed,
+                interplay=interplay,
             )
         return fit_in_domain(
             free,
@@ -182,6 +223,7 @@ class _Cycle:
             key=key,
             labels=self.table.labels,
             head_start=head_start,
+            interplay=interplay,
         )
 
     # ---- pending gangs -------------------------------------------------------------
@@ -206,18 +248,18 @@ class _Cycle:
                 Reason.WAITING_FOR_PODS, waiting_message(gang.existing, record.min_count)
             )
             return
-        shapes = self._shapes(gang.pending)
+        shapes, interplay = self._shapes(gang.pending)
         if not shapes:
             self.admissions.append(Admission(gang.key, {}))
             return
-        placement = self._fit(self.free, gang, shapes, gang.missing)
+        placement = self._fit(self.free, gang, shapes, gang.missing, interplay=interplay)
         if placement.placements or gang.missing == 0:
             self._admit(gang, placement)
             return
-        if record.preempt and self._preempt(gang, shapes):
+        if record.preempt and self._preempt(gang, shapes, interplay):
             return
         tried = record.preempt and self.preemption.has_candidates(gang.priority)
-        self._refuse(gang, shapes, placement, position, preemption_tried=tried)
+        self._refuse(gang, shapes, interplay, placement, position, preemption_tried=tried)
 
     def _admit(self, gang: Gang, placement: GangPlacement) -> None:
         self._take(self.free, gang, placement.placements)
@@ -226,17 +268,30 @@ class _Cycle:
             domain = (gang.record.topology_key, placement.domain)
         self.admissions.append(Admission(gang.key, self._node_names(placement.placements), domain))
 
-    def _preempt(self, gang: Gang, shapes: Sequence[Shape]) -> bool:
+    def _preempt(
+        self, gang: Gang, shapes: Sequence[Shape], interplay: GangInterplay | None
+    ) -> bool:
+        """Inter-pod rules are judged with the victims still in place: a victim that
+        repels the gang keeps it out (safe), one it needs is counted as staying."""
+
         def fits(free: Matrix, cost: Counts) -> GangPlacement:
             order = self.order.with_cost(cost)
-            return self._fit(free, gang, shapes, gang.missing, order=order, head_start=self.free)
+            return self._fit(
+                free,
+                gang,
+                shapes,
+                gang.missing,
+                order=order,
+                head_start=self.free,
+                interplay=interplay,
+            )
 
         plan = self.preemption.search(self.free, gang.priority, fits, self._demands(gang))
         if plan is None:
             return False
         self.free = plan.remaining_free
         placement = plan.placement
-        self._note_ports(gang, placement.placements)
+        self._note_placed(gang, placement.placements)
         domain = None
         if placement.domain is not None and gang.record.topology_key is not None:
             domain = (gang.record.topology_key, placement.domain)
@@ -249,6 +304,7 @@ class _Cycle:
         self,
         gang: Gang,
         shapes: Sequence[Shape],
+        interplay: GangInterplay | None,
         placement: GangPlacement,
         position: int,
         *,
@@ -258,9 +314,17 @@ class _Cycle:
         unlabelled = np.zeros(self.table.size, dtype=np.bool_)
         if key is not None:
             unlabelled = self.table.labels.values_of(key) < 0
+        seen_free, seen_shapes = self.free, shapes
+        if interplay is not None:
+            refusal = interplay.refusal_filter(
+                self.free, shapes, within=~self.held_for_older & ~unlabelled, order=self.order
+            )
+            if refusal is not None:  # as kube-scheduler sees the first pod left out
+                rules_filter, shape, seen_free = refusal
+                seen_shapes = [replace(shape, inter_pod_filter=rules_filter)]
         feasible, reasons = shortages(
-            self.free,
-            shapes=shapes,
+            seen_free,
+            shapes=seen_shapes,
             table=self.table,
             held_elsewhere=self.held_for_older,
             unlabelled=unlabelled,
@@ -285,23 +349,25 @@ class _Cycle:
                 resource_names=self.state.resource_names,
             ),
         )
-        spread_limited = any(shape.one_per_node for shape in shapes)
+        spread_limited = interplay is not None or any(shape.one_per_node for shape in shapes)
         message = unschedulable_message(explanation, key, spread_limited=spread_limited)
         if preemption_tried:
             message = f"{message}; {PREEMPTION_WOULD_NOT_HELP}"
         waited = self.now - gang.waiting_since
         if waited > self.config.starvation_seconds:
-            held = self._hold(gang, shapes, placement)
+            held = self._hold(gang, shapes, interplay, placement)
             after = f"holding capacity for it after {waited:.0f}s in the queue"
             if held:
                 message = f"{message}; {after} ({held} node(s) closed to the gangs behind it)"
-            elif self.held_for_older.any() and self._fits_on_empty_nodes(gang, shapes):
+            elif self.held_for_older.any() and self._fits_on_empty_nodes(gang, shapes, interplay):
                 message = f"{message}; not {after}: the nodes it needs are held for gangs ahead"
             else:
                 message = f"{message}; not {after}: it would not fit even on empty nodes"
         self.verdicts[gang.key] = Verdict(Reason.UNSCHEDULABLE, message, explanation)
 
-    def _fits_on_empty_nodes(self, gang: Gang, shapes: Sequence[Shape]) -> bool:
+    def _fits_on_empty_nodes(
+        self, gang: Gang, shapes: Sequence[Shape], interplay: GangInterplay | None
+    ) -> bool:
         """Whether the gang would fit were every node empty, those held for others too.
 
         Tells a gang that holds nothing because older gangs hold what it needs (it will
@@ -309,10 +375,18 @@ class _Cycle:
         """
         capacity = self.state.allocatable[: self.table.size]
         everywhere = np.ones(self.table.size, dtype=np.bool_)
-        fit = self._fit(capacity, gang, shapes, gang.missing, within=everywhere)
+        fit = self._fit(
+            capacity, gang, shapes, gang.missing, within=everywhere, interplay=interplay
+        )
         return bool(fit.placements)
 
-    def _hold(self, gang: Gang, shapes: Sequence[Shape], placement: GangPlacement) -> int:
+    def _hold(
+        self,
+        gang: Gang,
+        shapes: Sequence[Shape],
+        interplay: GangInterplay | None,
+        placement: GangPlacement,
+    ) -> int:
         """Close nodes to the gangs behind a starving gang, so they fill up for it.
 
         The nodes held are those the gang would use if they were empty, chosen among
@@ -335,6 +409,7 @@ class _Cycle:
                 order=self.order.with_cost(-room_now),
                 largest=self.largest,
                 needed=gang.missing,
+                interplay=interplay,
             )
             nodes = sorted(set(target.placements.values()))
             self.held_for_older[nodes] = True
@@ -350,6 +425,7 @@ class _Cycle:
                 order=self.order,
                 largest=self.largest,
                 needed=gang.missing,
+                interplay=interplay,
             )
             if empty.placements:
                 self.held_for_older |= domain
@@ -365,9 +441,14 @@ class _Cycle:
             if not placed:
                 del self.growths[gang.key]
             return
-        shapes = self._shapes(pending)
+        shapes, interplay = self._shapes(pending)
         within = ~self.held_for_older & self._domain_of(gang)
-        chosen = place_greedily(self.free, shapes, within, self.order, limit)
+        if interplay is None:
+            chosen = place_greedily(self.free, shapes, within, self.order, limit)
+        else:
+            chosen = interplay.place(
+                self.free, shapes, within=within, order=self.order, needed=0, limit=limit
+            )
         self._take(self.free, gang, chosen)
         placed.update(self._node_names(chosen))
         if not placed:
@@ -387,3 +468,12 @@ class _Cycle:
                 same_domain: BoolArray = values == values[slot]
                 return same_domain
         return np.zeros(self.table.size, dtype=np.bool_)
+
+
+def _one_per_node(member: Member, view: InterPodView) -> bool:
+    """Whether the pods repel each other per node (hostname anti-affinity on themselves)."""
+    labels = view.namespace_labels(member.namespace)
+    return any(
+        term.topology_key == HOSTNAME and term.matches(member.namespace, member.labels, labels)
+        for term in member.rules.anti_affinity
+    )

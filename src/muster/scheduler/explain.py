@@ -64,9 +64,15 @@ def shortages(
         blocked &= ~unlabelled
     counts[HELD_FOR_OLDER_GANG] += int((blocked & held_elsewhere).sum())
     blocked &= ~held_elsewhere
+    roomy = blocked.copy()
     for column in np.flatnonzero(primary.demand):
         short = blocked & (free[:, column] < primary.demand[column])
         counts[_resource_reason(resource_names[int(column)])] += int(short.sum())
+        roomy &= ~short
+    inter_pod = primary.inter_pod_filter
+    if inter_pod is not None:  # kube-scheduler runs these filters after resources
+        for reason_id, reason in enumerate(inter_pod.reasons):
+            counts[reason] += int((roomy & (inter_pod.reason_of == reason_id)).sum())
     ordered = sorted(
         (Shortage(reason, nodes) for reason, nodes in counts.items() if nodes),
         key=lambda shortage: (-shortage.nodes, shortage.reason),

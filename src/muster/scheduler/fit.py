@@ -51,11 +51,15 @@ class Shape:
     demand: Counts  # per resource column; the pod-count column is 1
     rules_filter: StaticFilter
     pods: tuple[str, ...]  # pod names, sorted
-    one_per_node: bool = False  # host ports: two of these pods never share a node
+    one_per_node: bool = False  # host ports, or one per node by anti-affinity
+    inter_pod_filter: StaticFilter | None = None  # inter-pod rules before the gang is placed
 
     def copies(self, free: Matrix, within: BoolArray) -> Counts:
         """How many of these pods each node can still take."""
-        copies = copies_per_node(free, self.demand, self.rules_filter.allowed & within)
+        allowed = self.rules_filter.allowed & within
+        if self.inter_pod_filter is not None:
+            allowed = allowed & self.inter_pod_filter.allowed
+        copies = copies_per_node(free, self.demand, allowed)
         if self.one_per_node:
             np.minimum(copies, 1, out=copies)
         return copies
@@ -97,12 +101,18 @@ def copies_per_node(free: Matrix, demand: Counts, allowed: BoolArray) -> Counts:
     return copies
 
 
-def _fill_order(free: Matrix, demand: Counts, copies: Counts, order: NodeOrder) -> IntArray:
-    candidates = np.flatnonzero(copies).astype(np.int32)
+def _strands(free: Matrix, demand: Counts, candidates: IntArray, order: NodeOrder) -> Counts:
+    """Scarce capacity a pod would leave unused on each candidate (lower is better)."""
     strands = np.zeros(candidates.size, dtype=np.int64)
     for column in order.scarce_columns:
         if demand[column] == 0:
             strands += np.maximum(free[candidates, column], 0)
+    return strands
+
+
+def _fill_order(free: Matrix, demand: Counts, copies: Counts, order: NodeOrder) -> IntArray:
+    candidates = np.flatnonzero(copies).astype(np.int32)
+    strands = _strands(free, demand, candidates, order)
     keys: list[npt.NDArray[np.integer[Any]]] = [
         order.name_rank[candidates],
         copies[candidates],
@@ -112,6 +122,19 @@ def _fill_order(free: Matrix, demand: Counts, copies: Counts, order: NodeOrder) 
         keys.append(order.cost[candidates])
     ranking = np.lexsort(keys)
     return candidates[ranking]
+
+
+def best_slot(free: Matrix, demand: Counts, copies: Counts, order: NodeOrder) -> int:
+    """The node `_fill_order` would fill first (copies must not be all zero)."""
+    candidates = np.flatnonzero(copies).astype(np.int32)
+    if order.cost is not None:
+        cost = order.cost[candidates]
+        candidates = candidates[cost == cost.min()]
+    strands = _strands(free, demand, candidates, order)
+    candidates = candidates[strands == strands.min()]
+    fewest = copies[candidates]
+    candidates = candidates[fewest == fewest.min()]
+    return int(candidates[np.argmin(order.name_rank[candidates])])
 
 
 def place_shape(

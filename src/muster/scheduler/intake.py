@@ -8,7 +8,7 @@ state records and survives: one odd object must never stop scheduling for the re
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -20,7 +20,15 @@ from muster.api.constants import (
     POD_GROUP_LABEL,
     PREEMPT_NEVER,
 )
+from muster.scheduler.fields import (
+    IntakeError,
+    integer_field,
+    list_field,
+    mapping_field,
+    string_map,
+)
 from muster.scheduler.node_affinity import Requirement, Term
+from muster.scheduler.pod_terms import NO_RULES, InterPodRules, inter_pod_rules
 from muster.scheduler.quantity import QuantityError, to_amount
 from muster.scheduler.requests import pod_requests
 from muster.scheduler.results import GroupKey, PodKey
@@ -28,10 +36,6 @@ from muster.scheduler.taints import Taint, Toleration
 
 POD_COUNT = "pods"
 TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
-
-
-class IntakeError(ValueError):
-    """An object the engine cannot use; the message says which field and why."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +72,8 @@ class PodRecord:
     priority_class: str | None
     rules: PlacementRules | None  # only for pods still to be placed
     host_ports: tuple[tuple[str, int], ...] = ()  # (protocol, port), sorted
+    labels: Mapping[str, str] = field(default_factory=dict)
+    inter_pod: InterPodRules = NO_RULES  # kept for every pod: bound pods repel too
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,28 +99,10 @@ class PriorityClassRecord:
     global_default: bool
 
 
-def _mapping(value: object, where: str) -> Mapping[str, Any]:
-    if type(value) is dict:  # the common case, without the slower ABC check
-        return value
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise IntakeError(f"{where} must be a mapping")
-    return value
-
-
-def _list(value: object, where: str) -> list[Any]:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise IntakeError(f"{where} must be a list")
-    return value
-
-
 def _name(obj: Mapping[str, Any]) -> tuple[str, str]:
     if not isinstance(obj, Mapping):
         raise IntakeError("not a mapping")
-    metadata = _mapping(obj.get("metadata"), "metadata")
+    metadata = mapping_field(obj.get("metadata"), "metadata")
     name = metadata.get("name")
     if not isinstance(name, str) or not name:
         raise IntakeError("metadata.name is missing")
@@ -124,27 +112,15 @@ def _name(obj: Mapping[str, Any]) -> tuple[str, str]:
     return namespace, name
 
 
-def _string_map(value: object, where: str) -> dict[str, str]:
-    return {str(key): str(item) for key, item in _mapping(value, where).items()}
-
-
-def _integer(value: object, where: str) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise IntakeError(f"{where} must be an integer")
-    return value
-
-
 def _taint(raw: object) -> Taint:
-    taint = _mapping(raw, "spec.taints[]")
+    taint = mapping_field(raw, "spec.taints[]")
     return Taint(
         str(taint.get("key", "")), str(taint.get("value") or ""), str(taint.get("effect", ""))
     )
 
 
 def _toleration(raw: object) -> Toleration:
-    toleration = _mapping(raw, "spec.tolerations[]")
+    toleration = mapping_field(raw, "spec.tolerations[]")
     return Toleration(
         key=str(toleration.get("key") or ""),
         operator=str(toleration.get("operator") or "Equal"),
@@ -155,10 +131,12 @@ def _toleration(raw: object) -> Toleration:
 
 def node_from(obj: Mapping[str, Any]) -> NodeRecord:
     _, name = _name(obj)
-    metadata = _mapping(obj.get("metadata"), "metadata")
-    spec = _mapping(obj.get("spec"), "spec")
-    status = _mapping(obj.get("status"), "status")
-    raw_allocatable = _mapping(status.get("allocatable") or status.get("capacity"), "allocatable")
+    metadata = mapping_field(obj.get("metadata"), "metadata")
+    spec = mapping_field(obj.get("spec"), "spec")
+    status = mapping_field(obj.get("status"), "status")
+    raw_allocatable = mapping_field(
+        status.get("allocatable") or status.get("capacity"), "allocatable"
+    )
     try:
         allocatable = {str(res): to_amount(str(res), raw) for res, raw in raw_allocatable.items()}
     except QuantityError as error:
@@ -166,15 +144,15 @@ def node_from(obj: Mapping[str, Any]) -> NodeRecord:
     return NodeRecord(
         name=name,
         allocatable=tuple(sorted(allocatable.items())),
-        labels=_string_map(metadata.get("labels"), "metadata.labels"),
-        taints=tuple(_taint(raw) for raw in _list(spec.get("taints"), "spec.taints")),
+        labels=string_map(metadata.get("labels"), "metadata.labels"),
+        taints=tuple(_taint(raw) for raw in list_field(spec.get("taints"), "spec.taints")),
         unschedulable=bool(spec.get("unschedulable", False)),
     )
 
 
 def _requirement(raw: object, where: str) -> Requirement:
-    requirement = _mapping(raw, where)
-    values = _list(requirement.get("values"), f"{where}.values")
+    requirement = mapping_field(raw, where)
+    values = list_field(requirement.get("values"), f"{where}.values")
     return Requirement(
         key=str(requirement.get("key", "")),
         operator=str(requirement.get("operator", "")),
@@ -183,41 +161,43 @@ def _requirement(raw: object, where: str) -> Requirement:
 
 
 def _term(raw: object) -> Term:
-    term = _mapping(raw, "nodeSelectorTerms[]")
+    term = mapping_field(raw, "nodeSelectorTerms[]")
     return Term(
         match_expressions=tuple(
             _requirement(item, "matchExpressions[]")
-            for item in _list(term.get("matchExpressions"), "matchExpressions")
+            for item in list_field(term.get("matchExpressions"), "matchExpressions")
         ),
         match_fields=tuple(
             _requirement(item, "matchFields[]")
-            for item in _list(term.get("matchFields"), "matchFields")
+            for item in list_field(term.get("matchFields"), "matchFields")
         ),
     )
 
 
 def _required_terms(spec: Mapping[str, Any]) -> tuple[Term, ...] | None:
-    affinity = _mapping(spec.get("affinity"), "spec.affinity")
-    node_affinity = _mapping(affinity.get("nodeAffinity"), "spec.affinity.nodeAffinity")
+    affinity = mapping_field(spec.get("affinity"), "spec.affinity")
+    node_affinity = mapping_field(affinity.get("nodeAffinity"), "spec.affinity.nodeAffinity")
     required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
     if required is None:
         return None
-    terms = _mapping(required, "requiredDuringSchedulingIgnoredDuringExecution")
-    return tuple(_term(raw) for raw in _list(terms.get("nodeSelectorTerms"), "nodeSelectorTerms"))
+    terms = mapping_field(required, "requiredDuringSchedulingIgnoredDuringExecution")
+    return tuple(
+        _term(raw) for raw in list_field(terms.get("nodeSelectorTerms"), "nodeSelectorTerms")
+    )
 
 
 def _rules(spec: Mapping[str, Any]) -> PlacementRules:
     return PlacementRules(
-        node_selector=tuple(sorted(_string_map(spec.get("nodeSelector"), "nodeSelector").items())),
+        node_selector=tuple(sorted(string_map(spec.get("nodeSelector"), "nodeSelector").items())),
         required_terms=_required_terms(spec),
         tolerations=tuple(
-            _toleration(raw) for raw in _list(spec.get("tolerations"), "spec.tolerations")
+            _toleration(raw) for raw in list_field(spec.get("tolerations"), "spec.tolerations")
         ),
     )
 
 
 def _has_gang_gate(spec: Mapping[str, Any]) -> bool:
-    gates = _list(spec.get("schedulingGates"), "spec.schedulingGates")
+    gates = list_field(spec.get("schedulingGates"), "spec.schedulingGates")
     return any(isinstance(gate, Mapping) and gate.get("name") == GANG_GATE for gate in gates)
 
 
@@ -227,20 +207,22 @@ def _host_ports(spec: Mapping[str, Any]) -> tuple[tuple[str, int], ...]:
     has not been through)."""
     host_network = spec.get("hostNetwork") is True
     ports: set[tuple[str, int]] = set()
-    for container in _list(spec.get("containers"), "spec.containers"):
-        for raw in _list(_mapping(container, "container").get("ports"), "ports"):
-            port = _mapping(raw, "ports[]")
+    for container in list_field(spec.get("containers"), "spec.containers"):
+        for raw in list_field(mapping_field(container, "container").get("ports"), "ports"):
+            port = mapping_field(raw, "ports[]")
             number = port.get("hostPort") or (port.get("containerPort") if host_network else None)
             if number:
-                ports.add((str(port.get("protocol") or "TCP"), _integer(number, "hostPort") or 0))
+                ports.add(
+                    (str(port.get("protocol") or "TCP"), integer_field(number, "hostPort") or 0)
+                )
     return tuple(sorted(ports))
 
 
 def pod_from(obj: Mapping[str, Any]) -> PodRecord:
     namespace, name = _name(obj)
-    metadata = _mapping(obj.get("metadata"), "metadata")
-    spec = _mapping(obj.get("spec"), "spec")
-    status = _mapping(obj.get("status"), "status")
+    metadata = mapping_field(obj.get("metadata"), "metadata")
+    spec = mapping_field(obj.get("spec"), "spec")
+    status = mapping_field(obj.get("status"), "status")
     try:
         requests = pod_requests(spec)
     except QuantityError as error:
@@ -248,7 +230,8 @@ def pod_from(obj: Mapping[str, Any]) -> PodRecord:
     requests.pop(POD_COUNT, None)
     node_name = spec.get("nodeName") or None
     terminal = str(status.get("phase")) in TERMINAL_PHASES
-    group_name = _mapping(metadata.get("labels"), "metadata.labels").get(POD_GROUP_LABEL)
+    labels = string_map(metadata.get("labels"), "metadata.labels")
+    group_name = labels.get(POD_GROUP_LABEL)
     priority_class = spec.get("priorityClassName")
     return PodRecord(
         key=PodKey(namespace, name),
@@ -257,10 +240,12 @@ def pod_from(obj: Mapping[str, Any]) -> PodRecord:
         group_name=str(group_name) if group_name else None,
         gated=_has_gang_gate(spec),
         terminal=terminal,
-        priority=_integer(spec.get("priority"), "spec.priority"),
+        priority=integer_field(spec.get("priority"), "spec.priority"),
         priority_class=str(priority_class) if priority_class else None,
         rules=None if node_name or terminal else _rules(spec),
         host_ports=_host_ports(spec),
+        labels=labels,
+        inter_pod=NO_RULES if terminal else inter_pod_rules(spec, namespace, labels),
     )
 
 
@@ -280,8 +265,8 @@ def parse_timestamp(raw: object) -> float | None:
 
 def _condition(status: Mapping[str, Any], kind: str) -> Mapping[str, Any]:
     """The status condition of that type; empty when there is none."""
-    for raw in _list(status.get("conditions"), "status.conditions"):
-        condition = _mapping(raw, "status.conditions[]")
+    for raw in list_field(status.get("conditions"), "status.conditions"):
+        condition = mapping_field(raw, "status.conditions[]")
         if condition.get("type") == kind:
             return condition
     return {}
@@ -310,11 +295,11 @@ def _waiting_since(status: Mapping[str, Any], created: float | None) -> float | 
 
 
 def _topology_key(spec: Mapping[str, Any]) -> str | None:
-    constraints = _mapping(spec.get("schedulingConstraints"), "spec.schedulingConstraints")
-    topology = _list(constraints.get("topology"), "schedulingConstraints.topology")
+    constraints = mapping_field(spec.get("schedulingConstraints"), "spec.schedulingConstraints")
+    topology = list_field(constraints.get("topology"), "schedulingConstraints.topology")
     if not topology:
         return None
-    key = _mapping(topology[0], "topology[0]").get("key")
+    key = mapping_field(topology[0], "topology[0]").get("key")
     if not isinstance(key, str) or not key:
         raise IntakeError("schedulingConstraints.topology[0].key is missing")
     return key
@@ -322,38 +307,45 @@ def _topology_key(spec: Mapping[str, Any]) -> str | None:
 
 def pod_group_from(obj: Mapping[str, Any]) -> GroupRecord:
     namespace, name = _name(obj)
-    metadata = _mapping(obj.get("metadata"), "metadata")
-    spec = _mapping(obj.get("spec"), "spec")
-    status = _mapping(obj.get("status"), "status")
-    policy = _mapping(spec.get("schedulingPolicy"), "spec.schedulingPolicy")
+    metadata = mapping_field(obj.get("metadata"), "metadata")
+    spec = mapping_field(obj.get("spec"), "spec")
+    status = mapping_field(obj.get("status"), "status")
+    policy = mapping_field(spec.get("schedulingPolicy"), "spec.schedulingPolicy")
     gang = policy.get("gang")
     if gang is None and "basic" not in policy:
         raise IntakeError("spec.schedulingPolicy needs gang or basic")
-    min_count = _integer(_mapping(gang, "gang").get("minCount"), "gang.minCount")
+    min_count = integer_field(mapping_field(gang, "gang").get("minCount"), "gang.minCount")
     if gang is not None and (min_count is None or min_count < 1):
         raise IntakeError("spec.schedulingPolicy.gang.minCount must be at least 1")
     priority_class = spec.get("priorityClassName")
-    disruption = _mapping(spec.get("disruptionMode"), "spec.disruptionMode")
+    disruption = mapping_field(spec.get("disruptionMode"), "spec.disruptionMode")
     created = parse_timestamp(metadata.get("creationTimestamp"))
     return GroupRecord(
         key=GroupKey(namespace, name),
         gang=gang is not None,
         min_count=min_count or 1,
         topology_key=_topology_key(spec),
-        priority=_integer(spec.get("priority"), "spec.priority"),
+        priority=integer_field(spec.get("priority"), "spec.priority"),
         priority_class=str(priority_class) if priority_class else None,
         preempt=spec.get("preemptionPolicy") != PREEMPT_NEVER,
         disrupt_single=DISRUPTION_SINGLE in disruption,
         created=created,
         waiting_since=_waiting_since(status, created),
         admitted=_admitted(status),
-        plan=_string_map(status.get("plan"), "status.plan"),
+        plan=string_map(status.get("plan"), "status.plan"),
     )
+
+
+def namespace_from(obj: Mapping[str, Any]) -> tuple[str, dict[str, str]]:
+    """A Namespace's name and labels (what namespaceSelectors look at)."""
+    _, name = _name(obj)
+    metadata = mapping_field(obj.get("metadata"), "metadata")
+    return name, string_map(metadata.get("labels"), "metadata.labels")
 
 
 def priority_class_from(obj: Mapping[str, Any]) -> PriorityClassRecord:
     _, name = _name(obj)
-    value = _integer(obj.get("value"), "value")
+    value = integer_field(obj.get("value"), "value")
     return PriorityClassRecord(
         name=name, value=value or 0, global_default=bool(obj.get("globalDefault", False))
     )

@@ -20,18 +20,20 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from muster.scheduler.fields import IntakeError
 from muster.scheduler.intake import (
     POD_COUNT,
     GroupRecord,
-    IntakeError,
     NodeRecord,
     PodRecord,
     PriorityClassRecord,
+    namespace_from,
     node_from,
     pod_from,
     pod_group_from,
     priority_class_from,
 )
+from muster.scheduler.placed import PlacedPods
 from muster.scheduler.predicates import NodeTable
 from muster.scheduler.results import GroupKey, PodKey
 
@@ -105,6 +107,8 @@ class ClusterState:
         self.groups: dict[GroupKey, GroupRecord] = {}
         self.unadmitted_gangs: set[GroupKey] = set()
         self.host_ports: dict[tuple[str, int], dict[str, int]] = {}  # port -> node -> pods
+        self.placed = PlacedPods()  # pods holding a node, for inter-pod rules
+        self.namespace_labels: dict[str, Mapping[str, str]] = {}
         self.priority_classes: dict[str, PriorityClassRecord] = {}
         self._pod_slots = _Slots()
         self.pod_demand: Matrix = np.zeros((0, 1), dtype=np.int64)
@@ -336,6 +340,7 @@ class ClusterState:
             self.pod_node[entry.slot] = NO_NODE
             return
         self._pods_on.setdefault(node, set()).add(entry.record.key)
+        self.placed.add(entry.record, node)
         for port in entry.record.host_ports:
             users = self.host_ports.setdefault(port, {})
             users[node] = users.get(node, 0) + 1
@@ -351,6 +356,7 @@ class ClusterState:
             return
         on_node = self._pods_on[node]
         on_node.discard(entry.record.key)
+        self.placed.remove(entry.record, node)
         if not on_node:
             del self._pods_on[node]
         for port in entry.record.host_ports:
@@ -399,6 +405,22 @@ class ClusterState:
             entry = self.pods[PodKey(key.namespace, name)]
             self._release(entry)
             self._hold(entry)
+
+    # ---- namespaces -------------------------------------------------------------
+
+    def apply_namespace(self, namespace: Mapping[str, Any]) -> str | None:
+        """A Namespace's labels, for the namespaceSelector of pod (anti-)affinity terms."""
+        try:
+            name, labels = namespace_from(namespace)
+        except IntakeError as error:
+            return self._reject("Namespace", namespace, str(error))
+        self.rejected.pop(("Namespace", "", name), None)
+        self.namespace_labels[name] = labels
+        return None
+
+    def delete_namespace(self, name: str) -> None:
+        self.rejected.pop(("Namespace", "", name), None)
+        self.namespace_labels.pop(name, None)
 
     # ---- priority classes ------------------------------------------------------
 
@@ -455,12 +477,14 @@ class ClusterState:
         metadata = obj.get("metadata") if isinstance(obj, Mapping) else None
         metadata = metadata if isinstance(metadata, Mapping) else {}
         name = str(metadata.get("name") or "")
-        cluster_scoped = kind in ("Node", "PriorityClass")
+        cluster_scoped = kind in ("Node", "PriorityClass", "Namespace")
         namespace = "" if cluster_scoped else str(metadata.get("namespace") or "default")
         if name and kind == "Node":
             self.delete_node(name)
         elif name and kind == "PriorityClass":
             self.delete_priority_class(name)
+        elif name and kind == "Namespace":
+            self.delete_namespace(name)
         elif name and kind == "Pod":
             self.delete_pod(namespace, name)
         elif name:

@@ -23,6 +23,7 @@ from muster.scheduler.fit import (
     place_gang,
     upper_bound,
 )
+from muster.scheduler.interplay import GangInterplay
 from muster.scheduler.labels import LabelIndex
 from muster.scheduler.results import DomainFit
 
@@ -49,10 +50,19 @@ def fit_anywhere(
     order: NodeOrder,
     largest: Counts,
     needed: int,
+    interplay: GangInterplay | None = None,
 ) -> GangPlacement:
     bound = upper_bound(free, shapes, within)
     placed = (
-        place_gang(free, shapes, within=within, order=order, largest=largest, needed=needed)
+        _place(
+            free,
+            shapes=shapes,
+            within=within,
+            order=order,
+            largest=largest,
+            needed=needed,
+            interplay=interplay,
+        )
         if bound >= needed
         else {}
     )
@@ -63,6 +73,22 @@ def fit_anywhere(
         fits=(DomainFit(WHOLE_CLUSTER, fits),),
         best_fit=fits,
     )
+
+
+def _place(
+    free: Matrix,
+    *,
+    shapes: Sequence[Shape],
+    within: BoolArray,
+    order: NodeOrder,
+    largest: Counts,
+    needed: int,
+    interplay: GangInterplay | None,
+) -> dict[str, int]:
+    """Best fit of the shapes, pod by pod when inter-pod rules tie the pods together."""
+    if interplay is not None:
+        return interplay.place(free, shapes, within=within, order=order, needed=needed)
+    return place_gang(free, shapes, within=within, order=order, largest=largest, needed=needed)
 
 
 def _per_domain(
@@ -85,6 +111,7 @@ def fit_in_domain(
     key: str,
     labels: LabelIndex,
     head_start: Matrix | None = None,
+    interplay: GangInterplay | None = None,
 ) -> GangPlacement:
     """The gang in one domain of `key`, the fullest domain that takes it.
 
@@ -111,13 +138,14 @@ def fit_in_domain(
         key=lambda value_id: (-int(ahead[value_id]), int(room[value_id]), names[value_id]),
     )
     for value_id in candidates:
-        placed = place_gang(
+        placed = _place(
             free,
-            shapes,
+            shapes=shapes,
             within=labelled & (values == value_id),
             order=order,
             largest=largest,
             needed=needed,
+            interplay=interplay,
         )
         if len(placed) >= needed:
             return GangPlacement(placed, names[value_id], (), len(placed))

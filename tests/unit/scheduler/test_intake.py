@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from muster.scheduler.fields import IntakeError
 from muster.scheduler.intake import (
-    IntakeError,
     node_from,
     parse_timestamp,
     pod_from,

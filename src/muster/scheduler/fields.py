@@ -1,0 +1,44 @@
+"""Reading fields of plain Kubernetes objects, failing with the field's name.
+
+Shared by the modules that turn objects into records (`intake`, `pod_terms`), so a
+malformed object is refused with the same wording wherever it is read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+
+class IntakeError(ValueError):
+    """An object the engine cannot use; the message says which field and why."""
+
+
+def mapping_field(value: object, where: str) -> Mapping[str, Any]:
+    if type(value) is dict:  # the common case, without the slower ABC check
+        return value
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise IntakeError(f"{where} must be a mapping")
+    return value
+
+
+def list_field(value: object, where: str) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise IntakeError(f"{where} must be a list")
+    return value
+
+
+def string_map(value: object, where: str) -> dict[str, str]:
+    return {str(key): str(item) for key, item in mapping_field(value, where).items()}
+
+
+def integer_field(value: object, where: str) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise IntakeError(f"{where} must be an integer")
+    return value

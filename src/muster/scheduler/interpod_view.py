@@ -1,0 +1,111 @@
+"""One cycle's view of placed pods for inter-pod rules: the cluster's, then the cycle's own.
+
+Pods holding nodes when the cycle starts come from the state's index (`placed`); pods
+placed by gangs admitted earlier in the cycle are added as they are admitted, so the
+gangs decided after them see them, as kube-scheduler sees pods it has just assumed.
+Counts are cached per question for the cycle and brought up to date with the pods
+added since they were computed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from muster.scheduler.intake import PodRecord
+from muster.scheduler.placed import PlacedPods
+from muster.scheduler.pod_terms import PodTerm
+
+Counts = npt.NDArray[np.int64]
+Predicate = Callable[[str, Mapping[str, str]], bool]  # (namespace, labels) -> counts?
+
+NO_LABELS: Mapping[str, str] = {}
+
+
+@dataclass(slots=True)
+class _Cached:
+    counts: Counts
+    seen: int  # how many of the cycle's own placements are in `counts`
+
+
+class InterPodView:
+    def __init__(
+        self,
+        placed: PlacedPods,
+        *,
+        size: int,
+        node_slot: Callable[[str], int | None],
+        namespace_labels: Mapping[str, Mapping[str, str]],
+    ) -> None:
+        self._placed = placed
+        self.size = size
+        self._node_slot = node_slot
+        self._namespace_labels = namespace_labels
+        self._added: list[tuple[PodRecord, int]] = []
+        self._cache: dict[Hashable, _Cached] = {}
+
+    def namespace_labels(self, namespace: str) -> Mapping[str, str]:
+        return self._namespace_labels.get(namespace, NO_LABELS)
+
+    def add(self, record: PodRecord, slot: int) -> None:
+        """A pod placed by this cycle, seen by every question asked after."""
+        self._added.append((record, slot))
+
+    @property
+    def anyone_repels(self) -> bool:
+        """Whether some placed pod has required anti-affinity (else no pod is repelled)."""
+        return bool(self._placed.repellers) or any(
+            record.inter_pod.anti_affinity for record, _ in self._added
+        )
+
+    def matching(
+        self,
+        question: Hashable,
+        predicate: Predicate,
+        anchors: tuple[tuple[str, str], ...] | None,
+    ) -> Counts:
+        """Placed pods per node slot for which `predicate` holds (read-only).
+
+        `question` names the predicate for the cache; `anchors` are labels of which a
+        matching pod carries one (None: any pod may match).
+        """
+        cached = self._cache.get(question)
+        if cached is None:
+            counts = np.zeros(self.size, dtype=np.int64)
+            for group in self._placed.candidate_groups(anchors):
+                if predicate(group.namespace, group.labels):
+                    for node, number in group.nodes.items():
+                        slot = self._node_slot(node)
+                        if slot is not None:
+                            counts[slot] += number
+            cached = self._cache[question] = _Cached(counts, 0)
+        for record, slot in self._added[cached.seen :]:
+            if predicate(record.key.namespace, record.labels):
+                cached.counts[slot] += 1
+        cached.seen = len(self._added)
+        return cached.counts
+
+    def repelling(
+        self, namespace: str, labels: Mapping[str, str]
+    ) -> list[tuple[PodTerm, list[int]]]:
+        """Required anti-affinity terms of placed pods that match this pod, with the
+        node slots those pods are on (kube-scheduler's existing anti-affinity)."""
+        namespace_labels = self.namespace_labels(namespace)
+        found: list[tuple[PodTerm, list[int]]] = []
+        for repeller in self._placed.candidate_repellers(labels):
+            slots = [
+                slot
+                for slot in (self._node_slot(node) for node in sorted(repeller.nodes))
+                if slot is not None
+            ]
+            for term in repeller.terms:
+                if slots and term.matches(namespace, labels, namespace_labels):
+                    found.append((term, slots))
+        for record, slot in self._added:
+            for term in record.inter_pod.anti_affinity:
+                if term.matches(namespace, labels, namespace_labels):
+                    found.append((term, [slot]))
+        return found
