@@ -137,6 +137,7 @@ class LiveCache:
         self.pods = _Sink(self._upsert_pod, self._remove_pod)
         self.pod_group_sink = _Sink(self.apply_pod_group, self._remove_pod_group)
         self.priority_classes = _Sink(self._upsert_priority_class, self._remove_priority_class)
+        self.namespaces = _Sink(self._upsert_namespace, self._remove_namespace)
 
     def apply_pod_group(self, pod_group: JsonObject) -> bool:
         """Record a PodGroup as seen by a watch or as returned by our own write."""
@@ -242,6 +243,17 @@ class LiveCache:
     def _remove_priority_class(self, priority_class: JsonObject) -> bool:
         self.state.delete_priority_class(str(_metadata(priority_class).get("name", "")))
         self.rejections.pop(_object_key("PriorityClass", priority_class), None)
+        return True
+
+    def _upsert_namespace(self, namespace: JsonObject) -> bool:
+        """Namespace labels: what the namespaceSelector of pod (anti-)affinity reads."""
+        self._note_intake("Namespace", namespace, self.state.apply_namespace(namespace))
+        name = str(_metadata(namespace).get("name", ""))
+        return self._changed(("namespace", "", name), _freeze(_metadata(namespace).get("labels")))
+
+    def _remove_namespace(self, namespace: JsonObject) -> bool:
+        self.state.delete_namespace(str(_metadata(namespace).get("name", "")))
+        self.rejections.pop(_object_key("Namespace", namespace), None)
         return True
 
     def _changed(self, key: tuple[str, str, str], fingerprint: Hashable) -> bool:

@@ -28,6 +28,7 @@ from muster.scheduler import EngineConfig
 logger = logging.getLogger(__name__)
 
 NODES = "/api/v1/nodes"
+NAMESPACES = "/api/v1/namespaces"
 PODS = "/api/v1/pods"
 PRIORITY_CLASSES = "/apis/scheduling.k8s.io/v1/priorityclasses"
 POD_GROUPS = f"/apis/{API_VERSION}/{POD_GROUP_PLURAL}"
@@ -39,6 +40,7 @@ def scheduling_sources(cache: LiveCache) -> list[tuple[str, Sink]]:
     """What the engine's snapshot is built from, and where each collection goes."""
     return [
         (NODES, cache.nodes),
+        (NAMESPACES, cache.namespaces),
         (PRIORITY_CLASSES, cache.priority_classes),
         (POD_GROUPS, cache.pod_group_sink),
         (PODS, cache.pods),

@@ -44,6 +44,7 @@ class SimulatedCluster:
         *,
         priority_classes: Iterable[Entry],
         nodes: Iterable[Entry],
+        namespaces: Iterable[Entry],
         pod_groups: Iterable[Entry],
         pods: Iterable[Entry],
     ) -> None:
@@ -57,6 +58,8 @@ class SimulatedCluster:
             self._check(entry, self.state.apply_priority_class(entry.body), problems)
         for entry in nodes:
             self._check(entry, self.state.apply_node(entry.body), problems)
+        for entry in namespaces:
+            self._check(entry, self.state.apply_namespace(entry.body), problems)
         for entry in pod_groups:
             self.pod_groups[GroupKey(entry.namespace, entry.name)] = entry.body
             self._check(entry, self.state.apply_pod_group(entry.body), problems)

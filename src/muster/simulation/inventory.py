@@ -18,7 +18,7 @@ from muster.simulation.documents import Document, InvalidInputError, Problem
 Manifest = dict[str, Any]
 
 DEFAULT_NAMESPACE = "default"
-CLUSTER_SCOPED_KINDS = frozenset({"Node", "PriorityClass"})
+CLUSTER_SCOPED_KINDS = frozenset({"Node", "PriorityClass", "Namespace"})
 MUSTER_KINDS = frozenset({POD_GROUP_KIND, WORKLOAD_KIND})
 
 
@@ -45,6 +45,7 @@ class Inventory:
     """The input's objects by kind, in input order, and what was ignored."""
 
     nodes: list[Entry] = field(default_factory=list)
+    namespaces: list[Entry] = field(default_factory=list)
     pods: list[Entry] = field(default_factory=list)
     priority_classes: list[Entry] = field(default_factory=list)
     pod_groups: list[Entry] = field(default_factory=list)
@@ -56,6 +57,7 @@ class Inventory:
         """The list that holds objects of `kind`, or None for a kind the simulation ignores."""
         buckets = {
             "Node": self.nodes,
+            "Namespace": self.namespaces,
             "Pod": self.pods,
             "PriorityClass": self.priority_classes,
             POD_GROUP_KIND: self.pod_groups,

@@ -51,6 +51,7 @@ def simulate(
     cluster.load(
         priority_classes=inventory.priority_classes,
         nodes=inventory.nodes,
+        namespaces=inventory.namespaces,
         pod_groups=expansion.pod_groups,
         pods=expansion.pods,
     )

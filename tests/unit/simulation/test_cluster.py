@@ -71,6 +71,7 @@ def loaded(*objects: Entry) -> SimulatedCluster:
     cluster.load(
         priority_classes=[],
         nodes=[node("n1"), node("n2")],
+        namespaces=[],
         pod_groups=[e for e in objects if e.body["kind"] == "PodGroup"],
         pods=[e for e in objects if e.body["kind"] == "Pod"],
     )
