@@ -51,8 +51,12 @@ def pod(
     priority_class: str | None = None,
     phase: str | None = None,
     spec: Obj | None = None,
+    labels: dict[str, str] | None = None,
 ) -> Obj:
-    """A pod with one container; gated by default when it belongs to a group and is unbound."""
+    """A pod with one container; gated by default when it belongs to a group and is unbound.
+
+    `labels` are added to the group label (when there is a group).
+    """
     requests: dict[str, str] = {}
     if cpu is not None:
         requests["cpu"] = cpu
@@ -70,11 +74,12 @@ def pod(
     if priority_class is not None:
         pod_spec["priorityClassName"] = priority_class
     pod_spec.update(spec or {})
-    labels = {POD_GROUP_LABEL: group} if group is not None else {}
+    pod_labels = {POD_GROUP_LABEL: group} if group is not None else {}
+    pod_labels.update(labels or {})
     obj: Obj = {
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": {"name": name, "namespace": namespace, "labels": labels},
+        "metadata": {"name": name, "namespace": namespace, "labels": pod_labels},
         "spec": pod_spec,
     }
     if phase is not None:
