@@ -16,6 +16,9 @@ How it is built, one module per job:
 - labels, node_affinity, taints, predicates: static filters, vectorised over nodes and
   cached per set of placement rules; what is not modelled is listed in `predicates`.
 - fit, topology: best-fit placement of a gang's shapes, the fullest fitting domain.
+- pod_terms, placed, interpod_view, interplay: pod affinity, anti-affinity and topology
+  spread (the rules as records; placed pods indexed by labels; one cycle's view of
+  them; a gang planned pod by pod under them).
 - queue, engine: the cycle (priority, then age; backfill; holds for starving gangs).
 - preemption: the cheapest lower-priority victims.
 - explain: kube-scheduler-style reasons and the gang view.

@@ -73,6 +73,7 @@ class PodRecord:
     rules: PlacementRules | None  # only for pods still to be placed
     host_ports: tuple[tuple[str, int], ...] = ()  # (protocol, port), sorted
     labels: Mapping[str, str] = field(default_factory=dict)
+    terminating: bool = False  # deletionTimestamp set: spread no longer counts it
     inter_pod: InterPodRules = NO_RULES  # kept for every pod: bound pods repel too
 
 
@@ -245,6 +246,7 @@ def pod_from(obj: Mapping[str, Any]) -> PodRecord:
         rules=None if node_name or terminal else _rules(spec),
         host_ports=_host_ports(spec),
         labels=labels,
+        terminating=metadata.get("deletionTimestamp") is not None,
         inter_pod=NO_RULES if terminal else inter_pod_rules(spec, namespace, labels),
     )
 

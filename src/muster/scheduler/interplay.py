@@ -219,7 +219,9 @@ class GangInterplay:
             return namespace == member.namespace and constraint.counts(pod_labels)
 
         anchors = selector.anchors() if selector is not None else ()
-        per_node = self.view.matching(("spread", member.namespace, selector), predicate, anchors)
+        per_node = self.view.matching(
+            ("spread", member.namespace, selector), predicate, anchors, terminating=False
+        )
         counted = np.where(eligible, per_node, 0)
         return _Spread(
             constraint,
@@ -227,7 +229,7 @@ class GangInterplay:
             eligible,
             np.unique(values[eligible & (values >= 0)]).astype(np.int32),
             _domain_counts(counted, values, self._domains(constraint.topology_key)),
-            int(constraint.counts(member.labels)),
+            int(constraint.matches(member.labels)),
         )
 
     def _rules_of(self, member: Member) -> _Rules:
@@ -275,16 +277,19 @@ class GangInterplay:
     # ---- filters ---------------------------------------------------------------
 
     def start_filter(self, index: int) -> StaticFilter:
-        """Where a pod of the shape may go before any pod of the gang is placed."""
-        return self._filter(self._base[index])
+        """Nodes no pod of the shape may use, whatever else of the gang is placed: those
+        refused by anti-affinity (placing more pods only adds to what repels). Spread
+        and affinity may open nodes as the gang's own pods land, so they are left out:
+        this filter narrows upper bounds, which must stay upper bounds."""
+        return self._filter(self._base[index], lasting_only=True)
 
-    def _filter(self, rules: _Rules) -> StaticFilter:
+    def _filter(self, rules: _Rules, *, lasting_only: bool = False) -> StaticFilter:
         reason_of = np.full(self.table.size, PASSES, dtype=np.int32)
 
         def fail(nodes: BoolArray, reason: int) -> None:
             reason_of[nodes & (reason_of == PASSES)] = reason
 
-        for spread in rules.spread:
+        for spread in [] if lasting_only else rules.spread:
             fail(spread.values < 0, 0)
             constraint = spread.constraint
             if constraint.min_domains > 1 or spread.eligible_domains.size == 0:
@@ -293,7 +298,7 @@ class GangInterplay:
                 smallest = int(spread.counts[spread.eligible_domains].min())
             skew = _at(spread.counts, spread.values) + spread.self_match - smallest
             fail(skew > constraint.max_skew, 1)
-        if rules.affinity:
+        if rules.affinity and not lasting_only:
             labelled = np.ones(self.table.size, dtype=np.bool_)
             joined = np.ones(self.table.size, dtype=np.bool_)
             anywhere = False

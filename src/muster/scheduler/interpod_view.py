@@ -66,16 +66,21 @@ class InterPodView:
         question: Hashable,
         predicate: Predicate,
         anchors: tuple[tuple[str, str], ...] | None,
+        *,
+        terminating: bool = True,
     ) -> Counts:
         """Placed pods per node slot for which `predicate` holds (read-only).
 
         `question` names the predicate for the cache; `anchors` are labels of which a
-        matching pod carries one (None: any pod may match).
+        matching pod carries one (None: any pod may match); `terminating`: whether
+        pods being deleted count (they do for affinity, not for spread).
         """
         cached = self._cache.get(question)
         if cached is None:
             counts = np.zeros(self.size, dtype=np.int64)
             for group in self._placed.candidate_groups(anchors):
+                if group.terminating and not terminating:
+                    continue
                 if predicate(group.namespace, group.labels):
                     for node, number in group.nodes.items():
                         slot = self._node_slot(node)

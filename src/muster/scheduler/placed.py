@@ -19,7 +19,7 @@ from typing import Any
 from muster.scheduler.intake import PodRecord
 from muster.scheduler.pod_terms import Labels, PodTerm
 
-GroupId = tuple[str, Labels]
+GroupId = tuple[str, Labels, bool]
 RepellerId = tuple[str, Labels, tuple[PodTerm, ...]]
 
 
@@ -29,6 +29,7 @@ class LabelGroup:
 
     namespace: str
     labels: Mapping[str, str]
+    terminating: bool
     nodes: dict[str, int] = field(default_factory=dict)
 
 
@@ -67,10 +68,10 @@ class PlacedPods:
     def _change(self, record: PodRecord, node: str, sign: int) -> None:
         namespace = record.key.namespace
         labels = tuple(sorted(record.labels.items()))
-        group_id = (namespace, labels)
+        group_id = (namespace, labels, record.terminating)
         group = self.groups.get(group_id)
         if group is None:
-            group = self.groups[group_id] = LabelGroup(namespace, record.labels)
+            group = self.groups[group_id] = LabelGroup(namespace, record.labels, record.terminating)
             for label in labels:
                 self._by_label.setdefault(label, set()).add(group_id)
         _count(group.nodes, node, sign)

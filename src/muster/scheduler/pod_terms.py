@@ -105,6 +105,13 @@ class SpreadConstraint:
     honor_taints: bool  # nodeTaintsPolicy Honor (default Ignore)
 
     def counts(self, labels: Mapping[str, str]) -> bool:
+        """Whether another pod with these labels counts: an empty selector counts none
+        (kube-scheduler's `countPodsMatchSelector`), though the pod itself matches it."""
+        return (
+            self.selector is not None and bool(self.selector.requirements) and self.matches(labels)
+        )
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
         return self.selector is not None and self.selector.matches(labels)
 
 

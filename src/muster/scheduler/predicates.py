@@ -13,12 +13,13 @@ not cached here: `with_port_conflicts` narrows a cached filter per cycle, and po
 host ports are placed at most one per node of their shape. Any IP counts as the same
 IP (conservative), and a port held by a pod that is about to be preempted still counts.
 
-Not modelled, and why it is safe: inter-pod affinity and anti-affinity, topology
-spread constraints and volumes (zones, attach limits). The engine may then plan a pod
-onto a node kube-scheduler refuses; the released pod stays Pending and the operator's
-bind timeout rolls the gang back, so a gang is never half-started because of it. Pods
-using these features still have their resources, selectors, affinity and taints
-respected.
+Rules between pods (required pod affinity and anti-affinity, hard topology spread)
+depend on where other pods are and on where the gang's own pods go, so they are not
+static either: `interplay` applies them as a plan is built, after these filters and
+resources, in kube-scheduler's order. Not modelled: volumes (zones, attach limits),
+preferred terms and `ScheduleAnyway` spread (they only score nodes). A pod planned
+onto a node kube-scheduler then refuses stays Pending and its gang is rolled back, so
+a gang is never half-started because of them.
 """
 
 from __future__ import annotations
