@@ -138,6 +138,8 @@ class LiveCache:
         self.pod_group_sink = _Sink(self.apply_pod_group, self._remove_pod_group)
         self.priority_classes = _Sink(self._upsert_priority_class, self._remove_priority_class)
         self.namespaces = _Sink(self._upsert_namespace, self._remove_namespace)
+        self.claims = _Sink(self._upsert_claim, self._remove_claim)
+        self.volumes = _Sink(self._upsert_volume, self._remove_volume)
 
     def apply_pod_group(self, pod_group: JsonObject) -> bool:
         """Record a PodGroup as seen by a watch or as returned by our own write."""
@@ -254,6 +256,36 @@ class LiveCache:
     def _remove_namespace(self, namespace: JsonObject) -> bool:
         self.state.delete_namespace(str(_metadata(namespace).get("name", "")))
         self.rejections.pop(_object_key("Namespace", namespace), None)
+        return True
+
+    def _upsert_claim(self, claim: JsonObject) -> bool:
+        """PersistentVolumeClaims: the volume each is bound to (zonal disks pin pods)."""
+        self._note_intake("PersistentVolumeClaim", claim, self.state.apply_claim(claim))
+        metadata = _metadata(claim)
+        key = ("claim", str(metadata.get("namespace", "")), str(metadata.get("name", "")))
+        return self._changed(key, _freeze((claim.get("spec") or {}).get("volumeName")))
+
+    def _remove_claim(self, claim: JsonObject) -> bool:
+        metadata = _metadata(claim)
+        namespace, name = str(metadata.get("namespace", "")), str(metadata.get("name", ""))
+        self.state.delete_claim(namespace, name)
+        self.rejections.pop(_object_key("PersistentVolumeClaim", claim), None)
+        self._fingerprints.pop(("claim", namespace, name), None)
+        return True
+
+    def _upsert_volume(self, volume: JsonObject) -> bool:
+        """PersistentVolumes: the nodes each can be used from."""
+        self._note_intake("PersistentVolume", volume, self.state.apply_volume(volume))
+        name = str(_metadata(volume).get("name", ""))
+        return self._changed(
+            ("volume", "", name), _freeze((volume.get("spec") or {}).get("nodeAffinity"))
+        )
+
+    def _remove_volume(self, volume: JsonObject) -> bool:
+        name = str(_metadata(volume).get("name", ""))
+        self.state.delete_volume(name)
+        self.rejections.pop(_object_key("PersistentVolume", volume), None)
+        self._fingerprints.pop(("volume", "", name), None)
         return True
 
     def _changed(self, key: tuple[str, str, str], fingerprint: Hashable) -> bool:

@@ -29,6 +29,8 @@ logger = logging.getLogger(__name__)
 
 NODES = "/api/v1/nodes"
 NAMESPACES = "/api/v1/namespaces"
+CLAIMS = "/api/v1/persistentvolumeclaims"
+VOLUMES = "/api/v1/persistentvolumes"
 PODS = "/api/v1/pods"
 PRIORITY_CLASSES = "/apis/scheduling.k8s.io/v1/priorityclasses"
 POD_GROUPS = f"/apis/{API_VERSION}/{POD_GROUP_PLURAL}"
@@ -41,6 +43,8 @@ def scheduling_sources(cache: LiveCache) -> list[tuple[str, Sink]]:
     return [
         (NODES, cache.nodes),
         (NAMESPACES, cache.namespaces),
+        (VOLUMES, cache.volumes),
+        (CLAIMS, cache.claims),
         (PRIORITY_CLASSES, cache.priority_classes),
         (POD_GROUPS, cache.pod_group_sink),
         (PODS, cache.pods),

@@ -40,7 +40,7 @@ from muster.scheduler.intake import PlacementRules
 from muster.scheduler.interplay import HOSTNAME, GangInterplay, Member
 from muster.scheduler.interpod_view import InterPodView
 from muster.scheduler.pod_terms import NO_RULES, InterPodRules, Labels
-from muster.scheduler.predicates import with_port_conflicts
+from muster.scheduler.predicates import with_port_conflicts, with_refusals
 from muster.scheduler.preemption import PreemptionSearch
 from muster.scheduler.queue import Gang, gangs_of
 from muster.scheduler.results import (
@@ -55,10 +55,16 @@ from muster.scheduler.results import (
 )
 from muster.scheduler.state import ClusterState, PodEntry
 from muster.scheduler.topology import GangPlacement, fit_anywhere, fit_in_domain
+from muster.scheduler.volumes import VolumeRule
 
 BoolArray = npt.NDArray[np.bool_]
 ShapeKey = tuple[
-    tuple[tuple[int, int], ...], PlacementRules, tuple[tuple[str, int], ...], InterPodRules, Labels
+    tuple[tuple[int, int], ...],
+    PlacementRules,
+    tuple[tuple[str, int], ...],
+    InterPodRules,
+    Labels,
+    VolumeRule | None,
 ]
 
 
@@ -122,17 +128,24 @@ class _Cycle:
             assert record.rules is not None, "pending pods carry placement rules"
             inter_pod = record.inter_pod if ruled else NO_RULES
             labels = tuple(sorted(record.labels.items())) if ruled else ()
-            key = (entry.demand, record.rules, record.host_ports, inter_pod, labels)
+            volumes = (
+                self.state.volumes.rule_for(record.key.namespace, record.claims)
+                if record.claims
+                else None
+            )
+            key = (entry.demand, record.rules, record.host_ports, inter_pod, labels, volumes)
             by_shape.setdefault(key, []).append(record.key.name)
             members.setdefault(
                 key, Member(record.key.namespace, record.labels, inter_pod, record.rules)
             )
         shaped = []
         for key, names in by_shape.items():
-            demand, rules, ports = key[0], key[1], key[2]
+            demand, rules, ports, volumes = key[0], key[1], key[2], key[5]
             rules_filter = self.table.static_filter(rules)
             if ports:
                 rules_filter = with_port_conflicts(rules_filter, self._ports_taken(ports))
+            if volumes is not None:
+                rules_filter = with_refusals(rules_filter, *volumes.refused(self.table.labels))
             shape = Shape(
                 self.state.demand_vector(demand),
                 rules_filter,

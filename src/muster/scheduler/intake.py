@@ -74,6 +74,7 @@ class PodRecord:
     host_ports: tuple[tuple[str, int], ...] = ()  # (protocol, port), sorted
     labels: Mapping[str, str] = field(default_factory=dict)
     terminating: bool = False  # deletionTimestamp set: spread no longer counts it
+    claims: tuple[str, ...] = ()  # PersistentVolumeClaims it mounts (its namespace), sorted
     inter_pod: InterPodRules = NO_RULES  # kept for every pod: bound pods repel too
 
 
@@ -219,6 +220,41 @@ def _host_ports(spec: Mapping[str, Any]) -> tuple[tuple[str, int], ...]:
     return tuple(sorted(ports))
 
 
+def _claims(spec: Mapping[str, Any], pod_name: str) -> tuple[str, ...]:
+    """The claims of `persistentVolumeClaim` volumes, and of generic ephemeral volumes
+    (named `<pod>-<volume>` by the ephemeral volume controller)."""
+    claims: set[str] = set()
+    for raw in list_field(spec.get("volumes"), "spec.volumes"):
+        volume = mapping_field(raw, "spec.volumes[]")
+        claim = mapping_field(volume.get("persistentVolumeClaim"), "persistentVolumeClaim")
+        if claim.get("claimName"):
+            claims.add(str(claim["claimName"]))
+        elif volume.get("ephemeral") is not None:
+            claims.add(f"{pod_name}-{volume.get('name', '')}")
+    return tuple(sorted(claims))
+
+
+def claim_from(obj: Mapping[str, Any]) -> tuple[str, str, str | None]:
+    """A PersistentVolumeClaim: namespace, name, and the volume it is bound to."""
+    namespace, name = _name(obj)
+    spec = mapping_field(obj.get("spec"), "spec")
+    volume = spec.get("volumeName")
+    return namespace, name, str(volume) if volume else None
+
+
+def volume_from(obj: Mapping[str, Any]) -> tuple[str, tuple[Term, ...] | None]:
+    """A PersistentVolume: its name and the nodes it can be used from (None: any)."""
+    _, name = _name(obj)
+    spec = mapping_field(obj.get("spec"), "spec")
+    affinity = mapping_field(spec.get("nodeAffinity"), "spec.nodeAffinity")
+    required = affinity.get("required")
+    if required is None:
+        return name, None
+    terms = mapping_field(required, "spec.nodeAffinity.required")
+    raw_terms = list_field(terms.get("nodeSelectorTerms"), "nodeSelectorTerms")
+    return name, tuple(_term(raw) for raw in raw_terms)
+
+
 def pod_from(obj: Mapping[str, Any]) -> PodRecord:
     namespace, name = _name(obj)
     metadata = mapping_field(obj.get("metadata"), "metadata")
@@ -247,6 +283,7 @@ def pod_from(obj: Mapping[str, Any]) -> PodRecord:
         host_ports=_host_ports(spec),
         labels=labels,
         terminating=metadata.get("deletionTimestamp") is not None,
+        claims=_claims(spec, name),
         inter_pod=NO_RULES if terminal else inter_pod_rules(spec, namespace, labels),
     )
 

@@ -54,10 +54,15 @@ class StaticFilter:
 
 def with_port_conflicts(rules_filter: StaticFilter, conflicts: BoolArray) -> StaticFilter:
     """The filter, also refusing nodes where a wanted host port is taken (NodePorts)."""
-    fresh = conflicts & rules_filter.allowed
+    return with_refusals(rules_filter, conflicts, PORTS_IN_USE)
+
+
+def with_refusals(rules_filter: StaticFilter, refused: BoolArray, reason: str) -> StaticFilter:
+    """The filter, also refusing `refused` nodes for `reason` (where nothing did before)."""
+    fresh = refused & rules_filter.allowed
     if not fresh.any():
         return rules_filter
-    reasons = (*rules_filter.reasons, PORTS_IN_USE)
+    reasons = (*rules_filter.reasons, reason)
     reason_of = np.where(fresh, len(reasons) - 1, rules_filter.reason_of).astype(np.int32)
     return StaticFilter(rules_filter.allowed & ~fresh, reason_of, reasons)
 

@@ -27,15 +27,18 @@ from muster.scheduler.intake import (
     NodeRecord,
     PodRecord,
     PriorityClassRecord,
+    claim_from,
     namespace_from,
     node_from,
     pod_from,
     pod_group_from,
     priority_class_from,
+    volume_from,
 )
 from muster.scheduler.placed import PlacedPods
 from muster.scheduler.predicates import NodeTable
 from muster.scheduler.results import GroupKey, PodKey
+from muster.scheduler.volumes import Volumes
 
 Matrix = npt.NDArray[np.int64]
 NO_NODE = -1
@@ -109,6 +112,7 @@ class ClusterState:
         self.host_ports: dict[tuple[str, int], dict[str, int]] = {}  # port -> node -> pods
         self.placed = PlacedPods()  # pods holding a node, for inter-pod rules
         self.namespace_labels: dict[str, Mapping[str, str]] = {}
+        self.volumes = Volumes()
         self.priority_classes: dict[str, PriorityClassRecord] = {}
         self._pod_slots = _Slots()
         self.pod_demand: Matrix = np.zeros((0, 1), dtype=np.int64)
@@ -422,6 +426,36 @@ class ClusterState:
         self.rejected.pop(("Namespace", "", name), None)
         self.namespace_labels.pop(name, None)
 
+    # ---- volumes ----------------------------------------------------------------
+
+    def apply_claim(self, claim: Mapping[str, Any]) -> str | None:
+        """A PersistentVolumeClaim: which volume it is bound to."""
+        try:
+            namespace, name, volume = claim_from(claim)
+        except IntakeError as error:
+            return self._reject("PersistentVolumeClaim", claim, str(error))
+        self.rejected.pop(("PersistentVolumeClaim", namespace, name), None)
+        self.volumes.apply_claim(namespace, name, volume)
+        return None
+
+    def delete_claim(self, namespace: str, name: str) -> None:
+        self.rejected.pop(("PersistentVolumeClaim", namespace, name), None)
+        self.volumes.delete_claim(namespace, name)
+
+    def apply_volume(self, volume: Mapping[str, Any]) -> str | None:
+        """A PersistentVolume: the nodes it can be used from."""
+        try:
+            name, terms = volume_from(volume)
+        except IntakeError as error:
+            return self._reject("PersistentVolume", volume, str(error))
+        self.rejected.pop(("PersistentVolume", "", name), None)
+        self.volumes.apply_volume(name, terms)
+        return None
+
+    def delete_volume(self, name: str) -> None:
+        self.rejected.pop(("PersistentVolume", "", name), None)
+        self.volumes.delete_volume(name)
+
     # ---- priority classes ------------------------------------------------------
 
     def apply_priority_class(self, priority_class: Mapping[str, Any]) -> str | None:
@@ -477,7 +511,7 @@ class ClusterState:
         metadata = obj.get("metadata") if isinstance(obj, Mapping) else None
         metadata = metadata if isinstance(metadata, Mapping) else {}
         name = str(metadata.get("name") or "")
-        cluster_scoped = kind in ("Node", "PriorityClass", "Namespace")
+        cluster_scoped = kind in ("Node", "PriorityClass", "Namespace", "PersistentVolume")
         namespace = "" if cluster_scoped else str(metadata.get("namespace") or "default")
         if name and kind == "Node":
             self.delete_node(name)
@@ -485,6 +519,10 @@ class ClusterState:
             self.delete_priority_class(name)
         elif name and kind == "Namespace":
             self.delete_namespace(name)
+        elif name and kind == "PersistentVolume":
+            self.delete_volume(name)
+        elif name and kind == "PersistentVolumeClaim":
+            self.delete_claim(namespace, name)
         elif name and kind == "Pod":
             self.delete_pod(namespace, name)
         elif name:

@@ -45,6 +45,8 @@ class SimulatedCluster:
         priority_classes: Iterable[Entry],
         nodes: Iterable[Entry],
         namespaces: Iterable[Entry],
+        volumes: Iterable[Entry],
+        claims: Iterable[Entry],
         pod_groups: Iterable[Entry],
         pods: Iterable[Entry],
     ) -> None:
@@ -60,6 +62,10 @@ class SimulatedCluster:
             self._check(entry, self.state.apply_node(entry.body), problems)
         for entry in namespaces:
             self._check(entry, self.state.apply_namespace(entry.body), problems)
+        for entry in volumes:
+            self._check(entry, self.state.apply_volume(entry.body), problems)
+        for entry in claims:
+            self._check(entry, self.state.apply_claim(entry.body), problems)
         for entry in pod_groups:
             self.pod_groups[GroupKey(entry.namespace, entry.name)] = entry.body
             self._check(entry, self.state.apply_pod_group(entry.body), problems)

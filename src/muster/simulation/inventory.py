@@ -18,7 +18,7 @@ from muster.simulation.documents import Document, InvalidInputError, Problem
 Manifest = dict[str, Any]
 
 DEFAULT_NAMESPACE = "default"
-CLUSTER_SCOPED_KINDS = frozenset({"Node", "PriorityClass", "Namespace"})
+CLUSTER_SCOPED_KINDS = frozenset({"Node", "PriorityClass", "Namespace", "PersistentVolume"})
 MUSTER_KINDS = frozenset({POD_GROUP_KIND, WORKLOAD_KIND})
 
 
@@ -46,6 +46,8 @@ class Inventory:
 
     nodes: list[Entry] = field(default_factory=list)
     namespaces: list[Entry] = field(default_factory=list)
+    volumes: list[Entry] = field(default_factory=list)
+    claims: list[Entry] = field(default_factory=list)
     pods: list[Entry] = field(default_factory=list)
     priority_classes: list[Entry] = field(default_factory=list)
     pod_groups: list[Entry] = field(default_factory=list)
@@ -58,6 +60,8 @@ class Inventory:
         buckets = {
             "Node": self.nodes,
             "Namespace": self.namespaces,
+            "PersistentVolume": self.volumes,
+            "PersistentVolumeClaim": self.claims,
             "Pod": self.pods,
             "PriorityClass": self.priority_classes,
             POD_GROUP_KIND: self.pod_groups,

@@ -52,6 +52,8 @@ def simulate(
         priority_classes=inventory.priority_classes,
         nodes=inventory.nodes,
         namespaces=inventory.namespaces,
+        volumes=inventory.volumes,
+        claims=inventory.claims,
         pod_groups=expansion.pod_groups,
         pods=expansion.pods,
     )

@@ -235,3 +235,61 @@ def test_scheduled_anyway_is_not_a_filter() -> None:
     soft = spread("s", whenUnsatisfiable="ScheduleAnyway")
     result = run(node("only", labels={HOSTNAME: "only"}), *gang("s", 3, soft, app="s"))
     assert len(placements(result, "s")) == 3
+
+
+def volume(name: str, zone: str | None) -> Obj:
+    spec: Obj = {"capacity": {"storage": "10Gi"}}
+    if zone is not None:
+        requirement = {"key": "zone", "operator": "In", "values": [zone]}
+        spec["nodeAffinity"] = {
+            "required": {"nodeSelectorTerms": [{"matchExpressions": [requirement]}]}
+        }
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
+        "metadata": {"name": name},
+        "spec": spec,
+    }
+
+
+def claim(name: str, volume_name: str | None) -> Obj:
+    spec: Obj = {"volumeName": volume_name} if volume_name else {}
+    return {
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": spec,
+    }
+
+
+def mounting(claim_name: str) -> Obj:
+    return {"volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": claim_name}}]}
+
+
+def test_a_bound_zonal_volume_keeps_its_pod_in_the_zone() -> None:
+    state = cluster(*nodes(4), *gang("v", 2, mounting("data"), app="v"))
+    state.apply_volume(volume("pv-z1", "z1"))
+    state.apply_claim(claim("data", "pv-z1"))
+    result = schedule(state, now=NOW, config=CONFIG)
+    assert set(placements(result, "v").values()) <= {"n1", "n3"}
+
+
+def test_volume_node_affinity_is_reported_in_kube_scheduler_words() -> None:
+    state = cluster(*nodes(2), *gang("v", 1, mounting("data"), app="v"))
+    state.apply_volume(volume("pv-elsewhere", "z9"))
+    state.apply_claim(claim("data", "pv-elsewhere"))
+    text = message(schedule(state, now=NOW, config=CONFIG), "v")
+    assert "2 node(s) didn't match PersistentVolume's node affinity" in text
+
+
+def test_a_claim_bound_to_a_missing_volume_refuses_every_node() -> None:
+    state = cluster(*nodes(2), *gang("v", 1, mounting("data"), app="v"))
+    state.apply_claim(claim("data", "gone"))
+    text = message(schedule(state, now=NOW, config=CONFIG), "v")
+    assert "2 node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)" in text
+
+
+def test_unbound_and_unknown_claims_leave_nodes_open() -> None:
+    state = cluster(*nodes(2), *gang("v", 2, mounting("later"), app="v"))
+    state.apply_claim(claim("later", None))
+    assert schedule(state, now=NOW, config=CONFIG).admissions
+    assert run(*nodes(2), *gang("u", 2, mounting("unseen"), app="u")).admissions

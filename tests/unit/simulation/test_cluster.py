@@ -72,6 +72,8 @@ def loaded(*objects: Entry) -> SimulatedCluster:
         priority_classes=[],
         nodes=[node("n1"), node("n2")],
         namespaces=[],
+        volumes=[],
+        claims=[],
         pod_groups=[e for e in objects if e.body["kind"] == "PodGroup"],
         pods=[e for e in objects if e.body["kind"] == "Pod"],
     )
