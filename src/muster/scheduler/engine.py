@@ -19,6 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
+from muster.scheduler.avoidance import Avoidance
 from muster.scheduler.config import EngineConfig
 from muster.scheduler.explain import (
     PREEMPTION_WOULD_NOT_HELP,
@@ -35,7 +36,7 @@ from muster.scheduler.fit import (
     place_greedily,
     scarce_columns,
 )
-from muster.scheduler.intake import PlacementRules
+from muster.scheduler.intake import GroupRecord, PlacementRules
 from muster.scheduler.predicates import with_port_conflicts
 from muster.scheduler.preemption import PreemptionSearch
 from muster.scheduler.queue import Gang, gangs_of
@@ -74,6 +75,7 @@ class _Cycle:
         self.held_for_older = np.zeros(self.table.size, dtype=np.bool_)
         self.ports_placed: dict[tuple[str, int], set[int]] = {}
         self.preemption = PreemptionSearch(state, self.table)
+        self.avoidance = Avoidance(state, self.table, max_rollbacks=config.max_rollbacks)
         self.admissions: list[Admission] = []
         self.growths: dict[GroupKey, dict[str, str]] = {}
         self.verdicts: dict[GroupKey, Verdict] = {}
@@ -99,7 +101,7 @@ class _Cycle:
 
     # ---- shapes and placements ---------------------------------------------------
 
-    def _shapes(self, pods: Sequence[PodEntry]) -> list[Shape]:
+    def _shapes(self, pods: Sequence[PodEntry], group: GroupRecord | None = None) -> list[Shape]:
         by_shape: dict[ShapeKey, list[str]] = {}
         for entry in pods:
             record = entry.record
@@ -111,6 +113,7 @@ class _Cycle:
             rules_filter = self.table.static_filter(rules)
             if ports:
                 rules_filter = with_port_conflicts(rules_filter, self._ports_taken(ports))
+            rules_filter = self.avoidance.narrowed(rules_filter, group)
             shapes.append(
                 Shape(
                     self.state.demand_vector(demand),
@@ -206,7 +209,11 @@ class _Cycle:
                 Reason.WAITING_FOR_PODS, waiting_message(gang.existing, record.min_count)
             )
             return
-        shapes = self._shapes(gang.pending)
+        held_back = self.avoidance.held_back(record)
+        if held_back is not None:
+            self.verdicts[gang.key] = held_back
+            return
+        shapes = self._shapes(gang.pending, record)
         if not shapes:
             self.admissions.append(Admission(gang.key, {}))
             return
@@ -365,7 +372,7 @@ class _Cycle:
             if not placed:
                 del self.growths[gang.key]
             return
-        shapes = self._shapes(pending)
+        shapes = self._shapes(pending, gang.record)
         within = ~self.held_for_older & self._domain_of(gang)
         chosen = place_greedily(self.free, shapes, within, self.order, limit)
         self._take(self.free, gang, chosen)

@@ -22,6 +22,7 @@ from muster.api.constants import (
 )
 from muster.scheduler.node_affinity import Requirement, Term
 from muster.scheduler.quantity import QuantityError, to_amount
+from muster.scheduler.refusals import RefusalMemory, refusals_from
 from muster.scheduler.requests import pod_requests
 from muster.scheduler.results import GroupKey, PodKey
 from muster.scheduler.taints import Taint, Toleration
@@ -84,6 +85,7 @@ class GroupRecord:
     waiting_since: float | None  # when it last started waiting for admission (see below)
     admitted: bool  # PodGroupScheduled=True
     plan: Mapping[str, str]  # pod name -> node name
+    refusals: RefusalMemory | None = None  # status.refusals (see `refusals`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -348,6 +350,7 @@ def pod_group_from(obj: Mapping[str, Any]) -> GroupRecord:
         waiting_since=_waiting_since(status, created),
         admitted=_admitted(status),
         plan=_string_map(status.get("plan"), "status.plan"),
+        refusals=refusals_from(status),
     )
 
 

@@ -15,8 +15,9 @@ IP (conservative), and a port held by a pod that is about to be preempted still 
 
 Not modelled, and why it is safe: inter-pod affinity and anti-affinity, topology
 spread constraints and volumes (zones, attach limits). The engine may then plan a pod
-onto a node kube-scheduler refuses; the released pod stays Pending and the operator's
-bind timeout rolls the gang back, so a gang is never half-started because of it. Pods
+onto a node kube-scheduler refuses; the operator rolls the gang back as soon as
+kube-scheduler marks the released pod Unschedulable, so a gang is never half-started
+because of it, and the refused node is left out of the gang's next plans (`avoidance`). Pods
 using these features still have their resources, selectors, affinity and taints
 respected.
 """
