@@ -75,6 +75,11 @@ from muster.scheduler.results import Admission, CycleResult, GroupKey, Growth, P
 logger = logging.getLogger(__name__)
 
 ADMISSION_CONCURRENCY = 8
+# kube-scheduler retries a pod it found unschedulable at most 10 s (its default
+# podMaxBackoffDuration) after the event that may have made room, such as the last of
+# a preemptor's victims leaving: until then its old refusal still stands in the pod's
+# status and is no refusal of the room now free.
+VICTIMS_SETTLE = 15.0
 
 
 class SchedulingLoop:
@@ -103,6 +108,7 @@ class SchedulingLoop:
         self.backoff = Backoff(initial=config.rollback_backoff, maximum=config.rollback_backoff_max)
         self.released_at: dict[GroupKey, float] = {}
         self.victims_of: dict[GroupKey, frozenset[PodKey]] = {}
+        self.victims_left_at: dict[GroupKey, float] = {}
         self.orphaned_since: dict[PodKey, float] = {}
         self.warned_orphans: set[PodKey] = set()
         self.warned_rejections: set[tuple[ObjectKey, str]] = set()
@@ -258,7 +264,7 @@ class SchedulingLoop:
                 progress,
                 overdue=now >= deadline,
                 timeout=self.config.release_timeout,
-                waiting=key in self.victims_of,
+                waiting=self._making_room(key, now),
             )
             if rollback is not None:
                 await self._roll_back(key, rollback, now)
@@ -270,6 +276,7 @@ class SchedulingLoop:
                 self.backoff.succeeded(key)
                 self.released_at.pop(key, None)
                 self.victims_of.pop(key, None)
+                self.victims_left_at.pop(key, None)
                 settled = after_success(self._refusal_memory(key))
                 if settled is not None:
                     change = StatusChange(refusals=to_status(settled))
@@ -303,6 +310,21 @@ class SchedulingLoop:
         self.released_at[key] = now
         if not any(self._still_holding(pod) for pod in victims):
             del self.victims_of[key]
+            self.victims_left_at[key] = now
+
+    def _making_room(self, key: GroupKey, now: float) -> bool:
+        """Whether the gang's victims are still leaving, or left too recently for
+        kube-scheduler to have tried its pods again (`VICTIMS_SETTLE`)."""
+        if key in self.victims_of:
+            return True
+        left = self.victims_left_at.get(key)
+        if left is None:
+            return False
+        if now < left + VICTIMS_SETTLE:
+            self.trigger.wake_at(left + VICTIMS_SETTLE)
+            return True
+        del self.victims_left_at[key]
+        return False
 
     def _leaving_where_planned(
         self, key: GroupKey, progress: ReleaseProgress, plan: Mapping[str, str]
@@ -371,6 +393,7 @@ class SchedulingLoop:
         await self.writer.write(key, change, now=now)
         self.released_at.pop(key, None)
         self.victims_of.pop(key, None)
+        self.victims_left_at.pop(key, None)
         self.metrics.rollbacks.inc()
         self.trigger.wake_at(until)
         logger.info("PodGroup %s %s", key, message)

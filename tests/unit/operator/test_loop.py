@@ -318,6 +318,9 @@ async def test_gangs_are_admitted_together_each_with_its_plan_written_before_its
         assert log.index(f"write {name}") < log.index(f"release {name}-0")
 
 
+REFUSAL = "0/3 nodes are available: 1 node(s) didn't match PersistentVolume's node affinity"
+
+
 def refusing_loop(max_rollbacks: int) -> SchedulingLoop:
     """Three nodes, a two-pod gang, and a loop that never releases anything itself."""
     cache = LiveCache()
@@ -377,14 +380,11 @@ async def test_a_refused_pod_rolls_back_at_once_and_the_next_plan_avoids_its_nod
     plan = loop.cache.pod_groups[GANG]["status"]["plan"]
     assert set(plan.values()) == {"n1"}
 
-    refuse(loop, first[0], "0/3 nodes are available: 1 node(s) had volume node affinity conflict")
+    refuse(loop, first[0], REFUSAL)
     await loop._follow_admitted(1.0, skip=set())  # long before the 600 s release timeout
     condition = scheduled_condition(loop)
     assert condition["reason"] == "RolledBack"
-    assert (
-        f'kube-scheduler refused pod {first[0]} on node n1: "0/3 nodes are available: 1 node(s) '
-        'had volume node affinity conflict"' in condition["message"]
-    )
+    assert f'kube-scheduler refused pod {first[0]} on node n1: "{REFUSAL}"' in condition["message"]
     assert "retrying in 10s" in condition["message"]
     refusals = loop.cache.pod_groups[GANG]["status"]["refusals"]
     assert refusals["rollbacks"] == 1
@@ -395,7 +395,7 @@ async def test_a_refused_pod_rolls_back_at_once_and_the_next_plan_avoids_its_nod
     (admission,) = result.admissions
     assert set(admission.placements.values()) == {"n2"}
 
-    refuse(loop, second[1], "0/3 nodes are available: 1 node(s) had volume node affinity conflict")
+    refuse(loop, second[1], REFUSAL)
     await loop._follow_admitted(2.0, skip=set())
     condition = scheduled_condition(loop)
     assert "2 such rollbacks in a row: not planned again" in condition["message"]
@@ -426,3 +426,30 @@ async def test_a_gang_that_binds_completely_starts_its_rollback_count_again() ->
     refusals = loop.cache.pod_groups[GANG]["status"]["refusals"]
     assert refusals["rollbacks"] == 0
     assert [r["node"] for r in refusals["nodes"]] == ["n1"]
+
+
+async def test_a_preemptor_refused_for_room_its_victims_still_take_is_not_rolled_back() -> None:
+    loop, pods = loop_with_victim()
+    await admit_with_victim(loop)
+    terminating = pod(VICTIM.name, namespace=VICTIM.namespace, cpu="4", node_name="n1")
+    terminating["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    loop.cache.pods.upsert(terminating)
+    released = pod("trainer-0", group=GANG.name, namespace=GANG.namespace, cpu="4", gated=False)
+    released["status"] = {
+        "phase": "Pending",
+        "conditions": [
+            {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "cpu"}
+        ],
+    }
+    loop.cache.pods.upsert(released)
+
+    await loop._follow_admitted(200.0, skip=set())  # the victim still terminates
+    assert not rolled_back(pods)
+    loop.cache.pods.remove(terminating)
+    await loop._follow_admitted(300.0, skip=set())  # gone: kube-scheduler tries again soon
+    await loop._follow_admitted(314.0, skip=set())
+    assert not rolled_back(pods)
+
+    await loop._follow_admitted(315.0, skip=set())  # still refused after that: a refusal
+    assert rolled_back(pods)
+    assert loop.cache.pod_groups[GANG]["status"]["refusals"]["nodes"][0]["node"] == "n1"
