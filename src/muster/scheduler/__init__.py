@@ -18,6 +18,8 @@ How it is built, one module per job:
 - fit, topology: best-fit placement of a gang's shapes, the fullest fitting domain.
 - queue, engine: the cycle (priority, then age; backfill; holds for starving gangs).
 - preemption: the cheapest lower-priority victims.
+- refusals, avoidance: what kube-scheduler refused a gang (from its status), the
+  nodes its plans then leave out, and when it is not planned at all.
 - explain: kube-scheduler-style reasons and the gang view.
 - results: what a cycle decided, as frozen values.
 
