@@ -57,3 +57,7 @@ PREEMPT_NEVER: Final = "Never"
 # Upstream limits.
 MAX_POD_GROUP_TEMPLATES: Final = 8
 MAX_TOPOLOGY_CONSTRAINTS: Final = 1
+
+# Muster's own bounds on what a PodGroup's status remembers of kube-scheduler's refusals.
+MAX_REFUSED_NODES: Final = 32
+MAX_REFUSAL_MESSAGE: Final = 1024

@@ -1,7 +1,8 @@
 """PodGroup: one gang of pods, the unit Muster admits all together or not at all.
 
 The spec mirrors upstream `scheduling.k8s.io/v1beta1` PodGroup; the status adds
-what Muster records beyond upstream (pod counts, the placement plan).
+what Muster records beyond upstream (pod counts, the placement plan, and the nodes
+kube-scheduler refused the gang's pods on).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any, Literal
 from pydantic import AwareDatetime, ConfigDict, Field
 
 from muster.api.base import INT32, Condition, KubeModel, ObjectMeta
-from muster.api.constants import POLICY_BASIC
+from muster.api.constants import MAX_REFUSAL_MESSAGE, MAX_REFUSED_NODES, POLICY_BASIC
 from muster.api.names import DNS_LABEL_MAX_LENGTH, DNS_SUBDOMAIN_MAX_LENGTH
 from muster.api.policy import (
     DisruptionMode,
@@ -103,6 +104,51 @@ class PodCounts(KubeModel):
     """Member pods in phase Failed."""
 
 
+class NodeRefusal(KubeModel):
+    """One node on which kube-scheduler refused a released pod of the gang."""
+
+    node: str
+    """The node the pod was planned (and pinned) to."""
+
+    pod: str
+    """The member pod refused there last."""
+
+    message: str = Field(json_schema_extra={"maxLength": MAX_REFUSAL_MESSAGE})
+    """kube-scheduler's message (the pod's PodScheduled condition), as last seen."""
+
+    count: int = Field(default=1, ge=1, json_schema_extra=INT32)
+    """Rollbacks in which this node refused a pod of the gang."""
+
+
+class Refusals(KubeModel):
+    """What kube-scheduler refused, remembered so the gang is not planned the same way
+    again.
+
+    The gang's pods are one shape here: a refusal on a node keeps every member pod
+    off that node. A Job's pods share one template, so for a Job this is exact; for a
+    hand-made group of mixed pods it errs towards avoiding a node one of them might
+    have used, never towards planning a known refusal again. The memory holds at
+    most 32 nodes (the most recent) and is tied to the node set it was learnt on:
+    once a node is added, removed, relabelled, tainted or cordoned (nodeSet
+    differs), the gang forgets it and may try every node again."""
+
+    node_set: str
+    """A digest of the nodes (names, labels, taints, unschedulable) when the last
+    refusal was recorded."""
+
+    rollbacks: int = Field(default=0, ge=0, json_schema_extra=INT32)
+    """Rollbacks in a row because kube-scheduler refused a pod; at the operator's
+    --max-rollbacks the gang is not planned again until nodeSet changes. Back to 0
+    once the gang binds completely."""
+
+    nodes: list[NodeRefusal] = Field(
+        default_factory=list,
+        max_length=MAX_REFUSED_NODES,
+        json_schema_extra={"x-kubernetes-list-type": "atomic"},
+    )
+    """The nodes refused, oldest first; the next plans leave them out."""
+
+
 class PodGroupStatus(KubeModel):
     """What Muster observed and decided about the group."""
 
@@ -133,6 +179,10 @@ class PodGroupStatus(KubeModel):
 
     admitted_at: AwareDatetime | None = None
     """When the gang was last admitted (RFC 3339)."""
+
+    refusals: Refusals | None = None
+    """The nodes where kube-scheduler refused the gang's released pods, and how many
+    rollbacks in a row that caused."""
 
 
 class PodGroup(KubeModel):

@@ -66,6 +66,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="the operator's --starvation-seconds: how long a gang waits before smaller "
         "gangs behind it may no longer take its capacity (default %(default)g)",
     )
+    parser.add_argument(
+        "--max-rollbacks",
+        type=_count,
+        default=EngineConfig().max_rollbacks,
+        metavar="N",
+        help="the operator's --max-rollbacks: after N rollbacks in a row that "
+        "kube-scheduler caused (status.refusals), a gang is not planned until a node "
+        "changes; 0: no limit (default %(default)s)",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -73,7 +82,9 @@ def run(args: argparse.Namespace) -> int:
     """Read, simulate, print; problems go to stderr as `file:document: message`."""
     try:
         documents = [doc for name in args.files for doc in read_documents(name)]
-        config = EngineConfig(starvation_seconds=args.starvation_seconds)
+        config = EngineConfig(
+            starvation_seconds=args.starvation_seconds, max_rollbacks=args.max_rollbacks
+        )
         report = simulate(documents, now=args.now, config=config, max_cycles=args.max_cycles)
     except InvalidInputError as error:
         _print_problems(error.problems, sys.stderr)
@@ -119,6 +130,16 @@ def _positive(text: str) -> int:
         value = 0
     if value < 1:
         raise argparse.ArgumentTypeError(f"not a positive whole number: {text!r}")
+    return value
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}")
     return value
 
 

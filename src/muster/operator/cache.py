@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from muster.api.constants import POD_GROUP_LABEL
 from muster.operator.events import reference
 from muster.operator.kube import JsonObject
-from muster.operator.status import is_terminal
+from muster.operator.status import is_refusal, is_terminal
 from muster.scheduler import ClusterState
 from muster.scheduler.results import GroupKey, PodKey
 
@@ -39,24 +39,42 @@ def pod_group_of(pod: JsonObject) -> GroupKey | None:
 
 
 def member_view(pod: JsonObject) -> JsonObject:
-    """The part of a member pod the operator reads (status counts, release, events).
+    """The part of a member pod the operator reads (status counts, release, events,
+    kube-scheduler's verdict on a released pod).
 
     Member pods are kept for as long as they exist; keeping only these fields instead
     of the whole object cuts the cache's memory per pod several times over.
     """
     metadata = _metadata(pod)
     spec = pod.get("spec") or {}
+    status = pod.get("status") or {}
+    view_status: JsonObject = {"phase": status.get("phase")}
+    scheduled = pod_scheduled(pod)
+    if scheduled is not None:  # without its timestamps, and its message only when refused
+        kept = ("type", "status", "reason", "message") if is_refusal(scheduled) else _CONDITION
+        view_status["conditions"] = [{key: scheduled[key] for key in kept if key in scheduled}]
+    if status.get("nominatedNodeName"):
+        view_status["nominatedNodeName"] = status["nominatedNodeName"]
     return {
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {key: metadata[key] for key in _MEMBER_METADATA if key in metadata},
         "spec": {key: spec[key] for key in _MEMBER_SPEC if key in spec},
-        "status": {"phase": (pod.get("status") or {}).get("phase")},
+        "status": view_status,
     }
+
+
+def pod_scheduled(pod: JsonObject) -> JsonObject | None:
+    """The pod's PodScheduled condition (kube-scheduler's word on it), if it has one."""
+    for item in (pod.get("status") or {}).get("conditions") or []:
+        if isinstance(item, dict) and item.get("type") == "PodScheduled":
+            return item
+    return None
 
 
 _MEMBER_METADATA = ("name", "namespace", "uid", "creationTimestamp", "deletionTimestamp")
 _MEMBER_SPEC = ("nodeName", "schedulingGates", "schedulingGroup")
+_CONDITION = ("type", "status", "reason")
 
 
 def _freeze(value: object) -> Hashable:
@@ -83,9 +101,12 @@ def _node_fingerprint(node: JsonObject) -> Hashable:
 
 
 def _pod_fingerprint(pod: JsonObject) -> Hashable:
+    """What makes a pod event start a cycle; kube-scheduler refusing a released pod
+    does (its PodScheduled reason turns Unschedulable), the refusal's wording does not."""
     spec = pod.get("spec") or {}
     status = pod.get("status") or {}
     metadata = _metadata(pod)
+    scheduled = pod_scheduled(pod) or {}
     return _freeze(
         [
             spec.get("nodeName"),
@@ -94,6 +115,8 @@ def _pod_fingerprint(pod: JsonObject) -> Hashable:
             status.get("phase"),
             metadata.get("deletionTimestamp") is not None,
             metadata.get("labels"),  # membership, and what inter-pod rules match
+            (scheduled.get("status"), scheduled.get("reason")),
+            status.get("nominatedNodeName"),
         ]
     )
 

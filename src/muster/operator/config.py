@@ -24,6 +24,7 @@ class OperatorConfig:
     release_timeout: float = 60.0
     rollback_backoff: float = 10.0
     rollback_backoff_max: float = 300.0
+    max_rollbacks: int = 3
     starvation_seconds: float = 600.0
     debounce: float = 0.2
     resync_period: float = 30.0
@@ -54,6 +55,9 @@ _HELP: dict[str, str] = {
     "release_timeout": "seconds an admitted gang may take to bind before it is rolled back",
     "rollback_backoff": "first delay before a rolled-back gang is admitted again (doubles)",
     "rollback_backoff_max": "the longest delay between readmissions of a rolled-back gang",
+    "max_rollbacks": "rollbacks in a row because kube-scheduler refused a released pod "
+    "after which a gang is not planned again until a node is added, removed or changed "
+    "(0: no limit)",
     "starvation_seconds": "seconds a gang waits before smaller gangs behind it may no "
     "longer take the capacity it needs",
     "debounce": "seconds to gather events before a scheduling cycle starts",
@@ -146,6 +150,8 @@ def from_arguments(args: argparse.Namespace, env: Mapping[str, str]) -> Operator
         values["identity"] = f"{os.uname().nodename}-{os.getpid()}"
     if values.get("starvation_seconds", 0.0) < 0:
         raise ValueError("--starvation-seconds must not be negative")
+    if values.get("max_rollbacks", 0) < 0:
+        raise ValueError("--max-rollbacks must not be negative")
     if values.get("webhook_service"):
         parse_service(values["webhook_service"])
     elif values.get("webhook_secret"):

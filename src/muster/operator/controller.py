@@ -89,7 +89,10 @@ class Controller:
             trigger=self.trigger,
             metrics=metrics,
             config=config,
-            engine_config=EngineConfig(starvation_seconds=config.starvation_seconds),
+            engine_config=EngineConfig(
+                starvation_seconds=config.starvation_seconds,
+                max_rollbacks=config.max_rollbacks,
+            ),
         )
 
     @property

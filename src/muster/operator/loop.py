@@ -10,8 +10,9 @@ One cycle at a time. Each cycle:
 3. releases the growth of already admitted gangs the same way;
 4. writes every pending gang's verdict (reason and message) to its status;
 5. follows every admitted gang: finishes releases left half-done (after a restart),
-   rolls back gangs that can no longer bind or missed the release deadline, and
-   refreshes their pod counts;
+   rolls back gangs that can no longer bind, whose pods kube-scheduler refused (the
+   refusal is remembered in the status, for the engine's next plans) or that missed
+   the release deadline, and refreshes their pod counts;
 6. refreshes the counts of every other group (basic groups, which the engine leaves
    to kube-scheduler), and tells, once, about member pods whose PodGroup has not
    existed for `orphan_grace` seconds, and about objects the engine cannot use (once
@@ -43,7 +44,12 @@ from muster.operator.config import OperatorConfig
 from muster.operator.events import WARNING, EventRecorder, reference
 from muster.operator.metrics import Metrics
 from muster.operator.pods import PodActions
-from muster.operator.progress import ReleaseProgress, release_progress, rollback_reason
+from muster.operator.progress import (
+    ReleaseProgress,
+    Rollback,
+    release_progress,
+    rollback_reason,
+)
 from muster.operator.status import (
     Scheduling,
     StatusChange,
@@ -55,11 +61,25 @@ from muster.operator.status import (
 from muster.operator.trigger import Trigger
 from muster.operator.writer import StatusWriter
 from muster.scheduler import EngineConfig, schedule
+from muster.scheduler.avoidance import node_set_digest
+from muster.scheduler.refusals import (
+    RefusalMemory,
+    Refused,
+    after_rollback,
+    after_success,
+    exhausted,
+    to_status,
+)
 from muster.scheduler.results import Admission, CycleResult, GroupKey, Growth, PodKey, Verdict
 
 logger = logging.getLogger(__name__)
 
 ADMISSION_CONCURRENCY = 8
+# kube-scheduler retries a pod it found unschedulable at most 10 s (its default
+# podMaxBackoffDuration) after the event that may have made room, such as the last of
+# a preemptor's victims leaving: until then its old refusal still stands in the pod's
+# status and is no refusal of the room now free.
+VICTIMS_SETTLE = 15.0
 
 
 class SchedulingLoop:
@@ -88,6 +108,7 @@ class SchedulingLoop:
         self.backoff = Backoff(initial=config.rollback_backoff, maximum=config.rollback_backoff_max)
         self.released_at: dict[GroupKey, float] = {}
         self.victims_of: dict[GroupKey, frozenset[PodKey]] = {}
+        self.victims_left_at: dict[GroupKey, float] = {}
         self.orphaned_since: dict[PodKey, float] = {}
         self.warned_orphans: set[PodKey] = set()
         self.warned_rejections: set[tuple[ObjectKey, str]] = set()
@@ -239,21 +260,29 @@ class SchedulingLoop:
             progress = release_progress(plan, members, self.cache.node_usable)
             self._wait_for_victims(key, progress, plan, now)
             deadline = self._release_deadline(key, pod_group)
-            reason = rollback_reason(
-                progress, overdue=now >= deadline, timeout=self.config.release_timeout
+            rollback = rollback_reason(
+                progress,
+                overdue=now >= deadline,
+                timeout=self.config.release_timeout,
+                waiting=self._making_room(key, now),
             )
-            if reason is not None:
-                await self._roll_back(key, reason, now)
+            if rollback is not None:
+                await self._roll_back(key, rollback, now)
                 continue
+            change = StatusChange()
             if progress.to_release:
                 await self._release(key, dict(progress.to_release), now)
             elif progress.complete:
                 self.backoff.succeeded(key)
                 self.released_at.pop(key, None)
                 self.victims_of.pop(key, None)
+                self.victims_left_at.pop(key, None)
+                settled = after_success(self._refusal_memory(key))
+                if settled is not None:
+                    change = StatusChange(refusals=to_status(settled))
             else:
                 self.trigger.wake_at(deadline)
-            await self.writer.write(key, StatusChange(), now=now)
+            await self.writer.write(key, change, now=now)
 
     async def _refresh_the_rest(self, now: float, *, skip: set[GroupKey]) -> None:
         """Counts and minCount of groups the engine had nothing to say about (basic ones)."""
@@ -281,6 +310,21 @@ class SchedulingLoop:
         self.released_at[key] = now
         if not any(self._still_holding(pod) for pod in victims):
             del self.victims_of[key]
+            self.victims_left_at[key] = now
+
+    def _making_room(self, key: GroupKey, now: float) -> bool:
+        """Whether the gang's victims are still leaving, or left too recently for
+        kube-scheduler to have tried its pods again (`VICTIMS_SETTLE`)."""
+        if key in self.victims_of:
+            return True
+        left = self.victims_left_at.get(key)
+        if left is None:
+            return False
+        if now < left + VICTIMS_SETTLE:
+            self.trigger.wake_at(left + VICTIMS_SETTLE)
+            return True
+        del self.victims_left_at[key]
+        return False
 
     def _leaving_where_planned(
         self, key: GroupKey, progress: ReleaseProgress, plan: Mapping[str, str]
@@ -309,7 +353,7 @@ class SchedulingLoop:
             self.released_at[key] = started
         return started + self.config.release_timeout
 
-    async def _roll_back(self, key: GroupKey, reason: str, now: float) -> None:
+    async def _roll_back(self, key: GroupKey, rollback: Rollback, now: float) -> None:
         """Take the gang's pods down (their controller recreates them gated) and requeue it.
 
         Through the Eviction API, like preemption: the pods get the DisruptionTarget
@@ -317,6 +361,10 @@ class SchedulingLoop:
         at once, without counting failures or backing off. Pods an eviction cannot
         take (a PodDisruptionBudget) are deleted: a gang that cannot bind must not keep
         half of its pods.
+
+        A rollback kube-scheduler caused is written down with the refused nodes (the
+        engine leaves them out of the next plans, and stops planning the gang after
+        `max_rollbacks` such rollbacks in a row); its message quotes kube-scheduler.
         """
         members = self.cache.members.get(key, {})
         doomed = [
@@ -327,17 +375,40 @@ class SchedulingLoop:
         if outcome.failed:
             return  # try again next cycle; the plan still holds the gang's place
         until = self.backoff.failed(key, now)
-        message = f"rolled back: {reason}; retrying in {until - now:g}s"
+        memory = self._remembered(key, rollback.refused)
+        limit = self.engine_config.max_rollbacks
+        if memory is not None and exhausted(memory, limit, node_set=memory.node_set):
+            then = (
+                f"{memory.rollbacks} such rollbacks in a row: not planned again until a node "
+                "is added, removed or changed"
+            )
+        else:
+            then = f"retrying in {until - now:g}s"
+        message = f"rolled back: {rollback.reason}; {then}"
         change = StatusChange(
             scheduling=Scheduling(admitted=False, reason=REASON_ROLLED_BACK, message=message),
             clear_plan=True,
+            refusals=None if memory is None else to_status(memory),
         )
         await self.writer.write(key, change, now=now)
         self.released_at.pop(key, None)
         self.victims_of.pop(key, None)
+        self.victims_left_at.pop(key, None)
         self.metrics.rollbacks.inc()
         self.trigger.wake_at(until)
         logger.info("PodGroup %s %s", key, message)
+
+    def _refusal_memory(self, key: GroupKey) -> RefusalMemory | None:
+        record = self.cache.state.groups.get(key)
+        return None if record is None else record.refusals
+
+    def _remembered(self, key: GroupKey, refused: tuple[Refused, ...]) -> RefusalMemory | None:
+        """The refusal memory to write with a rollback; None when kube-scheduler refused
+        nothing (a timeout, a node gone), which leaves the memory as it is."""
+        if not refused:
+            return None
+        node_set = node_set_digest(self.cache.state.node_table())
+        return after_rollback(self._refusal_memory(key), refused, node_set=node_set)
 
     def _observe_time_to_admit(self, key: GroupKey, now: float) -> None:
         created = [

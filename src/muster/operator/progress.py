@@ -4,8 +4,10 @@ An admitted gang has a plan (pod → node) in its status. Reading the member pod
 against it tells the loop what is left to do: pods still gated are released (this is
 how a restarted operator finishes a release it was killed in the middle of); pods
 released but not bound are waited for until the deadline; a pod that can no longer
-bind where it was planned (its node is gone or cordoned) means the gang cannot
-complete as planned, and it is rolled back at once instead of waiting out the clock.
+bind where it was planned (its node is gone or cordoned), or that kube-scheduler
+refused to bind there (a rule the engine does not model, or a race), means the gang
+cannot complete as planned, and it is rolled back at once instead of waiting out the
+clock.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from muster.operator.status import is_bound, is_gated, is_terminal
+from muster.operator.status import is_bound, is_gated, is_terminal, refusal_message
+from muster.scheduler.refusals import Refused
 
 JsonObject = dict[str, Any]
 
@@ -26,6 +29,7 @@ class ReleaseProgress:
     to_release: tuple[tuple[str, str], ...]  # (pod, node): still gated, node still usable
     unbound: tuple[str, ...]  # released, not yet bound
     stranded: tuple[tuple[str, str], ...]  # (pod, node): not bound, node gone or cordoned
+    refused: tuple[Refused, ...] = ()  # unbound pods kube-scheduler refused to bind
 
     @property
     def complete(self) -> bool:
@@ -41,6 +45,7 @@ def release_progress(
     to_release: list[tuple[str, str]] = []
     unbound: list[str] = []
     stranded: list[tuple[str, str]] = []
+    refused: list[Refused] = []
     for pod_name, node in sorted(plan.items()):
         pod = members.get(pod_name)
         if pod is None or is_bound(pod) or is_terminal(pod):
@@ -53,21 +58,47 @@ def release_progress(
             to_release.append((pod_name, node))
         else:
             unbound.append(pod_name)
-    return ReleaseProgress(tuple(to_release), tuple(unbound), tuple(stranded))
+            message = refusal_message(pod)
+            if message is not None:
+                refused.append(Refused(pod_name, node, message))
+    return ReleaseProgress(tuple(to_release), tuple(unbound), tuple(stranded), tuple(refused))
 
 
-def rollback_reason(progress: ReleaseProgress, *, overdue: bool, timeout: float) -> str | None:
-    """Why the gang must be rolled back now, or None when it may keep going."""
+@dataclass(frozen=True, slots=True)
+class Rollback:
+    """Why a gang must be rolled back now; `refused` when kube-scheduler said so."""
+
+    reason: str
+    refused: tuple[Refused, ...] = ()
+
+
+def rollback_reason(
+    progress: ReleaseProgress, *, overdue: bool, timeout: float, waiting: bool = False
+) -> Rollback | None:
+    """Why the gang must be rolled back now, or None when it may keep going.
+
+    `waiting`: the gang waits for the pods preempted for it to leave its nodes; until
+    they are gone kube-scheduler refuses its pods for want of room, which is no
+    reason to give up its place.
+    """
     if progress.stranded:
         pods = ", ".join(f"{pod} (node {node})" for pod, node in progress.stranded[:5])
-        return (
+        return Rollback(
             f"{len(progress.stranded)} planned pod(s) can no longer bind: their node is gone "
             f"or cordoned: {pods}"
         )
+    if progress.refused and not waiting:
+        first = progress.refused[0]
+        others = len(progress.refused) - 1
+        more = f" (and {others} more pod(s))" if others else ""
+        return Rollback(
+            f'kube-scheduler refused pod {first.pod} on node {first.node}: "{first.message}"{more}',
+            progress.refused,
+        )
     if overdue and not progress.complete:
-        waiting = [*progress.unbound, *(pod for pod, _ in progress.to_release)]
-        return (
-            f"{len(waiting)} pod(s) not bound within {timeout:g}s of release: "
-            f"{', '.join(waiting[:5])}"
+        waiting_pods = [*progress.unbound, *(pod for pod, _ in progress.to_release)]
+        return Rollback(
+            f"{len(waiting_pods)} pod(s) not bound within {timeout:g}s of release: "
+            f"{', '.join(waiting_pods[:5])}"
         )
     return None

@@ -24,6 +24,8 @@ from muster.api.podgroup import status_min_count
 
 JsonObject = dict[str, Any]
 
+UNSCHEDULABLE = "Unschedulable"  # core/v1 PodReasonUnschedulable
+
 
 @dataclass(frozen=True, slots=True)
 class Scheduling:
@@ -43,6 +45,7 @@ class StatusChange:
     clear_plan: bool = False
     disruption_target: str | None = None  # a message sets DisruptionTarget=True
     clear_disruption_target: bool = False
+    refusals: Mapping[str, Any] | None = None  # replaces status.refusals
 
 
 def is_gated(pod: JsonObject) -> bool:
@@ -56,6 +59,26 @@ def is_bound(pod: JsonObject) -> bool:
 
 def is_terminal(pod: JsonObject) -> bool:
     return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
+
+
+def is_refusal(pod_scheduled: Mapping[str, Any]) -> bool:
+    """Whether a PodScheduled condition says kube-scheduler found no node for the pod."""
+    return pod_scheduled.get("status") == "False" and pod_scheduled.get("reason") == UNSCHEDULABLE
+
+
+def refusal_message(pod: JsonObject) -> str | None:
+    """kube-scheduler's message when it refused the pod and is not preempting for it.
+
+    A pod kube-scheduler nominated a node for is waiting for its own preemption
+    victims to leave: it is Unschedulable for now, but not refused.
+    """
+    status = pod.get("status") or {}
+    if status.get("nominatedNodeName"):
+        return None
+    for item in status.get("conditions") or []:
+        if item.get("type") == "PodScheduled" and is_refusal(item):
+            return str(item.get("message") or UNSCHEDULABLE)
+    return None
 
 
 def pod_counts(members: Iterable[JsonObject]) -> dict[str, int]:
@@ -173,6 +196,9 @@ def desired_status(
         status["plan"] = dict(change.plan)
     elif not change.clear_plan and current.get("plan"):
         status["plan"] = dict(current["plan"])
+    refusals = change.refusals if change.refusals is not None else current.get("refusals")
+    if refusals:
+        status["refusals"] = dict(refusals)
     return status
 
 

@@ -21,6 +21,8 @@ How it is built, one module per job:
   them; a gang planned pod by pod under them).
 - queue, engine: the cycle (priority, then age; backfill; holds for starving gangs).
 - preemption: the cheapest lower-priority victims.
+- refusals, avoidance: what kube-scheduler refused a gang (from its status), the
+  nodes its plans then leave out, and when it is not planned at all.
 - explain: kube-scheduler-style reasons and the gang view.
 - results: what a cycle decided, as frozen values.
 

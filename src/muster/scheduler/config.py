@@ -13,10 +13,19 @@ class EngineConfig:
     created, or since it was last preempted or rolled back) stops being overtaken by
     backfill. Until then smaller gangs behind it may
     use capacity it cannot use yet; after it, that capacity is held for it.
+
+    `max_rollbacks`: after this many rollbacks in a row because kube-scheduler refused
+    a released pod, a gang is not planned again until the node set changes (0: no
+    limit). Each refusal already keeps the refused node out of its next plans; the
+    limit stops a refusal kube-scheduler would make on every node from cycling the
+    gang through all of them.
     """
 
     starvation_seconds: float = 600.0
+    max_rollbacks: int = 3
 
     def __post_init__(self) -> None:
         if self.starvation_seconds < 0:
             raise ValueError("starvation_seconds must not be negative")
+        if self.max_rollbacks < 0:
+            raise ValueError("max_rollbacks must not be negative")

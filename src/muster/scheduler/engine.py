@@ -20,6 +20,7 @@ from dataclasses import replace
 import numpy as np
 import numpy.typing as npt
 
+from muster.scheduler.avoidance import Avoidance
 from muster.scheduler.config import EngineConfig
 from muster.scheduler.explain import (
     PREEMPTION_WOULD_NOT_HELP,
@@ -36,7 +37,7 @@ from muster.scheduler.fit import (
     place_greedily,
     scarce_columns,
 )
-from muster.scheduler.intake import PlacementRules
+from muster.scheduler.intake import GroupRecord, PlacementRules
 from muster.scheduler.interplay import HOSTNAME, GangInterplay, Member
 from muster.scheduler.interpod_view import InterPodView
 from muster.scheduler.pod_terms import NO_RULES, InterPodRules, Labels
@@ -92,6 +93,7 @@ class _Cycle:
             node_slot=state.node_slot,
             namespace_labels=state.namespace_labels,
         )
+        self.avoidance = Avoidance(state, self.table, max_rollbacks=config.max_rollbacks)
         self.admissions: list[Admission] = []
         self.growths: dict[GroupKey, dict[str, str]] = {}
         self.verdicts: dict[GroupKey, Verdict] = {}
@@ -117,7 +119,9 @@ class _Cycle:
 
     # ---- shapes and placements ---------------------------------------------------
 
-    def _shapes(self, pods: Sequence[PodEntry]) -> tuple[list[Shape], GangInterplay | None]:
+    def _shapes(
+        self, pods: Sequence[PodEntry], group: GroupRecord
+    ) -> tuple[list[Shape], GangInterplay | None]:
         """The pods grouped by shape, largest first, and the inter-pod rules between them
         (None when no rule ties the placement of one pod to another's)."""
         ruled = self.view.anyone_repels or any(entry.record.inter_pod for entry in pods)
@@ -146,6 +150,7 @@ class _Cycle:
                 rules_filter = with_port_conflicts(rules_filter, self._ports_taken(ports))
             if volumes is not None:
                 rules_filter = with_refusals(rules_filter, *volumes.refused(self.table.labels))
+            rules_filter = self.avoidance.narrowed(rules_filter, group)
             shape = Shape(
                 self.state.demand_vector(demand),
                 rules_filter,
@@ -261,7 +266,11 @@ class _Cycle:
                 Reason.WAITING_FOR_PODS, waiting_message(gang.existing, record.min_count)
             )
             return
-        shapes, interplay = self._shapes(gang.pending)
+        held_back = self.avoidance.held_back(record)
+        if held_back is not None:
+            self.verdicts[gang.key] = held_back
+            return
+        shapes, interplay = self._shapes(gang.pending, record)
         if not shapes:
             self.admissions.append(Admission(gang.key, {}))
             return
@@ -454,7 +463,7 @@ class _Cycle:
             if not placed:
                 del self.growths[gang.key]
             return
-        shapes, interplay = self._shapes(pending)
+        shapes, interplay = self._shapes(pending, gang.record)
         within = ~self.held_for_older & self._domain_of(gang)
         if interplay is None:
             chosen = place_greedily(self.free, shapes, within, self.order, limit)

@@ -30,6 +30,7 @@ from muster.scheduler.fields import (
 from muster.scheduler.node_affinity import Requirement, Term
 from muster.scheduler.pod_terms import NO_RULES, InterPodRules, inter_pod_rules
 from muster.scheduler.quantity import QuantityError, to_amount
+from muster.scheduler.refusals import RefusalMemory, refusals_from
 from muster.scheduler.requests import pod_requests
 from muster.scheduler.results import GroupKey, PodKey
 from muster.scheduler.taints import Taint, Toleration
@@ -92,6 +93,7 @@ class GroupRecord:
     waiting_since: float | None  # when it last started waiting for admission (see below)
     admitted: bool  # PodGroupScheduled=True
     plan: Mapping[str, str]  # pod name -> node name
+    refusals: RefusalMemory | None = None  # status.refusals (see `refusals`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -372,6 +374,7 @@ def pod_group_from(obj: Mapping[str, Any]) -> GroupRecord:
         waiting_since=_waiting_since(status, created),
         admitted=_admitted(status),
         plan=string_map(status.get("plan"), "status.plan"),
+        refusals=refusals_from(status),
     )
 
 

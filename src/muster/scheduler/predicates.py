@@ -16,10 +16,12 @@ IP (conservative), and a port held by a pod that is about to be preempted still 
 Rules between pods (required pod affinity and anti-affinity, hard topology spread)
 depend on where other pods are and on where the gang's own pods go, so they are not
 static either: `interplay` applies them as a plan is built, after these filters and
-resources, in kube-scheduler's order. Not modelled: volumes (zones, attach limits),
-preferred terms and `ScheduleAnyway` spread (they only score nodes). A pod planned
-onto a node kube-scheduler then refuses stays Pending and its gang is rolled back, so
-a gang is never half-started because of them.
+resources, in kube-scheduler's order; `volumes` adds the nodes a bound volume can be
+used from. Not modelled: other volume rules (zone labels, attach limits, unbound
+claims), preferred terms and `ScheduleAnyway` spread (they only score nodes). A pod
+planned onto a node kube-scheduler then refuses is rolled back with its gang as soon
+as kube-scheduler marks it Unschedulable, and the refused node is left out of the
+gang's next plans (`avoidance`), so a gang is never half-started because of them.
 """
 
 from __future__ import annotations

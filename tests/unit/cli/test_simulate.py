@@ -175,3 +175,11 @@ def test_too_few_cycles_is_an_error_not_a_wrong_report(
     code, out, err = run([write(tmp_path, "c.yaml", NODE, JOB), "--max-cycles", "1"], capsys)
     assert (code, out) == (1, "")
     assert "still changed after 1 scheduling cycles" in err
+
+
+def test_max_rollbacks_is_a_flag(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = write(tmp_path, "c.yaml", NODE)
+    with pytest.raises(SystemExit) as caught:
+        main(["simulate", path, "--max-rollbacks", "-1"])
+    assert caught.value.code == 2
+    assert "--max-rollbacks" in capsys.readouterr().err

@@ -98,3 +98,34 @@ def test_bound_pods_being_deleted_are_indexed_by_node_until_they_finish_or_go() 
     cache.pods.upsert(leaving)
     cache.pods.remove(leaving)
     assert not cache.leaving
+
+
+def scheduled(pod_obj: Any, reason: str, message: str, *, nominated: str | None = None) -> Any:
+    pod_obj["status"]["conditions"] = [
+        {
+            "type": "PodScheduled",
+            "status": "False",
+            "reason": reason,
+            "message": message,
+            "lastProbeTime": None,
+            "lastTransitionTime": "2026-01-01T00:00:00Z",
+        }
+    ]
+    if nominated:
+        pod_obj["status"]["nominatedNodeName"] = nominated
+    return pod_obj
+
+
+def test_kube_scheduler_refusing_a_member_is_kept_and_starts_a_cycle() -> None:
+    cache = LiveCache()
+    assert cache.pods.upsert(scheduled(pod("a", "g"), "SchedulingGated", "gated"))
+    kept = cache.members[GroupKey("ns", "g")]["a"]["status"]
+    assert kept["conditions"] == [
+        {"type": "PodScheduled", "status": "False", "reason": "SchedulingGated"}
+    ]
+    assert cache.pods.upsert(scheduled(pod("a", "g"), "Unschedulable", "0/3 nodes"))
+    kept = cache.members[GroupKey("ns", "g")]["a"]["status"]
+    assert kept["conditions"][0]["message"] == "0/3 nodes"
+    assert not cache.pods.upsert(scheduled(pod("a", "g"), "Unschedulable", "0/4 nodes"))
+    assert cache.pods.upsert(scheduled(pod("a", "g"), "Unschedulable", "x", nominated="n1"))
+    assert cache.members[GroupKey("ns", "g")]["a"]["status"]["nominatedNodeName"] == "n1"

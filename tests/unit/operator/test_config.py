@@ -70,3 +70,11 @@ def test_the_webhook_service_is_namespace_slash_name_and_the_secret_needs_it() -
             parse(f"--webhook-service={wrong}")
     with pytest.raises(ValueError, match="--webhook-secret needs --webhook-service"):
         parse(env={"MUSTER_WEBHOOK_SECRET": "tls"})
+
+
+def test_max_rollbacks_is_a_setting_and_never_negative() -> None:
+    assert parse().max_rollbacks == 3
+    assert parse(env={"MUSTER_MAX_ROLLBACKS": "5"}).max_rollbacks == 5
+    assert parse("--max-rollbacks", "0").max_rollbacks == 0
+    with pytest.raises(ValueError, match="--max-rollbacks"):
+        parse("--max-rollbacks", "-1")

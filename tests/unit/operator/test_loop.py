@@ -316,3 +316,140 @@ async def test_gangs_are_admitted_together_each_with_its_plan_written_before_its
     assert await admitting == {GroupKey("team", "first"), GroupKey("team", "second")}
     for name in ("first", "second"):
         assert log.index(f"write {name}") < log.index(f"release {name}-0")
+
+
+REFUSAL = "0/3 nodes are available: 1 node(s) didn't match PersistentVolume's node affinity"
+
+
+def refusing_loop(max_rollbacks: int) -> SchedulingLoop:
+    """Three nodes, a two-pod gang, and a loop that never releases anything itself."""
+    cache = LiveCache()
+    for name in ("n1", "n2", "n3"):
+        cache.nodes.upsert(node(name, cpu="4"))
+    cache.pod_group_sink.upsert(pod_group(GANG.name, namespace=GANG.namespace, min_count=2))
+    return SchedulingLoop(
+        cache=cache,
+        writer=FakeWriter(cache),  # type: ignore[arg-type]
+        pods=FakePods(cache),  # type: ignore[arg-type]
+        events=FakeEvents(),  # type: ignore[arg-type]
+        trigger=FakeTrigger(),  # type: ignore[arg-type]
+        metrics=Metrics(),
+        config=OperatorConfig(release_timeout=600.0),
+        engine_config=EngineConfig(max_rollbacks=max_rollbacks),
+    )
+
+
+def new_members(loop: SchedulingLoop, generation: int) -> list[str]:
+    """The Job's (re)created pods, gated; the previous ones gone."""
+    for name in list(loop.cache.members.get(GANG, {})):
+        loop.cache.pods.remove(pod(name, namespace=GANG.namespace))
+    names = [f"trainer-{generation}-{index}" for index in range(2)]
+    for name in names:
+        loop.cache.pods.upsert(pod(name, group=GANG.name, namespace=GANG.namespace, cpu="2"))
+    return names
+
+
+def refuse(loop: SchedulingLoop, name: str, message: str) -> None:
+    released = pod(name, group=GANG.name, namespace=GANG.namespace, cpu="2", gated=False)
+    released["status"] = {
+        "phase": "Pending",
+        "conditions": [
+            {
+                "type": "PodScheduled",
+                "status": "False",
+                "reason": "Unschedulable",
+                "message": message,
+            }
+        ],
+    }
+    loop.cache.pods.upsert(released)
+
+
+def scheduled_condition(loop: SchedulingLoop) -> dict[str, Any]:
+    status = loop.cache.pod_groups[GANG]["status"]
+    found: dict[str, Any] = next(
+        c for c in status["conditions"] if c["type"] == "PodGroupScheduled"
+    )
+    return found
+
+
+async def test_a_refused_pod_rolls_back_at_once_and_the_next_plan_avoids_its_node() -> None:
+    loop = refusing_loop(max_rollbacks=2)
+    first = new_members(loop, 1)
+    await loop.cycle()
+    plan = loop.cache.pod_groups[GANG]["status"]["plan"]
+    assert set(plan.values()) == {"n1"}
+
+    refuse(loop, first[0], REFUSAL)
+    await loop._follow_admitted(1.0, skip=set())  # long before the 600 s release timeout
+    condition = scheduled_condition(loop)
+    assert condition["reason"] == "RolledBack"
+    assert f'kube-scheduler refused pod {first[0]} on node n1: "{REFUSAL}"' in condition["message"]
+    assert "retrying in 10s" in condition["message"]
+    refusals = loop.cache.pod_groups[GANG]["status"]["refusals"]
+    assert refusals["rollbacks"] == 1
+    assert [(r["node"], r["pod"], r["count"]) for r in refusals["nodes"]] == [("n1", first[0], 1)]
+
+    second = new_members(loop, 2)
+    result = await loop.cycle()
+    (admission,) = result.admissions
+    assert set(admission.placements.values()) == {"n2"}
+
+    refuse(loop, second[1], REFUSAL)
+    await loop._follow_admitted(2.0, skip=set())
+    condition = scheduled_condition(loop)
+    assert "2 such rollbacks in a row: not planned again" in condition["message"]
+
+    new_members(loop, 3)
+    loop.backoff.succeeded(GANG)  # the backoff is over
+    result = await loop.cycle()
+    assert not result.admissions
+    verdict = result.verdicts[GANG]
+    assert verdict.reason == "Unschedulable"
+    assert f'pod {second[1]} on node n2: "0/3 nodes' in verdict.message
+    assert scheduled_condition(loop)["message"] == verdict.message
+
+
+async def test_a_gang_that_binds_completely_starts_its_rollback_count_again() -> None:
+    loop = refusing_loop(max_rollbacks=2)
+    first = new_members(loop, 1)
+    await loop.cycle()
+    refuse(loop, first[0], "no")
+    await loop._follow_admitted(1.0, skip=set())
+    second = new_members(loop, 2)
+    loop.backoff.succeeded(GANG)
+    await loop.cycle()
+    for name in second:
+        bound = pod(name, group=GANG.name, namespace=GANG.namespace, cpu="2", node_name="n2")
+        loop.cache.pods.upsert(bound)
+    await loop._follow_admitted(3.0, skip=set())
+    refusals = loop.cache.pod_groups[GANG]["status"]["refusals"]
+    assert refusals["rollbacks"] == 0
+    assert [r["node"] for r in refusals["nodes"]] == ["n1"]
+
+
+async def test_a_preemptor_refused_for_room_its_victims_still_take_is_not_rolled_back() -> None:
+    loop, pods = loop_with_victim()
+    await admit_with_victim(loop)
+    terminating = pod(VICTIM.name, namespace=VICTIM.namespace, cpu="4", node_name="n1")
+    terminating["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    loop.cache.pods.upsert(terminating)
+    released = pod("trainer-0", group=GANG.name, namespace=GANG.namespace, cpu="4", gated=False)
+    released["status"] = {
+        "phase": "Pending",
+        "conditions": [
+            {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "cpu"}
+        ],
+    }
+    loop.cache.pods.upsert(released)
+
+    await loop._follow_admitted(200.0, skip=set())  # the victim still terminates
+    assert not rolled_back(pods)
+    loop.cache.pods.remove(terminating)
+    await loop._follow_admitted(300.0, skip=set())  # gone: kube-scheduler tries again soon
+    await loop._follow_admitted(314.0, skip=set())
+    assert not rolled_back(pods)
+
+    await loop._follow_admitted(315.0, skip=set())  # still refused after that: a refusal
+    assert rolled_back(pods)
+    assert loop.cache.pod_groups[GANG]["status"]["refusals"]["nodes"][0]["node"] == "n1"

@@ -141,3 +141,18 @@ def test_min_count_and_admission_time_are_recorded_for_the_columns() -> None:
     assert again["admittedAt"] == "T2"
     basic = {**group(), "spec": {"schedulingPolicy": {"basic": {}}}}
     assert desired_status(basic, [], StatusChange(), now="T1")["minCount"] == "basic"
+
+
+def test_the_refusal_memory_is_kept_unless_replaced() -> None:
+    memory = {"nodeSet": "s", "rollbacks": 1, "nodes": [{"node": "n", "pod": "p", "message": "m"}]}
+    learnt = desired_status(group(), [], StatusChange(refusals=memory), now="T1")
+    assert learnt["refusals"] == memory
+    assert (
+        desired_status(group(learnt), [], StatusChange(clear_plan=True), now="T2")["refusals"]
+        == memory
+    )
+    settled = {**memory, "rollbacks": 0}
+    assert (
+        desired_status(group(learnt), [], StatusChange(refusals=settled), now="T3")["refusals"]
+        == settled
+    )
