@@ -1,9 +1,10 @@
 """kube-scheduler refusing a released pod: rolled back at once, remembered, not looped.
 
 The refusal comes from a rule the engine does not model: the gang's pods mount a
-PersistentVolume whose node affinity names one node (or none of the pool), so
-kube-scheduler's VolumeBinding filter refuses every other node ("didn't match
-PersistentVolume's node affinity"), whatever the engine planned.
+PersistentVolume labelled with one zone (the older way of tying a volume to a zone;
+the engine models `spec.nodeAffinity`, not these labels), so kube-scheduler's
+VolumeZone filter refuses the nodes of every other zone ("had no available volume
+zone"), whatever the engine planned. Each node of the pool is in a zone of its own.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ from tests.e2e.harness import (
 pytestmark = pytest.mark.e2e
 
 RELEASE_TIMEOUT = 120
-CONFLICT = "didn't match PersistentVolume's node affinity"
+CONFLICT = "had no available volume zone"
+ZONE = "topology.kubernetes.io/zone"
 
 
 @pytest.fixture
@@ -42,14 +44,14 @@ def long_release_timeout(operator: OperatorProcess) -> Iterator[OperatorProcess]
     operator.restart()
 
 
-def volume_on(kubectl: Kubectl, namespace: str, node: str) -> str:
-    """A claim bound to a volume only `node` can mount; the claim's name."""
+def volume_in(kubectl: Kubectl, namespace: str, zone: str) -> str:
+    """A claim bound to a volume only nodes of `zone` can mount; the claim's name."""
     name = f"data-{namespace}"
     kubectl.apply(
         {
             "apiVersion": "v1",
             "kind": "PersistentVolume",
-            "metadata": {"name": name},
+            "metadata": {"name": name, "labels": {ZONE: zone}},
             "spec": {
                 "capacity": {"storage": "1Gi"},
                 "accessModes": ["ReadWriteMany"],
@@ -57,21 +59,6 @@ def volume_on(kubectl: Kubectl, namespace: str, node: str) -> str:
                 "storageClassName": "",
                 "hostPath": {"path": f"/tmp/{name}"},
                 "claimRef": {"namespace": namespace, "name": name},
-                "nodeAffinity": {
-                    "required": {
-                        "nodeSelectorTerms": [
-                            {
-                                "matchExpressions": [
-                                    {
-                                        "key": "kubernetes.io/hostname",
-                                        "operator": "In",
-                                        "values": [node],
-                                    }
-                                ]
-                            }
-                        ]
-                    }
-                },
             },
         }
     )
@@ -128,8 +115,9 @@ def test_a_refused_gang_rolls_back_at_once_quoting_kube_scheduler_and_lands_else
     pool: NodePool,
     volumes: list[str],
 ) -> None:
-    refusing, accepting = pool.add(gpus=4), pool.add(gpus=4)
-    claim = volume_on(kubectl, namespace, accepting)
+    refusing = pool.add(gpus=4, zone=f"{namespace}-a")
+    accepting = pool.add(gpus=4, zone=f"{namespace}-b")
+    claim = volume_in(kubectl, namespace, f"{namespace}-b")
     volumes.append(claim)
     kubectl.apply(job_with_claim("train", pool, claim, workers=2), namespace)
 
@@ -165,9 +153,9 @@ def test_a_gang_refused_max_rollbacks_times_stays_unschedulable_until_a_node_cha
     pool: NodePool,
     volumes: list[str],
 ) -> None:
-    for _ in range(3):
-        pool.add(gpus=4)
-    claim = volume_on(kubectl, namespace, f"{pool.name}-nowhere")  # no node can mount it
+    for index in range(3):
+        pool.add(gpus=4, zone=f"{namespace}-{index}")
+    claim = volume_in(kubectl, namespace, f"{namespace}-nowhere")  # no node can mount it
     volumes.append(claim)
     kubectl.apply(job_with_claim("stuck", pool, claim, workers=1), namespace)
 
