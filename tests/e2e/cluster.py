@@ -21,7 +21,19 @@ from typing import Any
 
 from hack.cluster import HACK, ROOT, bin_dir
 
-__all__ = ["ROOT", "Kubectl", "LocalCluster", "bin_dir", "fresh_namespace", "wait_until"]
+__all__ = [
+    "POLL_CHECKS",
+    "ROOT",
+    "Kubectl",
+    "LocalCluster",
+    "bin_dir",
+    "fresh_namespace",
+    "wait_until",
+]
+
+# Checks every `wait_until` poll runs first; each raises to fail the waiting test (the
+# gang observer registers one, so a partial gang fails a test the moment it is seen).
+POLL_CHECKS: list[Callable[[], None]] = []
 
 
 @dataclass(frozen=True)
@@ -63,6 +75,8 @@ def wait_until(
     """Poll until `check()` holds; the failure names what was awaited."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
+        for standing in list(POLL_CHECKS):
+            standing()
         if check():
             return
         time.sleep(interval)

@@ -7,6 +7,11 @@ While developing, keep one cluster up and point the tests at it, so each run ski
 the start-up and runs side by side with others:
 
     make cluster-up && export MUSTER_KUBECONFIG=$PWD/.cluster/kubeconfig
+
+Every test that uses the `namespace` fixture runs under the gang observer
+(tests/e2e/observer.py): a gang of that namespace that is ever partially bound fails
+the test. A test that makes partial gangs on purpose says so with
+`@pytest.mark.allow_partial_gangs("why")`.
 """
 
 from __future__ import annotations
@@ -18,6 +23,15 @@ import pytest
 
 from tests.e2e.cluster import Kubectl, LocalCluster, fresh_namespace
 from tests.e2e.harness import operator, pool  # noqa: F401  (fixtures of the operator tests)
+from tests.e2e.observer import GRACE_SECONDS, GangObserver, observing
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "allow_partial_gangs(reason): the test makes partially bound gangs on purpose, "
+        "so the gang observer does not watch its namespace",
+    )
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -48,3 +62,34 @@ def kubectl(kubeconfig: Path) -> Kubectl:
 @pytest.fixture
 def namespace(kubectl: Kubectl, request: pytest.FixtureRequest) -> Iterator[str]:
     yield from fresh_namespace(kubectl, request.node.name)
+
+
+# Every rise the observers saw reach minCount in time: first to minCount-th bind, seconds.
+RISE_SPREADS: list[float] = []
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if RISE_SPREADS:
+        terminalreporter.write_line(
+            f"gang observer: {len(RISE_SPREADS)} gangs rose whole; first to minCount-th bind "
+            f"took at most {max(RISE_SPREADS):.2f}s (grace {GRACE_SECONDS:g}s)"
+        )
+
+
+@pytest.fixture(autouse=True)
+def gang_observer(request: pytest.FixtureRequest) -> Iterator[GangObserver | None]:
+    """Watches the test's namespace, if it has one, for partially bound gangs."""
+    if "namespace" not in request.fixturenames or request.node.get_closest_marker(
+        "allow_partial_gangs"
+    ):
+        yield None
+        return
+    kubeconfig: Path = request.getfixturevalue("kubeconfig")
+    namespace: str = request.getfixturevalue("namespace")
+    with observing(kubeconfig, namespace) as observer:
+        yield observer
+        observer.settle()
+        RISE_SPREADS.extend(observer.ledger.spreads)
+        missed = observer.unreported()
+        if missed:
+            pytest.fail(observer.report(missed), pytrace=False)

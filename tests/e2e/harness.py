@@ -190,7 +190,16 @@ class NodePool:
     name: str = field(default_factory=lambda: f"pool-{uuid.uuid4().hex[:6]}")
     nodes: list[str] = field(default_factory=list)
 
-    def add(self, gpus: int, *, zone: str = "zone-x", cpu: str = "32") -> str:
+    def add(
+        self,
+        gpus: int,
+        *,
+        zone: str = "zone-x",
+        cpu: str = "32",
+        labels: dict[str, str] | None = None,
+        taints: list[dict[str, str]] | None = None,
+    ) -> str:
+        """One more node; `labels` and `taints` come on top of the pool's own."""
         node = f"{self.name}-{len(self.nodes)}"
         capacity = {"cpu": cpu, "memory": "256Gi", "pods": "110", GPU: str(gpus)}
         self.kubectl.apply(
@@ -205,10 +214,14 @@ class NodePool:
                         "type": "kwok",
                         "topology.kubernetes.io/zone": zone,
                         POOL_LABEL: self.name,
+                        **(labels or {}),
                     },
                 },
                 "spec": {
-                    "taints": [{"key": POOL_LABEL, "value": self.name, "effect": "NoSchedule"}]
+                    "taints": [
+                        {"key": POOL_LABEL, "value": self.name, "effect": "NoSchedule"},
+                        *(taints or []),
+                    ]
                 },
                 "status": {"capacity": capacity, "allocatable": capacity},
             }
@@ -258,12 +271,25 @@ def gang_job(
     labels: dict[str, str] | None = None,
     run_for: str = LONG_RUNNING,
     priority_class: str | None = None,
+    pod_labels: dict[str, str] | None = None,
+    node_selector: dict[str, str] | None = None,
+    tolerations: list[dict[str, str]] | None = None,
+    affinity: dict[str, Any] | None = None,
+    topology_spread: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """A Job of `workers` pods, each asking for `gpus` GPUs, on the pool's nodes only."""
+    """A Job of `workers` pods, each asking for `gpus` GPUs, on the pool's nodes only.
+
+    `pod_labels`, `affinity` (the pod's `spec.affinity`) and `topology_spread` (its
+    `topologySpreadConstraints`) go to the pod template as they are; `node_selector`
+    and `tolerations` come on top of the pool's own.
+    """
     pod_spec: dict[str, Any] = {
         "restartPolicy": "Never",
-        "nodeSelector": {POOL_LABEL: pool.name},
-        "tolerations": [{"key": POOL_LABEL, "operator": "Equal", "value": pool.name}],
+        "nodeSelector": {POOL_LABEL: pool.name, **(node_selector or {})},
+        "tolerations": [
+            {"key": POOL_LABEL, "operator": "Equal", "value": pool.name},
+            *(tolerations or []),
+        ],
         "containers": [
             {
                 "name": "worker",
@@ -274,6 +300,10 @@ def gang_job(
     }
     if priority_class is not None:
         pod_spec["priorityClassName"] = priority_class
+    if affinity is not None:
+        pod_spec["affinity"] = affinity
+    if topology_spread is not None:
+        pod_spec["topologySpreadConstraints"] = topology_spread
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
@@ -287,7 +317,10 @@ def gang_job(
             "completions": workers,
             "backoffLimit": 100,
             "template": {
-                "metadata": {"annotations": {"pod-complete.stage.kwok.x-k8s.io/delay": run_for}},
+                "metadata": {
+                    "labels": dict(pod_labels or {}),
+                    "annotations": {"pod-complete.stage.kwok.x-k8s.io/delay": run_for},
+                },
                 "spec": pod_spec,
             },
         },

@@ -1,0 +1,459 @@
+"""Muster's plans against kube-scheduler's verdicts, on random gangs with inter-pod rules.
+
+Seeded random gang Jobs mix hostname and zone anti-affinity, zone spread, required
+affinity (to anchor pods, or of a gang to itself), nodeSelectors, taints and
+tolerations, and PodGroup zone constraints, on twelve simulated nodes in three zones.
+They run in batches; in each, every gang Muster releases must bind exactly where its
+plan (`status.plan`) put it, with no FailedScheduling event for any pinned pod, no
+rollback, and no partially bound gang (the gang observer watches throughout). The final
+placement is also checked against the rules directly, because kube-scheduler cannot
+check zone spread on pinned pods (it measures skew over the nodes the pod's own
+nodeSelector admits: with the hostname pin, that is one node, one domain). Gangs Muster
+holds back are recorded, and each is handed to `confirm_infeasible`.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from tests.e2e.cluster import Kubectl, wait_until
+from tests.e2e.harness import (
+    GROUP_LABEL,
+    POD_GROUPS,
+    NodePool,
+    OperatorProcess,
+    gang_job,
+    is_gated,
+)
+
+pytestmark = pytest.mark.e2e
+
+SEED = 20370
+GANGS = 50
+BATCH = 10
+ZONES = 3
+NODES_PER_ZONE = 4
+GPUS_PER_NODE = 4
+HOSTNAME = "kubernetes.io/hostname"
+ZONE = "topology.kubernetes.io/zone"
+DISK = "e2e.muster.dev/disk"
+DEDICATED = "e2e.muster.dev/dedicated"
+ANCHOR = "e2e.muster.dev/anchor"
+TOPOLOGY_ANNOTATION = "scheduling.muster.dev/topology-key"
+MIN_COUNT_ANNOTATION = "scheduling.muster.dev/min-count"
+
+
+# ---- the cluster ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The nodes: zone, labels and taints of each, and where the anchor pods run."""
+
+    zone_of: dict[str, str]
+    labels_of: dict[str, dict[str, str]]
+    dedicated: frozenset[str]
+    anchored: frozenset[str]  # nodes with an anchor pod
+
+    def zones(self) -> set[str]:
+        return set(self.zone_of.values())
+
+
+def build_layout(kubectl: Kubectl, namespace: str, pool: NodePool) -> Layout:
+    """3 zones x 4 nodes of 4 GPUs; 2 SSD nodes and 1 dedicated (tainted) node per zone;
+    anchor pods on one node of the first zone and one of the second."""
+    zone_of: dict[str, str] = {}
+    labels_of: dict[str, dict[str, str]] = {}
+    dedicated: set[str] = set()
+    for z in range(ZONES):
+        zone = f"{pool.name}-z{z}"
+        for j in range(NODES_PER_ZONE):
+            labels = {DISK: "ssd"} if j % 2 == 0 else {}
+            taints = (
+                [{"key": DEDICATED, "value": "infer", "effect": "NoSchedule"}] if j == 3 else []
+            )
+            node = pool.add(gpus=GPUS_PER_NODE, zone=zone, labels=labels, taints=taints)
+            zone_of[node] = zone
+            labels_of[node] = {**labels, HOSTNAME: node, ZONE: zone}
+            if taints:
+                dedicated.add(node)
+    nodes = list(zone_of)
+    anchored = {nodes[1], nodes[NODES_PER_ZONE + 2]}
+    for i, node in enumerate(sorted(anchored)):
+        kubectl.apply(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": f"anchor-{i}", "labels": {ANCHOR: "db"}},
+                "spec": {
+                    "nodeName": node,
+                    "tolerations": [{"operator": "Exists"}],
+                    "containers": [{"name": "db", "image": "db"}],
+                },
+            },
+            namespace,
+        )
+    wait_until(
+        "the anchor pods to run",
+        lambda: all(
+            kubectl.json("get", "pod", f"anchor-{i}", "-n", namespace)
+            .get("status", {})
+            .get("phase")
+            == "Running"
+            for i in range(len(anchored))
+        ),
+    )
+    return Layout(zone_of, labels_of, frozenset(dedicated), frozenset(anchored))
+
+
+# ---- the gangs --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Gang:
+    name: str
+    workers: int
+    gpus: int
+    min_count: int
+    host_anti: bool  # one pod per node
+    zone_anti: bool  # one pod per zone
+    spread_skew: int | None  # zone spread, DoNotSchedule, this maxSkew
+    anchor_key: str | None  # must share this domain with an anchor pod
+    together: bool  # required affinity to itself by zone: all in one zone
+    ssd: bool  # nodeSelector disk=ssd
+    tolerates: bool  # tolerates the dedicated taint
+    one_zone: bool  # PodGroup zone constraint
+
+    def features(self) -> str:
+        parts = [f"{self.workers}x{self.gpus}gpu"]
+        if self.min_count != self.workers:
+            parts.append(f"min{self.min_count}")
+        for flag, text in (
+            (self.host_anti, "host-anti"),
+            (self.zone_anti, "zone-anti"),
+            (self.together, "together"),
+            (self.ssd, "ssd"),
+            (self.tolerates, "tolerates"),
+            (self.one_zone, "one-zone"),
+        ):
+            if flag:
+                parts.append(text)
+        if self.spread_skew is not None:
+            parts.append(f"spread{self.spread_skew}")
+        if self.anchor_key is not None:
+            parts.append(f"anchor-{'host' if self.anchor_key == HOSTNAME else 'zone'}")
+        return " ".join(parts)
+
+    def job(self, pool: NodePool) -> dict[str, Any]:
+        own = {"labelSelector": {"matchLabels": {"app": self.name}}}
+        anti = [{**own, "topologyKey": HOSTNAME}] if self.host_anti else []
+        anti += [{**own, "topologyKey": ZONE}] if self.zone_anti else []
+        near = [{**own, "topologyKey": ZONE}] if self.together else []
+        if self.anchor_key is not None:
+            near.append(
+                {"labelSelector": {"matchLabels": {ANCHOR: "db"}}, "topologyKey": self.anchor_key}
+            )
+        affinity: dict[str, Any] = {}
+        if anti:
+            affinity["podAntiAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": anti}
+        if near:
+            affinity["podAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": near}
+        spread = (
+            [
+                {
+                    "maxSkew": self.spread_skew,
+                    "topologyKey": ZONE,
+                    "whenUnsatisfiable": "DoNotSchedule",
+                    **own,
+                }
+            ]
+            if self.spread_skew is not None
+            else None
+        )
+        annotations = {}
+        if self.one_zone:
+            annotations[TOPOLOGY_ANNOTATION] = ZONE
+        if self.min_count != self.workers:
+            annotations[MIN_COUNT_ANNOTATION] = str(self.min_count)
+        return gang_job(
+            self.name,
+            pool,
+            workers=self.workers,
+            gpus=self.gpus,
+            annotations=annotations,
+            pod_labels={"app": self.name},
+            node_selector={DISK: "ssd"} if self.ssd else None,
+            tolerations=(
+                [{"key": DEDICATED, "operator": "Equal", "value": "infer"}]
+                if self.tolerates
+                else None
+            ),
+            affinity=affinity or None,
+            topology_spread=spread,
+        )
+
+
+def random_gangs(seed: int, count: int) -> list[Gang]:
+    rng = random.Random(seed)
+    gangs = []
+    for i in range(count):
+        workers = rng.randint(2, 5)
+        elastic = workers > 2 and rng.random() < 0.15
+        gangs.append(
+            Gang(
+                name=f"g{i:02d}",
+                workers=workers,
+                gpus=rng.choice((1, 1, 2)),
+                min_count=workers - 1 if elastic else workers,
+                host_anti=rng.random() < 0.35,
+                zone_anti=rng.random() < 0.12,
+                spread_skew=rng.choice((1, 1, 2)) if rng.random() < 0.25 else None,
+                anchor_key=rng.choice((HOSTNAME, ZONE)) if rng.random() < 0.2 else None,
+                together=rng.random() < 0.12,
+                ssd=rng.random() < 0.3,
+                tolerates=rng.random() < 0.3,
+                one_zone=rng.random() < 0.25,
+            )
+        )
+    return gangs
+
+
+# ---- what the placement must satisfy, checked directly --------------------------------
+
+
+def placement_problems(gang: Gang, placement: dict[str, str], layout: Layout) -> list[str]:
+    """The gang's rules, on the nodes its bound pods are on (pod -> node)."""
+    problems = []
+    nodes = list(placement.values())
+    zones = [layout.zone_of[node] for node in nodes]
+    for pod, node in placement.items():
+        labels = layout.labels_of[node]
+        if gang.ssd and labels.get(DISK) != "ssd":
+            problems.append(f"{pod} on {node}, which has no SSD")
+        if node in layout.dedicated and not gang.tolerates:
+            problems.append(f"{pod} on the dedicated node {node} without tolerating it")
+        if gang.anchor_key == HOSTNAME and node not in layout.anchored:
+            problems.append(f"{pod} on {node}, which has no anchor pod")
+        anchor_zones = {layout.zone_of[n] for n in layout.anchored}
+        if gang.anchor_key == ZONE and layout.zone_of[node] not in anchor_zones:
+            problems.append(f"{pod} in zone {layout.zone_of[node]}, which has no anchor pod")
+    if gang.host_anti and len(set(nodes)) != len(nodes):
+        problems.append(f"anti-affine pods share nodes: {sorted(nodes)}")
+    if gang.zone_anti and len(set(zones)) != len(zones):
+        problems.append(f"zone-anti-affine pods share zones: {sorted(zones)}")
+    if (gang.together or gang.one_zone) and len(set(zones)) > 1:
+        problems.append(f"pods meant for one zone are in {sorted(set(zones))}")
+    if gang.spread_skew is not None and placement:
+        # Every zone has nodes the pods' nodeSelector admits (taints are ignored by
+        # default in the skew), so every zone is a domain.
+        per_zone = Counter(zones)
+        counts = [per_zone.get(zone, 0) for zone in sorted(layout.zones())]
+        if max(counts) - min(counts) > gang.spread_skew:
+            problems.append(f"zone skew {max(counts) - min(counts)} > {gang.spread_skew}: {counts}")
+    return problems
+
+
+def confirm_infeasible(
+    gang: Gang, group: dict[str, Any], pods: list[dict[str, Any]], layout: Layout
+) -> None:
+    """A gang Muster holds back (Unschedulable): confirm that holding it was right.
+
+    For now this checks only what must hold whatever the reason: the gang is wholly
+    gated, with no pod bound. An independent infeasibility check (the inter-pod checker
+    of the unit tests, `interpod_problems`) plugs in here, given the gang, the layout
+    and the pods already bound.
+    """
+    assert pods, f"{gang.name} has no pods"
+    assert all(is_gated(pod) for pod in pods), f"{gang.name} is held but not wholly gated"
+    assert not any(pod["spec"].get("nodeName") for pod in pods), f"{gang.name} is held, bound"
+
+
+# ---- running a batch ----------------------------------------------------------------------
+
+
+def condition(group: dict[str, Any]) -> dict[str, Any]:
+    for item in group.get("status", {}).get("conditions") or []:
+        if item["type"] == "PodGroupScheduled":
+            return dict(item)
+    return {}
+
+
+def members(pods: list[dict[str, Any]], gang: str) -> list[dict[str, Any]]:
+    return [
+        pod
+        for pod in pods
+        if (pod["metadata"].get("labels") or {}).get(GROUP_LABEL) == gang
+        and not pod["metadata"].get("deletionTimestamp")
+    ]
+
+
+@dataclass
+class Snapshot:
+    groups: dict[str, dict[str, Any]]
+    pods: list[dict[str, Any]]
+
+    @classmethod
+    def take(cls, kubectl: Kubectl, namespace: str) -> Snapshot:
+        groups = kubectl.json("get", POD_GROUPS, "-n", namespace)["items"]
+        pods = kubectl.json("get", "pods", "-n", namespace)["items"]
+        return cls({g["metadata"]["name"]: g for g in groups}, pods)
+
+    def decided(self, gang: Gang) -> bool:
+        """Held back, or admitted with every planned pod bound."""
+        group = self.groups.get(gang.name)
+        if group is None:
+            return False
+        reason = condition(group).get("reason")
+        if reason == "Unschedulable":
+            return True
+        if reason != "Scheduled":
+            return False
+        plan = group.get("status", {}).get("plan") or {}
+        on = {
+            p["metadata"]["name"]: p["spec"].get("nodeName") for p in members(self.pods, gang.name)
+        }
+        return bool(plan) and all(on.get(pod) for pod in plan)
+
+    def fingerprint(self, gangs: list[Gang]) -> str:
+        state = {
+            gang.name: (
+                condition(self.groups.get(gang.name, {})).get("reason"),
+                sorted(
+                    (p["metadata"]["name"], p["spec"].get("nodeName") or "")
+                    for p in members(self.pods, gang.name)
+                ),
+            )
+            for gang in gangs
+        }
+        return json.dumps(state, sort_keys=True)
+
+
+def settle(kubectl: Kubectl, namespace: str, gangs: list[Gang]) -> Snapshot:
+    """Wait until every gang is decided, and stays so for two polls in a row."""
+    last: list[str] = []
+    latest: list[Snapshot] = []
+
+    def settled() -> bool:
+        refused = failed_scheduling(kubectl, namespace) + rolled_back(kubectl, namespace)
+        if refused:
+            raise AssertionError("released pods refused or rolled back:\n" + "\n".join(refused))
+        snapshot = Snapshot.take(kubectl, namespace)
+        latest[:] = [snapshot]
+        if not all(snapshot.decided(gang) for gang in gangs):
+            last.clear()
+            return False
+        fingerprint = snapshot.fingerprint(gangs)
+        done = last == [fingerprint]
+        last[:] = [fingerprint]
+        return done
+
+    try:
+        wait_until("every gang of the batch to be decided", settled, timeout=120, interval=1.5)
+    except AssertionError as error:
+        if not latest:
+            raise
+        undecided = [
+            f"{g.name} ({g.features()}): {condition(latest[0].groups.get(g.name, {}))}"
+            for g in gangs
+            if not latest[0].decided(g)
+        ]
+        raise AssertionError(f"{error}; undecided: {undecided}") from None
+    return latest[0]
+
+
+def failed_scheduling(kubectl: Kubectl, namespace: str) -> list[str]:
+    events = kubectl.json(
+        "get", "events", "-n", namespace, "--field-selector", "reason=FailedScheduling"
+    )["items"]
+    return [f"{e['involvedObject']['name']}: {e.get('message', '')}" for e in events]
+
+
+def rolled_back(kubectl: Kubectl, namespace: str) -> list[str]:
+    events = kubectl.json(
+        "get", "events", "-n", namespace, "--field-selector", "reason=RolledBack"
+    )["items"]
+    return [f"{e['involvedObject']['name']}: {e.get('message', '')}" for e in events]
+
+
+def clear_batch(kubectl: Kubectl, namespace: str) -> None:
+    kubectl("delete", "jobs", "--all", "-n", namespace, "--wait=false")
+    wait_until(
+        "the batch's pods and PodGroups to be gone",
+        lambda: (
+            not kubectl.json("get", f"pods,{POD_GROUPS}", "-n", namespace, "-l", GROUP_LABEL)[
+                "items"
+            ]
+            and not kubectl.json("get", POD_GROUPS, "-n", namespace)["items"]
+        ),
+        timeout=60,
+        interval=1,
+    )
+
+
+def test_random_inter_pod_gangs_bind_exactly_where_muster_planned(
+    operator: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool
+) -> None:
+    layout = build_layout(kubectl, namespace, pool)
+    gangs = random_gangs(SEED, GANGS)
+    admitted: list[str] = []
+    held: list[str] = []
+    problems: list[str] = []
+    started = time.monotonic()
+    for first in range(0, len(gangs), BATCH):
+        batch = gangs[first : first + BATCH]
+        kubectl.apply(
+            {"apiVersion": "v1", "kind": "List", "items": [g.job(pool) for g in batch]}, namespace
+        )
+        snapshot = settle(kubectl, namespace, batch)
+        for gang in batch:
+            group = snapshot.groups[gang.name]
+            pods = members(snapshot.pods, gang.name)
+            if condition(group)["reason"] == "Unschedulable":
+                held.append(f"{gang.name} ({gang.features()}): {condition(group)['message']}")
+                confirm_infeasible(gang, group, pods, layout)
+                continue
+            plan: dict[str, str] = group["status"]["plan"]
+            placement = {
+                p["metadata"]["name"]: p["spec"]["nodeName"]
+                for p in pods
+                if p["spec"].get("nodeName")
+            }
+            admitted.append(f"{gang.name} ({gang.features()}): {sorted(placement.values())}")
+            elsewhere = {
+                pod: (node, plan.get(pod))
+                for pod, node in placement.items()
+                if plan.get(pod) != node
+            }
+            if elsewhere:
+                problems.append(
+                    f"{gang.name} bound off its plan (pod: (bound, planned)): {elsewhere}"
+                )
+            if len(placement) < gang.min_count:
+                problems.append(f"{gang.name}: {len(placement)} bound, minCount {gang.min_count}")
+            problems += [
+                f"{gang.name} ({gang.features()}): {p}"
+                for p in placement_problems(gang, placement, layout)
+            ]
+        problems += [f"FailedScheduling {e}" for e in failed_scheduling(kubectl, namespace)]
+        problems += [f"RolledBack {e}" for e in rolled_back(kubectl, namespace)]
+        if problems:
+            break
+        clear_batch(kubectl, namespace)
+
+    summary = (
+        f"{len(admitted)} admitted, {len(held)} held back, in {time.monotonic() - started:.0f}s\n"
+        + "admitted:\n  "
+        + "\n  ".join(admitted)
+        + "\nheld back:\n  "
+        + "\n  ".join(held)
+    )
+    print(summary)
+    assert not problems, "\n".join(problems) + "\n" + summary
+    assert len(admitted) + len(held) == GANGS
