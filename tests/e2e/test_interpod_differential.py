@@ -9,11 +9,13 @@ rollback, and no partially bound gang (the gang observer watches throughout). Th
 placement is also checked against the rules directly, because kube-scheduler cannot
 check zone spread on pinned pods (it measures skew over the nodes the pod's own
 nodeSelector admits: with the hostname pin, that is one node, one domain). Gangs Muster
-holds back are recorded, and each is handed to `confirm_infeasible`.
+holds back are recorded, and each is confirmed infeasible by the unit tests'
+independent checker (`confirm_infeasible`).
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 import time
@@ -25,6 +27,7 @@ import pytest
 
 from tests.e2e.cluster import Kubectl, wait_until
 from tests.e2e.harness import (
+    GPU,
     GROUP_LABEL,
     POD_GROUPS,
     NodePool,
@@ -32,6 +35,7 @@ from tests.e2e.harness import (
     gang_job,
     is_gated,
 )
+from tests.unit.scheduler.interpod_checker import find_order
 
 pytestmark = pytest.mark.e2e
 
@@ -261,18 +265,74 @@ def placement_problems(gang: Gang, placement: dict[str, str], layout: Layout) ->
 
 
 def confirm_infeasible(
-    gang: Gang, group: dict[str, Any], pods: list[dict[str, Any]], layout: Layout
+    gang: Gang,
+    group: dict[str, Any],
+    pods: list[dict[str, Any]],
+    layout: Layout,
+    bound: list[dict[str, Any]],
 ) -> None:
     """A gang Muster holds back (Unschedulable): confirm that holding it was right.
 
-    For now this checks only what must hold whatever the reason: the gang is wholly
-    gated, with no pod bound. An independent infeasibility check (the inter-pod checker
-    of the unit tests, `interpod_problems`) plugs in here, given the gang, the layout
-    and the pods already bound.
+    The gang is wholly gated, with no pod bound; and a brute force over the nodes, judged
+    by the unit tests' independent reading of kube-scheduler's filters (GPUs, taints,
+    selector, the PodGroup's zone, then inter-pod rules by `find_order`), finds no
+    placement of minCount of its pods beside the pods bound in the namespace. Pods that
+    have finished since are counted as running: they were when Muster decided.
     """
     assert pods, f"{gang.name} has no pods"
     assert all(is_gated(pod) for pod in pods), f"{gang.name} is held but not wholly gated"
     assert not any(pod["spec"].get("nodeName") for pod in pods), f"{gang.name} is held, bound"
+    nodes = node_objects(layout)
+    running = [{**pod, "status": {"phase": "Running"}} for pod in bound]
+    free = {name: GPUS_PER_NODE for name in layout.zone_of}
+    for pod in bound:
+        free[pod["spec"]["nodeName"]] -= gpus_of(pod)
+    member = pods[0]
+    usable = [
+        name
+        for name in sorted(layout.zone_of)
+        if free[name] >= gang.gpus
+        and (not gang.ssd or layout.labels_of[name].get(DISK) == "ssd")
+        and (gang.tolerates or name not in layout.dedicated)
+    ]
+    for chosen in itertools.combinations_with_replacement(usable, gang.min_count):
+        if gang.one_zone and len({layout.zone_of[name] for name in chosen}) > 1:
+            continue
+        if any(Counter(chosen)[name] * gang.gpus > free[name] for name in set(chosen)):
+            continue
+        planned = [
+            {
+                **member,
+                "metadata": {**member["metadata"], "name": f"{gang.name}-try-{index}"},
+                "spec": {**member["spec"], "nodeName": name, "schedulingGates": []},
+            }
+            for index, name in enumerate(chosen)
+        ]
+        search = find_order(nodes, [], planned, bound=running)
+        assert not search.ok, (
+            f"{gang.name} ({gang.features()}) held back, yet fits on {list(chosen)}: "
+            f"{condition(group).get('message')}"
+        )
+
+
+def node_objects(layout: Layout) -> list[dict[str, Any]]:
+    """The pool's nodes as the checker reads them: labels and taints."""
+    taint = {"key": DEDICATED, "value": "infer", "effect": "NoSchedule"}
+    return [
+        {
+            "kind": "Node",
+            "metadata": {"name": name, "labels": layout.labels_of[name]},
+            "spec": {"taints": [taint] if name in layout.dedicated else []},
+        }
+        for name in sorted(layout.zone_of)
+    ]
+
+
+def gpus_of(pod: dict[str, Any]) -> int:
+    return sum(
+        int(((c.get("resources") or {}).get("requests") or {}).get(GPU, 0))
+        for c in pod["spec"].get("containers") or []
+    )
 
 
 # ---- running a batch ----------------------------------------------------------------------
@@ -369,10 +429,16 @@ def settle(kubectl: Kubectl, namespace: str, gangs: list[Gang]) -> Snapshot:
 
 
 def failed_scheduling(kubectl: Kubectl, namespace: str) -> list[str]:
+    """Refusals of released pods; a bind that lost the race with the pod's deletion (its
+    Job finished and removed the pods it no longer needs) is not one."""
     events = kubectl.json(
         "get", "events", "-n", namespace, "--field-selector", "reason=FailedScheduling"
     )["items"]
-    return [f"{e['involvedObject']['name']}: {e.get('message', '')}" for e in events]
+    return [
+        f"{e['involvedObject']['name']}: {e.get('message', '')}"
+        for e in events
+        if "is being deleted, cannot be assigned to a host" not in e.get("message", "")
+    ]
 
 
 def rolled_back(kubectl: Kubectl, namespace: str) -> list[str]:
@@ -417,7 +483,8 @@ def test_random_inter_pod_gangs_bind_exactly_where_muster_planned(
             pods = members(snapshot.pods, gang.name)
             if condition(group)["reason"] == "Unschedulable":
                 held.append(f"{gang.name} ({gang.features()}): {condition(group)['message']}")
-                confirm_infeasible(gang, group, pods, layout)
+                bound = [p for p in snapshot.pods if p["spec"].get("nodeName")]
+                confirm_infeasible(gang, group, pods, layout, bound)
                 continue
             plan: dict[str, str] = group["status"]["plan"]
             placement = {

@@ -73,6 +73,17 @@ class _Slots:
         heapq.heappush(self._free, slot)
 
 
+def _placeable(record: PodRecord) -> bool:
+    """A gated member the engine may place: not finished, not being deleted (a pod on
+    its way out is not released: its Job replaces it if it still needs one)."""
+    return (
+        record.gated
+        and not record.terminal
+        and not record.terminating
+        and (record.rules is not None)
+    )
+
+
 def _grown(array: npt.NDArray[Any], rows: int, fill: object = 0) -> npt.NDArray[Any]:
     if rows <= array.shape[0]:
         return array
@@ -327,7 +338,7 @@ class ClusterState:
                 self.held_members[key] = count
             else:
                 del self.held_members[key]
-        elif record.gated and not record.terminal and record.rules is not None:
+        elif _placeable(record):
             names = self.pending_members.setdefault(key, set())
             if sign > 0:
                 names.add(record.key.name)
