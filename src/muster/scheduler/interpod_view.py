@@ -4,7 +4,10 @@ Pods holding nodes when the cycle starts come from the state's index (`placed`);
 placed by gangs admitted earlier in the cycle are added as they are admitted, so the
 gangs decided after them see them, as kube-scheduler sees pods it has just assumed.
 Counts are cached per question for the cycle and brought up to date with the pods
-added since they were computed.
+added since they were computed. The cycle's own pods are indexed like the state's, by
+label and by the anchors of their anti-affinity terms: most questions are asked once
+(a gang's selectors name the gang), so a question that scanned every pod the cycle had
+placed would make a cycle quadratic in the gangs it admits.
 """
 
 from __future__ import annotations
@@ -16,13 +19,14 @@ import numpy as np
 import numpy.typing as npt
 
 from muster.scheduler.intake import PodRecord
-from muster.scheduler.placed import PlacedPods
+from muster.scheduler.placed import PlacedPods, term_anchors
 from muster.scheduler.pod_terms import PodTerm
 
 Counts = npt.NDArray[np.int64]
 Predicate = Callable[[str, Mapping[str, str]], bool]  # (namespace, labels) -> counts?
 
 NO_LABELS: Mapping[str, str] = {}
+Label = tuple[str, str]
 
 
 @dataclass(slots=True)
@@ -45,6 +49,10 @@ class InterPodView:
         self._node_slot = node_slot
         self._namespace_labels = namespace_labels
         self._added: list[tuple[PodRecord, int]] = []
+        self._added_by_label: dict[Label, list[int]] = {}  # label -> indexes in _added
+        self._repellers_by_anchor: dict[Label, list[int]] = {}
+        self._unanchored_repellers: list[int] = []
+        self._added_repels = False  # some pod of the cycle has required anti-affinity
         self._cache: dict[Hashable, _Cached] = {}
 
     def namespace_labels(self, namespace: str) -> Mapping[str, str]:
@@ -52,14 +60,23 @@ class InterPodView:
 
     def add(self, record: PodRecord, slot: int) -> None:
         """A pod placed by this cycle, seen by every question asked after."""
+        index = len(self._added)
         self._added.append((record, slot))
+        for label in record.labels.items():
+            self._added_by_label.setdefault(label, []).append(index)
+        terms = record.inter_pod.anti_affinity
+        if terms:
+            self._added_repels = True
+            anchors = term_anchors(terms)
+            if anchors is None:
+                self._unanchored_repellers.append(index)
+            for anchor in anchors or ():
+                self._repellers_by_anchor.setdefault(anchor, []).append(index)
 
     @property
     def anyone_repels(self) -> bool:
         """Whether some placed pod has required anti-affinity (else no pod is repelled)."""
-        return bool(self._placed.repellers) or any(
-            record.inter_pod.anti_affinity for record, _ in self._added
-        )
+        return bool(self._placed.repellers) or self._added_repels
 
     def matching(
         self,
@@ -86,12 +103,25 @@ class InterPodView:
                         slot = self._node_slot(node)
                         if slot is not None:
                             counts[slot] += number
-            cached = self._cache[question] = _Cached(counts, 0)
+            for index in self._added_matching(anchors):
+                record, slot = self._added[index]
+                if predicate(record.key.namespace, record.labels):
+                    counts[slot] += 1
+            cached = self._cache[question] = _Cached(counts, len(self._added))
         for record, slot in self._added[cached.seen :]:
             if predicate(record.key.namespace, record.labels):
                 cached.counts[slot] += 1
         cached.seen = len(self._added)
         return cached.counts
+
+    def _added_matching(self, anchors: tuple[Label, ...] | None) -> list[int]:
+        """The cycle's pods carrying one of these labels (all of them: None), in order."""
+        if anchors is None:
+            return list(range(len(self._added)))
+        found: set[int] = set()
+        for anchor in anchors:
+            found.update(self._added_by_label.get(anchor, ()))
+        return sorted(found)
 
     def repelling(
         self, namespace: str, labels: Mapping[str, str]
@@ -109,7 +139,11 @@ class InterPodView:
             for term in repeller.terms:
                 if slots and term.matches(namespace, labels, namespace_labels):
                     found.append((term, slots))
-        for record, slot in self._added:
+        candidates = set(self._unanchored_repellers)
+        for label in labels.items():
+            candidates.update(self._repellers_by_anchor.get(label, ()))
+        for index in sorted(candidates):
+            record, slot = self._added[index]
             for term in record.inter_pod.anti_affinity:
                 if term.matches(namespace, labels, namespace_labels):
                     found.append((term, [slot]))

@@ -87,7 +87,7 @@ class PlacedPods:
         self, repeller_id: RepellerId, record: PodRecord, node: str, sign: int
     ) -> None:
         repeller = self.repellers.get(repeller_id)
-        anchors = _term_anchors(repeller_id[2])
+        anchors = term_anchors(repeller_id[2])
         if repeller is None:
             repeller = Repeller(repeller_id[0], record.labels, repeller_id[2])
             self.repellers[repeller_id] = repeller
@@ -137,7 +137,7 @@ def _repeller_order(repeller_id: RepellerId) -> tuple[str, Labels]:
     return (repeller_id[0], repeller_id[1])
 
 
-def _term_anchors(terms: tuple[PodTerm, ...]) -> tuple[tuple[str, str], ...] | None:
+def term_anchors(terms: tuple[PodTerm, ...]) -> tuple[tuple[str, str], ...] | None:
     """Labels one of which a pod repelled by any of these terms must carry (None: any pod)."""
     anchors: list[tuple[str, str]] = []
     for term in terms:

@@ -293,3 +293,32 @@ def test_unbound_and_unknown_claims_leave_nodes_open() -> None:
     state.apply_claim(claim("later", None))
     assert schedule(state, now=NOW, config=CONFIG).admissions
     assert run(*nodes(2), *gang("u", 2, mounting("unseen"), app="u")).admissions
+
+
+def test_earlier_gangs_anti_affinity_repels_a_later_gang_it_selects() -> None:
+    first = gang("a", 2, anti(term("web", HOSTNAME)), app="a", created="2026-01-01T00:00:00Z")
+    second = gang("b", 2, {}, app="web", created="2026-01-01T00:00:01Z")
+    result = run(*nodes(4), *first, *second)
+    assert not set(placements(result, "a").values()) & set(placements(result, "b").values())
+
+
+def test_earlier_gangs_unanchored_anti_affinity_repels_a_later_gang() -> None:
+    exists = {
+        "labelSelector": {"matchExpressions": [{"key": "app", "operator": "Exists"}]},
+        "topologyKey": HOSTNAME,
+    }
+    first = gang("a", 2, anti(exists), app="a", created="2026-01-01T00:00:00Z")
+    second = gang("b", 2, {}, app="b", created="2026-01-01T00:00:01Z")
+    result = run(*nodes(4), *first, *second)
+    assert not set(placements(result, "a").values()) & set(placements(result, "b").values())
+
+
+def test_affinity_follows_a_gang_placed_earlier_in_the_cycle() -> None:
+    first = gang("a", 2, {}, app="a", created="2026-01-01T00:00:00Z", topology_key="zone")
+    second = gang("b", 2, affine(term("a", "zone")), app="b", created="2026-01-01T00:00:01Z")
+    result = run(*nodes(6, zones=3), *first, *second)
+    zone_of = {f"n{index}": index % 3 for index in range(6)}
+    zones = {
+        zone_of[on] for on in [*placements(result, "a").values(), *placements(result, "b").values()]
+    }
+    assert len(zones) == 1
