@@ -2,9 +2,16 @@
 
 The classic informer protocol: list (paginated) to get a resourceVersion, watch from
 it with bookmarks so the version stays fresh while nothing changes, resume the watch
-from the last version seen when the server ends it, and relist only when the server
-says the version is too old (410 Gone). After a relist, objects that vanished in
-between are reported as deleted, so the sink never keeps a ghost.
+from the last version seen when the server ends it or the connection fails, and
+relist only when the server says the version is too old (410 Gone). After a relist,
+objects that vanished in between are reported as deleted, so the sink never keeps a
+ghost.
+
+Failures (the API server restarting, a broken or silent connection, throttling) are
+retried forever with exponential backoff and jitter, so that the operator's informers
+neither hammer a recovering server nor come back in lockstep with each other. Each
+watch asks the server to end it after a random time between `watch_timeout` and
+twice that (as client-go does), which spreads the reconnections too.
 """
 
 from __future__ import annotations
@@ -15,11 +22,16 @@ from collections.abc import Callable
 from typing import Protocol
 
 from muster.operator.kube import JsonObject, Kube, KubeError
+from muster.operator.retry import ExponentialBackoff, jittered
 
 logger = logging.getLogger(__name__)
 
-WATCH_TIMEOUT_SECONDS = 300
-RETRY_DELAY_SECONDS = 1.0
+WATCH_TIMEOUT_SECONDS = 300.0
+# A quiet watch still gets a bookmark about once a minute; a stream silent for longer
+# than this is a connection that died without closing, and is resumed.
+READ_TIMEOUT_SECONDS = 90.0
+RETRY_INITIAL_SECONDS = 0.5
+RETRY_MAX_SECONDS = 30.0
 
 
 class Sink(Protocol):
@@ -58,27 +70,47 @@ class Informer:
         *,
         on_change: Callable[[], None],
         label_selector: str | None = None,
+        watch_timeout: float = WATCH_TIMEOUT_SECONDS,
+        on_expired: Callable[[], None] = lambda: None,
+        on_error: Callable[[], None] = lambda: None,
     ) -> None:
         self.kube = kube
         self.path = path
         self.sink = sink
         self.query = {"labelSelector": label_selector} if label_selector else {}
         self.on_change = on_change
+        self.watch_timeout = watch_timeout
+        self.on_expired = on_expired
+        self.on_error = on_error
         self.synced = asyncio.Event()
         self.known: set[tuple[str, str]] = set()
+        self.resource_version: str | None = None  # None: nothing listed to resume from
+        self.backoff = ExponentialBackoff(initial=RETRY_INITIAL_SECONDS, maximum=RETRY_MAX_SECONDS)
 
     async def run(self) -> None:
-        """List, then watch; relist on expiry; retry forever on errors (until cancelled)."""
+        """List, then watch and resume; relist on expiry only; retry forever (until cancelled)."""
         while True:
             try:
-                resource_version = await self._relist()
-                while True:
-                    resource_version = await self._watch_once(resource_version)
+                if self.resource_version is None:
+                    self.resource_version = await self._relist()
+                if await self._watch_once(self.resource_version):
+                    self.backoff.reset()
+                    continue
+                delay = self.backoff.next()  # an empty watch that ended at once
             except _ExpiredError:
-                logger.info("watch of %s expired; relisting", self.path)
-            except (TimeoutError, KubeError, OSError, ValueError) as error:
-                logger.warning("watch of %s failed (%s); relisting", self.path, error)
-                await asyncio.sleep(RETRY_DELAY_SECONDS)
+                delay = self.backoff.next()  # a relist is expensive: no loop of them either
+                logger.warning(
+                    "watch of %s expired (410 Gone); relisting in %.1fs", self.path, delay
+                )
+                self.on_expired()
+                self.resource_version = None
+            except (KubeError, ValueError) as error:
+                delay = self.backoff.next()
+                logger.warning(
+                    "watch of %s failed (%s); resuming in %.1fs", self.path, error, delay
+                )
+                self.on_error()
+            await asyncio.sleep(delay)
 
     async def _relist(self) -> str:
         listed: set[tuple[str, str]] = set()
@@ -95,21 +127,30 @@ class Informer:
         self.on_change()
         return resource_version
 
-    async def _watch_once(self, resource_version: str) -> str:
-        """Follow one watch request to its end; return the last resourceVersion seen."""
+    async def _watch_once(self, resource_version: str) -> bool:
+        """Follow one watch request to its end, keeping `resource_version` up to date.
+
+        True when the watch was worth its request: it delivered something, or the
+        server kept it open until its timeout.
+        """
+        started = asyncio.get_running_loop().time()
+        timeout_seconds = round(jittered(self.watch_timeout, 1.0))
+        delivered = False
         try:
             async for event in self.kube.watch(
                 self.path,
                 resource_version=resource_version,
-                timeout_seconds=WATCH_TIMEOUT_SECONDS,
+                timeout_seconds=timeout_seconds,
+                read_timeout=READ_TIMEOUT_SECONDS,
                 query=self.query,
             ):
-                resource_version = self._deliver(event, resource_version)
+                self.resource_version = self._deliver(event, self.resource_version or "")
+                delivered = True
         except KubeError as error:
             if error.gone:
                 raise _ExpiredError from error
             raise
-        return resource_version
+        return delivered or asyncio.get_running_loop().time() - started >= 1.0
 
     def _deliver(self, event: JsonObject, resource_version: str) -> str:
         kind = event.get("type")

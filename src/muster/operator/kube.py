@@ -8,11 +8,17 @@ kubernetes_asyncio for what it is good at (kubeconfig, TLS, tokens) and speaks J
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import AsyncIterator, Mapping, Sequence
+import time
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any
 
+import aiohttp
 from kubernetes_asyncio import client, config
+
+from muster.operator.retry import ExponentialBackoff
+from muster.operator.throttle import RateLimiter
 
 JsonObject = dict[str, Any]
 
@@ -21,15 +27,29 @@ MERGE_PATCH = "application/merge-patch+json"
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
 
+WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+REQUEST_TIMEOUT = 30.0
+CONNECT_TIMEOUT = 5.0
+# The longest wait between two attempts of one request, whatever Retry-After says:
+# beyond it the caller's own retry (next cycle, next watch) is the better judge.
+MAX_RETRY_DELAY = 10.0
+
 
 class KubeError(Exception):
-    """A non-2xx answer from the API server, with its status code and Status reason."""
+    """A failed request: the API server's non-2xx answer, or no answer at all (status 0).
 
-    def __init__(self, status: int, reason: str, message: str) -> None:
-        super().__init__(f"{status} {reason}: {message}")
+    Every way a request can fail comes out of this client as a KubeError, so a caller
+    that handles KubeError has handled them all.
+    """
+
+    def __init__(
+        self, status: int, reason: str, message: str, *, retry_after: float | None = None
+    ) -> None:
+        super().__init__(f"{status} {reason}: {message}" if status else f"{reason}: {message}")
         self.status = status
         self.reason = reason
         self.message = message
+        self.retry_after = retry_after
 
     @property
     def not_found(self) -> bool:
@@ -49,21 +69,68 @@ class KubeError(Exception):
         return self.status in (429, 504) or self.status >= 500
 
 
-async def connect(kubeconfig: str | None) -> Kube:
-    """Load credentials from a kubeconfig file, or from the pod's service account."""
+class UnreachableError(KubeError):
+    """No answer: the connection failed, broke, or timed out.
+
+    `unsent` when the connection could not even be made, so the request certainly
+    had no effect and may be repeated whatever it was.
+    """
+
+    def __init__(self, message: str, *, unsent: bool) -> None:
+        super().__init__(0, "Unreachable", message)
+        self.unsent = unsent
+
+    @property
+    def transient(self) -> bool:
+        return True
+
+
+class NotLeadingError(KubeError):
+    """A write refused before it was sent: this replica cannot prove that it still leads."""
+
+    def __init__(self, method: str, path: str) -> None:
+        super().__init__(0, "NotLeading", f"{method} {path} not sent")
+
+
+async def connect(kubeconfig: str | None, *, user_agent: str = "muster") -> Kube:
+    """Load credentials from a kubeconfig file, or from the pod's service account.
+
+    `user_agent` names this replica in the API server's audit log and metrics, so the
+    requests of two replicas that share credentials can be told apart.
+    """
     configuration = client.Configuration()
     if kubeconfig:
         await config.load_kube_config(config_file=kubeconfig, client_configuration=configuration)
     else:
         config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
-    return Kube(client.ApiClient(configuration))
+    api_client = client.ApiClient(configuration)
+    api_client.user_agent = user_agent
+    return Kube(api_client)
 
 
 class Kube:
-    """JSON requests and watch streams against one API server."""
+    """JSON requests and watch streams against one API server.
 
-    def __init__(self, api_client: client.ApiClient) -> None:
+    A `Kube` may be narrowed with `view`: the same connections, with a rate limit of
+    their own and a `fence` that every write must pass just before it is sent (the
+    leader's proof that it still leads).
+    """
+
+    def __init__(
+        self,
+        api_client: client.ApiClient,
+        *,
+        limiter: RateLimiter | None = None,
+        fence: Callable[[], bool] | None = None,
+    ) -> None:
         self.api_client = api_client
+        self.limiter = limiter
+        self.fence = fence
+
+    def view(
+        self, *, limiter: RateLimiter | None = None, fence: Callable[[], bool] | None = None
+    ) -> Kube:
+        return Kube(self.api_client, limiter=limiter, fence=fence)
 
     async def close(self) -> None:
         await self.api_client.close()
@@ -76,16 +143,56 @@ class Kube:
         query: Mapping[str, str | int] | None = None,
         body: object = None,
         content_type: str = JSON,
-        timeout: float = 30.0,
+        timeout: float = REQUEST_TIMEOUT,
     ) -> JsonObject:
-        """One request; the decoded JSON answer, or KubeError for any non-2xx status."""
+        """One request, retried within `timeout` where that is safe; the decoded answer.
+
+        Retried, with exponential backoff and jitter, and never sooner than the
+        server's Retry-After: any request the server throttled (429) or that never
+        reached it, and reads on any transient failure. Writes that may have reached
+        the server are not repeated here; their callers decide.
+        """
+        deadline = time.monotonic() + timeout
+        backoff = ExponentialBackoff(initial=0.2, maximum=MAX_RETRY_DELAY)
+        while True:
+            try:
+                return await self._request_once(
+                    method,
+                    path,
+                    query=query,
+                    body=body,
+                    content_type=content_type,
+                    timeout=deadline - time.monotonic(),
+                )
+            except NotLeadingError:
+                raise
+            except KubeError as error:
+                if not _repeatable(method, error):
+                    raise
+                delay = max(backoff.next(), min(error.retry_after or 0.0, MAX_RETRY_DELAY))
+                if time.monotonic() + delay >= deadline:
+                    raise
+                await asyncio.sleep(delay)
+
+    async def _request_once(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Mapping[str, str | int] | None,
+        body: object,
+        content_type: str,
+        timeout: float,
+    ) -> JsonObject:
+        if timeout <= 0:
+            raise UnreachableError(f"{method} {path}: out of time", unsent=True)
         response = await self._call(
             method, path, query=query, body=body, content_type=content_type, timeout=timeout
         )
         try:
-            payload = await response.read()
+            payload = await _read(response)
             if not 200 <= response.status <= 299:
-                raise _error(response.status, payload)
+                raise _error(response, payload)
             decoded: JsonObject = json.loads(payload) if payload else {}
             return decoded
         finally:
@@ -128,9 +235,20 @@ class Kube:
         return everything, resource_version
 
     async def watch(
-        self, path: str, *, resource_version: str, timeout_seconds: int, query: Mapping[str, str]
+        self,
+        path: str,
+        *,
+        resource_version: str,
+        timeout_seconds: int,
+        read_timeout: float,
+        query: Mapping[str, str],
     ) -> AsyncIterator[JsonObject]:
-        """Watch events (`{"type", "object"}`) from a resourceVersion, bookmarks included."""
+        """Watch events (`{"type", "object"}`) from a resourceVersion, bookmarks included.
+
+        The server ends the watch after `timeout_seconds`; a stream silent for
+        `read_timeout` seconds is taken for dead (a half-open connection never ends
+        by itself) and fails with UnreachableError.
+        """
         params: dict[str, str | int] = dict(query)
         params.update(
             watch="true",
@@ -138,14 +256,20 @@ class Kube:
             allowWatchBookmarks="true",
             timeoutSeconds=timeout_seconds,
         )
+        timeout = aiohttp.ClientTimeout(
+            total=None, sock_connect=CONNECT_TIMEOUT, sock_read=read_timeout
+        )
         response = await self._call(
-            "GET", path, query=params, body=None, content_type=JSON, timeout=timeout_seconds + 30.0
+            "GET", path, query=params, body=None, content_type=JSON, timeout=timeout
         )
         try:
             if not 200 <= response.status <= 299:
-                raise _error(response.status, await response.read())
+                raise _error(response, await _read(response))
             while True:
-                line = await response.content.readline()
+                try:
+                    line = await response.content.readline()
+                except (aiohttp.ClientError, TimeoutError, OSError) as error:
+                    raise UnreachableError(f"watch of {path}: {error!r}", unsent=False) from error
                 if not line:
                     return
                 if line.strip():
@@ -162,19 +286,43 @@ class Kube:
         query: Mapping[str, str | int] | None,
         body: object,
         content_type: str,
-        timeout: float,
+        timeout: float | aiohttp.ClientTimeout,
     ) -> Any:
+        if self.limiter is not None:
+            await self.limiter.acquire()
+        if method in WRITES and self.fence is not None and not self.fence():
+            raise NotLeadingError(method, path)
         pairs: Sequence[tuple[str, str | int]] = list((query or {}).items())
-        return await self.api_client.call_api(
-            path,
-            method,
-            query_params=pairs,
-            header_params={"Accept": JSON, "Content-Type": content_type},
-            body=body,
-            auth_settings=["BearerToken"],
-            _preload_content=False,
-            _request_timeout=timeout,
-        )
+        try:
+            return await self.api_client.call_api(
+                path,
+                method,
+                query_params=pairs,
+                header_params={"Accept": JSON, "Content-Type": content_type},
+                body=body,
+                auth_settings=["BearerToken"],
+                _preload_content=False,
+                _request_timeout=timeout,
+            )
+        except aiohttp.ClientConnectorError as error:
+            raise UnreachableError(f"{method} {path}: {error}", unsent=True) from error
+        except (aiohttp.ClientError, TimeoutError, OSError) as error:
+            raise UnreachableError(f"{method} {path}: {error!r}", unsent=False) from error
+
+
+def _repeatable(method: str, error: KubeError) -> bool:
+    """Whether repeating the request can do no harm that the first attempt did not."""
+    if error.status == 429 or (isinstance(error, UnreachableError) and error.unsent):
+        return True
+    return method == "GET" and error.transient
+
+
+async def _read(response: Any) -> bytes:
+    try:
+        payload: bytes = await response.read()
+    except (aiohttp.ClientError, TimeoutError, OSError) as error:
+        raise UnreachableError(f"reading the answer: {error!r}", unsent=False) from error
+    return payload
 
 
 async def apply_object(kube: Kube, obj: JsonObject) -> JsonObject:
@@ -197,11 +345,26 @@ def _version_of(obj: JsonObject) -> JsonObject:
     return {"resourceVersion": (obj.get("metadata") or {}).get("resourceVersion")}
 
 
-def _error(status: int, payload: bytes) -> KubeError:
+def _retry_after(response: Any) -> float | None:
+    """Retry-After in seconds (the API server never sends the HTTP-date form)."""
+    value = (getattr(response, "headers", None) or {}).get("Retry-After")
+    try:
+        return max(0.0, float(value)) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _error(response: Any, payload: bytes) -> KubeError:
+    status, retry_after = int(response.status), _retry_after(response)
     try:
         decoded = json.loads(payload)
     except ValueError:
-        return KubeError(status, "", payload.decode(errors="replace"))
+        return KubeError(status, "", payload.decode(errors="replace"), retry_after=retry_after)
     if isinstance(decoded, dict):
-        return KubeError(status, str(decoded.get("reason", "")), str(decoded.get("message", "")))
-    return KubeError(status, "", str(decoded))
+        return KubeError(
+            status,
+            str(decoded.get("reason", "")),
+            str(decoded.get("message", "")),
+            retry_after=retry_after,
+        )
+    return KubeError(status, "", str(decoded), retry_after=retry_after)

@@ -7,7 +7,8 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from muster.operator.informer import Informer
-from muster.operator.kube import JsonObject, KubeError
+from muster.operator.kube import JsonObject, KubeError, UnreachableError
+from muster.operator.retry import ExponentialBackoff
 
 
 def obj(name: str, version: str) -> JsonObject:
@@ -21,16 +22,24 @@ class ScriptedKube:
         self.lists = lists
         self.watches = watches
         self.watched_from: list[str] = []
+        self.listed = 0
 
     async def list_pages(
         self, path: str, *, query: Mapping[str, str] | None = None
     ) -> AsyncIterator[tuple[list[JsonObject], str]]:
+        self.listed += 1
         items, version = self.lists.pop(0)
         for start in range(0, max(len(items), 1), 2):  # pages of two
             yield items[start : start + 2], version
 
     async def watch(
-        self, path: str, *, resource_version: str, timeout_seconds: int, query: Mapping[str, str]
+        self,
+        path: str,
+        *,
+        resource_version: str,
+        timeout_seconds: int,
+        read_timeout: float,
+        query: Mapping[str, str],
     ) -> AsyncIterator[JsonObject]:
         self.watched_from.append(resource_version)
         if not self.watches:
@@ -39,6 +48,8 @@ class ScriptedKube:
         if isinstance(script, Exception):
             raise script
         for event in script:
+            if isinstance(event, Exception):
+                raise event  # the stream breaks after what it delivered so far
             yield event
 
 
@@ -65,9 +76,10 @@ async def run_until_watches_are_used(kube: ScriptedKube, sink: RecordingSink) ->
         changes += 1
 
     informer = Informer(kube, "/api/v1/pods", sink, on_change=changed)  # type: ignore[arg-type]
+    informer.backoff = ExponentialBackoff(initial=0.001, maximum=0.001)
     task = asyncio.create_task(informer.run())
     for _ in range(100):
-        await asyncio.sleep(0)
+        await asyncio.sleep(0.002)
         if not kube.watches and len(kube.watched_from) > 0 and informer.synced.is_set():
             break
     await asyncio.sleep(0.01)
@@ -126,3 +138,31 @@ async def test_only_relevant_changes_poke_the_scheduler() -> None:
     )
     changes = await run_until_watches_are_used(kube, RecordingSink())
     assert changes == 2  # the list, and "loud"
+
+
+async def test_a_broken_stream_resumes_from_the_last_version_without_relisting() -> None:
+    broken = UnreachableError("watch of /api/v1/pods: ServerDisconnectedError()", unsent=False)
+    kube = ScriptedKube(
+        lists=[([obj("a", "1")], "10")],
+        watches=[
+            [{"type": "ADDED", "object": obj("b", "12")}, broken],
+            UnreachableError("connection refused", unsent=True),
+            KubeError(503, "ServiceUnavailable", "the server is restarting"),
+            [{"type": "MODIFIED", "object": obj("b", "13")}],
+        ],
+    )
+    sink = RecordingSink()
+    await run_until_watches_are_used(kube, sink)
+    assert kube.watched_from[:5] == ["10", "12", "12", "12", "13"]
+    assert kube.listed == 1
+    assert sink.objects == {"a": "1", "b": "13"}
+
+
+async def test_an_error_event_other_than_gone_resumes_too() -> None:
+    kube = ScriptedKube(
+        lists=[([], "10")],
+        watches=[[{"type": "ERROR", "object": {"kind": "Status", "code": 500}}]],
+    )
+    await run_until_watches_are_used(kube, RecordingSink())
+    assert kube.watched_from[:2] == ["10", "10"]
+    assert kube.listed == 1
