@@ -2,8 +2,12 @@
 
 kopf runs the admission webhooks (and keeps their configurations) on every replica,
 so admission never depends on which replica leads. The Lease decides who runs the
-`Controller`; a leader that loses its Lease exits non-zero rather than keep
-scheduling beside a new leader, and its restart comes back as a standby.
+`Controller`, whose every write goes through a client fenced by the elector's
+`still_leading()`: the moment the leader cannot prove it still leads, its writes stop
+(they fail with NotLeadingError before they are sent). A leader that loses its
+Lease exits non-zero rather than keep running beside a new leader, and its restart
+comes back as a standby; so does a replica whose elector ends for any other reason,
+since without one it could never lead, nor know that it does not.
 """
 
 from __future__ import annotations
@@ -23,10 +27,11 @@ from muster.operator.controller import Controller
 from muster.operator.health import build_app, serve
 from muster.operator.informer import Informer
 from muster.operator.kube import Kube, apply_object, connect
-from muster.operator.leader import LeaderElector
+from muster.operator.leader import LeaderElector, LeaseTiming
 from muster.operator.metrics import Metrics
 from muster.operator.priority_classes import PATH as PRIORITY_CLASSES
 from muster.operator.priority_classes import PriorityClassStore
+from muster.operator.throttle import RateLimiter
 from muster.webhooks import server
 from muster.webhooks.priority import PRIORITY_CLASSES_MEMO
 
@@ -60,7 +65,7 @@ class Operator:
         return self.controller is None or self.controller.synced
 
     async def run(self) -> int:
-        kube = await connect(self.config.kubeconfig)
+        kube = await connect(self.config.kubeconfig, user_agent=f"muster/{self.config.identity}")
         self.certificates = keeper_for(kube, self.config)
         if self.certificates is not None:
             await self.certificates.refresh()  # kopf needs the files before it serves
@@ -74,8 +79,14 @@ class Operator:
         )
         priority_task = asyncio.create_task(self.priority_informer.run(), name="priorities")
         kopf_task = asyncio.create_task(self._run_kopf(), name="kopf")
-        elector = self._elector(kube)
-        elector_task = asyncio.create_task(elector.run(), name="leader election")
+        # The Lease has a client of its own, unthrottled: a burst of releases must not
+        # delay a renewal.
+        elector = self._elector(kube.view())
+        elector_task = (
+            asyncio.create_task(elector.run(), name="leader election")
+            if self.config.leader_election
+            else None
+        )
         certificates_task = (
             None
             if self.certificates is None
@@ -86,20 +97,24 @@ class Operator:
             if self.config.manage_webhooks:
                 await self._register_webhooks(kube, kopf_task)
             leading = asyncio.create_task(elector.leading.wait())
-            await asyncio.wait({kopf_task, leading}, return_when=asyncio.FIRST_COMPLETED)
+            watched = {kopf_task, leading} | ({elector_task} if elector_task else set())
+            await asyncio.wait(watched, return_when=asyncio.FIRST_COMPLETED)
             leading.cancel()
             if kopf_task.done():
                 return self._exit_code(kopf_task)
+            if elector_task is not None and elector_task.done():
+                return self._elector_ended(elector_task)
             self.metrics.leader.set(1)
-            self.controller = Controller(kube, self.config, self.metrics)
-            controller_task = asyncio.create_task(self.controller.run(), name="controller")
-            lost = asyncio.create_task(elector.lost.wait())
-            await asyncio.wait(
-                {kopf_task, controller_task, lost}, return_when=asyncio.FIRST_COMPLETED
+            fenced = kube.view(
+                limiter=RateLimiter(qps=self.config.kube_qps, burst=self.config.kube_burst),
+                fence=elector.still_leading,
             )
-            lost.cancel()
-            if elector.lost.is_set():
-                return EXIT_LOST_LEADERSHIP
+            self.controller = Controller(fenced, self.config, self.metrics)
+            controller_task = asyncio.create_task(self.controller.run(), name="controller")
+            watched = {kopf_task, controller_task} | ({elector_task} if elector_task else set())
+            await asyncio.wait(watched, return_when=asyncio.FIRST_COMPLETED)
+            if elector_task is not None and elector_task.done():
+                return self._elector_ended(elector_task)
             if controller_task.done():
                 return self._exit_code(controller_task)
             return self._exit_code(kopf_task)
@@ -150,17 +165,29 @@ class Operator:
         return True
 
     def _elector(self, kube: Kube) -> LeaderElector:
+        """The Lease's elector; without leader election, one that always leads."""
+        timing = LeaseTiming(
+            lease_duration=self.config.lease_duration,
+            renew_deadline=self.config.lease_renew_deadline,
+            retry_period=self.config.lease_retry_period,
+        )
         elector = LeaderElector(
             kube,
             name=self.config.lease_name,
             namespace=self.config.lease_namespace,
             identity=self.config.identity,
-            lease_duration=self.config.lease_duration,
-            renew_period=self.config.lease_renew_period,
+            timing=timing,
         )
         if not self.config.leader_election:
-            elector.leading.set()
+            elector.lead_unconditionally()
         return elector
+
+    @staticmethod
+    def _elector_ended(task: asyncio.Task[None]) -> int:
+        if not task.cancelled() and task.exception() is not None:
+            logger.error("leader election failed", exc_info=task.exception())
+            return EXIT_FAILED
+        return EXIT_LOST_LEADERSHIP
 
     async def _run_kopf(self) -> None:
         settings = kopf.OperatorSettings()

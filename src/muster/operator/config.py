@@ -43,8 +43,12 @@ class OperatorConfig:
     leader_election: bool = True
     lease_name: str = "muster-operator"
     lease_namespace: str = "default"
-    lease_duration: float = 10.0
-    lease_renew_period: float = 2.0
+    lease_duration: float = 15.0
+    lease_renew_deadline: float = 10.0
+    lease_retry_period: float = 2.0
+    kube_qps: float = 100.0
+    kube_burst: int = 200
+    watch_timeout: float = 300.0
     identity: str = ""
     log_format: str = "plain"
     log_level: str = "info"
@@ -80,8 +84,15 @@ _HELP: dict[str, str] = {
     "leader_election": "elect one scheduling replica through a coordination.k8s.io Lease",
     "lease_name": "name of the leader election Lease",
     "lease_namespace": "namespace of the leader election Lease",
-    "lease_duration": "seconds a leader's Lease stays valid without renewal",
-    "lease_renew_period": "seconds between renewals of the Lease",
+    "lease_duration": "seconds a standby waits, from the last renewal it saw, before it "
+    "takes the Lease over",
+    "lease_renew_deadline": "seconds after its last successful renewal at which a leader "
+    "stops writing and steps down (shorter than --lease-duration)",
+    "lease_retry_period": "seconds between renewals, and between attempts to acquire",
+    "kube_qps": "requests per second to the API server, sustained (client-side limit)",
+    "kube_burst": "requests to the API server at once above --kube-qps",
+    "watch_timeout": "seconds after which the API server ends a watch (randomised up to "
+    "twice that), which is then resumed",
     "identity": "this replica's name in the Lease (default: host name and pid)",
     "log_format": "plain or json",
     "log_level": "debug, info, warning or error",
@@ -152,6 +163,10 @@ def from_arguments(args: argparse.Namespace, env: Mapping[str, str]) -> Operator
         raise ValueError("--starvation-seconds must not be negative")
     if values.get("max_rollbacks", 0) < 0:
         raise ValueError("--max-rollbacks must not be negative")
+    if values.get("kube_qps", 1.0) <= 0 or values.get("kube_burst", 1) < 1:
+        raise ValueError("--kube-qps must be positive and --kube-burst at least 1")
+    if values.get("watch_timeout", 1.0) < 1:
+        raise ValueError("--watch-timeout must be at least 1 second")
     if values.get("webhook_service"):
         parse_service(values["webhook_service"])
     elif values.get("webhook_secret"):

@@ -1,12 +1,29 @@
 """Leader election through a `coordination.k8s.io/v1` Lease, as client-go does it.
 
 Only the leader runs informers and the scheduling loop (two loops would release the
-same gang twice); every replica serves webhooks. The leader renews the Lease every
-`renew_period`; a standby takes it over once `lease_duration` has passed without a
-renewal, so with the defaults (10 s, renewed every 2 s) a standby leads within about
-12 s of the leader's death. Updates carry the Lease's resourceVersion, so two
-standbys racing for an expired Lease cannot both win. A leader that fails to renew
-before its own Lease would expire steps down rather than risk a split brain.
+same gang twice); every replica serves webhooks. Three durations, client-go's:
+
+- `lease_duration` (15 s): a standby takes the Lease over once it has seen the
+  Lease's record unchanged for this long. It measures on its own clock from the moment
+  it *saw* a change, never from the timestamps in the Lease, so skewed clocks
+  between replicas cannot shorten the wait.
+- `renew_deadline` (10 s): the leader counts itself the leader only until this long
+  after the start of its last successful renewal. `still_leading()` answers exactly
+  that, from the monotonic clock, with no request: it turns False on time even when
+  the process was frozen (SIGSTOP, a stalled VM) and wakes up far past its Lease.
+- `retry_period` (2 s): between renewals, and (jittered) between attempts to acquire.
+
+Since the renewal the leader counts from started before its record was written, and
+the standby starts counting only once it has read that record, the leader stops
+believing it leads at least `lease_duration - renew_deadline` before any standby can
+take over. Every write of the leader passes `still_leading()` just before it is sent
+(`Kube.view(fence=...)`), so a leader that lost its Lease makes no write after the
+takeover. Once it has stopped leading, the elector ends; the process then exits and
+comes back as a standby.
+
+Each attempt (a read and a write) is bounded well below the renew deadline, so one
+hanging request cannot use it up. Updates carry the Lease's resourceVersion, so two
+standbys racing for an expired Lease cannot both win.
 """
 
 from __future__ import annotations
@@ -14,126 +31,224 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from muster.operator.kube import JsonObject, Kube, KubeError
+from muster.operator.retry import jittered
 
 logger = logging.getLogger(__name__)
+
+JITTER = 1.2  # client-go's JitterFactor for the acquire loop
+
+
+@dataclass(frozen=True, slots=True)
+class LeaseTiming:
+    """The three durations, checked as client-go checks them."""
+
+    lease_duration: float = 15.0
+    renew_deadline: float = 10.0
+    retry_period: float = 2.0
+
+    def __post_init__(self) -> None:
+        if not self.lease_duration > self.renew_deadline:
+            raise ValueError("the lease duration must be longer than the renew deadline")
+        if not self.renew_deadline > JITTER * self.retry_period:
+            raise ValueError(f"the renew deadline must exceed {JITTER} x the retry period")
+        if self.retry_period <= 0:
+            raise ValueError("the retry period must be positive")
+
+    @property
+    def attempt_timeout(self) -> float:
+        """The longest one read-and-write attempt may take: half the renew deadline."""
+        return self.renew_deadline / 2
 
 
 def _micro_time(moment: float) -> str:
     return datetime.fromtimestamp(moment, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def _parse_micro_time(value: object) -> float:
-    if not isinstance(value, str):
-        return 0.0
-    return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+def _record(spec: JsonObject) -> tuple[object, ...]:
+    """What identifies one write of the Lease: any renewal changes it."""
+    return tuple(
+        spec.get(key)
+        for key in (
+            "holderIdentity",
+            "leaseDurationSeconds",
+            "acquireTime",
+            "renewTime",
+            "leaseTransitions",
+        )
+    )
 
 
 class LeaderElector:
-    """Acquires and keeps a Lease; `leading` is set while this replica holds it."""
+    """Acquires and keeps a Lease; `still_leading()` says whether this replica may write.
+
+    `leading` is set once the Lease is first acquired; `run` returns when leadership,
+    once held, is lost (and never on its own before that).
+    """
 
     def __init__(
-        self,
-        kube: Kube,
-        *,
-        name: str,
-        namespace: str,
-        identity: str,
-        lease_duration: float,
-        renew_period: float,
+        self, kube: Kube, *, name: str, namespace: str, identity: str, timing: LeaseTiming
     ) -> None:
         self.kube = kube
         self.path = f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases"
         self.name = name
         self.namespace = namespace
         self.identity = identity
-        self.lease_duration = lease_duration
-        self.renew_period = renew_period
+        self.timing = timing
         self.leading = asyncio.Event()
-        self.lost = asyncio.Event()
+        self._renewed_at: float | None = None  # monotonic start of the last good renewal
+        self._observed: tuple[object, ...] | None = None
+        self._observed_at = 0.0  # monotonic moment the observed record was first seen
+        self._stopped = False
+        self._unconditional = False
+
+    def lead_unconditionally(self) -> None:
+        """Lead without a Lease (leader election off: one replica, by the operator's word)."""
+        self._unconditional = True
+        self.leading.set()
+
+    def still_leading(self) -> bool:
+        """Whether this replica can prove it still holds the Lease, right now.
+
+        Cheap (no request): callers ask before every batch of writes, and the leader's
+        client asks before every single write.
+        """
+        if self._unconditional:
+            return True
+        return (
+            not self._stopped
+            and self._renewed_at is not None
+            and time.monotonic() < self._renewed_at + self.timing.renew_deadline
+        )
 
     async def run(self) -> None:
-        """Try to lead forever; set `lost` (and stop) if leadership is lost once held."""
-        last_renewal = 0.0
+        """Acquire the Lease (retrying forever), then renew it until that fails."""
+        while not await self._attempt():
+            await asyncio.sleep(jittered(self.timing.retry_period, JITTER - 1))
+        logger.info("leading as %s", self.identity)
+        self.leading.set()
+        try:
+            await self._renew()
+        finally:
+            self._stopped = True
+        logger.error("lost the lease %s/%s; stepping down", self.namespace, self.name)
+
+    async def _renew(self) -> None:
+        """Renew every retry period; return once the renew deadline cannot be met."""
         while True:
-            try:
-                held = await self._try_acquire_or_renew()
-            except (TimeoutError, KubeError, OSError) as error:
-                logger.warning("lease %s/%s: %s", self.namespace, self.name, error)
-                held = False
-            now = time.time()
-            if held:
-                last_renewal = now
-                if not self.leading.is_set():
-                    logger.info("leading as %s", self.identity)
-                    self.leading.set()
-            elif self.leading.is_set() and now - last_renewal >= self.lease_duration:
-                logger.error("lost the lease %s/%s; stepping down", self.namespace, self.name)
-                self.leading.clear()
-                self.lost.set()
-                return
-            await asyncio.sleep(self.renew_period)
+            await asyncio.sleep(self.timing.retry_period)
+            while True:
+                if not self.still_leading():
+                    return
+                if await self._attempt():
+                    break
+                if self._held_by_another():
+                    return
+                await asyncio.sleep(self.timing.retry_period)
 
     async def release(self) -> None:
         """Give the Lease up on a clean shutdown so a standby need not wait it out."""
-        if not self.leading.is_set():
+        if self._unconditional or not self.still_leading():
             return
+        self._stopped = True  # nothing may be written as the leader from here on
         try:
-            lease = await self.kube.request("GET", f"{self.path}/{self.name}")
-            if (lease.get("spec") or {}).get("holderIdentity") == self.identity:
-                lease["spec"]["holderIdentity"] = None
-                lease["spec"]["leaseDurationSeconds"] = 1
-                await self.kube.request("PUT", f"{self.path}/{self.name}", body=lease)
-        except (KubeError, OSError) as error:
+            async with asyncio.timeout(self.timing.attempt_timeout):
+                lease = await self.kube.request("GET", f"{self.path}/{self.name}")
+                spec = lease.get("spec") or {}
+                if spec.get("holderIdentity") != self.identity:
+                    return
+                spec.update(
+                    holderIdentity=None, leaseDurationSeconds=1, renewTime=_micro_time(time.time())
+                )
+                await self.kube.request(
+                    "PUT",
+                    f"{self.path}/{self.name}",
+                    body=lease,
+                    timeout=self.timing.attempt_timeout,
+                )
+        except (KubeError, TimeoutError) as error:
             logger.warning("could not release the lease: %s", error)
 
-    async def _try_acquire_or_renew(self) -> bool:
-        now = time.time()
+    def _held_by_another(self) -> bool:
+        if self._observed is None:
+            return False
+        holder = self._observed[0]
+        return bool(holder) and holder != self.identity
+
+    async def _attempt(self) -> bool:
+        """One try to acquire or renew; every failure is an answer of False."""
+        started = time.monotonic()
         try:
-            lease = await self.kube.request("GET", f"{self.path}/{self.name}")
+            async with asyncio.timeout(self.timing.attempt_timeout):
+                won = await self._try_acquire_or_renew()
+        except (KubeError, TimeoutError, ValueError) as error:
+            logger.warning("lease %s/%s: %s", self.namespace, self.name, error or "timed out")
+            return False
+        if won:
+            self._renewed_at = started
+        return won
+
+    async def _try_acquire_or_renew(self) -> bool:
+        timeout = self.timing.attempt_timeout
+        asked_at = time.monotonic()
+        try:
+            lease = await self.kube.request("GET", f"{self.path}/{self.name}", timeout=timeout)
         except KubeError as error:
             if not error.not_found:
                 raise
-            return await self._create(now)
+            return await self._create()
         spec: JsonObject = lease.setdefault("spec", {})
+        record = _record(spec)
+        if record != self._observed:
+            self._observed, self._observed_at = record, time.monotonic()
         holder = spec.get("holderIdentity")
-        renewed = _parse_micro_time(spec.get("renewTime"))
-        duration = float(spec.get("leaseDurationSeconds") or self.lease_duration)
-        if holder and holder != self.identity and now < renewed + duration:
+        duration = float(spec.get("leaseDurationSeconds") or self.timing.lease_duration)
+        if holder and holder != self.identity and time.monotonic() < self._observed_at + duration:
             return False
+        if time.monotonic() - asked_at > timeout:
+            # Frozen while reading (or just slow): what was read may be long stale.
+            raise TimeoutError
+        now = time.time()
         if holder != self.identity:
             spec["acquireTime"] = _micro_time(now)
             spec["leaseTransitions"] = int(spec.get("leaseTransitions") or 0) + 1
         spec["holderIdentity"] = self.identity
-        spec["leaseDurationSeconds"] = round(self.lease_duration)
+        spec["leaseDurationSeconds"] = round(self.timing.lease_duration)
         spec["renewTime"] = _micro_time(now)
         try:
-            await self.kube.request("PUT", f"{self.path}/{self.name}", body=lease)
+            await self.kube.request("PUT", f"{self.path}/{self.name}", body=lease, timeout=timeout)
         except KubeError as error:
             if error.conflict:
                 return False
             raise
+        self._observed, self._observed_at = _record(spec), time.monotonic()
         return True
 
-    async def _create(self, now: float) -> bool:
+    async def _create(self) -> bool:
+        now = time.time()
+        spec = {
+            "holderIdentity": self.identity,
+            "leaseDurationSeconds": round(self.timing.lease_duration),
+            "acquireTime": _micro_time(now),
+            "renewTime": _micro_time(now),
+            "leaseTransitions": 0,
+        }
         lease = {
             "apiVersion": "coordination.k8s.io/v1",
             "kind": "Lease",
             "metadata": {"name": self.name, "namespace": self.namespace},
-            "spec": {
-                "holderIdentity": self.identity,
-                "leaseDurationSeconds": round(self.lease_duration),
-                "acquireTime": _micro_time(now),
-                "renewTime": _micro_time(now),
-                "leaseTransitions": 0,
-            },
+            "spec": spec,
         }
         try:
-            await self.kube.request("POST", self.path, body=lease)
+            await self.kube.request(
+                "POST", self.path, body=lease, timeout=self.timing.attempt_timeout
+            )
         except KubeError as error:
             if error.conflict:
                 return False
             raise
+        self._observed, self._observed_at = _record(spec), time.monotonic()
         return True

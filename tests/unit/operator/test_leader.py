@@ -1,0 +1,164 @@
+"""Leader election against an in-memory Lease: one leader, deadlines, every failure survived."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from typing import Any
+
+import pytest
+
+from muster.operator.kube import JsonObject, KubeError, UnreachableError
+from muster.operator.leader import LeaderElector, LeaseTiming
+
+FAST = LeaseTiming(lease_duration=0.6, renew_deadline=0.4, retry_period=0.05)
+PATH = "/apis/coordination.k8s.io/v1/namespaces/default/leases"
+
+
+class LeaseServer:
+    """One Lease with optimistic concurrency, as the API server keeps it."""
+
+    def __init__(self) -> None:
+        self.lease: JsonObject | None = None
+        self.version = 0
+        self.writes: list[str] = []  # holder of each successful write
+
+    def handle(self, method: str, body: Any) -> JsonObject:
+        if method == "GET":
+            if self.lease is None:
+                raise KubeError(404, "NotFound", "no lease")
+            return copy.deepcopy(self.lease)
+        if method == "POST" and self.lease is not None:
+            raise KubeError(409, "AlreadyExists", "lease exists")
+        if method == "PUT":
+            assert self.lease is not None
+            sent = body["metadata"].get("resourceVersion")
+            if sent != self.lease["metadata"]["resourceVersion"]:
+                raise KubeError(409, "Conflict", "stale resourceVersion")
+        self.version += 1
+        self.lease = copy.deepcopy(body)
+        self.lease["metadata"]["resourceVersion"] = str(self.version)
+        self.writes.append(str(body["spec"].get("holderIdentity")))
+        return copy.deepcopy(self.lease)
+
+
+class Client:
+    """One replica's connection to the LeaseServer, which a test can break or stall."""
+
+    def __init__(self, server: LeaseServer) -> None:
+        self.server = server
+        self.failure: Exception | None = None
+        self.stalled = False
+
+    async def request(
+        self, method: str, path: str, *, body: Any = None, timeout: float = 30.0
+    ) -> JsonObject:
+        assert path.startswith(PATH)
+        if self.stalled:
+            await asyncio.Event().wait()
+        if self.failure is not None:
+            raise self.failure
+        await asyncio.sleep(0)
+        return self.server.handle(method, body)
+
+
+def elector(client: Client, identity: str, timing: LeaseTiming = FAST) -> LeaderElector:
+    return LeaderElector(
+        client,  # type: ignore[arg-type]
+        name="muster-operator",
+        namespace="default",
+        identity=identity,
+        timing=timing,
+    )
+
+
+async def test_one_of_two_leads_and_the_other_waits() -> None:
+    server = LeaseServer()
+    first, second = elector(Client(server), "a"), elector(Client(server), "b")
+    tasks = [asyncio.create_task(first.run()), asyncio.create_task(second.run())]
+    await asyncio.wait_for(first.leading.wait(), 1)
+    await asyncio.sleep(FAST.lease_duration * 1.5)  # renewals keep the standby out
+    assert first.still_leading() and not second.still_leading()
+    assert not second.leading.is_set()
+    assert set(server.writes) == {"a"}
+    for task in tasks:
+        task.cancel()
+
+
+async def test_a_leader_that_cannot_renew_stops_writing_before_the_standby_takes_over() -> None:
+    server = LeaseServer()
+    leader_client = Client(server)
+    leader, standby = elector(leader_client, "a"), elector(Client(server), "b")
+    leader_task = asyncio.create_task(leader.run())
+    await asyncio.wait_for(leader.leading.wait(), 1)
+    standby_task = asyncio.create_task(standby.run())
+    leader_client.failure = UnreachableError("ServerDisconnectedError()", unsent=False)
+    stopped_at = took_over_at = None
+    loop = asyncio.get_running_loop()
+    while took_over_at is None:
+        await asyncio.sleep(0.005)
+        if stopped_at is None and not leader.still_leading():
+            stopped_at = loop.time()
+        if standby.still_leading():
+            took_over_at = loop.time()
+    assert stopped_at is not None
+    assert took_over_at - stopped_at >= FAST.lease_duration - FAST.renew_deadline - 0.05
+    await asyncio.wait_for(leader_task, 1)  # the elector ends: the process exits
+    assert leader_task.exception() is None
+    standby_task.cancel()
+
+
+async def test_a_hanging_request_does_not_outlive_the_renew_deadline() -> None:
+    server = LeaseServer()
+    client = Client(server)
+    leader = elector(client, "a")
+    task = asyncio.create_task(leader.run())
+    await asyncio.wait_for(leader.leading.wait(), 1)
+    client.stalled = True
+    await asyncio.wait_for(task, FAST.renew_deadline + FAST.attempt_timeout + 0.2)
+    assert not leader.still_leading()
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [
+        UnreachableError("ClientPayloadError()", unsent=False),
+        KubeError(500, "InternalError", "etcd leader changed"),
+        KubeError(403, "Forbidden", "no RBAC yet"),
+        ValueError("not JSON"),
+    ],
+)
+async def test_a_standby_survives_any_client_error_and_leads_once_it_clears(
+    failure: Exception,
+) -> None:
+    client = Client(LeaseServer())
+    client.failure = failure
+    standby = elector(client, "a")
+    task = asyncio.create_task(standby.run())
+    await asyncio.sleep(FAST.retry_period * 4)
+    assert not task.done() and not standby.leading.is_set()
+    client.failure = None
+    await asyncio.wait_for(standby.leading.wait(), 1)
+    task.cancel()
+
+
+async def test_a_released_lease_is_taken_over_at_once() -> None:
+    server = LeaseServer()
+    leader, standby = elector(Client(server), "a"), elector(Client(server), "b")
+    leader_task = asyncio.create_task(leader.run())
+    await asyncio.wait_for(leader.leading.wait(), 1)
+    standby_task = asyncio.create_task(standby.run())
+    await asyncio.sleep(FAST.retry_period * 2)
+    leader_task.cancel()
+    await leader.release()
+    assert not leader.still_leading()
+    await asyncio.wait_for(standby.leading.wait(), FAST.lease_duration / 2)
+    standby_task.cancel()
+
+
+def test_timings_are_checked_as_client_go_checks_them() -> None:
+    LeaseTiming()  # the defaults: 15 s, 10 s, 2 s
+    with pytest.raises(ValueError, match="longer than the renew deadline"):
+        LeaseTiming(lease_duration=10, renew_deadline=10, retry_period=2)
+    with pytest.raises(ValueError, match="retry period"):
+        LeaseTiming(lease_duration=15, renew_deadline=2, retry_period=2)
