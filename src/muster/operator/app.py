@@ -75,7 +75,13 @@ class Operator:
             self.config.health_port,
         )
         self.priority_informer = Informer(
-            kube, PRIORITY_CLASSES, self.priority_classes, on_change=lambda: None
+            kube,
+            PRIORITY_CLASSES,
+            self.priority_classes,
+            on_change=lambda: None,
+            watch_timeout=self.config.watch_timeout,
+            on_expired=self.metrics.watch_expired.labels(PRIORITY_CLASSES).inc,
+            on_error=self.metrics.watch_errors.labels(PRIORITY_CLASSES).inc,
         )
         priority_task = asyncio.create_task(self.priority_informer.run(), name="priorities")
         kopf_task = asyncio.create_task(self._run_kopf(), name="kopf")
@@ -109,7 +115,9 @@ class Operator:
                 limiter=RateLimiter(qps=self.config.kube_qps, burst=self.config.kube_burst),
                 fence=elector.still_leading,
             )
-            self.controller = Controller(fenced, self.config, self.metrics)
+            self.controller = Controller(
+                fenced, self.config, self.metrics, still_leading=elector.still_leading
+            )
             controller_task = asyncio.create_task(self.controller.run(), name="controller")
             watched = {kopf_task, controller_task} | ({elector_task} if elector_task else set())
             await asyncio.wait(watched, return_when=asyncio.FIRST_COMPLETED)

@@ -4,12 +4,19 @@ Everything here runs only on the replica that holds the Lease. It starts by list
 every resource it watches and runs no cycle before all lists are in, so the first
 decision of a new leader (or of a restarted operator) is made on the whole cluster,
 including plans recorded by its predecessor.
+
+`still_leading` is the elector's proof of leadership. The client given here refuses
+every write without it (NotLeadingError), and what writes outside the scheduling loop
+(the expanders, events, pod actions) asks it before each batch, so that a replica
+that lost the Lease stops at once instead of failing request by request. The loop
+should do the same before each batch of writes (`Controller.still_leading`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 
 from muster.api.constants import API_VERSION, POD_GROUP_PLURAL, WORKLOAD_PLURAL
 from muster.operator.cache import LiveCache
@@ -17,7 +24,7 @@ from muster.operator.config import OperatorConfig
 from muster.operator.events import EventRecorder
 from muster.operator.expansion import Expander
 from muster.operator.informer import Informer, Sink
-from muster.operator.kube import Kube
+from muster.operator.kube import JsonObject, Kube
 from muster.operator.loop import SchedulingLoop
 from muster.operator.metrics import Metrics
 from muster.operator.pods import PodActions
@@ -61,30 +68,64 @@ async def load_snapshot(kube: Kube) -> LiveCache:
     return cache
 
 
+class _Both:
+    """One informer feeding two sinks; what scheduling cares about is the first's say."""
+
+    def __init__(self, first: Sink, second: Sink) -> None:
+        self.first = first
+        self.second = second
+
+    def upsert(self, obj: JsonObject) -> bool:
+        self.second.upsert(obj)
+        return self.first.upsert(obj)
+
+    def remove(self, obj: JsonObject) -> bool:
+        self.second.remove(obj)
+        return self.first.remove(obj)
+
+
 class Controller:
     """Wires informers, the expander and the scheduling loop around one cache."""
 
-    def __init__(self, kube: Kube, config: OperatorConfig, metrics: Metrics) -> None:
+    def __init__(
+        self,
+        kube: Kube,
+        config: OperatorConfig,
+        metrics: Metrics,
+        *,
+        still_leading: Callable[[], bool] = lambda: True,
+    ) -> None:
         self.cache = LiveCache()
+        self.still_leading = still_leading
         self.trigger = Trigger(debounce=config.debounce, resync=config.resync_period)
-        events = EventRecorder(kube, instance=config.identity)
+        events = EventRecorder(kube, instance=config.identity, still_leading=still_leading)
         self.expanders = [
-            Expander(kube, events, kind="Job"),
-            Expander(kube, events, kind="Workload"),
+            Expander(kube, events, kind="Job", still_leading=still_leading),
+            Expander(kube, events, kind="Workload", still_leading=still_leading),
         ]
-        self.informers = [
-            Informer(kube, path, sink, on_change=self.trigger.poke)
+        pods = PodActions(kube, concurrency=config.release_concurrency, still_leading=still_leading)
+        sources: list[tuple[str, Sink]] = [
+            (path, _Both(sink, pods.required_terms) if path == PODS else sink)
             for path, sink in scheduling_sources(self.cache)
         ]
-        self.informers += [
-            # Every Job: those opting in by the native field carry no label to select.
-            Informer(kube, JOBS, self.expanders[0], on_change=self.trigger.poke),
-            Informer(kube, WORKLOADS, self.expanders[1], on_change=self.trigger.poke),
+        # Every Job: those opting in by the native field carry no label to select.
+        sources += [(JOBS, self.expanders[0]), (WORKLOADS, self.expanders[1])]
+        self.informers = [
+            Informer(
+                kube,
+                path,
+                sink,
+                on_change=self.trigger.poke,
+                watch_timeout=config.watch_timeout,
+                on_expired=metrics.watch_expired.labels(path).inc,
+                on_error=metrics.watch_errors.labels(path).inc,
+            )
+            for path, sink in sources
         ]
         self.loop = SchedulingLoop(
             cache=self.cache,
             writer=StatusWriter(kube, self.cache, events),
-            pods=PodActions(kube, concurrency=config.release_concurrency),
+            pods=pods,
             events=events,
             trigger=self.trigger,
             metrics=metrics,

@@ -2,15 +2,16 @@
 
 Users look at `kubectl describe` first; every transition of a gang is told there, on
 the PodGroup and on the Job that owns it, in the words of the condition it changed.
-A failure to post an event is logged and otherwise ignored: events are a courtesy,
-never a reason to stop scheduling.
+A failure to post an event, of whatever kind, is logged and otherwise ignored: events
+are a courtesy, never a reason to stop scheduling. A replica that cannot prove it
+still leads posts none (the client would refuse them anyway).
 """
 
 from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -54,11 +55,17 @@ def owner_references(obj: Mapping[str, Any], kind: str) -> list[JsonObject]:
 class EventRecorder:
     """Posts core/v1 Events."""
 
-    def __init__(self, kube: Kube, *, instance: str) -> None:
+    def __init__(
+        self, kube: Kube, *, instance: str, still_leading: Callable[[], bool] = lambda: True
+    ) -> None:
         self.kube = kube
         self.instance = instance
+        self.still_leading = still_leading
 
     async def record(self, involved: JsonObject, kind: str, reason: str, message: str) -> None:
+        if not self.still_leading():
+            logger.debug("not leading: event %s on %s not recorded", reason, involved)
+            return
         namespace = involved.get("namespace") or "default"
         now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         event = {
@@ -81,5 +88,5 @@ class EventRecorder:
         }
         try:
             await self.kube.request("POST", f"/api/v1/namespaces/{namespace}/events", body=event)
-        except (KubeError, OSError) as error:
+        except (KubeError, ValueError) as error:
             logger.warning("could not record event %s on %s: %s", reason, involved, error)

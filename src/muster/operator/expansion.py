@@ -7,6 +7,12 @@ already exists is left alone), so replaying a Job after a restart or a relist co
 one rejected create and nothing else. Invalid opt-ins are told to the user as a
 Warning event on the Job, once per Job generation. Several objects are expanded at
 once, but never one object twice at the same time.
+
+Any failure of an expansion (the API server unreachable, throttling, an error of our
+own) is retried while the object exists, each object on an exponential backoff with
+jitter of its own; a worker never dies of one. An object the API server refuses for
+good (invalid, forbidden) is retried only once it changes. Nothing is expanded once
+this replica cannot prove it still leads.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -22,11 +28,13 @@ from muster.api.constants import API_VERSION, POD_GROUP_PLURAL, POLICY_LABEL, WO
 from muster.api.expand import MANAGED_BY, MANAGED_BY_LABEL, expand_job, expand_workload
 from muster.api.optin import OptInError, read_job_opt_in
 from muster.operator.events import NORMAL, WARNING, EventRecorder, reference
-from muster.operator.kube import JsonObject, Kube, KubeError
+from muster.operator.kube import JsonObject, Kube, KubeError, NotLeadingError
+from muster.operator.retry import ExponentialBackoff
 
 logger = logging.getLogger(__name__)
 
-RETRY_DELAY = 2.0
+RETRY_INITIAL = 1.0
+RETRY_MAX = 60.0
 NATIVE_API = "scheduling.k8s.io/v1beta1"
 NATIVE_GRACE = 2.0
 WORKERS = 8
@@ -78,10 +86,19 @@ class Expander:
     stops once the object is deleted.
     """
 
-    def __init__(self, kube: Kube, events: EventRecorder, *, kind: str) -> None:
+    def __init__(
+        self,
+        kube: Kube,
+        events: EventRecorder,
+        *,
+        kind: str,
+        still_leading: Callable[[], bool] = lambda: True,
+    ) -> None:
         self.kube = kube
         self.events = events
         self.kind = kind
+        self.still_leading = still_leading
+        self.backoffs: dict[tuple[str, str], ExponentialBackoff] = {}
         self.queue: asyncio.Queue[tuple[str, str]] = asyncio.Queue()
         self.latest: dict[tuple[str, str], JsonObject] = {}
         self.done: set[tuple[str, str, str, int]] = set()
@@ -101,6 +118,7 @@ class Expander:
     def remove(self, obj: JsonObject) -> bool:
         key = _key(obj)
         self.latest.pop(key, None)
+        self.backoffs.pop(key, None)
         self.done = {item for item in self.done if item[:2] != key}
         return False
 
@@ -136,25 +154,35 @@ class Expander:
             return
         if (obj.get("metadata") or {}).get("deletionTimestamp"):
             return  # going away: its children go with it
+        if not self.still_leading():
+            return  # the next leader expands it
         try:
             if self.kind == "Job":
                 await self._expand_job(obj)
             else:
                 await self._expand_workload(obj)
             self.done.add(_identity(obj))
+            self.backoffs.pop(key, None)
+        except NotLeadingError:
+            return
         except KubeError as error:
             if not error.transient:
                 logger.warning("could not expand %s: %s", reference(obj), error)
                 return
             self._retry_later(key, obj, error)
-        except OSError as error:
-            self._retry_later(key, obj, error)
         except _NotYetError:
             asyncio.get_running_loop().call_later(NATIVE_GRACE, self.queue.put_nowait, key)
+        except Exception as error:  # a bug must cost this object a retry, not the worker
+            logger.exception("expanding %s failed", reference(obj))
+            self._retry_later(key, obj, error)
 
     def _retry_later(self, key: tuple[str, str], obj: JsonObject, error: Exception) -> None:
-        logger.warning("could not expand %s: %s; retrying", reference(obj), error)
-        asyncio.get_running_loop().call_later(RETRY_DELAY, self.queue.put_nowait, key)
+        backoff = self.backoffs.setdefault(
+            key, ExponentialBackoff(initial=RETRY_INITIAL, maximum=RETRY_MAX)
+        )
+        delay = backoff.next()
+        logger.warning("could not expand %s: %s; retrying in %.1fs", reference(obj), error, delay)
+        asyncio.get_running_loop().call_later(delay, self.queue.put_nowait, key)
 
     async def _expand_job(self, job: JsonObject) -> None:
         try:

@@ -7,9 +7,10 @@ relist only when the server says the version is too old (410 Gone). After a reli
 objects that vanished in between are reported as deleted, so the sink never keeps a
 ghost.
 
-Failures (the API server restarting, a broken or silent connection, throttling) are
-retried forever with exponential backoff and jitter, so that the operator's informers
-neither hammer a recovering server nor come back in lockstep with each other. Each
+Failures (the API server restarting, a broken or silent connection, throttling, even
+a bug of the sink's) are retried forever with exponential backoff and jitter, so
+that the operator's informers neither hammer a recovering server nor come back in
+lockstep with each other. Each
 watch asks the server to end it after a random time between `watch_timeout` and
 twice that (as client-go does), which spreads the reconnections too.
 """
@@ -110,6 +111,11 @@ class Informer:
                     "watch of %s failed (%s); resuming in %.1fs", self.path, error, delay
                 )
                 self.on_error()
+            except Exception:  # a sink's bug: what it holds is in doubt, so start over
+                delay = self.backoff.next()
+                logger.exception("informer of %s failed; relisting in %.1fs", self.path, delay)
+                self.on_error()
+                self.resource_version = None
             await asyncio.sleep(delay)
 
     async def _relist(self) -> str:

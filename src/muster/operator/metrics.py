@@ -47,6 +47,19 @@ class Metrics:
         self.preemptions = Counter(
             "muster_preempted_pods_total", "Pods evicted to make room for a gang", registry=registry
         )
+        self.watch_expired = Counter(
+            "muster_watch_expired_total",
+            "Watches the API server ended with 410 Gone (resourceVersion too old), each "
+            "followed by a relist",
+            ["resource"],
+            registry=registry,
+        )
+        self.watch_errors = Counter(
+            "muster_watch_errors_total",
+            "Lists and watches that failed and were retried after a backoff",
+            ["resource"],
+            registry=registry,
+        )
         self.leader = Gauge(
             "muster_leader", "1 while this replica leads the scheduling loop", registry=registry
         )

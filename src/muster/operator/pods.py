@@ -1,40 +1,113 @@
 """The three things the operator does to pods: release, evict, delete — many at once.
 
 Releasing is ONE strategic-merge patch per pod that removes our gate and pins the pod
-to its planned node with a `kubernetes.io/hostname` nodeSelector. The API server
-allows adding a nodeSelector only while the pod is still gated, and this single
-patch is judged against the gated pod, so a pod is never released without its pin.
+to its planned node by name: a required node affinity term `matchFields
+metadata.name In [node]`. The node's name, not its `kubernetes.io/hostname` label,
+which differs from the name on many clouds' nodes. The API server lets a gated pod's
+required node affinity change only by narrowing: a pod without required terms gains
+one term, and a pod with terms keeps each of them with the requirement added (the
+terms are ORed, so the pod still matches only nodes it matched before, and of those
+only the planned one). This single patch is judged against the gated pod, so a pod
+is never released without its pin.
+
+The patch replaces the list of terms whole, so it is built from the pod's own terms,
+which `RequiredTerms` keeps for the gated pods that have any (most have none). A pod
+whose terms changed since is refused by the API server (the change would not narrow),
+and released on a later cycle from its fresh terms.
+
 Every batch runs with bounded concurrency so a 1,000-pod gang does not open 1,000
-connections at once.
+connections at once, and none starts once this replica cannot prove it still leads.
 """
 
 from __future__ import annotations
 
 import asyncio
+import copy
 import logging
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from muster.api.constants import GANG_GATE
-from muster.operator.kube import STRATEGIC_MERGE_PATCH, Kube, KubeError
+from muster.operator.kube import STRATEGIC_MERGE_PATCH, JsonObject, Kube, KubeError
 from muster.scheduler.results import PodKey
 
 logger = logging.getLogger(__name__)
 
-HOSTNAME_LABEL = "kubernetes.io/hostname"
+NODE_NAME_FIELD = "metadata.name"
+NOT_LEADING = "not leading"
 
 T = TypeVar("T")
 
 
-def release_patch(node: str) -> dict[str, object]:
+def pinned_terms(node: str, terms: Sequence[Mapping[str, Any]]) -> list[JsonObject]:
+    """The pin: required nodeSelectorTerms that narrow `terms` to the node named `node`."""
+    requirement = {"key": NODE_NAME_FIELD, "operator": "In", "values": [node]}
+    if not terms:
+        return [{"matchFields": [requirement]}]
+    return [
+        {
+            **copy.deepcopy(dict(term)),
+            "matchFields": [*(term.get("matchFields") or []), requirement],
+        }
+        for term in terms
+    ]
+
+
+def required_terms(pod: Mapping[str, Any]) -> list[JsonObject]:
+    """The pod's required node affinity terms (none when it has no such affinity)."""
+    affinity = ((pod.get("spec") or {}).get("affinity") or {}).get("nodeAffinity") or {}
+    required = affinity.get("requiredDuringSchedulingIgnoredDuringExecution") or {}
+    return list(required.get("nodeSelectorTerms") or [])
+
+
+def release_patch(node: str, terms: Sequence[Mapping[str, Any]] = ()) -> JsonObject:
     """Remove the gang gate and pin to `node`, in one strategic-merge patch."""
     return {
         "spec": {
             "schedulingGates": [{"$patch": "delete", "name": GANG_GATE}],
-            "nodeSelector": {HOSTNAME_LABEL: node},
+            "affinity": {
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {
+                        "nodeSelectorTerms": pinned_terms(node, terms)
+                    }
+                }
+            },
         }
     }
+
+
+def _gated(pod: Mapping[str, Any]) -> bool:
+    gates = (pod.get("spec") or {}).get("schedulingGates") or []
+    return any(isinstance(gate, dict) and gate.get("name") == GANG_GATE for gate in gates)
+
+
+class RequiredTerms:
+    """A pod informer's sink: the required node affinity terms of gated pods that have any."""
+
+    def __init__(self) -> None:
+        self.terms: dict[PodKey, list[JsonObject]] = {}
+
+    def upsert(self, pod: JsonObject) -> bool:
+        key = _pod_key(pod)
+        terms = required_terms(pod) if _gated(pod) else []
+        if terms:
+            self.terms[key] = copy.deepcopy(terms)
+        else:
+            self.terms.pop(key, None)
+        return False
+
+    def remove(self, pod: JsonObject) -> bool:
+        self.terms.pop(_pod_key(pod), None)
+        return False
+
+    def of(self, pod: PodKey) -> list[JsonObject]:
+        return self.terms.get(pod, [])
+
+
+def _pod_key(pod: Mapping[str, Any]) -> PodKey:
+    metadata = pod.get("metadata") or {}
+    return PodKey(str(metadata.get("namespace", "")), str(metadata.get("name", "")))
 
 
 def pod_path(pod: PodKey) -> str:
@@ -52,9 +125,17 @@ class BatchOutcome:
 class PodActions:
     """Release, evict and delete pods through the API server, `concurrency` at a time."""
 
-    def __init__(self, kube: Kube, *, concurrency: int) -> None:
+    def __init__(
+        self,
+        kube: Kube,
+        *,
+        concurrency: int,
+        still_leading: Callable[[], bool] = lambda: True,
+    ) -> None:
         self.kube = kube
         self.semaphore = asyncio.Semaphore(concurrency)
+        self.still_leading = still_leading
+        self.required_terms = RequiredTerms()
 
     async def release(self, placements: Iterable[tuple[PodKey, str]]) -> BatchOutcome:
         async def one(item: tuple[PodKey, str]) -> None:
@@ -62,7 +143,7 @@ class PodActions:
             await self.kube.request(
                 "PATCH",
                 pod_path(pod),
-                body=release_patch(node),
+                body=release_patch(node, self.required_terms.of(pod)),
                 content_type=STRATEGIC_MERGE_PATCH,
             )
 
@@ -99,11 +180,14 @@ class PodActions:
     async def _batch(
         self, items: list[T], action: Callable[[T], Awaitable[None]], *, key: Callable[[T], PodKey]
     ) -> BatchOutcome:
+        if not self.still_leading():
+            return BatchOutcome(done=(), failed={key(item): NOT_LEADING for item in items})
+
         async def guarded(item: T) -> str | None:
             async with self.semaphore:
                 try:
                     await action(item)
-                except (TimeoutError, KubeError, OSError) as error:
+                except (KubeError, ValueError) as error:
                     logger.warning("pod %s: %s", key(item), error)
                     return str(error)
                 return None

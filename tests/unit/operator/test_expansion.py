@@ -7,7 +7,7 @@ from typing import Any
 
 from muster.api.constants import POLICY_LABEL
 from muster.operator.expansion import Expander
-from muster.operator.kube import KubeError
+from muster.operator.kube import KubeError, UnreachableError
 
 
 def job(name: str, generation: int = 1) -> dict[str, Any]:
@@ -115,3 +115,46 @@ async def test_a_job_changed_during_its_expansion_is_expanded_again_afterwards()
     assert kube.most_in_flight == 1
     assert log.count("create PodGroup train") == 1
     assert ("ml", "train", "train-uid", 2) in jobs.done
+
+
+class FlakyKube(BlockingKube):
+    """Fails the first creates with `failures`, one each, then behaves."""
+
+    def __init__(self, log: list[str], failures: list[Exception]) -> None:
+        super().__init__(log)
+        self.failures = failures
+        self.opened.set()
+
+    async def request(self, method: str, path: str, *, body: Any = None, **_: Any) -> Any:
+        if self.failures:
+            raise self.failures.pop(0)
+        return await super().request(method, path, body=body)
+
+
+async def test_any_failure_is_retried_with_backoff_and_no_worker_dies() -> None:
+    log: list[str] = []
+    failures: list[Exception] = [
+        UnreachableError("ServerDisconnectedError()", unsent=False),
+        RuntimeError("a bug of our own"),
+    ]
+    jobs = Expander(FlakyKube(log, failures), LoggedEvents(log), kind="Job")  # type: ignore[arg-type]
+    jobs.upsert(job("train"))
+    worker = asyncio.create_task(jobs.run())
+    for _ in range(100):
+        await asyncio.sleep(0.05)
+        if "create Workload train" in log:
+            break
+    assert not worker.done()
+    worker.cancel()
+    assert log[:2] == ["create PodGroup train", "create Workload train"]
+
+
+async def test_nothing_is_expanded_without_leadership() -> None:
+    log: list[str] = []
+    kube = FlakyKube(log, [])
+    jobs = Expander(kube, LoggedEvents(log), kind="Job", still_leading=lambda: False)  # type: ignore[arg-type]
+    jobs.upsert(job("train"))
+    worker = asyncio.create_task(jobs.run())
+    await settle()
+    worker.cancel()
+    assert log == []

@@ -49,9 +49,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from muster.operator.pods import pinned_terms, required_terms
+
 Obj = dict[str, Any]
 
-HOSTNAME = "kubernetes.io/hostname"
 TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
 
 AFFINITY_NOT_MATCH = "node(s) didn't match pod affinity rules"
@@ -492,17 +493,19 @@ class Judge:
 
 
 def pin(pod: Obj) -> Obj:
-    """The pod as Muster releases it: a `kubernetes.io/hostname` nodeSelector for its node.
+    """The pod as Muster releases it: its required node affinity narrowed to its node's name.
 
-    kube-scheduler then judges the pod with that selector, which matters to topology
+    kube-scheduler then judges the pod with that affinity, which matters to topology
     spread: with `nodeAffinityPolicy: Honor` (the default) only the pinned node is
     eligible, so the constraint sees one domain holding that node's pods alone.
     """
     spec = dict(pod.get("spec") or {})
-    spec["nodeSelector"] = {
-        **(spec.get("nodeSelector") or {}),
-        HOSTNAME: spec.get("nodeName") or "",
+    affinity = dict(spec.get("affinity") or {})
+    node_affinity = dict(affinity.get("nodeAffinity") or {})
+    node_affinity["requiredDuringSchedulingIgnoredDuringExecution"] = {
+        "nodeSelectorTerms": pinned_terms(spec.get("nodeName") or "", required_terms(pod))
     }
+    spec["affinity"] = {**affinity, "nodeAffinity": node_affinity}
     return {**pod, "spec": spec}
 
 
@@ -532,7 +535,7 @@ def interpod_problems(
     never judged) and the pods before it in `pods_in_order`. Returns one line per
     refusal, naming the pod, its node and the rule; empty when every pod passes.
     Pods in phase Succeeded or Failed are skipped, neither judged nor counted.
-    With `pinned`, each judged pod carries the hostname nodeSelector of `pin`.
+    With `pinned`, each judged pod carries the node-name pin of `pin`.
     """
     placed = _infos(bound)
     incoming = _infos(pods_in_order, pinned=pinned)

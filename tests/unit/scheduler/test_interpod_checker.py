@@ -709,7 +709,7 @@ def test_terminal_pods_are_neither_judged_nor_counted() -> None:
     assert interpod_problems(ZONED, [], pods) == []
 
 
-# --- pinned pods (the hostname nodeSelector Muster releases them with)
+# --- pinned pods (the node-name affinity Muster releases them with)
 
 
 def test_a_pin_shrinks_a_spread_constraint_to_the_pinned_node() -> None:

@@ -5,7 +5,7 @@ InterPodAffinity and PodTopologySpread filters. Two properties:
 
 - whatever the engine admits (and grows) passes the judge together with the bound
   pods, in some order of the planned pods (kube-scheduler binds them one by one),
-  both as planned and as released with Muster's hostname nodeSelector pin;
+  both as planned and as released with Muster's pin to the node's name;
 - for a gang whose pods are all alike, whenever a brute-force search finds a
   placement of minCount pods that fits cpu, the PodGroup's topology and the judge,
   the engine admits the gang.
@@ -244,7 +244,7 @@ def test_admitted_placements_pass_kube_scheduler_inter_pod_filters(
     scenario: Scenario, pinned: bool
 ) -> None:
     """`as-placed`: the pods as planned, which is what their constraints mean.
-    `as-released`: with the hostname nodeSelector pin, which is what kube-scheduler
+    `as-released`: with the pin to the node's name, which is what kube-scheduler
     actually judges (the pin narrows a spread constraint's eligible nodes)."""
     result = schedule(cluster(*scenario.objects()), now=NOW, config=CONFIG)
     gone = {victim.pod.name for admission in result.admissions for victim in admission.victims}
