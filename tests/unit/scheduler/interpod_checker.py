@@ -53,6 +53,7 @@ from muster.operator.pods import pinned_terms, required_terms
 
 Obj = dict[str, Any]
 
+HOSTNAME = "kubernetes.io/hostname"
 TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
 
 AFFINITY_NOT_MATCH = "node(s) didn't match pod affinity rules"
