@@ -28,6 +28,7 @@ from typing import Any
 
 import pytest
 
+from muster.operator.pods import required_terms
 from muster.webhooks.server import self_signed_certificate
 from tests.e2e.cluster import ROOT, Kubectl, wait_until
 
@@ -332,6 +333,15 @@ def pods_of(kubectl: Kubectl, namespace: str, group: str) -> list[dict[str, Any]
         "get", "pods", "-n", namespace, "-l", f"{GROUP_LABEL}={group}"
     )["items"]
     return [pod for pod in pods if not pod["metadata"].get("deletionTimestamp")]
+
+
+def pinned_to(pod: dict[str, Any]) -> str | None:
+    """The node a released pod is pinned to: the `metadata.name` its node affinity requires."""
+    for term in required_terms(pod):
+        for requirement in term.get("matchFields") or []:
+            if requirement.get("key") == "metadata.name" and requirement.get("operator") == "In":
+                return str(requirement["values"][0])
+    return None
 
 
 def is_gated(pod: dict[str, Any]) -> bool:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 from hack.cluster import ROOT
 
+from muster.operator.pods import pinned_terms, release_patch
 from tests.e2e.cluster import Kubectl, wait_until
 
 pytestmark = pytest.mark.e2e
@@ -77,21 +77,38 @@ def test_plain_job_runs_to_complete(kubectl: Kubectl, namespace: str) -> None:
     assert all(p["status"]["phase"] == "Succeeded" for p in pods)
 
 
+ZONE_B = {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["zone-b"]}
+KWOK = {"key": "type", "operator": "In", "values": ["kwok"]}
+
+
+@pytest.mark.parametrize(
+    "terms",
+    [[], [{"matchExpressions": [ZONE_B]}, {"matchExpressions": [KWOK]}]],
+    ids=["without-node-affinity", "with-required-terms"],
+)
 def test_gated_pod_binds_to_the_node_it_is_pinned_to_once_ungated(
-    kubectl: Kubectl, namespace: str, tmp_path: Path
+    kubectl: Kubectl, namespace: str, terms: list[dict[str, Any]]
 ) -> None:
+    """The operator's release patch, as is: the API server takes it as a narrowing."""
     node = "gpu-b1-7"
+    spec: dict[str, Any] = {
+        "schedulingGates": [{"name": "scheduling.muster.dev/gang"}],
+        "containers": [
+            {"name": "work", "image": "busybox", "resources": {"requests": {"cpu": "100m"}}}
+        ],
+    }
+    if terms:
+        spec["affinity"] = {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}
+            }
+        }
     kubectl.apply(
         {
             "apiVersion": "v1",
             "kind": "Pod",
             "metadata": {"name": "gated", "namespace": namespace},
-            "spec": {
-                "schedulingGates": [{"name": "scheduling.muster.dev/gang"}],
-                "containers": [
-                    {"name": "work", "image": "busybox", "resources": {"requests": {"cpu": "100m"}}}
-                ],
-            },
+            "spec": spec,
         }
     )
 
@@ -107,11 +124,12 @@ def test_gated_pod_binds_to_the_node_it_is_pinned_to_once_ungated(
     )
     assert "nodeName" not in pod()["spec"]
 
-    # While gated, the node selector may be narrowed; then removing the gate releases it.
-    pin = [{"op": "add", "path": "/spec/nodeSelector", "value": {"kubernetes.io/hostname": node}}]
-    ungate = [{"op": "remove", "path": "/spec/schedulingGates"}]
-    for patch in (pin, ungate):
-        kubectl("patch", "pod", "gated", "-n", namespace, "--type=json", "-p", json.dumps(patch))
+    # One patch: the gate goes, and the required node affinity narrows to the node's name.
+    patch = json.dumps(release_patch(node, terms))
+    kubectl("patch", "pod", "gated", "-n", namespace, "--type=strategic", "-p", patch)
 
     wait_until("the pod to run", lambda: pod()["status"].get("phase") == "Running")
     assert pod()["spec"]["nodeName"] == node
+    required = pod()["spec"]["affinity"]["nodeAffinity"]
+    pinned = required["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    assert pinned == pinned_terms(node, terms)

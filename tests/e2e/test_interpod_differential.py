@@ -8,7 +8,7 @@ plan (`status.plan`) put it, with no FailedScheduling event for any pinned pod, 
 rollback, and no partially bound gang (the gang observer watches throughout). The final
 placement is also checked against the rules directly, because kube-scheduler cannot
 check zone spread on pinned pods (it measures skew over the nodes the pod's own
-nodeSelector admits: with the hostname pin, that is one node, one domain). Gangs Muster
+node affinity admits: with the pin to the node's name, that is one node, one domain). Gangs Muster
 holds back are recorded, and each is confirmed infeasible by the unit tests'
 independent checker (`confirm_infeasible`).
 """

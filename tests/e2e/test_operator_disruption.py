@@ -16,6 +16,7 @@ from tests.e2e.harness import (
     events_for,
     gang_job,
     is_gated,
+    pinned_to,
     pod_group,
     pods_of,
     scheduled_condition,
@@ -101,9 +102,7 @@ def test_a_gang_whose_node_is_cordoned_before_binding_rolls_back_and_lands_elsew
     def released_to_second_node() -> bool:
         pods = pods_of(kubectl, namespace, "train")
         return len(pods) == 2 and all(
-            not is_gated(pod)
-            and pod["spec"].get("nodeSelector", {}).get("kubernetes.io/hostname") == second_node
-            for pod in pods
+            not is_gated(pod) and pinned_to(pod) == second_node for pod in pods
         )
 
     wait_until("the gang released onto the second node", released_to_second_node)

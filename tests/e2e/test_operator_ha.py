@@ -46,7 +46,7 @@ def test_a_standby_takes_over_when_the_leader_is_killed(
         wait_until(
             "the standby to hold the Lease",
             lambda: holder(kubectl) == "muster-e2e-standby",
-            timeout=20,
+            timeout=30,
         )
         print(f"the standby led {time.monotonic() - killed:.1f}s after the leader was killed")
         wait_until("the standby to be ready as leader", standby.ready)

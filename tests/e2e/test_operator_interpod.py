@@ -3,8 +3,8 @@
 kube-scheduler enforces inter-pod (anti-)affinity on the pods Muster releases, so a plan
 that ignores it leaves the pinned pods Pending and the gang partly bound (which the gang
 observer fails at once). A topology spread constraint is different: kube-scheduler
-measures skew only over the nodes the pod's own nodeSelector admits (nodeAffinityPolicy
-Honor), and the release pins each pod to one node by hostname, so kube-scheduler sees one
+measures skew only over the nodes the pod's own node affinity admits (nodeAffinityPolicy
+Honor), and the release pins each pod to one node by name, so kube-scheduler sees one
 domain and accepts any plan. Spread is therefore checked here on the final placement.
 """
 
