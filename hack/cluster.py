@@ -7,9 +7,11 @@ the binaries `hack/build.sh` compiles. Only the standard library is used, so thi
 works before any virtualenv exists.
 
     cluster.py up [--nodes FILE] [--job-scheduling-field | --native-gang] [--audit]
-                  [--nodes-timeout SECONDS] [--node-lease-seconds SECONDS]
+                  [--no-watch-cache] [--nodes-timeout SECONDS] [--node-lease-seconds SECONDS]
     cluster.py down
     cluster.py status
+    cluster.py restart COMPONENT    (stop one component and start it as it was started)
+    cluster.py compact              (compact etcd's history up to its current revision)
 
 State lives in `.cluster/` of the checkout (kubeconfig, PKI, logs, pids); `down`
 stops exactly the processes whose pids `up` recorded and removes that folder.
@@ -185,7 +187,9 @@ def write_kubeconfig(path: Path, pki: Path, server: str) -> None:
 def start(name: str, args: list[str]) -> None:
     logs = STATE / "logs"
     logs.mkdir(parents=True, exist_ok=True)
-    with (logs / f"{name}.log").open("w") as out:
+    (STATE / "commands").mkdir(exist_ok=True)
+    (STATE / "commands" / f"{name}.json").write_text(json.dumps(args) + "\n")
+    with (logs / f"{name}.log").open("a") as out:
         proc = subprocess.Popen(
             args,
             stdout=out,
@@ -464,6 +468,9 @@ def up(args: argparse.Namespace) -> None:
         if args.mode == "native-gang":
             apiserver.append("--runtime-config=scheduling.k8s.io/v1beta1=true")
     apiserver += audit_flags(args.audit)
+    if not args.watch_cache:
+        # Watches then read etcd directly, so a compaction reaches them.
+        apiserver.append("--watch-cache=false")
     start("kube-apiserver", apiserver)
     wait_for("kube-apiserver /readyz", lambda: https_ok(f"{server}/readyz", pki), "kube-apiserver")
 
@@ -555,21 +562,71 @@ def up(args: argparse.Namespace) -> None:
     log(f"kubectl: {bins / 'kubectl'}")
 
 
+def stop(name: str) -> None:
+    """SIGTERM to the component's process group, SIGKILL after 10 s."""
+    pid = pid_of(name)
+    if not alive(pid):
+        return
+    assert pid is not None
+    os.killpg(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 10
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    if alive(pid):
+        os.killpg(pid, signal.SIGKILL)
+    log(f"stopped {name} (pid {pid})")
+
+
 def down(_: argparse.Namespace) -> None:
     for name in reversed(COMPONENTS):
-        pid = pid_of(name)
-        if not alive(pid):
-            continue
-        assert pid is not None
-        os.killpg(pid, signal.SIGTERM)
-        deadline = time.monotonic() + 10
-        while alive(pid) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        if alive(pid):
-            os.killpg(pid, signal.SIGKILL)
-        log(f"stopped {name} (pid {pid})")
+        stop(name)
     shutil.rmtree(STATE, ignore_errors=True)
     log("down")
+
+
+def restart(args: argparse.Namespace) -> None:
+    """Stop one component and start it again with the command line `up` gave it.
+
+    For fault tests: the rest of the cluster keeps running, and its clients see the
+    component go away and come back. Waits until kube-apiserver is ready again.
+    """
+    name = args.component
+    command = json.loads((STATE / "commands" / f"{name}.json").read_text())
+    stop(name)
+    start(name, command)
+    if name == "kube-apiserver":
+        server = json.loads(KUBECONFIG.read_text())["clusters"][0]["cluster"]["server"]
+        pki = STATE / "pki"
+        wait_for("kube-apiserver /readyz", lambda: https_ok(f"{server}/readyz", pki), name)
+
+
+def etcd_url() -> str:
+    command = json.loads((STATE / "commands" / "etcd.json").read_text())
+    flag = next(arg for arg in command if arg.startswith("--advertise-client-urls="))
+    return str(flag.partition("=")[2])
+
+
+def etcd_call(path: str, body: dict[str, object]) -> dict[str, object]:
+    """One call to etcd's JSON gateway (etcd speaks gRPC; this is its HTTP face)."""
+    request = urllib.request.Request(
+        etcd_url() + path, data=json.dumps(body).encode(), method="POST"
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        answer: dict[str, object] = json.loads(response.read())
+        return answer
+
+
+def compact(_: argparse.Namespace) -> None:
+    """Drop etcd's history up to its current revision, as its periodic compaction does.
+
+    A watch that resumes from a revision before it then gets 410 Gone from an API
+    server that serves watches from etcd (`--no-watch-cache`).
+    """
+    header = etcd_call("/v3/maintenance/status", {})["header"]
+    assert isinstance(header, dict)
+    revision = int(header["revision"])
+    etcd_call("/v3/kv/compaction", {"revision": revision, "physical": True})
+    log(f"compacted etcd at revision {revision}")
 
 
 def status(_: argparse.Namespace) -> None:
@@ -633,11 +690,23 @@ def main() -> None:
         action="store_true",
         help="log every API request at Metadata level to logs/audit.log (for benchmarks)",
     )
+    up_parser.add_argument(
+        "--no-watch-cache",
+        dest="watch_cache",
+        action="store_false",
+        help="serve watches from etcd, not the API server's cache (for fault tests)",
+    )
     up_parser.set_defaults(handler=up, mode="plain")
     sub.add_parser("down", help="stop what `up` started and remove its state").set_defaults(
         handler=down
     )
     sub.add_parser("status", help="component health, memory and nodes").set_defaults(handler=status)
+    restart_parser = sub.add_parser("restart", help="stop one component and start it again")
+    restart_parser.add_argument("component", choices=COMPONENTS)
+    restart_parser.set_defaults(handler=restart)
+    sub.add_parser("compact", help="compact etcd up to its current revision").set_defaults(
+        handler=compact
+    )
     args = parser.parse_args()
     args.handler(args)
 

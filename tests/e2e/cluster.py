@@ -97,13 +97,29 @@ class LocalCluster:
         if given:
             return cls(Path(given), started_here=False, state_dir=Path(given).parent)
         state = Path(os.environ.get("MUSTER_E2E_CLUSTER_DIR", ROOT / ".cluster-e2e"))
+        # The API server keeps the Job `spec.scheduling` field, so the native-field tests run.
+        return cls.at(state, "--job-scheduling-field")
+
+    @classmethod
+    def at(cls, state: Path, *flags: str) -> LocalCluster:
+        """The cluster in `state`: one another run started there is used, and left to its
+        owner; otherwise one of this run's own, started with `cluster.py up` flags."""
         env = {**os.environ, "MUSTER_CLUSTER_DIR": str(state)}
-        # A cluster another run already started there is used, and left to its owner.
         status = [sys.executable, str(HACK / "cluster.py"), "status"]
         if subprocess.run(status, env=env, capture_output=True, check=False).returncode == 0:
             return cls(state / "kubeconfig", started_here=False, state_dir=state)
-        # The API server keeps the Job `spec.scheduling` field, so the native-field tests run.
-        return cls.start(state, "--job-scheduling-field")
+        return cls.start(state, *flags)
+
+    def hack(self, *args: str) -> None:
+        """Run `hack/cluster.py` on this cluster (e.g. `restart kube-apiserver`)."""
+        env = {**os.environ, "MUSTER_CLUSTER_DIR": str(self.state_dir)}
+        subprocess.run(
+            [sys.executable, str(HACK / "cluster.py"), *args],
+            check=True,
+            env=env,
+            capture_output=True,
+            timeout=180,
+        )
 
     @classmethod
     def start(cls, state: Path, *flags: str) -> LocalCluster:

@@ -161,23 +161,31 @@ def install_crds(kubectl: Kubectl) -> None:
     )
 
 
-@pytest.fixture(scope="session")
-def operator(
-    kubeconfig: Path, kubectl: Kubectl, tmp_path_factory: pytest.TempPathFactory
+def running_operator(
+    kubeconfig: Path, kubectl: Kubectl, log_path: Path, *flags: str
 ) -> Iterator[OperatorProcess]:
-    """`muster run` for the whole session; its webhook configurations go with it."""
+    """The CRDs, then `muster run` until the generator is closed; its webhook
+    configurations go with it."""
     install_crds(kubectl)
-    log_path = Path(
-        os.environ.get(
-            "MUSTER_E2E_OPERATOR_LOG", tmp_path_factory.mktemp("operator") / "operator.log"
-        )
-    )
-    process = OperatorProcess(kubeconfig=kubeconfig, log_path=log_path)
+    process = OperatorProcess(kubeconfig=kubeconfig, log_path=log_path, flags=flags)
     process.start()
     yield process
     process.stop()
     for kind in ("mutatingwebhookconfiguration", "validatingwebhookconfiguration"):
         kubectl("delete", kind, WEBHOOK_CONFIGURATION, "--ignore-not-found", check=False)
+
+
+@pytest.fixture(scope="session")
+def operator(
+    kubeconfig: Path, kubectl: Kubectl, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[OperatorProcess]:
+    """`muster run` for the whole session."""
+    log_path = Path(
+        os.environ.get(
+            "MUSTER_E2E_OPERATOR_LOG", tmp_path_factory.mktemp("operator") / "operator.log"
+        )
+    )
+    yield from running_operator(kubeconfig, kubectl, log_path)
 
 
 # ---- building blocks of the scenarios ------------------------------------------------
