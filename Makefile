@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: test unit e2e lint crds docs manifests cluster-up cluster-down cluster-status control-plane \
+.PHONY: test unit e2e faults lint crds docs manifests cluster-up cluster-down cluster-status control-plane \
         demo demo-down bench bench-engine clean
 
 $(STAMP): pyproject.toml
@@ -17,17 +17,24 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
-## All tests: static checks, unit and property tests, then e2e on a real control plane.
+## All tests: static checks, unit and property tests, then e2e on a real control plane,
+## then the fault suite on a control plane of its own (one cluster up at a time).
 test: $(STAMP) control-plane lint
 	$(BIN)/pytest -m "not e2e" -q
-	$(BIN)/pytest -m e2e -q
+	$(BIN)/pytest -m "e2e and not faults" -q
+	$(BIN)/pytest -m faults -q
 
 ## Fast tests only (no cluster).
 unit: $(STAMP)
 	$(BIN)/pytest -m "not e2e" -q
 
 e2e: $(STAMP) control-plane
-	$(BIN)/pytest -m e2e -q
+	$(BIN)/pytest -m "e2e and not faults" -q
+
+## Faults injected into a real control plane: a paused leader, an API server restart,
+## an etcd compaction, the webhooks down.
+faults: $(STAMP) control-plane
+	$(BIN)/pytest -m faults -q
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench hack

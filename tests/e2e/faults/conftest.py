@@ -1,0 +1,57 @@
+"""The fault suite's control plane: its own, since its tests break it on purpose.
+
+Fault tests restart kube-apiserver and compact etcd, which no other run sharing a
+cluster should have to live through, so this package starts a control plane of its
+own (in `.cluster-faults/`, or MUSTER_E2E_FAULTS_CLUSTER_DIR) and stops it when the
+package is done, before any other cluster's tests go on. Two things differ from the
+main e2e cluster:
+
+- `--audit`: every request is in `logs/audit.log` with its user agent, so a test can
+  count what one operator replica wrote, and when;
+- `--no-watch-cache`: watches read etcd directly, so an etcd compaction reaches them
+  as it reaches watches that fell behind the API server's cache.
+
+The fixtures below replace the main suite's `cluster`, `kubeconfig`, `kubectl` and
+`operator` for this package only; `namespace`, `pool` and the gang observer work on
+top of them unchanged. The operator runs with `--watch-timeout=5`, so its watches end
+(and resume) every 5 to 10 s: a compaction is then met within seconds.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.cluster import ROOT, Kubectl, LocalCluster
+from tests.e2e.harness import OperatorProcess, running_operator
+
+STATE = Path(os.environ.get("MUSTER_E2E_FAULTS_CLUSTER_DIR", ROOT / ".cluster-faults"))
+OPERATOR_FLAGS = ("--watch-timeout=5",)
+
+
+@pytest.fixture(scope="package")
+def cluster() -> Iterator[LocalCluster]:
+    acquired = LocalCluster.at(STATE, "--audit", "--no-watch-cache")
+    yield acquired
+    acquired.release()
+
+
+@pytest.fixture(scope="package")
+def kubeconfig(cluster: LocalCluster) -> Path:
+    return cluster.kubeconfig
+
+
+@pytest.fixture(scope="package")
+def kubectl(kubeconfig: Path) -> Kubectl:
+    return Kubectl(kubeconfig)
+
+
+@pytest.fixture(scope="package")
+def operator(
+    kubeconfig: Path, kubectl: Kubectl, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[OperatorProcess]:
+    log_path = tmp_path_factory.mktemp("faults") / "operator.log"
+    yield from running_operator(kubeconfig, kubectl, log_path, *OPERATOR_FLAGS)
