@@ -40,6 +40,30 @@ logger = logging.getLogger(__name__)
 EXIT_OK = 0
 EXIT_LOST_LEADERSHIP = 2
 EXIT_FAILED = 1
+# How long each part of the operator may take to stop. A replica that lost the Lease
+# must be gone (and back as a standby) soon, whatever it was waiting on.
+SHUTDOWN_SECONDS = 5.0
+
+
+async def _ended(task: asyncio.Task[None]) -> None:
+    """Wait for a task that was told to stop, for SHUTDOWN_SECONDS, then cancel it."""
+    _, pending = await asyncio.wait({task}, timeout=SHUTDOWN_SECONDS)
+    if pending:
+        running = sorted(
+            other.get_name()
+            for other in asyncio.all_tasks()
+            if other is not asyncio.current_task() and not other.done()
+        )
+        logger.warning(
+            "%s did not stop within %gs; cancelled (tasks still running: %s)",
+            task.get_name(),
+            SHUTDOWN_SECONDS,
+            ", ".join(running),
+        )
+        task.cancel()
+        await asyncio.wait({task}, timeout=SHUTDOWN_SECONDS)
+    if task.done() and not task.cancelled():
+        task.exception()  # retrieved: it was logged where it mattered
 
 
 class Operator:
@@ -131,14 +155,15 @@ class Operator:
             for task in (controller_task, elector_task, priority_task, certificates_task):
                 if task is not None:
                     task.cancel()
-                    with contextlib.suppress(asyncio.CancelledError, Exception):
-                        await task
+                    await _ended(task)
             await elector.release()
             self.kopf_stop.set()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await kopf_task
-            await health.cleanup()
-            await kube.close()
+            await _ended(kopf_task)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(SHUTDOWN_SECONDS):
+                    await health.cleanup()
+                    await kube.close()
+            logger.info("stopped")
 
     async def _register_webhooks(self, kube: Kube, kopf_task: asyncio.Task[None]) -> None:
         """Once the webhooks answer, point the API server at them (create or replace)."""
