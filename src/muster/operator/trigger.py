@@ -37,7 +37,10 @@ class Trigger:
         if self._wake_at is not None:
             timeout = max(0.0, min(timeout, self._wake_at - time.time()))
         try:
-            await asyncio.wait_for(self._changed.wait(), timeout=timeout)
+            # asyncio.timeout, not wait_for: on Python 3.11, wait_for can swallow a
+            # cancellation that arrives as the event is set, and the loop never stops.
+            async with asyncio.timeout(timeout):
+                await self._changed.wait()
             await asyncio.sleep(self.debounce)
         except TimeoutError:
             pass
