@@ -25,22 +25,19 @@ def holder(kubectl: Kubectl) -> str | None:
     return found.stdout or None
 
 
-def metric_total(process: OperatorProcess, name: str) -> float:
-    """The sum of a metric's samples over all its labels (0 while it has none)."""
-    total = 0.0
+def metric_samples(process: OperatorProcess, name: str) -> dict[str, float]:
+    """A metric's samples by label set (as Prometheus prints it, e.g. `resource="..."`)."""
+    samples = {}
     for line in process.metrics().splitlines():
         if line.startswith((f"{name} ", f"{name}{{")):
-            total += float(line.rsplit(" ", 1)[1])
-    return total
+            labels = line.partition("{")[2].rpartition("}")[0]
+            samples[labels] = float(line.rsplit(" ", 1)[1])
+    return samples
 
 
-def metric_labels(process: OperatorProcess, name: str) -> list[str]:
-    """The label sets of a metric's non-zero samples, as Prometheus prints them."""
-    return [
-        line.partition("{")[2].rpartition("}")[0]
-        for line in process.metrics().splitlines()
-        if line.startswith(f"{name}{{") and float(line.rsplit(" ", 1)[1]) > 0
-    ]
+def metric_total(process: OperatorProcess, name: str) -> float:
+    """The sum of a metric's samples over all its labels (0 while it has none)."""
+    return sum(metric_samples(process, name).values())
 
 
 @dataclass(frozen=True)
