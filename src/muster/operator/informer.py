@@ -107,6 +107,8 @@ class Informer:
                 self.resource_version = None
             except (KubeError, ValueError) as error:
                 delay = self.backoff.next()
+                if isinstance(error, KubeError) and error.retry_after:
+                    delay = max(delay, min(error.retry_after, RETRY_MAX_SECONDS))
                 logger.warning(
                     "watch of %s failed (%s); resuming in %.1fs", self.path, error, delay
                 )

@@ -166,3 +166,18 @@ async def test_an_error_event_other_than_gone_resumes_too() -> None:
     await run_until_watches_are_used(kube, RecordingSink())
     assert kube.watched_from[:2] == ["10", "10"]
     assert kube.listed == 1
+
+
+async def test_a_throttled_watch_waits_as_long_as_retry_after_says() -> None:
+    kube = ScriptedKube(
+        lists=[([], "10")],
+        watches=[KubeError(429, "TooManyRequests", "slow down", retry_after=0.2)],
+    )
+    informer = Informer(kube, "/api/v1/pods", RecordingSink(), on_change=lambda: None)  # type: ignore[arg-type]
+    informer.backoff = ExponentialBackoff(initial=0.001, maximum=0.001)
+    task = asyncio.create_task(informer.run())
+    await asyncio.sleep(0.1)
+    assert kube.watched_from == ["10"]
+    await asyncio.sleep(0.2)
+    assert kube.watched_from == ["10", "10"]
+    task.cancel()
