@@ -55,3 +55,11 @@ def operator(
 ) -> Iterator[OperatorProcess]:
     log_path = tmp_path_factory.mktemp("faults") / "operator.log"
     yield from running_operator(kubeconfig, kubectl, log_path, *OPERATOR_FLAGS)
+
+
+@pytest.fixture(autouse=True)
+def operator_running(operator: OperatorProcess) -> None:
+    """Each fault test starts with a running operator, whatever the one before did to it."""
+    if operator.process is None or operator.process.poll() is not None:
+        operator.process = None
+        operator.start()

@@ -9,9 +9,14 @@ kubeconfig are told apart there.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from tests.e2e.cluster import Kubectl
 from tests.e2e.harness import OperatorProcess
@@ -79,5 +84,63 @@ def audit_log(state_dir: Path) -> list[Request]:
     return requests
 
 
+def create_until_admitted(
+    kubectl: Kubectl, namespace: str, obj: dict[str, Any], timeout: float = 90
+) -> int:
+    """Create `obj` as a submitter that retries would; the number of refusals first.
+
+    A gang Job is refused while its webhook does not answer (it fails closed).
+    """
+    refusals = 0
+    deadline = time.monotonic() + timeout
+    while True:
+        created = kubectl("create", "-n", namespace, "-f", "-", input=json.dumps(obj), check=False)
+        if created.returncode == 0 or "AlreadyExists" in created.stderr:
+            return refusals
+        assert time.monotonic() < deadline, f"never admitted: {created.stderr}"
+        refusals += 1
+        time.sleep(1)
+
+
 def user_agent(identity: str) -> str:
     return f"muster/{identity}"
+
+
+@dataclass
+class Restarts:
+    """What the supervisor saw: the exit status of each operator process it replaced."""
+
+    exits: list[int] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+@contextmanager
+def supervised(operator: OperatorProcess) -> Iterator[Restarts]:
+    """Start the operator again whenever it exits, as its Deployment would.
+
+    A leader that cannot renew its Lease for the renew deadline (10 s) steps down and
+    exits; an API server outage longer than that ends the leader this way, and the
+    restart leads again once the server is back.
+    """
+    restarts = Restarts()
+    stopping = threading.Event()
+
+    def watch() -> None:
+        while not stopping.wait(0.5):
+            process = operator.process
+            if process is None or process.poll() is None:
+                continue
+            restarts.exits.append(process.returncode)
+            operator.process = None
+            try:
+                operator.start()
+            except AssertionError as error:
+                restarts.errors.append(str(error))
+
+    thread = threading.Thread(target=watch, name="operator-supervisor", daemon=True)
+    thread.start()
+    try:
+        yield restarts
+    finally:
+        stopping.set()
+        thread.join(timeout=90)
