@@ -53,14 +53,15 @@ def test_a_leader_paused_past_its_lease_makes_no_write_after_the_takeover(
         took_over = time.monotonic()
         wait_all_bound(kubectl, namespace, "during", 2, timeout=60)
         kubectl.apply(gang_job("after", pool, workers=2), namespace)
-        resumed_at = datetime.now(UTC)
+        resumed_at, resumed = datetime.now(UTC), time.monotonic()
         leader.send_signal(signal.SIGCONT)
         assert leader.wait(timeout=30) == EXIT_LOST_LEADERSHIP
         exited_at = datetime.now(UTC)  # the same identity writes again only after this
+        exited = time.monotonic() - resumed
         wait_all_bound(kubectl, namespace, "after", 2, timeout=60)
         print(
             f"paused leader: the standby led {took_over - paused:.1f}s after the pause; "
-            f"the old leader exited {time.monotonic() - took_over:.1f}s after the takeover"
+            f"the thawed leader exited {exited:.1f}s after SIGCONT"
         )
     finally:
         if operator.process is not None and operator.process.poll() is None:
