@@ -20,8 +20,8 @@ from muster.operator.informer import Informer, Sink
 from muster.operator.kube import Kube
 from muster.operator.loop import SchedulingLoop
 from muster.operator.metrics import Metrics
-from muster.operator.pods import PodActions
 from muster.operator.trigger import Trigger
+from muster.operator.uncounted import UncountedPodActions
 from muster.operator.writer import StatusWriter
 from muster.scheduler import EngineConfig
 
@@ -84,7 +84,7 @@ class Controller:
         self.loop = SchedulingLoop(
             cache=self.cache,
             writer=StatusWriter(kube, self.cache, events),
-            pods=PodActions(kube, concurrency=config.release_concurrency),
+            pods=UncountedPodActions(kube, concurrency=config.release_concurrency),
             events=events,
             trigger=self.trigger,
             metrics=metrics,

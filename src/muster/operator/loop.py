@@ -356,9 +356,9 @@ class SchedulingLoop:
     async def _roll_back(self, key: GroupKey, rollback: Rollback, now: float) -> None:
         """Take the gang's pods down (their controller recreates them gated) and requeue it.
 
-        Through the Eviction API, like preemption: the pods get the DisruptionTarget
-        condition, so a Job whose podFailurePolicy ignores disruptions recreates them
-        at once, without counting failures or backing off. Pods an eviction cannot
+        Through the Eviction API, like preemption, and at no cost to a Job: its pods
+        lose the Job's tracking finalizer first (`muster.operator.uncounted`), so it
+        recreates them at once, counting no failure. Pods an eviction cannot
         take (a PodDisruptionBudget) are deleted: a gang that cannot bind must not keep
         half of its pods.
 
