@@ -64,6 +64,12 @@ def validate_pod_group(
     return problems
 
 
+def schema_problems(kind: str, manifest: Mapping[str, Any]) -> list[Problem]:
+    """What the API server's schema check of a new object (its CRD schema and CEL
+    rules) finds, and nothing that only admission checks."""
+    return _schema_and_rules(kind, manifest, None)
+
+
 def validate_workload(
     workload: Mapping[str, Any], *, old: Mapping[str, Any] | None = None
 ) -> list[Problem]:
@@ -217,9 +223,25 @@ def _rule_problems(schema: Mapping[str, Any], value: Any, old: Any, path: str) -
                     child_schema, value[name], old_child, join_path(path, name)
                 )
     elif isinstance(value, list) and "items" in schema:
+        yield from _duplicate_keys(schema, value, path)
         old_items = _correlate(schema, value, old)
         for index, item in enumerate(value):
             yield from _rule_problems(schema["items"], item, old_items[index], f"{path}[{index}]")
+
+
+def _duplicate_keys(schema: Mapping[str, Any], items: list[Any], path: str) -> Iterator[Problem]:
+    """A map list's items must have distinct keys; the API server names each repeat."""
+    keys = schema.get("x-kubernetes-list-map-keys")
+    if schema.get("x-kubernetes-list-type") != "map" or not keys:
+        return
+    seen: set[str] = set()
+    for index, item in enumerate(items):
+        if not isinstance(item, Mapping):
+            continue
+        key = json.dumps({name: item.get(name) for name in keys}, separators=(",", ":"))
+        if key in seen:
+            yield Problem(f"{path}[{index}]", f"Duplicate value: {key}")
+        seen.add(key)
 
 
 def _correlate(schema: Mapping[str, Any], items: list[Any], old: Any) -> list[Any]:
