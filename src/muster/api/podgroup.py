@@ -53,7 +53,9 @@ class PodGroupSpec(KubeModel):
     model_config = ConfigDict(json_schema_extra=cel(WORKLOAD_REF_IMMUTABLE))
 
     workload_ref: WorkloadReference | None = None
-    """The Workload template this group was created from, if any. Immutable."""
+    """The Workload template this group was created from, if any. Immutable. A new
+    PodGroup is admitted only when the Workload and the template exist and the Workload
+    is not being deleted (Forbidden otherwise, naming the reference)."""
 
     scheduling_policy: PodGroupSchedulingPolicy
     """How the pods are scheduled: basic (one by one) or gang (all together)."""
