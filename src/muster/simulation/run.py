@@ -13,8 +13,8 @@ from datetime import UTC, datetime
 from muster.api.constants import REASON_PREEMPTED, REASON_SCHEDULED
 from muster.scheduler import EngineConfig, schedule
 from muster.scheduler.fields import IntakeError
-from muster.scheduler.intake import parse_timestamp
 from muster.scheduler.results import CycleResult, GroupKey
+from muster.scheduler.times import parse_timestamp
 from muster.simulation import status
 from muster.simulation.cluster import SimulatedCluster
 from muster.simulation.documents import Document, InvalidInputError, Problem
