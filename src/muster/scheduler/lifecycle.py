@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from muster.scheduler.results import PodKey
+from muster.scheduler.keys import PodKey
 from muster.scheduler.times import parse_time, rfc3339
 
 
