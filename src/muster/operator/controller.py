@@ -13,7 +13,7 @@ import logging
 
 from muster.api.constants import API_VERSION, POD_GROUP_PLURAL, WORKLOAD_PLURAL
 from muster.operator.cache import LiveCache
-from muster.operator.config import OperatorConfig
+from muster.operator.config import OperatorConfig, engine_config
 from muster.operator.events import EventRecorder
 from muster.operator.expansion import Expander
 from muster.operator.informer import Informer, Sink
@@ -23,7 +23,6 @@ from muster.operator.metrics import Metrics
 from muster.operator.trigger import Trigger
 from muster.operator.uncounted import UncountedPodActions
 from muster.operator.writer import StatusWriter
-from muster.scheduler import EngineConfig
 
 logger = logging.getLogger(__name__)
 
@@ -89,10 +88,7 @@ class Controller:
             trigger=self.trigger,
             metrics=metrics,
             config=config,
-            engine_config=EngineConfig(
-                starvation_seconds=config.starvation_seconds,
-                max_rollbacks=config.max_rollbacks,
-            ),
+            engine_config=engine_config(config),
         )
 
     @property
