@@ -76,6 +76,21 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         )
 
 
+# The observer of each running test, so that it stops watching when the test body ends.
+OBSERVED: dict[str, GangObserver] = {}
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    """Judge the test's own lifetime: the observer settles and stops when the test body
+    returns, before fixtures stop the operator or delete nodes (which may leave a gang
+    mid-release, and must not count against the test)."""
+    yield
+    observer = OBSERVED.get(item.nodeid)
+    if observer is not None:
+        observer.finish()
+
+
 @pytest.fixture(autouse=True)
 def gang_observer(request: pytest.FixtureRequest) -> Iterator[GangObserver | None]:
     """Watches the test's namespace, if it has one, for partially bound gangs."""
@@ -87,8 +102,10 @@ def gang_observer(request: pytest.FixtureRequest) -> Iterator[GangObserver | Non
     kubeconfig: Path = request.getfixturevalue("kubeconfig")
     namespace: str = request.getfixturevalue("namespace")
     with observing(kubeconfig, namespace) as observer:
+        OBSERVED[request.node.nodeid] = observer
         yield observer
-        observer.settle()
+        OBSERVED.pop(request.node.nodeid, None)
+        observer.finish()
         RISE_SPREADS.extend(observer.ledger.spreads)
         missed = observer.unreported()
         if missed:

@@ -290,6 +290,13 @@ class GangObserver:
             self._thread.join(timeout=10)
         self.api.close()
 
+    def finish(self) -> None:
+        """Settle, then stop watching (once; later calls do nothing)."""
+        if self._stopping.is_set():
+            return
+        self.settle()
+        self.stop()
+
     def settle(self) -> None:
         """Wait until every rise in progress is decided (at most the grace)."""
         with self._lock:

@@ -428,16 +428,23 @@ def settle(kubectl: Kubectl, namespace: str, gangs: list[Gang]) -> Snapshot:
     return latest[0]
 
 
+LOST_TO_DELETION = ("is being deleted, cannot be assigned to a host", "not found")
+
+
 def failed_scheduling(kubectl: Kubectl, namespace: str) -> list[str]:
-    """Refusals of released pods; a bind that lost the race with the pod's deletion (its
-    Job finished and removed the pods it no longer needs) is not one."""
+    """Refusals of released pods. A bind that lost the race with the pod's deletion (its
+    Job finished and removed pods it no longer needs, or the batch was cleared) is not
+    one: kube-scheduler's binder then says the pod is being deleted or not found."""
     events = kubectl.json(
         "get", "events", "-n", namespace, "--field-selector", "reason=FailedScheduling"
     )["items"]
     return [
         f"{e['involvedObject']['name']}: {e.get('message', '')}"
         for e in events
-        if "is being deleted, cannot be assigned to a host" not in e.get("message", "")
+        if not any(
+            "Bind plugin" in e.get("message", "") and text in e.get("message", "")
+            for text in LOST_TO_DELETION
+        )
     ]
 
 

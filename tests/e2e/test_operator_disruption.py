@@ -53,9 +53,6 @@ def test_a_high_priority_gang_preempts_a_whole_lower_one_which_runs_again_later(
     priorities: tuple[str, str],
 ) -> None:
     low, high = priorities
-    # Two workers per gang: the Job controller waits 10 s x 2^(failures - 1) before it
-    # recreates evicted pods, and KWOK's pods never reach phase Failed when deleted, so
-    # a podFailurePolicy ignoring disruptions cannot shorten that here.
     pool.add(gpus=4)
     kubectl.apply(gang_job("batch", pool, workers=2, gpus=2, priority_class=low), namespace)
     first = {pod["metadata"]["name"] for pod in wait_all_bound(kubectl, namespace, "batch", 2)}

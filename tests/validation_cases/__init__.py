@@ -20,6 +20,17 @@ class Case:
     manifest: dict[str, Any]
     problems: tuple[str, ...]
     server: str | None
+    context: tuple[dict[str, Any], ...] = ()
+
+    @property
+    def documents(self) -> list[dict[str, Any]]:
+        """What `muster validate` is given: the context, then the manifest."""
+        return [*self.context, self.manifest]
+
+    @property
+    def index(self) -> int:
+        """The manifest's document number (from 1) in :attr:`documents`."""
+        return len(self.context) + 1
 
     @property
     def server_message(self) -> str:
@@ -39,6 +50,7 @@ def load_cases() -> list[Case]:
             manifest=entry["manifest"],
             problems=tuple(entry["problems"]),
             server=entry.get("server"),
+            context=tuple(entry.get("context") or ()),
         )
         for entry in raw
     ]

@@ -101,13 +101,15 @@ def gated_pod_template(job: Mapping[str, Any], opt_in: JobOptIn) -> dict[str, An
     """The Job's pod template with the group label, and the gang gate for gangs.
 
     Idempotent: a template that already carries them comes back unchanged. Only
-    gangs are gated; a basic group's pods schedule as they come.
+    gangs are gated; a basic group's pods schedule as they come, and so do pods
+    whose template names their node (the API server refuses a bound pod with
+    scheduling gates).
     """
     template = copy.deepcopy(dict(job.get("spec", {}).get("template", {})))
     metadata = template.setdefault("metadata", {})
     labels = metadata.get("labels") or {}
     metadata["labels"] = {**labels, POD_GROUP_LABEL: job["metadata"]["name"]}
-    if opt_in.is_gang:
+    if opt_in.is_gang and not (template.get("spec") or {}).get("nodeName"):
         spec = template.setdefault("spec", {})
         gates = list(spec.get("schedulingGates") or [])
         if not any(gate.get("name") == GANG_GATE for gate in gates):

@@ -1,8 +1,8 @@
 """PodGroup: one gang of pods, the unit Muster admits all together or not at all.
 
 The spec mirrors upstream `scheduling.k8s.io/v1beta1` PodGroup; the status adds
-what Muster records beyond upstream (pod counts, the placement plan, and the nodes
-kube-scheduler refused the gang's pods on).
+what Muster records beyond upstream (pod counts, the placement plan, the nodes
+kube-scheduler refused the gang's pods on, and the gang's lifecycle memory).
 """
 
 from __future__ import annotations
@@ -53,7 +53,9 @@ class PodGroupSpec(KubeModel):
     model_config = ConfigDict(json_schema_extra=cel(WORKLOAD_REF_IMMUTABLE))
 
     workload_ref: WorkloadReference | None = None
-    """The Workload template this group was created from, if any. Immutable."""
+    """The Workload template this group was created from, if any. Immutable. A new
+    PodGroup is admitted only when the Workload and the template exist and the Workload
+    is not being deleted (Forbidden otherwise, naming the reference)."""
 
     scheduling_policy: PodGroupSchedulingPolicy
     """How the pods are scheduled: basic (one by one) or gang (all together)."""
@@ -149,6 +151,30 @@ class Refusals(KubeModel):
     """The nodes refused, oldest first; the next plans leave them out."""
 
 
+class Lifecycle(KubeModel):
+    """The gang's lifecycle memory: what the engine needs to decide the same way after a
+    restart, in `muster simulate` and in `muster explain`. Written with the decision
+    that changes it, before that decision is carried out."""
+
+    rollbacks: int = Field(default=0, ge=0, json_schema_extra=INT32)
+    """Rollbacks in a row (for any reason); back to 0 once the gang binds completely.
+    Each doubles the backoff, up to the operator's --rollback-backoff-max."""
+
+    backoff_until: AwareDatetime | None = None
+    """After a rollback: the gang is not admitted again before this time."""
+
+    release_started: AwareDatetime | None = None
+    """When the admitted gang's release clock started (its pods were released); it
+    is rolled back if they are not all bound --release-timeout seconds later."""
+
+    victims: list[str] | None = Field(
+        default=None, json_schema_extra={"x-kubernetes-list-type": "atomic"}
+    )
+    """Pods (namespace/name) preempted for the admitted gang that had not left when
+    last seen: its pods are released only once they are gone, and it is rolled back
+    if they are still there --victims-timeout seconds after its admission."""
+
+
 class PodGroupStatus(KubeModel):
     """What Muster observed and decided about the group."""
 
@@ -183,6 +209,9 @@ class PodGroupStatus(KubeModel):
     refusals: Refusals | None = None
     """The nodes where kube-scheduler refused the gang's released pods, and how many
     rollbacks in a row that caused."""
+
+    lifecycle: Lifecycle | None = None
+    """Backoff, rollbacks, the release clock and the victims awaited."""
 
 
 class PodGroup(KubeModel):

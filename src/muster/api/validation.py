@@ -8,11 +8,13 @@ Three layers, each returning problems rather than raising:
    (:mod:`muster.api.rules`), transition rules included when the old object is
    given;
 3. what only an admission webhook can check: a Job's opt-in, the names
-   PodGroups will get, and (given a way to look it up) that a priority class
-   exists.
+   PodGroups will get, and (given a way to look them up) that a priority class
+   exists and that a new PodGroup's ``workloadRef`` names a Workload and
+   template that exist (:mod:`muster.api.references`).
 
-`muster validate` runs all three; the webhooks run them on what the API server
-admits, with the priority class looked up in the cluster.
+`muster validate` runs all three, with Workloads looked up among its input; the
+webhooks run them on what the API server admits, with priority classes and
+Workloads looked up in the cluster.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from muster.api.names import DNS_SUBDOMAIN_MAX_LENGTH
 from muster.api.optin import OptInError, read_job_opt_in
 from muster.api.priority import priority_class_not_found
 from muster.api.problems import Problem, join_path
+from muster.api.references import WorkloadLookup, workload_ref_problems
 from muster.api.rules import rule_for
 
 PriorityClassLookup = Callable[[str], bool]
@@ -42,9 +45,14 @@ def validate_pod_group(
     *,
     old: Mapping[str, Any] | None = None,
     priority_class_exists: PriorityClassLookup | None = None,
+    workloads: WorkloadLookup | None = None,
 ) -> list[Problem]:
-    """Every problem of a PodGroup; ``old`` enables the immutability rules."""
+    """Every problem of a PodGroup; ``old`` enables the immutability rules, and
+    ``workloads`` the check of a new group's ``workloadRef`` (as the API server
+    asks admission only about objects its schema accepts, only then)."""
     problems = _schema_and_rules(POD_GROUP_KIND, pod_group, old)
+    if workloads is not None and old is None and not problems:
+        problems.extend(workload_ref_problems(pod_group, workloads))
     spec = pod_group.get("spec")
     class_name = spec.get("priorityClassName") if isinstance(spec, Mapping) else None
     if (
@@ -54,6 +62,12 @@ def validate_pod_group(
     ):
         problems.append(priority_class_not_found(class_name))
     return problems
+
+
+def schema_problems(kind: str, manifest: Mapping[str, Any]) -> list[Problem]:
+    """What the API server's schema check of a new object (its CRD schema and CEL
+    rules) finds, and nothing that only admission checks."""
+    return _schema_and_rules(kind, manifest, None)
 
 
 def validate_workload(
@@ -90,9 +104,11 @@ def validate_job(job: Mapping[str, Any]) -> list[Problem]:
     return []
 
 
-def validate_object(manifest: Mapping[str, Any]) -> list[Problem]:
+def validate_object(
+    manifest: Mapping[str, Any], *, workloads: WorkloadLookup | None = None
+) -> list[Problem]:
     """Every problem of any manifest Muster has an opinion about; other kinds of
-    objects have none."""
+    objects have none. ``workloads`` resolves a PodGroup's ``workloadRef``."""
     api_version = manifest.get("apiVersion")
     kind = manifest.get("kind")
     if api_version == "batch/v1" and kind == "Job":
@@ -100,7 +116,7 @@ def validate_object(manifest: Mapping[str, Any]) -> list[Problem]:
     if not isinstance(api_version, str) or api_version.split("/")[0] != GROUP:
         return []
     if kind == POD_GROUP_KIND:
-        return validate_pod_group(manifest)
+        return validate_pod_group(manifest, workloads=workloads)
     if kind == WORKLOAD_KIND:
         return validate_workload(manifest)
     return [Problem("kind", f"unknown kind {json.dumps(kind)} in {GROUP}")]
@@ -207,9 +223,25 @@ def _rule_problems(schema: Mapping[str, Any], value: Any, old: Any, path: str) -
                     child_schema, value[name], old_child, join_path(path, name)
                 )
     elif isinstance(value, list) and "items" in schema:
+        yield from _duplicate_keys(schema, value, path)
         old_items = _correlate(schema, value, old)
         for index, item in enumerate(value):
             yield from _rule_problems(schema["items"], item, old_items[index], f"{path}[{index}]")
+
+
+def _duplicate_keys(schema: Mapping[str, Any], items: list[Any], path: str) -> Iterator[Problem]:
+    """A map list's items must have distinct keys; the API server names each repeat."""
+    keys = schema.get("x-kubernetes-list-map-keys")
+    if schema.get("x-kubernetes-list-type") != "map" or not keys:
+        return
+    seen: set[str] = set()
+    for index, item in enumerate(items):
+        if not isinstance(item, Mapping):
+            continue
+        key = json.dumps({name: item.get(name) for name in keys}, separators=(",", ":"))
+        if key in seen:
+            yield Problem(f"{path}[{index}]", f"Duplicate value: {key}")
+        seen.add(key)
 
 
 def _correlate(schema: Mapping[str, Any], items: list[Any], old: Any) -> list[Any]:

@@ -18,11 +18,14 @@ from typing import Any, TextIO
 
 from kubernetes_asyncio.config import ConfigException
 
+from muster.operator.config import ENGINE_FIELDS, add_arguments, engine_config, from_arguments
 from muster.operator.controller import load_snapshot
 from muster.operator.kube import KubeError, connect
-from muster.operator.status import condition
 from muster.scheduler import EngineConfig, schedule
+from muster.scheduler.lifecycle import lifecycle_from
 from muster.scheduler.results import CycleResult, Explanation, GroupKey
+from muster.scheduler.status import condition
+from muster.scheduler.times import rfc3339
 
 EXIT_OK = 0
 EXIT_NOT_FOUND = 1
@@ -49,6 +52,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default=None,
         help="kubeconfig (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)",
     )
+    add_arguments(parser, only=ENGINE_FIELDS)  # decide as the operator does
     parser.set_defaults(handler=run)
 
 
@@ -56,7 +60,8 @@ def run(args: argparse.Namespace) -> int:
     kubeconfig = find_kubeconfig(args.kubeconfig, os.environ)
     key = GroupKey(args.namespace, args.name)
     try:
-        return asyncio.run(_explain(kubeconfig, key, sys.stdout))
+        config = engine_config(from_arguments(args, os.environ))
+        return asyncio.run(_explain(kubeconfig, key, config, sys.stdout))
     except ConfigException as error:
         where = kubeconfig or "no kubeconfig ($KUBECONFIG, ~/.kube/config) and not in a pod"
         print(f"muster explain: cannot connect to a cluster ({where}): {error}", file=sys.stderr)
@@ -75,7 +80,7 @@ def find_kubeconfig(explicit: str | None, env: Mapping[str, str]) -> str | None:
     return str(default) if default.is_file() else None
 
 
-async def _explain(kubeconfig: str | None, key: GroupKey, out: TextIO) -> int:
+async def _explain(kubeconfig: str | None, key: GroupKey, config: EngineConfig, out: TextIO) -> int:
     kube = await connect(kubeconfig)
     try:
         cache = await load_snapshot(kube)
@@ -85,7 +90,7 @@ async def _explain(kubeconfig: str | None, key: GroupKey, out: TextIO) -> int:
     if pod_group is None:
         print(f"PodGroup {key} not found", file=sys.stderr)
         return EXIT_NOT_FOUND
-    result = schedule(cache.state, now=time.time(), config=EngineConfig())
+    result = schedule(cache.state, now=time.time(), config=config)
     out.write(render(key, pod_group.get("status") or {}, result))
     return EXIT_OK
 
@@ -98,6 +103,7 @@ def render(key: GroupKey, status: Mapping[str, Any], result: CycleResult) -> str
     if verdict is not None:
         lines.append(f"Status:   waiting ({verdict.reason})")
         lines.append(f"Message:  {verdict.message}")
+        lines.extend(_lifecycle(status))
         if verdict.explanation is not None:
             lines.extend(_explanation(verdict.explanation))
     elif admission is not None:
@@ -110,6 +116,19 @@ def render(key: GroupKey, status: Mapping[str, Any], result: CycleResult) -> str
         if isinstance(plan, dict):
             lines.extend(_table(("POD", "NODE"), sorted((str(p), str(n)) for p, n in plan.items())))
     return "\n".join(lines) + "\n"
+
+
+def _lifecycle(status: Mapping[str, Any]) -> list[str]:
+    """The gang's lifecycle memory, as the operator wrote it and the engine read it."""
+    memory = lifecycle_from(status)
+    lines = []
+    if memory.backoff_until is not None:
+        lines.append(f"Backoff:  until {rfc3339(memory.backoff_until)}")
+    if memory.rollbacks:
+        lines.append(f"Rollbacks: {memory.rollbacks} in a row")
+    if memory.victims:
+        lines.append(f"Victims:  waiting for {', '.join(str(v) for v in memory.victims)}")
+    return lines
 
 
 def _explanation(explanation: Explanation) -> list[str]:

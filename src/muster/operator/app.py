@@ -21,9 +21,11 @@ from typing import Any
 import kopf
 
 from muster.api.constants import GROUP
+from muster.operator.bypass import BypassReporter
 from muster.operator.certificate_keeper import CertificateKeeper, keeper_for, service_reference
 from muster.operator.config import OperatorConfig
 from muster.operator.controller import Controller
+from muster.operator.events import EventRecorder
 from muster.operator.health import build_app, serve
 from muster.operator.informer import Informer
 from muster.operator.kube import Kube, apply_object, connect
@@ -32,8 +34,12 @@ from muster.operator.metrics import Metrics
 from muster.operator.priority_classes import PATH as PRIORITY_CLASSES
 from muster.operator.priority_classes import PriorityClassStore
 from muster.operator.throttle import RateLimiter
+from muster.operator.workloads import PATH as WORKLOADS
+from muster.operator.workloads import WorkloadStore
 from muster.webhooks import server
+from muster.webhooks.gating import BYPASS_MEMO
 from muster.webhooks.priority import PRIORITY_CLASSES_MEMO
+from muster.webhooks.workloads import WORKLOADS_MEMO
 
 logger = logging.getLogger(__name__)
 
@@ -77,6 +83,9 @@ class Operator:
         self.controller: Controller | None = None
         self.priority_classes = PriorityClassStore()
         self.priority_informer: Informer | None = None
+        self.workloads: WorkloadStore | None = None
+        self.workload_informer: Informer | None = None
+        self.bypass: BypassReporter | None = None
         self.webhook_ca = b""
         self.certificates: CertificateKeeper | None = None
 
@@ -84,8 +93,9 @@ class Operator:
         """Webhooks up with what they need; on the leader, the cache synced too."""
         if not self.kopf_ready.is_set():
             return False
-        if self.priority_informer is None or not self.priority_informer.synced.is_set():
-            return False
+        for informer in (self.priority_informer, self.workload_informer):
+            if informer is None or not informer.synced.is_set():
+                return False
         return self.controller is None or self.controller.synced
 
     async def run(self) -> int:
@@ -108,6 +118,10 @@ class Operator:
             on_error=self.metrics.watch_errors.labels(PRIORITY_CLASSES).inc,
         )
         priority_task = asyncio.create_task(self.priority_informer.run(), name="priorities")
+        self.workloads = WorkloadStore(kube)
+        self.workload_informer = Informer(kube, WORKLOADS, self.workloads, on_change=lambda: None)
+        workload_task = asyncio.create_task(self.workload_informer.run(), name="workloads")
+        self.bypass = BypassReporter(kube, EventRecorder(kube, instance=self.config.identity))
         kopf_task = asyncio.create_task(self._run_kopf(), name="kopf")
         # The Lease has a client of its own, unthrottled: a burst of releases must not
         # delay a renewal.
@@ -152,7 +166,13 @@ class Operator:
             return self._exit_code(kopf_task)
         finally:
             self.metrics.leader.set(0)
-            for task in (controller_task, elector_task, priority_task, certificates_task):
+            for task in (
+                controller_task,
+                elector_task,
+                priority_task,
+                workload_task,
+                certificates_task,
+            ):
                 if task is not None:
                     task.cancel()
                     await _ended(task)
@@ -240,6 +260,8 @@ class Operator:
         kopf.on.login(registry=registry)(self._login)
         memo = kopf.Memo()
         setattr(memo, PRIORITY_CLASSES_MEMO, self.priority_classes.list)
+        setattr(memo, WORKLOADS_MEMO, self.workloads)
+        setattr(memo, BYPASS_MEMO, self.bypass)
         await kopf.operator(
             registry=registry,
             memo=memo,

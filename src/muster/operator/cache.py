@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from muster.api.constants import POD_GROUP_LABEL
 from muster.operator.events import reference
 from muster.operator.kube import JsonObject
-from muster.operator.status import is_refusal, is_terminal
 from muster.scheduler import ClusterState
-from muster.scheduler.results import GroupKey, PodKey
+from muster.scheduler.intake import is_refusal
+from muster.scheduler.results import GroupKey
 
 
 def _metadata(obj: JsonObject) -> JsonObject:
@@ -152,10 +152,7 @@ class LiveCache:
         self.members: defaultdict[GroupKey, dict[str, JsonObject]] = defaultdict(dict)
         self._pod_groups_by_pod: dict[tuple[str, str], GroupKey] = {}
         self._fingerprints: dict[tuple[str, str, str], Hashable] = {}
-        self._cordoned: dict[str, bool] = {}
         self.rejections: dict[ObjectKey, Rejection] = {}
-        self.leaving: defaultdict[str, set[PodKey]] = defaultdict(set)
-        self._leaving_from: dict[PodKey, str] = {}
         self.nodes = _Sink(self._upsert_node, self._remove_node)
         self.pods = _Sink(self._upsert_pod, self._remove_pod)
         self.pod_group_sink = _Sink(self.apply_pod_group, self._remove_pod_group)
@@ -184,11 +181,6 @@ class LiveCache:
         self._fingerprints.pop(("podgroup", key.namespace, key.name), None)
         return True
 
-    def node_usable(self, name: str) -> bool:
-        """Whether a node exists and accepts new pods (is not cordoned)."""
-        cordoned = self._cordoned.get(name)
-        return cordoned is not None and not cordoned
-
     def _note_intake(self, kind: str, obj: JsonObject, rejected: str | None) -> None:
         """Remember the objects the engine skips (`apply_*` gave a reason) while they are."""
         key = _object_key(kind, obj)
@@ -201,14 +193,12 @@ class LiveCache:
     def _upsert_node(self, node: JsonObject) -> bool:
         self._note_intake("Node", node, self.state.apply_node(node))
         name = str(_metadata(node).get("name", ""))
-        self._cordoned[name] = bool((node.get("spec") or {}).get("unschedulable"))
         return self._changed(("node", "", name), _node_fingerprint(node))
 
     def _remove_node(self, node: JsonObject) -> bool:
         name = str(_metadata(node).get("name", ""))
         self.state.delete_node(name)
         self.rejections.pop(_object_key("Node", node), None)
-        self._cordoned.pop(name, None)
         self._fingerprints.pop(("node", "", name), None)
         return True
 
@@ -216,7 +206,6 @@ class LiveCache:
         metadata = _metadata(pod)
         namespace, name = str(metadata.get("namespace", "")), str(metadata.get("name", ""))
         self._note_intake("Pod", pod, self.state.apply_pod(pod))
-        self._note_leaving(PodKey(namespace, name), pod)
         group = pod_group_of(pod)
         previous = self._pod_groups_by_pod.get((namespace, name))
         if previous is not None and previous != group:
@@ -231,27 +220,11 @@ class LiveCache:
         namespace, name = str(metadata.get("namespace", "")), str(metadata.get("name", ""))
         self.state.delete_pod(namespace, name)
         self.rejections.pop(_object_key("Pod", pod), None)
-        self._note_leaving(PodKey(namespace, name), None)
         group = self._pod_groups_by_pod.pop((namespace, name), None)
         if group is not None:
             self._forget_member(group, name)
         self._fingerprints.pop(("pod", namespace, name), None)
         return True
-
-    def _note_leaving(self, key: PodKey, pod: JsonObject | None) -> None:
-        """Index the bound pods being deleted that still run, by node: what a gang
-        planned there waits for (after a restart, the only trace of its victims)."""
-        previous = self._leaving_from.pop(key, None)
-        if previous is not None:
-            self.leaving[previous].discard(key)
-            if not self.leaving[previous]:
-                del self.leaving[previous]
-        if pod is None or not _metadata(pod).get("deletionTimestamp"):
-            return
-        node = (pod.get("spec") or {}).get("nodeName")
-        if node and not is_terminal(pod):
-            self.leaving[str(node)].add(key)
-            self._leaving_from[key] = str(node)
 
     def _forget_member(self, group: GroupKey, name: str) -> None:
         members = self.members.get(group)

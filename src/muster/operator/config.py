@@ -13,7 +13,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
+from muster.scheduler import EngineConfig
+
 ENV_PREFIX = "MUSTER_"
+# The flags that tune decisions: `muster explain` takes them too, so that it decides
+# as the operator does.
+ENGINE_FIELDS = (
+    "release_timeout",
+    "victims_timeout",
+    "rollback_backoff",
+    "rollback_backoff_max",
+    "max_rollbacks",
+    "starvation_seconds",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,6 +34,7 @@ class OperatorConfig:
 
     kubeconfig: str | None = None
     release_timeout: float = 60.0
+    victims_timeout: float = 300.0
     rollback_backoff: float = 10.0
     rollback_backoff_max: float = 300.0
     max_rollbacks: int = 3
@@ -57,6 +70,8 @@ class OperatorConfig:
 _HELP: dict[str, str] = {
     "kubeconfig": "kubeconfig file (default: $KUBECONFIG, then in-cluster)",
     "release_timeout": "seconds an admitted gang may take to bind before it is rolled back",
+    "victims_timeout": "seconds a preempting gang waits, from its admission, for the pods "
+    "preempted for it to leave before it is rolled back",
     "rollback_backoff": "first delay before a rolled-back gang is admitted again (doubles)",
     "rollback_backoff_max": "the longest delay between readmissions of a rolled-back gang",
     "max_rollbacks": "rollbacks in a row because kube-scheduler refused a released pod "
@@ -122,9 +137,17 @@ def _parse_bool(text: str) -> bool:
     raise ValueError(f"not a boolean: {text!r}")
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Declare one flag per field; defaults stay unset so the environment can fill them."""
+def engine_config(config: OperatorConfig) -> EngineConfig:
+    """The engine's tunables, from the operator's settings."""
+    return EngineConfig(**{name: getattr(config, name) for name in ENGINE_FIELDS})
+
+
+def add_arguments(parser: argparse.ArgumentParser, *, only: tuple[str, ...] | None = None) -> None:
+    """Declare one flag per field (or per field in `only`); defaults stay unset so the
+    environment can fill them."""
     for field in fields(OperatorConfig):
+        if only is not None and field.name not in only:
+            continue
         default = field.default
         help_text = f"{_HELP[field.name]} (env {env_name(field.name)}; default {default!r})"
         if isinstance(default, bool):

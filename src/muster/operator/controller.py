@@ -20,17 +20,16 @@ from collections.abc import Callable
 
 from muster.api.constants import API_VERSION, POD_GROUP_PLURAL, WORKLOAD_PLURAL
 from muster.operator.cache import LiveCache
-from muster.operator.config import OperatorConfig
+from muster.operator.config import OperatorConfig, engine_config
 from muster.operator.events import EventRecorder
 from muster.operator.expansion import Expander
 from muster.operator.informer import Informer, Sink
 from muster.operator.kube import JsonObject, Kube
 from muster.operator.loop import SchedulingLoop
 from muster.operator.metrics import Metrics
-from muster.operator.pods import PodActions
 from muster.operator.trigger import Trigger
+from muster.operator.uncounted import UncountedPodActions
 from muster.operator.writer import StatusWriter
-from muster.scheduler import EngineConfig
 
 logger = logging.getLogger(__name__)
 
@@ -103,7 +102,9 @@ class Controller:
             Expander(kube, events, kind="Job", still_leading=still_leading),
             Expander(kube, events, kind="Workload", still_leading=still_leading),
         ]
-        pods = PodActions(kube, concurrency=config.release_concurrency, still_leading=still_leading)
+        pods = UncountedPodActions(
+            kube, concurrency=config.release_concurrency, still_leading=still_leading
+        )
         sources: list[tuple[str, Sink]] = [
             (path, _Both(sink, pods.required_terms) if path == PODS else sink)
             for path, sink in scheduling_sources(self.cache)
@@ -130,10 +131,7 @@ class Controller:
             trigger=self.trigger,
             metrics=metrics,
             config=config,
-            engine_config=EngineConfig(
-                starvation_seconds=config.starvation_seconds,
-                max_rollbacks=config.max_rollbacks,
-            ),
+            engine_config=engine_config(config),
         )
 
     @property

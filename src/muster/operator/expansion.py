@@ -4,9 +4,15 @@ An opted-in Job gets a Workload and a PodGroup named after it; a user's Workload
 one PodGroup per template. All are created with owner references, so the garbage
 collector removes them with their owner, and creation is idempotent (an object that
 already exists is left alone), so replaying a Job after a restart or a relist costs
-one rejected create and nothing else. Invalid opt-ins are told to the user as a
-Warning event on the Job, once per Job generation. Several objects are expanded at
-once, but never one object twice at the same time.
+one rejected create and nothing else. The Workload comes first: a PodGroup is
+admitted only once the Workload it refers to exists.
+
+A gang Job whose size changes (parallelism, the native minCount, or the min-count
+annotation) has the minCount of its existing Workload template and PodGroup follow,
+as the 1.37 Job controller does (:mod:`muster.api.resize`); a PodGroup that refuses
+the change is told on the Job. Invalid opt-ins are told to the user as a Warning
+event on the Job, once per Job generation. Several objects are expanded at once,
+but never one object twice at the same time.
 
 Any failure of an expansion (the API server unreachable, throttling, an error of our
 own) is retried while the object exists, each object on an exponential backoff with
@@ -24,11 +30,18 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
-from muster.api.constants import API_VERSION, POD_GROUP_PLURAL, POLICY_LABEL, WORKLOAD_PLURAL
+from muster.api.constants import (
+    API_VERSION,
+    MIN_COUNT_ANNOTATION,
+    POD_GROUP_PLURAL,
+    POLICY_LABEL,
+    WORKLOAD_PLURAL,
+)
 from muster.api.expand import MANAGED_BY, MANAGED_BY_LABEL, expand_job, expand_workload
 from muster.api.optin import OptInError, read_job_opt_in
+from muster.api.resize import current_min_count, min_count_patch
 from muster.operator.events import NORMAL, WARNING, EventRecorder, reference
-from muster.operator.kube import JsonObject, Kube, KubeError, NotLeadingError
+from muster.operator.kube import JSON_PATCH, JsonObject, Kube, KubeError, NotLeadingError
 from muster.operator.retry import ExponentialBackoff
 
 logger = logging.getLogger(__name__)
@@ -56,6 +69,12 @@ def _parse_time(value: object) -> float | None:
 _PLURALS = {"PodGroup": POD_GROUP_PLURAL, "Workload": WORKLOAD_PLURAL}
 
 
+def _collection(obj: Mapping[str, Any]) -> str:
+    """The API path of the collection a PodGroup or Workload is created in."""
+    namespace = obj["metadata"]["namespace"]
+    return f"/apis/{API_VERSION}/namespaces/{namespace}/{_PLURALS[obj['kind']]}"
+
+
 def _key(obj: Mapping[str, Any]) -> tuple[str, str]:
     metadata = obj.get("metadata") or {}
     return str(metadata.get("namespace", "")), str(metadata.get("name", ""))
@@ -68,13 +87,16 @@ def _opts_in(job: Mapping[str, Any]) -> bool:
     return POLICY_LABEL in labels or "schedulingPolicy" in scheduling
 
 
-def _identity(obj: Mapping[str, Any]) -> tuple[str, str, str, int]:
+def _identity(obj: Mapping[str, Any]) -> tuple[str, str, str, int, str]:
+    """What, when it changes, makes an object worth expanding again: its spec
+    (the generation), and a Job's min-count annotation, which changes no generation."""
     metadata = obj.get("metadata") or {}
     return (
         str(metadata.get("namespace", "")),
         str(metadata.get("name", "")),
         str(metadata.get("uid", "")),
         int(metadata.get("generation") or 0),
+        str((metadata.get("annotations") or {}).get(MIN_COUNT_ANNOTATION, "")),
     )
 
 
@@ -101,7 +123,7 @@ class Expander:
         self.backoffs: dict[tuple[str, str], ExponentialBackoff] = {}
         self.queue: asyncio.Queue[tuple[str, str]] = asyncio.Queue()
         self.latest: dict[tuple[str, str], JsonObject] = {}
-        self.done: set[tuple[str, str, str, int]] = set()
+        self.done: set[tuple[str, str, str, int, str]] = set()
         self.busy: set[tuple[str, str]] = set()
         self.again: set[tuple[str, str]] = set()
 
@@ -212,12 +234,14 @@ class Expander:
                 "the scheduling.muster.dev/policy label and annotations are ignored",
             )
         expansion = expand_job(job, opt_in)
-        # The PodGroup first, and both before the events: the Job's pods wait gated for it.
-        created = [
-            child
-            for child in (expansion.pod_group, expansion.workload)
-            if await self._create(child)
-        ]
+        # The Workload first, as the PodGroup's admission requires it, and both before
+        # the events: the Job's pods wait gated for their PodGroup.
+        children = (expansion.workload, expansion.pod_group)
+        created = [child for child in children if await self._create(child)]
+        if opt_in.min_count is not None:
+            for child in children:
+                if child not in created:
+                    await self._follow_min_count(job, child, opt_in.min_count)
         for child in created:
             await self.events.record(
                 reference(job),
@@ -260,12 +284,49 @@ class Expander:
         for pod_group in expand_workload(workload):
             await self._create(pod_group)
 
+    async def _follow_min_count(self, job: JsonObject, child: JsonObject, min_count: int) -> None:
+        """Give the Job's existing Workload or PodGroup the Job's gang size.
+
+        Only a child the Job owns is changed; one that its own admission refuses
+        (a rule of the PodGroup's) is left as it is, and the Job is told why.
+        """
+        path = f"{_collection(child)}/{child['metadata']['name']}"
+        try:
+            current = await self.kube.request("GET", path)
+        except KubeError as error:
+            if error.not_found:
+                return
+            raise
+        owners = (current.get("metadata") or {}).get("ownerReferences") or []
+        if not any(owner.get("uid") == job["metadata"].get("uid") for owner in owners):
+            return
+        patch = min_count_patch(current, min_count)
+        if patch is None:
+            return
+        kind, name = child["kind"], child["metadata"]["name"]
+        try:
+            await self.kube.request("PATCH", path, body=patch, content_type=JSON_PATCH)
+        except KubeError as error:
+            if error.transient:
+                raise
+            await self.events.record(
+                reference(job),
+                WARNING,
+                "MinCountNotFollowed",
+                f"{kind} {name} keeps minCount {current_min_count(current)}: {error.message}",
+            )
+            return
+        await self.events.record(
+            reference(job),
+            NORMAL,
+            "MinCountChanged",
+            f"{kind} {name}: minCount {current_min_count(current)} -> {min_count}",
+        )
+
     async def _create(self, obj: JsonObject) -> bool:
         """Create the object; False when it existed already."""
-        namespace = obj["metadata"]["namespace"]
-        path = f"/apis/{API_VERSION}/namespaces/{namespace}/{_PLURALS[obj['kind']]}"
         try:
-            await self.kube.request("POST", path, body=obj)
+            await self.kube.request("POST", _collection(obj), body=obj)
         except KubeError as error:
             if error.conflict:
                 return False

@@ -1,25 +1,15 @@
-"""The scheduling loop: decide on one snapshot, then carry the decisions out, in order.
+"""The scheduling loop: carry out the engine's plan, in order. It decides nothing.
 
-One cycle at a time. Each cycle:
-
-1. asks the engine (`schedule`) for a `CycleResult` on the cache's current state;
-2. admits each admitted gang: marks its victims' groups `DisruptionTarget`, evicts the
-   victims, records the gang's plan in its status (from then on its capacity is held),
-   and only then releases its pods, each with one gate-removing, node-pinning patch
-   (gangs that preempt one after another, the others several at a time);
-3. releases the growth of already admitted gangs the same way;
-4. writes every pending gang's verdict (reason and message) to its status;
-5. follows every admitted gang: finishes releases left half-done (after a restart),
-   rolls back gangs that can no longer bind, whose pods kube-scheduler refused (the
-   refusal is remembered in the status, for the engine's next plans) or that missed
-   the release deadline, and refreshes their pod counts;
-6. refreshes the counts of every other group (basic groups, which the engine leaves
-   to kube-scheduler), and tells, once, about member pods whose PodGroup has not
-   existed for `orphan_grace` seconds, and about objects the engine cannot use (once
-   per object version).
-
-The plan is written before any pod is released, so a crash at any point leaves either
-nothing released or a written plan that step 5 of the next operator completes.
+One cycle at a time. Each cycle asks the engine (`schedule`) for its plan on the
+cache's current state, then runs the plan's steps: preemptions one after another,
+first (their victims' groups may be shared), then the other steps several at a time
+(the engine planned them on capacity none of the others takes). Within a step the
+actions run in order and the step stops at the first that fails, so nothing is
+evicted or released whose decision is not written down: a crash at any point leaves
+a recorded decision that the next cycle, of this operator or of the next, finishes
+(see `muster.scheduler.plan`). Everything the engine must remember is in the
+PodGroups' status; the loop keeps only what it tells people about: member pods whose
+PodGroup is missing, and objects the engine cannot use, each told once.
 """
 
 from __future__ import annotations
@@ -27,63 +17,35 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Mapping, Sequence
-from datetime import datetime
-from typing import Any
 
-from muster.api.constants import (
-    CONDITION_SCHEDULED,
-    REASON_PREEMPTED,
-    REASON_ROLLED_BACK,
-    REASON_SCHEDULED,
-    REASON_WAITING_FOR_PODS,
-)
-from muster.operator.backoff import Backoff
 from muster.operator.cache import LiveCache, ObjectKey
 from muster.operator.config import OperatorConfig
 from muster.operator.events import WARNING, EventRecorder, reference
 from muster.operator.metrics import Metrics
 from muster.operator.pods import PodActions
-from muster.operator.progress import (
-    ReleaseProgress,
-    Rollback,
-    release_progress,
-    rollback_reason,
-)
-from muster.operator.status import (
-    Scheduling,
-    StatusChange,
-    admitted_message,
-    condition,
-    is_admitted,
-    is_terminal,
-)
 from muster.operator.trigger import Trigger
 from muster.operator.writer import StatusWriter
 from muster.scheduler import EngineConfig, schedule
-from muster.scheduler.avoidance import node_set_digest
-from muster.scheduler.refusals import (
-    RefusalMemory,
-    Refused,
-    after_rollback,
-    after_success,
-    exhausted,
-    to_status,
-)
-from muster.scheduler.results import Admission, CycleResult, GroupKey, Growth, PodKey, Verdict
+from muster.scheduler.plan import Evict, Plan, Release, Step, StepKind, WriteStatus
+from muster.scheduler.results import CycleResult, GroupKey, PodKey
+from muster.scheduler.times import parse_time
 
 logger = logging.getLogger(__name__)
 
-ADMISSION_CONCURRENCY = 8
-# kube-scheduler retries a pod it found unschedulable at most 10 s (its default
-# podMaxBackoffDuration) after the event that may have made room, such as the last of
-# a preemptor's victims leaving: until then its old refusal still stands in the pod's
-# status and is no refusal of the room now free.
-VICTIMS_SETTLE = 15.0
+STEP_CONCURRENCY = 8
+
+
+class _Execution:
+    """One plan being carried out: which groups' statuses are written, which failed."""
+
+    def __init__(self, plan: Plan) -> None:
+        self.plan = plan
+        self.written: set[GroupKey] = set()
+        self.failed: set[GroupKey] = set()
 
 
 class SchedulingLoop:
-    """Runs cycles and applies their results through the API server."""
+    """Runs cycles and carries out their plans through the API server."""
 
     def __init__(
         self,
@@ -105,10 +67,6 @@ class SchedulingLoop:
         self.metrics = metrics
         self.config = config
         self.engine_config = engine_config
-        self.backoff = Backoff(initial=config.rollback_backoff, maximum=config.rollback_backoff_max)
-        self.released_at: dict[GroupKey, float] = {}
-        self.victims_of: dict[GroupKey, frozenset[PodKey]] = {}
-        self.victims_left_at: dict[GroupKey, float] = {}
         self.orphaned_since: dict[PodKey, float] = {}
         self.warned_orphans: set[PodKey] = set()
         self.warned_rejections: set[tuple[ObjectKey, str]] = set()
@@ -127,297 +85,99 @@ class SchedulingLoop:
         started = time.perf_counter()
         result = schedule(self.cache.state, now=now, config=self.engine_config)
         self.metrics.cycle_duration.observe(time.perf_counter() - started)
-        acted = await self._admit_all(result.admissions, now)
-        for growth in result.growths:
-            await self._grow(growth, now)
-            acted.add(growth.group)
-        for key, verdict in result.verdicts.items():
-            await self._record_verdict(key, verdict, now)
         self.metrics.pending_gangs.set(len(result.verdicts))
-        await self._follow_admitted(now, skip=acted)
-        await self._refresh_the_rest(now, skip=acted | set(result.verdicts))
+        await self.execute(result.plan)
+        if result.plan.wake_at is not None:
+            self.trigger.wake_at(result.plan.wake_at)
         await self._warn_orphans(now)
         await self._warn_rejections()
         return result
 
-    async def _admit_all(self, admissions: Sequence[Admission], now: float) -> set[GroupKey]:
-        """Admit the cycle's gangs; the groups admitted.
+    async def execute(self, plan: Plan) -> None:
+        """Carry out the plan's steps: exclusive ones in order, then the rest together."""
+        execution = _Execution(plan)
+        for step in plan.steps:
+            if step.exclusive:
+                await self._carry_out(step, execution)
+        limit = asyncio.Semaphore(STEP_CONCURRENCY)
 
-        The engine placed them all on one snapshot, on capacity none of the others
-        takes, so gangs without victims are admitted `ADMISSION_CONCURRENCY` at a time:
-        one at a time, a burst of admissions would wait on each gang's status write,
-        events and releases in turn. Gangs that preempt go first, one after another, as
-        their victims' groups may be shared and each of those gets its own status writes.
-        """
-        acted: set[GroupKey] = set()
-        for admission in admissions:
-            if admission.victims and await self._admit(admission, now):
-                acted.add(admission.group)
-        limit = asyncio.Semaphore(ADMISSION_CONCURRENCY)
-
-        async def admit(admission: Admission) -> None:
+        async def carry_out(step: Step) -> None:
             async with limit:
-                if await self._admit(admission, now):
-                    acted.add(admission.group)
+                await self._carry_out(step, execution)
 
-        async with asyncio.TaskGroup() as admitting:
-            for admission in admissions:
-                if not admission.victims:
-                    admitting.create_task(admit(admission))
-        return acted
+        async with asyncio.TaskGroup() as running:
+            for step in plan.steps:
+                if not step.exclusive:
+                    running.create_task(carry_out(step))
 
-    async def _admit(self, admission: Admission, now: float) -> bool:
-        key = admission.group
-        until = self.backoff.blocked_until(key, now)
-        if until is not None:
-            self.trigger.wake_at(until)
-            return False
-        if not admission.placements and self._has_leaving_members(key):
-            return False  # its bound pods are victims on their way out, not a running gang
-        if admission.victims and not await self._preempt(admission, now):
-            return False
-        message = admitted_message(len(admission.placements), admission.domain)
-        change = StatusChange(
-            scheduling=Scheduling(admitted=True, reason=REASON_SCHEDULED, message=message),
-            plan=admission.placements,
-            clear_disruption_target=True,
-        )
-        if not await self.writer.write(key, change, now=now):
-            return False
-        self.metrics.admissions.inc()
-        self._observe_time_to_admit(key, now)
-        if admission.victims:
-            self.victims_of[key] = frozenset(victim.pod for victim in admission.victims)
-        await self._release(key, admission.placements, now)
-        return True
-
-    def _has_leaving_members(self, key: GroupKey) -> bool:
-        members = self.cache.members.get(key, {}).values()
-        return any((pod.get("metadata") or {}).get("deletionTimestamp") for pod in members)
-
-    async def _preempt(self, admission: Admission, now: float) -> bool:
-        """Evict the admission's victims; their groups are told first, and after."""
-        key = admission.group
-        groups = sorted({victim.group for victim in admission.victims if victim.group})
-        notice = f"preempted by PodGroup {key} to make room for its gang"
-        for group in groups:
-            await self.writer.write(group, StatusChange(disruption_target=notice), now=now)
-        outcome = await self.pods.evict(victim.pod for victim in admission.victims)
-        self.metrics.preemptions.inc(len(outcome.done))
-        for group in groups:
-            change = StatusChange(
-                scheduling=Scheduling(admitted=False, reason=REASON_PREEMPTED, message=notice),
-                clear_plan=True,
-            )
-            await self.writer.write(group, change, now=now)
-        if outcome.failed:
-            pod_group = self.cache.pod_groups.get(key)
-            if pod_group is not None:
-                blocked = ", ".join(str(pod) for pod in sorted(outcome.failed))
-                await self.events.record(
-                    reference(pod_group),
-                    WARNING,
-                    "PreemptionBlocked",
-                    f"could not evict {blocked}; retrying",
-                )
-            return False
-        return True
-
-    async def _grow(self, growth: Growth, now: float) -> None:
-        pod_group = self.cache.pod_groups.get(growth.group)
-        if pod_group is None:
-            return
-        plan = {**((pod_group.get("status") or {}).get("plan") or {}), **growth.placements}
-        if await self.writer.write(growth.group, StatusChange(plan=plan), now=now):
-            await self._release(growth.group, growth.placements, now)
-
-    async def _release(self, key: GroupKey, placements: Mapping[str, str], now: float) -> None:
-        self.released_at[key] = now
-        outcome = await self.pods.release(
-            (PodKey(key.namespace, pod), node) for pod, node in placements.items()
-        )
-        self.metrics.releases.inc(len(outcome.done))
-
-    async def _record_verdict(self, key: GroupKey, verdict: Verdict, now: float) -> None:
-        pod_group = self.cache.pod_groups.get(key)
-        reason = None if pod_group is None else _reason(pod_group)
-        if reason in (REASON_PREEMPTED, REASON_ROLLED_BACK) and (
-            verdict.reason == REASON_WAITING_FOR_PODS
-            or self.backoff.blocked_until(key, now) is not None
-        ):
-            # Taken down and coming back: say so until its pods are back or its backoff ends.
-            await self.writer.write(key, StatusChange(), now=now)
-            return
-        scheduling = Scheduling(admitted=False, reason=verdict.reason, message=verdict.message)
-        await self.writer.write(key, StatusChange(scheduling=scheduling), now=now)
-
-    async def _follow_admitted(self, now: float, *, skip: set[GroupKey]) -> None:
-        for key, pod_group in list(self.cache.pod_groups.items()):
-            if key in skip or not is_admitted(pod_group):
-                continue
-            members = self.cache.members.get(key, {})
-            plan: Mapping[str, str] = (pod_group.get("status") or {}).get("plan") or {}
-            progress = release_progress(plan, members, self.cache.node_usable)
-            self._wait_for_victims(key, progress, plan, now)
-            deadline = self._release_deadline(key, pod_group)
-            rollback = rollback_reason(
-                progress,
-                overdue=now >= deadline,
-                timeout=self.config.release_timeout,
-                waiting=self._making_room(key, now),
-            )
-            if rollback is not None:
-                await self._roll_back(key, rollback, now)
-                continue
-            change = StatusChange()
-            if progress.to_release:
-                await self._release(key, dict(progress.to_release), now)
-            elif progress.complete:
-                self.backoff.succeeded(key)
-                self.released_at.pop(key, None)
-                self.victims_of.pop(key, None)
-                self.victims_left_at.pop(key, None)
-                settled = after_success(self._refusal_memory(key))
-                if settled is not None:
-                    change = StatusChange(refusals=to_status(settled))
+    async def _carry_out(self, step: Step, execution: _Execution) -> None:
+        for action in step.actions:
+            if isinstance(action, WriteStatus):
+                done = await self._write(action.group, execution)
+            elif isinstance(action, Evict):
+                done = await self._evict(step, action)
             else:
-                self.trigger.wake_at(deadline)
-            await self.writer.write(key, change, now=now)
+                done = await self._release(action)
+            if not done:
+                return
+        self._count(step)
 
-    async def _refresh_the_rest(self, now: float, *, skip: set[GroupKey]) -> None:
-        """Counts and minCount of groups the engine had nothing to say about (basic ones)."""
-        for key, pod_group in list(self.cache.pod_groups.items()):
-            if key not in skip and not is_admitted(pod_group):
-                await self.writer.write(key, StatusChange(), now=now)
-
-    def _wait_for_victims(
-        self, key: GroupKey, progress: ReleaseProgress, plan: Mapping[str, str], now: float
-    ) -> None:
-        """Restart the gang's release clock until the pods preempted for it are gone.
-
-        Its pods cannot bind while its victims still hold their nodes, and victims may
-        take minutes to terminate: the release timeout measures the time the gang takes
-        to bind once it can, so it counts from the cycle that finds its victims gone.
-        Until then its plan keeps its capacity reserved for it. An operator restarted
-        meanwhile takes the pods still leaving the nodes its unbound pods wait for.
-        """
-        victims = self.victims_of.get(key)
-        if victims is None and key not in self.released_at and not progress.complete:
-            victims = self._leaving_where_planned(key, progress, plan) or None
-        if victims is None:
-            return
-        self.victims_of[key] = victims
-        self.released_at[key] = now
-        if not any(self._still_holding(pod) for pod in victims):
-            del self.victims_of[key]
-            self.victims_left_at[key] = now
-
-    def _making_room(self, key: GroupKey, now: float) -> bool:
-        """Whether the gang's victims are still leaving, or left too recently for
-        kube-scheduler to have tried its pods again (`VICTIMS_SETTLE`)."""
-        if key in self.victims_of:
+    async def _write(self, key: GroupKey, execution: _Execution) -> bool:
+        if key in execution.written:
             return True
-        left = self.victims_left_at.get(key)
-        if left is None:
+        if key in execution.failed:
             return False
-        if now < left + VICTIMS_SETTLE:
-            self.trigger.wake_at(left + VICTIMS_SETTLE)
+        plan = execution.plan
+        if await self.writer.write(key, plan.statuses[key], version=plan.versions[key]):
+            execution.written.add(key)
             return True
-        del self.victims_left_at[key]
+        execution.failed.add(key)
+        self.trigger.poke()  # recompute on what the group says now
         return False
 
-    def _leaving_where_planned(
-        self, key: GroupKey, progress: ReleaseProgress, plan: Mapping[str, str]
-    ) -> frozenset[PodKey]:
-        waiting = [*progress.unbound, *(pod for pod, _ in progress.to_release)]
-        nodes = {plan[pod] for pod in waiting}
-        members = self.cache.members.get(key, {})
-        return frozenset(
-            pod
-            for node in nodes
-            for pod in self.cache.leaving.get(node, ())
-            if not (pod.namespace == key.namespace and pod.name in members)
-        )
-
-    def _still_holding(self, pod: PodKey) -> bool:
-        entry = self.cache.state.pods.get(pod)
-        return entry is not None and not entry.record.terminal
-
-    def _release_deadline(self, key: GroupKey, pod_group: Mapping[str, Any]) -> float:
-        """Release timeout after the latest release (or its victims' leaving); after a
-        restart, after the admission."""
-        started = self.released_at.get(key)
-        if started is None:
-            scheduled = condition(pod_group.get("status") or {}, CONDITION_SCHEDULED) or {}
-            started = _parse_time(scheduled.get("lastTransitionTime")) or time.time()
-            self.released_at[key] = started
-        return started + self.config.release_timeout
-
-    async def _roll_back(self, key: GroupKey, rollback: Rollback, now: float) -> None:
-        """Take the gang's pods down (their controller recreates them gated) and requeue it.
-
-        Through the Eviction API, like preemption: the pods get the DisruptionTarget
-        condition, so a Job whose podFailurePolicy ignores disruptions recreates them
-        at once, without counting failures or backing off. Pods an eviction cannot
-        take (a PodDisruptionBudget) are deleted: a gang that cannot bind must not keep
-        half of its pods.
-
-        A rollback kube-scheduler caused is written down with the refused nodes (the
-        engine leaves them out of the next plans, and stops planning the gang after
-        `max_rollbacks` such rollbacks in a row); its message quotes kube-scheduler.
-        """
-        members = self.cache.members.get(key, {})
-        doomed = [
-            PodKey(key.namespace, name) for name, pod in members.items() if not is_terminal(pod)
-        ]
-        evicted = await self.pods.evict(doomed)
-        outcome = await self.pods.delete(evicted.failed)
-        if outcome.failed:
-            return  # try again next cycle; the plan still holds the gang's place
-        until = self.backoff.failed(key, now)
-        memory = self._remembered(key, rollback.refused)
-        limit = self.engine_config.max_rollbacks
-        if memory is not None and exhausted(memory, limit, node_set=memory.node_set):
-            then = (
-                f"{memory.rollbacks} such rollbacks in a row: not planned again until a node "
-                "is added, removed or changed"
+    async def _evict(self, step: Step, action: Evict) -> bool:
+        outcome = await self.pods.evict(action.pods)
+        if step.kind is StepKind.PREEMPT:
+            self.metrics.preemptions.inc(len(outcome.done))
+        failed = sorted(outcome.failed)
+        if action.force and failed:
+            failed = sorted((await self.pods.delete(failed)).failed)
+        if not failed:
+            return True
+        pod_group = self.cache.pod_groups.get(step.group)
+        if pod_group is not None and not action.force:
+            blocked = ", ".join(str(pod) for pod in failed)
+            await self.events.record(
+                reference(pod_group),
+                WARNING,
+                "PreemptionBlocked",
+                f"could not evict {blocked}; retrying",
             )
-        else:
-            then = f"retrying in {until - now:g}s"
-        message = f"rolled back: {rollback.reason}; {then}"
-        change = StatusChange(
-            scheduling=Scheduling(admitted=False, reason=REASON_ROLLED_BACK, message=message),
-            clear_plan=True,
-            refusals=None if memory is None else to_status(memory),
+        return False  # the decision is written: the next cycle tries again
+
+    async def _release(self, action: Release) -> bool:
+        outcome = await self.pods.release(
+            (PodKey(action.group.namespace, pod), node) for pod, node in action.placements
         )
-        await self.writer.write(key, change, now=now)
-        self.released_at.pop(key, None)
-        self.victims_of.pop(key, None)
-        self.victims_left_at.pop(key, None)
-        self.metrics.rollbacks.inc()
-        self.trigger.wake_at(until)
-        logger.info("PodGroup %s %s", key, message)
+        self.metrics.releases.inc(len(outcome.done))
+        return True
 
-    def _refusal_memory(self, key: GroupKey) -> RefusalMemory | None:
-        record = self.cache.state.groups.get(key)
-        return None if record is None else record.refusals
+    def _count(self, step: Step) -> None:
+        if step.kind in (StepKind.ADMIT, StepKind.PREEMPT):
+            self.metrics.admissions.inc()
+            self._observe_time_to_admit(step.group)
+        elif step.kind is StepKind.ROLL_BACK:
+            self.metrics.rollbacks.inc()
+            logger.info("PodGroup %s rolled back", step.group)
 
-    def _remembered(self, key: GroupKey, refused: tuple[Refused, ...]) -> RefusalMemory | None:
-        """The refusal memory to write with a rollback; None when kube-scheduler refused
-        nothing (a timeout, a node gone), which leaves the memory as it is."""
-        if not refused:
-            return None
-        node_set = node_set_digest(self.cache.state.node_table())
-        return after_rollback(self._refusal_memory(key), refused, node_set=node_set)
-
-    def _observe_time_to_admit(self, key: GroupKey, now: float) -> None:
+    def _observe_time_to_admit(self, key: GroupKey) -> None:
         created = [
-            _parse_time((pod.get("metadata") or {}).get("creationTimestamp"))
+            parse_time((pod.get("metadata") or {}).get("creationTimestamp"))
             for pod in self.cache.members.get(key, {}).values()
         ]
         known = [moment for moment in created if moment is not None]
         if known:
-            self.metrics.time_to_admit.observe(max(0.0, now - max(known)))
+            self.metrics.time_to_admit.observe(max(0.0, time.time() - max(known)))
 
     async def _warn_orphans(self, now: float) -> None:
         """One event per member pod whose PodGroup has not existed for `orphan_grace`
@@ -476,17 +236,3 @@ class SchedulingLoop:
                 f"Muster cannot use this {kind} and ignores it: {rejection.reason}",
             )
         self.warned_rejections = current
-
-
-def _reason(pod_group: Mapping[str, Any]) -> str | None:
-    scheduled = condition(pod_group.get("status") or {}, CONDITION_SCHEDULED)
-    return None if scheduled is None else str(scheduled.get("reason"))
-
-
-def _parse_time(value: object) -> float | None:
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None

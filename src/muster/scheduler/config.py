@@ -19,13 +19,26 @@ class EngineConfig:
     limit). Each refusal already keeps the refused node out of its next plans; the
     limit stops a refusal kube-scheduler would make on every node from cycling the
     gang through all of them.
+
+    `release_timeout`: seconds an admitted gang's released pods may take to bind
+    before it is rolled back. `victims_timeout`: seconds a preemptor waits, from its
+    admission, for its victims to leave before it is rolled back. `rollback_backoff`
+    and `rollback_backoff_max`: a rolled-back gang is not admitted again for the first
+    delay, doubled with each rollback in a row, up to the second.
     """
 
     starvation_seconds: float = 600.0
     max_rollbacks: int = 3
+    release_timeout: float = 60.0
+    victims_timeout: float = 300.0
+    rollback_backoff: float = 10.0
+    rollback_backoff_max: float = 300.0
 
     def __post_init__(self) -> None:
         if self.starvation_seconds < 0:
             raise ValueError("starvation_seconds must not be negative")
         if self.max_rollbacks < 0:
             raise ValueError("max_rollbacks must not be negative")
+        for name in ("release_timeout", "victims_timeout", "rollback_backoff"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must not be negative")

@@ -1,13 +1,19 @@
 """One scheduling cycle: the queue walked in order over one consistent view.
 
 1. Take the view: free capacity = allocatable - held (bound pods and reservations).
-2. Repair admitted gangs that dropped below `minCount` (their replacement pods first).
-3. Walk pending gangs by priority, then age: admit each gang that fits (its placements
-   are taken out of the view at once), else try preemption, else explain why not. A
-   gang that does not fit never blocks the ones behind it, unless it has waited past
-   `starvation_seconds` (since it last started waiting): then it holds nodes (see
-   `_hold`), and later gangs cannot use them.
-4. Grow admitted gangs with members beyond `minCount`, as they fit.
+2. Follow admitted gangs (`follow`): those waiting for their victims, or to be rolled
+   back, neither grow nor release this cycle.
+3. Repair admitted gangs that dropped below `minCount` (their replacement pods first),
+   all of the missing pods at once or none: a gang whose minCount was raised keeps
+   its pods not yet released waiting until bound and placeable members reach it.
+4. Walk pending gangs by priority, then age: a gang in backoff, or taken down and not
+   yet gone, is held back (it takes no capacity); admit each gang that fits (its
+   placements are taken out of the view at once), else try preemption, else explain
+   why not. A gang that does not fit never blocks the ones behind it, unless it has
+   waited past `starvation_seconds` (since it last started waiting): then it holds
+   nodes (see `_hold`), and later gangs cannot use them.
+5. Grow admitted gangs with members beyond `minCount`, as they fit.
+6. Turn it all into the plan (`transitions`): ordered steps, each group's status.
 
 The state is only read: every decision lives in the returned `CycleResult`.
 """
@@ -20,6 +26,7 @@ from dataclasses import replace
 import numpy as np
 import numpy.typing as npt
 
+from muster.scheduler import transitions
 from muster.scheduler.avoidance import Avoidance
 from muster.scheduler.config import EngineConfig
 from muster.scheduler.explain import (
@@ -37,9 +44,11 @@ from muster.scheduler.fit import (
     place_greedily,
     scarce_columns,
 )
+from muster.scheduler.follow import Following, follow
 from muster.scheduler.intake import GroupRecord, PlacementRules
 from muster.scheduler.interplay import HOSTNAME, GangInterplay, Member
 from muster.scheduler.interpod_view import InterPodView
+from muster.scheduler.plan import Plan
 from muster.scheduler.pod_terms import NO_RULES, InterPodRules, Labels
 from muster.scheduler.predicates import with_port_conflicts, with_refusals
 from muster.scheduler.preemption import PreemptionSearch
@@ -56,6 +65,7 @@ from muster.scheduler.results import (
 )
 from muster.scheduler.state import ClusterState, PodEntry
 from muster.scheduler.topology import GangPlacement, fit_anywhere, fit_in_domain
+from muster.scheduler.transitions import TAKEN_DOWN, Planner, released_members
 from muster.scheduler.volumes import VolumeRule
 
 BoolArray = npt.NDArray[np.bool_]
@@ -70,7 +80,8 @@ ShapeKey = tuple[
 
 
 def schedule(state: ClusterState, *, now: float, config: EngineConfig) -> CycleResult:
-    """Decide one cycle: admissions, growths of admitted gangs, verdicts for the rest."""
+    """Decide one cycle: admissions, growths of admitted gangs, verdicts for the rest,
+    and the plan that carries them out."""
     return _Cycle(state, now, config).run()
 
 
@@ -97,10 +108,20 @@ class _Cycle:
         self.admissions: list[Admission] = []
         self.growths: dict[GroupKey, dict[str, str]] = {}
         self.verdicts: dict[GroupKey, Verdict] = {}
+        self.held_back: set[GroupKey] = set()
+        self.short: set[GroupKey] = set()  # admitted, minCount raised beyond what fits
 
     def run(self) -> CycleResult:
         gangs = gangs_of(self.state, self.now)
-        admitted = [gang for gang in gangs if gang.record.admitted and gang.pending]
+        followed = {
+            key: follow(self.state, group, now=self.now, config=self.config)
+            for key, group in sorted(self.state.groups.items())
+            if group.gang and group.admitted
+        }
+        busy = {key for key, got in followed.items() if got.rollback or got.awaiting}
+        admitted = [
+            gang for gang in gangs if gang.record.admitted and gang.pending and gang.key not in busy
+        ]
         for gang in admitted:
             if gang.missing:
                 self._grow(gang, limit=gang.missing)
@@ -108,14 +129,43 @@ class _Cycle:
         for position, gang in enumerate(pending, start=1):
             self._decide_safely(gang, position)
         for gang in admitted:
-            self._grow(gang, limit=len(gang.pending))
+            if gang.key not in self.short:
+                self._grow(gang, limit=len(gang.pending))
+        for key in self.short:
+            group = self.state.groups[key]
+            followed[key] = follow(
+                self.state, group, now=self.now, config=self.config, release_held=True
+            )
         return CycleResult(
             admissions=tuple(self.admissions),
             growths=tuple(
                 Growth(key, placements) for key, placements in sorted(self.growths.items())
             ),
             verdicts=self.verdicts,
+            plan=self._plan(followed),
         )
+
+    def _plan(self, followed: dict[GroupKey, Following]) -> Plan:
+        planner = Planner(self.state, now=self.now, config=self.config)
+        for admission in self.admissions:
+            planner.admit(admission)
+        for key, following in followed.items():
+            if key not in planner.statuses:
+                planner.follow(self.state.groups[key], following, self.growths.get(key, {}))
+        for key, verdict in sorted(self.verdicts.items()):
+            if key in planner.statuses:
+                continue
+            group = self.state.groups[key]
+            if key in self.held_back and released_members(self.state, key):
+                planner.take_down(group)
+                continue
+            kept = key in self.held_back or (
+                group.reason in TAKEN_DOWN and verdict.reason is Reason.WAITING_FOR_PODS
+            )
+            planner.verdict(group, verdict, kept=kept)
+        for key in sorted(self.state.groups):
+            planner.refresh(key)
+        return planner.plan()
 
     # ---- shapes and placements ---------------------------------------------------
 
@@ -261,6 +311,11 @@ class _Cycle:
 
     def _decide(self, gang: Gang, position: int) -> None:
         record = gang.record
+        held = transitions.held_back(self.state, record, self.now)
+        if held is not None:
+            self.held_back.add(gang.key)
+            self.verdicts[gang.key] = held
+            return
         if gang.existing < record.min_count:
             self.verdicts[gang.key] = Verdict(
                 Reason.WAITING_FOR_PODS, waiting_message(gang.existing, record.min_count)
@@ -457,6 +512,9 @@ class _Cycle:
     # ---- admitted gangs ------------------------------------------------------------
 
     def _grow(self, gang: Gang, limit: int) -> None:
+        """Place up to `limit` more members; below minCount (`limit` is what is
+        missing) all of them or none, since a gang runs whole or not at all."""
+        below_quorum = limit == gang.missing and limit > 0
         placed = self.growths.setdefault(gang.key, {})
         pending = [entry for entry in gang.pending if entry.record.key.name not in placed]
         if not pending or limit <= 0:
@@ -471,6 +529,9 @@ class _Cycle:
             chosen = interplay.place(
                 self.free, shapes, within=within, order=self.order, needed=0, limit=limit
             )
+        if below_quorum and len(chosen) < limit:
+            self.short.add(gang.key)
+            chosen = {}
         self._take(self.free, gang, chosen)
         placed.update(self._node_names(chosen))
         if not placed:

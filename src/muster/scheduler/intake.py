@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 from muster.api.constants import (
@@ -27,6 +26,7 @@ from muster.scheduler.fields import (
     mapping_field,
     string_map,
 )
+from muster.scheduler.lifecycle import NO_MEMORY, Lifecycle, lifecycle_from
 from muster.scheduler.node_affinity import Requirement, Term
 from muster.scheduler.pod_terms import NO_RULES, InterPodRules, inter_pod_rules
 from muster.scheduler.quantity import QuantityError, to_amount
@@ -34,6 +34,7 @@ from muster.scheduler.refusals import RefusalMemory, refusals_from
 from muster.scheduler.requests import pod_requests
 from muster.scheduler.results import GroupKey, PodKey
 from muster.scheduler.taints import Taint, Toleration
+from muster.scheduler.times import parse_time, parse_timestamp
 
 POD_COUNT = "pods"
 TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
@@ -77,6 +78,8 @@ class PodRecord:
     terminating: bool = False  # deletionTimestamp set: spread no longer counts it
     claims: tuple[str, ...] = ()  # PersistentVolumeClaims it mounts (its namespace), sorted
     inter_pod: InterPodRules = NO_RULES  # kept for every pod: bound pods repel too
+    phase: str = "Pending"  # status.phase, for the PodGroup's pod counts
+    refusal: str | None = None  # kube-scheduler's message when it refused to bind the pod
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +97,12 @@ class GroupRecord:
     admitted: bool  # PodGroupScheduled=True
     plan: Mapping[str, str]  # pod name -> node name
     refusals: RefusalMemory | None = None  # status.refusals (see `refusals`)
+    lifecycle: Lifecycle = NO_MEMORY  # status.lifecycle (see `lifecycle`)
+    reason: str | None = None  # the PodGroupScheduled condition's reason
+    admitted_at: float | None = None  # status.admittedAt
+    generation: int = 0  # metadata.generation, for status.observedGeneration
+    resource_version: str = ""  # the version a status write is computed from
+    status: Mapping[str, Any] = field(default_factory=dict)  # as read, for what it keeps
 
 
 @dataclass(frozen=True, slots=True)
@@ -287,21 +296,31 @@ def pod_from(obj: Mapping[str, Any]) -> PodRecord:
         terminating=metadata.get("deletionTimestamp") is not None,
         claims=_claims(spec, name),
         inter_pod=NO_RULES if terminal else inter_pod_rules(spec, namespace, labels),
+        phase=str(status.get("phase") or "Pending"),
+        refusal=refusal_message(status),
     )
 
 
-def parse_timestamp(raw: object) -> float | None:
-    """RFC 3339 as the API server writes it (`2026-11-30T04:26:03Z`); None when absent."""
-    if raw is None:
+UNSCHEDULABLE = "Unschedulable"  # core/v1 PodReasonUnschedulable
+
+
+def is_refusal(pod_scheduled: Mapping[str, Any]) -> bool:
+    """Whether a PodScheduled condition says kube-scheduler found no node for the pod."""
+    return pod_scheduled.get("status") == "False" and pod_scheduled.get("reason") == UNSCHEDULABLE
+
+
+def refusal_message(status: Mapping[str, Any]) -> str | None:
+    """kube-scheduler's message when it refused the pod and is not preempting for it.
+
+    A pod kube-scheduler nominated a node for is waiting for its own preemption
+    victims to leave: it is Unschedulable for now, but not refused.
+    """
+    if status.get("nominatedNodeName"):
         return None
-    if isinstance(raw, datetime):
-        return raw.timestamp()
-    if not isinstance(raw, str):
-        raise IntakeError("metadata.creationTimestamp must be an RFC 3339 string")
-    try:
-        return datetime.fromisoformat(raw.replace("Z", "+00:00")).timestamp()
-    except ValueError as error:
-        raise IntakeError(f"metadata.creationTimestamp: {error}") from error
+    for item in status.get("conditions") or []:
+        if isinstance(item, Mapping) and item.get("type") == "PodScheduled" and is_refusal(item):
+            return str(item.get("message") or UNSCHEDULABLE)
+    return None
 
 
 def _condition(status: Mapping[str, Any], kind: str) -> Mapping[str, Any]:
@@ -375,7 +394,18 @@ def pod_group_from(obj: Mapping[str, Any]) -> GroupRecord:
         admitted=_admitted(status),
         plan=string_map(status.get("plan"), "status.plan"),
         refusals=refusals_from(status),
+        lifecycle=lifecycle_from(status),
+        reason=_reason(status),
+        admitted_at=parse_time(status.get("admittedAt")),
+        generation=integer_field(metadata.get("generation"), "metadata.generation") or 0,
+        resource_version=str(metadata.get("resourceVersion") or ""),
+        status=status,
     )
+
+
+def _reason(status: Mapping[str, Any]) -> str | None:
+    reason = _condition(status, CONDITION_SCHEDULED).get("reason")
+    return str(reason) if reason else None
 
 
 def namespace_from(obj: Mapping[str, Any]) -> tuple[str, dict[str, str]]:

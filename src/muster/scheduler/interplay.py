@@ -19,11 +19,12 @@ each pod is placed, the counts the rules read are updated, and the next pod sees
   domain of that term; and no placed pod's anti-affinity term may match this pod
   within that pod's domain (symmetry).
 
-Released pods are pinned to their planned node by a `kubernetes.io/hostname`
-nodeSelector. With nodeAffinityPolicy Honor, kube-scheduler then counts spread only
-on that node: it accepts any placement when minDomains is 1, and otherwise asks that
-the node's count plus one stays within maxSkew. Planning with the smallest count taken
-as 0 whenever minDomains > 1 satisfies both readings.
+Released pods are pinned to their planned node. With nodeAffinityPolicy Honor,
+kube-scheduler then counts spread only on that node (the only node the pod's own
+node affinity admits): it accepts any placement when minDomains is 1, and otherwise
+asks that the node's count plus one stays within maxSkew (one domain is fewer than
+minDomains, so the smallest count is 0). A plan is made to satisfy both readings: the
+rule as written, and, when minDomains > 1, that per-node bound too.
 
 `place` finds a plan whenever one exists for gangs of one shape with one-per-domain
 anti-affinity (one pod per node or zone) or with spread (each pod goes where the rule
@@ -101,6 +102,7 @@ class _Spread:
     eligible: BoolArray
     eligible_domains: IntArray
     counts: Counts  # per domain id, over eligible nodes
+    on_node: Counts  # per node: matching pods on it (what a pinned pod is judged by)
     self_match: int
 
 
@@ -134,6 +136,7 @@ class _Rules:
                     s.eligible,
                     s.eligible_domains,
                     s.counts.copy(),
+                    s.on_node.copy(),
                     s.self_match,
                 )
                 for s in self.spread
@@ -229,6 +232,7 @@ class GangInterplay:
             eligible,
             np.unique(values[eligible & (values >= 0)]).astype(np.int32),
             _domain_counts(counted, values, self._domains(constraint.topology_key)),
+            per_node.copy(),
             int(constraint.matches(member.labels)),
         )
 
@@ -292,12 +296,15 @@ class GangInterplay:
         for spread in [] if lasting_only else rules.spread:
             fail(spread.values < 0, 0)
             constraint = spread.constraint
-            if constraint.min_domains > 1 or spread.eligible_domains.size == 0:
-                smallest = 0  # see the module's note on pinned pods
+            if spread.eligible_domains.size < constraint.min_domains:
+                smallest = 0
             else:
                 smallest = int(spread.counts[spread.eligible_domains].min())
             skew = _at(spread.counts, spread.values) + spread.self_match - smallest
             fail(skew > constraint.max_skew, 1)
+            if constraint.min_domains > 1 and constraint.honor_node_affinity:
+                pinned = spread.on_node + spread.self_match  # see the note on pinned pods
+                fail(pinned > constraint.max_skew, 1)
         if rules.affinity and not lasting_only:
             labelled = np.ones(self.table.size, dtype=np.bool_)
             joined = np.ones(self.table.size, dtype=np.bool_)
@@ -367,6 +374,7 @@ class GangInterplay:
                     rules.repelled.setdefault(term.topology_key, set()).add(domain)
             for index in effects.spread:
                 spread = rules.spread[index]
+                spread.on_node[slot] += 1
                 if spread.eligible[slot] and spread.values[slot] >= 0:
                     spread.counts[spread.values[slot]] += 1
 

@@ -12,26 +12,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from muster.scheduler.fields import mapping_field
 from muster.scheduler.quantity import QuantityError, to_amount
 
 Amounts = dict[str, int]
 
 
-def _mapping(value: object, where: str) -> Mapping[str, Any]:
-    if type(value) is dict:  # the common case, without the slower ABC check
-        return value
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise QuantityError(f"{where} is not a mapping")
-    return value
-
-
 def _container_requests(container: object) -> Amounts:
-    container = _mapping(container, "container")
-    resources = _mapping(container.get("resources"), "container resources")
-    limits = _mapping(resources.get("limits"), "resources.limits")
-    requests = _mapping(resources.get("requests"), "resources.requests")
+    container = mapping_field(container, "container")
+    resources = mapping_field(container.get("resources"), "container resources")
+    limits = mapping_field(resources.get("limits"), "resources.limits")
+    requests = mapping_field(resources.get("requests"), "resources.requests")
     merged = {**limits, **requests}
     return {str(name): to_amount(str(name), raw) for name, raw in merged.items()}
 
@@ -73,6 +64,6 @@ def pod_requests(spec: Mapping[str, Any]) -> Amounts:
     _raise_to(total, init_peak)
     overhead = spec.get("overhead")
     if overhead:
-        overhead = _mapping(overhead, "spec.overhead")
+        overhead = mapping_field(overhead, "spec.overhead")
         _add(total, {str(name): to_amount(str(name), raw) for name, raw in overhead.items()})
     return {name: amount for name, amount in sorted(total.items()) if amount > 0}

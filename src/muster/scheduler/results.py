@@ -18,6 +18,23 @@ from muster.api.constants import (
     REASON_UNSCHEDULABLE,
     REASON_WAITING_FOR_PODS,
 )
+from muster.scheduler.keys import GroupKey, PodKey
+from muster.scheduler.plan import Plan
+
+__all__ = [
+    "Admission",
+    "CycleResult",
+    "DomainFit",
+    "Explanation",
+    "GroupKey",
+    "Growth",
+    "PodKey",
+    "Reason",
+    "Shortage",
+    "Shortfall",
+    "Verdict",
+    "Victim",
+]
 
 
 class Reason(StrEnum):
@@ -29,28 +46,6 @@ class Reason(StrEnum):
     PREEMPTED = REASON_PREEMPTED
     ROLLED_BACK = REASON_ROLLED_BACK
     SCHEDULER_ERROR = REASON_SCHEDULER_ERROR
-
-
-@dataclass(frozen=True, slots=True, order=True)
-class GroupKey:
-    """A PodGroup's identity: PodGroups are namespaced."""
-
-    namespace: str
-    name: str
-
-    def __str__(self) -> str:
-        return f"{self.namespace}/{self.name}"
-
-
-@dataclass(frozen=True, slots=True, order=True)
-class PodKey:
-    """A pod's identity."""
-
-    namespace: str
-    name: str
-
-    def __str__(self) -> str:
-        return f"{self.namespace}/{self.name}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,3 +140,4 @@ class CycleResult:
     admissions: tuple[Admission, ...] = ()
     growths: tuple[Growth, ...] = ()
     verdicts: dict[GroupKey, Verdict] = field(default_factory=dict)
+    plan: Plan = field(default_factory=Plan)  # what the operator carries out, in order

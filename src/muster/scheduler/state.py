@@ -327,12 +327,16 @@ class ClusterState:
         return group.plan.get(record.key.name)
 
     def _count_member(self, entry: PodEntry, sign: int) -> None:
-        """Keep per-group tallies, so a cycle need not walk the members of every gang."""
+        """Keep per-group tallies, so a cycle need not walk the members of every gang.
+
+        A member being deleted still holds its node's capacity until it is gone, but
+        counts towards no quorum: it is on its way out (a victim, a rollback), not part
+        of a running gang."""
         record = entry.record
         if record.group_name is None:
             return
         key = GroupKey(record.key.namespace, record.group_name)
-        if entry.held_on is not None:
+        if entry.held_on is not None and not record.terminating:
             count = self.held_members.get(key, 0) + sign
             if count:
                 self.held_members[key] = count

@@ -1,20 +1,23 @@
 """A cluster that exists only in memory: the engine's state and the objects behind it.
 
-Each decision of the engine is carried out the way the operator and the cluster carry
-it out, so the next cycle starts from what a real cluster would show: victims go
-first (a Job makes its preempted pods again, gated; a gang taken down whole goes back
-to the queue as `Preempted`), then the admitted gang's PodGroup records its plan and
-its pods are bound to their planned nodes.
+The engine's plan is carried out the way the operator and the cluster carry it out,
+step by step and action by action, so the next cycle starts from what a real cluster
+would show: a status write records the very status the operator would write, an
+eviction removes the pod at once (a Job makes it again, gated), and a release binds
+the pod to its planned node, as kube-scheduler would.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from datetime import datetime
+import copy
+from collections.abc import Iterable, Mapping
+from typing import Any
 
-from muster.scheduler.results import Admission, GroupKey, Growth, PodKey, Victim
+from muster.api.constants import CONDITION_SCHEDULED, REASON_PREEMPTED
+from muster.scheduler.plan import Evict, Plan, StepKind, WriteStatus
+from muster.scheduler.results import GroupKey, PodKey
 from muster.scheduler.state import ClusterState
-from muster.simulation import status
+from muster.scheduler.status import condition, needs_write
 from muster.simulation.documents import InvalidInputError, Problem
 from muster.simulation.inventory import Entry, Manifest
 from muster.simulation.pods import (
@@ -36,7 +39,7 @@ class SimulatedCluster:
         self.pods: dict[PodKey, Manifest] = {}
         self.pod_groups: dict[GroupKey, Manifest] = {}
         self.placements: dict[GroupKey, dict[str, str]] = {}
-        self.preempted: set[GroupKey] = set()
+        self.preempted: dict[GroupKey, GroupKey] = {}  # gang taken down -> preemptor
         self.victims: list[PreemptedPod] = []
 
     def load(
@@ -76,54 +79,55 @@ class SimulatedCluster:
         if problems:
             raise InvalidInputError(problems)
 
-    def admit(self, admission: Admission, now: datetime) -> None:
-        """Carry out an admission: preempt its victims, record its plan, bind its pods."""
-        for victim in admission.victims:
-            self._preempt(victim, admission.group, now)
-        self._set_pod_group(
-            admission.group,
-            status.admitted(self.pod_groups[admission.group], admission.placements, now),
-        )
-        self._bind(admission.group, admission.placements)
+    def execute(self, plan: Plan) -> bool:
+        """Carry out a cycle's plan; whether it changed anything."""
+        changed = False
+        for step in plan.steps:
+            for action in step.actions:
+                if isinstance(action, WriteStatus):
+                    changed |= self._write(action.group, plan.statuses[action.group], step.group)
+                elif isinstance(action, Evict):
+                    for pod in action.pods:
+                        self._evict(pod, preempted=step.kind is StepKind.PREEMPT)
+                    changed = changed or bool(action.pods)
+                else:
+                    self._bind(action.group, dict(action.placements))
+                    changed = changed or bool(action.placements)
+        return changed
 
-    def grow(self, growth: Growth) -> None:
-        """Place more pods of an admitted gang: add them to its plan and bind them."""
-        self._set_pod_group(
-            growth.group, status.planned(self.pod_groups[growth.group], growth.placements)
-        )
-        self._bind(growth.group, growth.placements)
+    def _write(self, key: GroupKey, desired: Mapping[str, Any], acting: GroupKey) -> bool:
+        pod_group = self.pod_groups.get(key)
+        if pod_group is None or not needs_write(pod_group.get("status") or {}, desired):
+            return False
+        was_admitted = self.state.groups[key].admitted
+        self._set_pod_group(key, {**pod_group, "status": copy.deepcopy(dict(desired))})
+        scheduled = condition(desired, CONDITION_SCHEDULED) or {}
+        if was_admitted and scheduled.get("reason") == REASON_PREEMPTED:
+            self.preempted[key] = acting
+        return True
 
     def _bind(self, group: GroupKey, placements: dict[str, str]) -> None:
         for pod_name, node_name in sorted(placements.items()):
             key = PodKey(group.namespace, pod_name)
-            self._set_pod(key, bound(self.pods[key], node_name))
+            if key in self.pods:
+                self._set_pod(key, bound(self.pods[key], node_name))
         self.placements.setdefault(group, {}).update(placements)
 
-    def _preempt(self, victim: Victim, preemptor: GroupKey, now: datetime) -> None:
-        """Delete the victim; its Job makes it again; its gang falls with it unless the
-        gang allows its pods to be disrupted one at a time."""
-        pod = self.pods.pop(victim.pod)
-        self.state.delete_pod(victim.pod.namespace, victim.pod.name)
-        self.victims.append(PreemptedPod(victim.pod, victim.group))
-        if victim.group is not None:
-            self._placements_lost(victim.group, victim.pod.name)
-            self._requeue_or_unplan(victim.group, victim.pod.name, preemptor, now)
+    def _evict(self, key: PodKey, *, preempted: bool) -> None:
+        """Delete the pod; its Job makes it again (gated)."""
+        pod = self.pods.pop(key, None)
+        if pod is None:
+            return
+        self.state.delete_pod(key.namespace, key.name)
+        group = group_of(pod)
+        group_key = None if group is None else GroupKey(key.namespace, group)
+        if group_key is not None:
+            self._placements_lost(group_key, key.name)
+        if preempted:
+            known = group_key if group_key in self.pod_groups else None
+            self.victims.append(PreemptedPod(key, known))
         if controlling_job(pod) is not None:
-            self._set_pod(victim.pod, self._as_created(remade_by_job(pod)))
-
-    def _requeue_or_unplan(
-        self, group: GroupKey, pod_name: str, preemptor: GroupKey, now: datetime
-    ) -> None:
-        pod_group = self.pod_groups.get(group)
-        record = self.state.groups.get(group)
-        if pod_group is None or record is None:
-            return
-        if record.disrupt_single or not record.admitted:
-            self._set_pod_group(group, status.unplanned(pod_group, pod_name))
-            return
-        self.preempted.add(group)
-        message = f"preempted to make room for {preemptor}"
-        self._set_pod_group(group, status.preempted(pod_group, message, now))
+            self._set_pod(key, self._as_created(remade_by_job(pod)))
 
     def _as_created(self, pod: Manifest) -> Manifest:
         """The pod as the admission webhook lets it in: a pending member of a gang is

@@ -10,12 +10,17 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import UTC, datetime
 
-from muster.api.constants import REASON_PREEMPTED, REASON_SCHEDULED
+from muster.api.constants import (
+    CONDITION_SCHEDULED,
+    REASON_PREEMPTED,
+    REASON_ROLLED_BACK,
+    REASON_SCHEDULED,
+)
 from muster.scheduler import EngineConfig, schedule
 from muster.scheduler.fields import IntakeError
-from muster.scheduler.intake import parse_timestamp
 from muster.scheduler.results import CycleResult, GroupKey
-from muster.simulation import status
+from muster.scheduler.status import condition
+from muster.scheduler.times import parse_timestamp
 from muster.simulation.cluster import SimulatedCluster
 from muster.simulation.documents import Document, InvalidInputError, Problem
 from muster.simulation.expansion import expand
@@ -60,7 +65,7 @@ def simulate(
     engine_config = config or EngineConfig()
     for cycle in range(1, max_cycles + 1):
         result = schedule(cluster.state, now=clock.timestamp(), config=engine_config)
-        if not result.admissions and not result.growths:
+        if not cluster.execute(result.plan):
             return Report(
                 pod_groups=tuple(
                     _outcome(cluster, key, result) for key in sorted(cluster.pod_groups)
@@ -69,10 +74,6 @@ def simulate(
                 warnings=(*inventory.warnings, *expansion.warnings),
                 cycles=cycle,
             )
-        for admission in result.admissions:
-            cluster.admit(admission, clock)
-        for growth in result.growths:
-            cluster.grow(growth)
     raise NoSteadyStateError(
         f"the cluster still changed after {max_cycles} scheduling cycles; "
         "raise --max-cycles if the input is that large"
@@ -118,11 +119,12 @@ def _outcome(cluster: SimulatedCluster, key: GroupKey, result: CycleResult) -> G
         return GroupOutcome(key, True, REASON_SCHEDULED, message, placements, preempted)
     if not record.gang:
         return GroupOutcome(key, False, "", BASIC_POLICY_MESSAGE, placements, preempted)
+    # What the operator would have written: a gang in backoff or taken down says so.
+    scheduled = condition(cluster.pod_groups[key].get("status") or {}, CONDITION_SCHEDULED) or {}
     verdict = result.verdicts.get(key)
-    reason = "" if verdict is None else str(verdict.reason)
-    message = "" if verdict is None else verdict.message
-    condition = status.scheduled_condition(cluster.pod_groups[key])
-    if condition is not None and condition.get("reason") == REASON_PREEMPTED:
-        reason = REASON_PREEMPTED
-        message = "; ".join(part for part in (condition.get("message"), message) if part)
+    reason = str(scheduled.get("reason") or (verdict.reason if verdict else ""))
+    message = str(scheduled.get("message") or (verdict.message if verdict else ""))
+    if preempted and verdict is not None and reason != REASON_ROLLED_BACK:
+        reason = REASON_PREEMPTED  # taken down during the run: say by whom, then why it waits
+        message = f"preempted to make room for {cluster.preempted[key]}; {verdict.message}"
     return GroupOutcome(key, False, reason, message, placements, preempted)

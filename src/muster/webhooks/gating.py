@@ -12,11 +12,16 @@ Muster:
   gates can only be set at creation. Pods controlled by a Job are left as they are:
   their Job's opt-in already decided (a `basic` Job's pods must not be held). Pods
   that the cluster's own (1.37) gang scheduling has taken lose our gate instead.
+  So do pods that already name their node (``spec.nodeName``: restored from a
+  backup, made by a tool that binds pods itself): the API server refuses a bound
+  pod with scheduling gates, and such a pod is placed already. It counts as a bound
+  member of its gang; the user is warned that it bypassed gang admission, in the
+  response and by an event on its PodGroup (:data:`BYPASS_MEMO`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import kopf
@@ -44,18 +49,42 @@ def job_template(job: Mapping[str, Any]) -> dict[str, Any] | None:
     return template
 
 
+BypassReporter = Callable[[Mapping[str, Any]], Awaitable[None]]
+"""Tells the user, by an event, that a member pod was created bound to a node."""
+
+BYPASS_MEMO = "bypass_reporter"
+"""The kopf memo attribute that holds the operator's :data:`BypassReporter`."""
+
+
+def bypasses_gang(pod: Mapping[str, Any]) -> str | None:
+    """The node a member pod names at creation, so that no gang admission holds it."""
+    labels = (pod.get("metadata") or {}).get("labels") or {}
+    node = (pod.get("spec") or {}).get("nodeName")
+    return node if labels.get(POD_GROUP_LABEL) and isinstance(node, str) and node else None
+
+
+def bypass_warning(pod: Mapping[str, Any], node: str) -> str:
+    """What the user is told about a member pod created bound to a node."""
+    group = ((pod.get("metadata") or {}).get("labels") or {})[POD_GROUP_LABEL]
+    return (
+        f"spec.nodeName is set ({node}): the pod bypasses gang admission and counts as"
+        f" a bound member of PodGroup {group}"
+    )
+
+
 def pod_gates(pod: Mapping[str, Any]) -> list[dict[str, Any]] | None:
     """The member pod's scheduling gates with ours added; None when nothing changes.
 
     A pod the cluster's own gang scheduling has taken (`spec.schedulingGroup`, set by
-    a 1.37 Job controller with native gang scheduling on) loses our gate instead:
-    two gang schedulers must never hold the same pod.
+    a 1.37 Job controller with native gang scheduling on), or one that names its
+    node already, loses our gate instead: two gang schedulers must never hold the
+    same pod, and a bound pod may not be gated at all.
     """
     metadata = pod.get("metadata") or {}
     if not (metadata.get("labels") or {}).get(POD_GROUP_LABEL):
         return None
     gates = list((pod.get("spec") or {}).get("schedulingGates") or [])
-    if (pod.get("spec") or {}).get("schedulingGroup"):
+    if (pod.get("spec") or {}).get("schedulingGroup") or bypasses_gang(pod):
         kept = [gate for gate in gates if gate.get("name") != GANG_GATE]
         return kept if len(kept) != len(gates) else None
     owners = metadata.get("ownerReferences") or []
@@ -107,8 +136,23 @@ def _gate_template(job: kopf.Body, patch: kopf.Patch) -> None:
     operations=["CREATE"],
     labels={POD_GROUP_LABEL: kopf.PRESENT},
     persistent=True,
+    side_effects=True,
 )
-def gate_pod(body: kopf.Body, patch: kopf.Patch, **_: Any) -> None:
+async def gate_pod(
+    body: kopf.Body,
+    patch: kopf.Patch,
+    memo: Any,
+    warnings: list[str],
+    dryrun: bool = False,
+    **_: Any,
+) -> None:
     gates = pod_gates(body)
     if gates is not None:
         patch.spec["schedulingGates"] = gates
+    node = bypasses_gang(body)
+    if node is None:
+        return
+    warnings.append(bypass_warning(body, node))
+    reporter: BypassReporter | None = getattr(memo, BYPASS_MEMO, None)
+    if reporter is not None and not dryrun:
+        await reporter(body)

@@ -5,7 +5,9 @@ PodGroups), done for Muster's PodGroups: ``spec.priority`` and
 ``spec.preemptionPolicy`` come from ``spec.priorityClassName``, or from the
 globalDefault class (whose name is then recorded), or default to 0. A value that
 contradicts the class, or a class that does not exist, is refused. On update a
-priority left out is kept from the old object, as the plugin keeps a pod's.
+priority left out is kept from the old object, as the plugin keeps a pod's. An
+object its schema refuses is left alone: mutation runs before the schema check,
+which then refuses it with the field and words `muster validate` reports.
 
 The PriorityClasses come from the operator: it puts a :data:`PriorityClassLister`
 into kopf's memo under :data:`PRIORITY_CLASSES_MEMO` at startup (its informer
@@ -19,8 +21,9 @@ from typing import Any
 
 import kopf
 
-from muster.api.constants import GROUP, POD_GROUP_PLURAL, VERSION
+from muster.api.constants import GROUP, POD_GROUP_KIND, POD_GROUP_PLURAL, VERSION
 from muster.api.priority import PriorityError, priority_fields, resolve_priority
+from muster.api.validation import schema_problems
 
 PriorityClassLister = Callable[[], Awaitable[Sequence[Mapping[str, Any]]]]
 """Returns every PriorityClass of the cluster, as plain objects."""
@@ -76,8 +79,8 @@ def apply_priority(
 ) -> None:
     """Patch the PodGroup's priority fields, or refuse it with the reason."""
     spec = body.get("spec")
-    if not isinstance(spec, Mapping):
-        return  # mutation runs before the schema check; validation reports it
+    if not isinstance(spec, Mapping) or schema_problems(POD_GROUP_KIND, body):
+        return  # mutation runs before the schema check, which refuses it in its own words
     old_spec = _spec_of(old) if old is not None else None
     try:
         changes = priority_patch(spec, old_spec, priority_classes)

@@ -3,8 +3,10 @@ of :mod:`muster.api.validation`.
 
 The API server has already checked the CRD schema and its CEL rules; these
 handlers add what only a webhook can know (that a priority class exists, that a
-Job's opt-in can be honoured) and refuse with every problem, each naming its
-field and value. Each handler is its own webhook, selected narrowly:
+new PodGroup's Workload and template exist, that a Job's opt-in can be honoured)
+and refuse with every problem, each naming its field and value: as Invalid (422)
+for what the object says, as Forbidden (403) for what it refers to. Each handler
+is its own webhook, selected narrowly:
 
 - ``validate-podgroups``: PodGroups, CREATE and UPDATE.
 - ``validate-workloads``: Workloads, CREATE and UPDATE.
@@ -31,17 +33,25 @@ import kopf
 from muster.api.constants import GROUP, POD_GROUP_PLURAL, POLICY_LABEL, VERSION, WORKLOAD_PLURAL
 from muster.api.optin import OptInError, read_job_opt_in
 from muster.api.problems import Problem
+from muster.api.references import is_forbidden
 from muster.api.validation import validate_job, validate_pod_group, validate_workload
 from muster.webhooks.priority import list_priority_classes
+from muster.webhooks.workloads import reference_problems
 
-# The status code of a refusal for an invalid object, as the API server answers.
+# The status codes of refusals, as the API server answers: an invalid object, and
+# one that refers to what may not be referred to.
 INVALID = 422
+FORBIDDEN = 403
 
 
 def refuse(problems: list[Problem]) -> None:
-    """Refuse the request naming every problem; do nothing when there is none."""
+    """Refuse the request naming every problem; do nothing when there is none.
+
+    Forbidden when every problem is a forbidden reference, Invalid otherwise.
+    """
     if problems:
-        raise kopf.AdmissionError("; ".join(str(problem) for problem in problems), code=INVALID)
+        code = FORBIDDEN if all(is_forbidden(problem) for problem in problems) else INVALID
+        raise kopf.AdmissionError("; ".join(str(problem) for problem in problems), code=code)
 
 
 def label_ignored_warning(job: kopf.Body) -> str | None:
@@ -59,14 +69,19 @@ def label_ignored_warning(job: kopf.Body) -> str | None:
 
 
 def check_pod_group(
-    body: kopf.Body, old: kopf.Body | None, priority_class_names: Collection[str] | None
+    body: kopf.Body,
+    old: kopf.Body | None,
+    priority_class_names: Collection[str] | None,
+    reference: list[Problem] | None = None,
 ) -> None:
     """Refuse an invalid PodGroup, including one naming a missing PriorityClass
     (when the names are given: on creation only, as the class is looked up once,
     like a pod's; a class deleted later must not block updates such as the removal
-    of a finalizer)."""
+    of a finalizer), and one whose ``workloadRef`` was found wanting (``reference``,
+    looked up on creation only, for the same reason)."""
     exists = priority_class_names.__contains__ if priority_class_names is not None else None
-    refuse(validate_pod_group(body, old=old, priority_class_exists=exists))
+    problems = validate_pod_group(body, old=old, priority_class_exists=exists)
+    refuse(sorted({*problems, *(reference or [])}))
 
 
 def check_workload(body: kopf.Body, old: kopf.Body | None) -> None:
@@ -92,12 +107,18 @@ def check_job(body: kopf.Body, warnings: list[str]) -> None:
     persistent=True,
 )
 async def validate_pod_group_admission(
-    body: kopf.Body, memo: Any, old: kopf.Body | None = None, **_: Any
+    body: kopf.Body,
+    memo: Any,
+    namespace: str | None = None,
+    old: kopf.Body | None = None,
+    **_: Any,
 ) -> None:
     names = None
+    reference = None
     if old is None:
         names = {pc.get("metadata", {}).get("name") for pc in await list_priority_classes(memo)}
-    check_pod_group(body, old, names)
+        reference = await reference_problems(body, namespace or "", memo)
+    check_pod_group(body, old, names, reference)
 
 
 @kopf.on.validate(

@@ -32,9 +32,10 @@ def test_the_table_is_big_and_has_every_kind_of_case() -> None:
 @pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
 def test_case(case: Case, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     manifest = tmp_path / f"{case.name}.yaml"
-    manifest.write_text(yaml.safe_dump(case.manifest))
+    manifest.write_text(yaml.safe_dump_all(case.documents))
     code, lines = run_validate(capsys, manifest)
-    assert sorted(lines) == sorted(f"{manifest}:1: {problem}" for problem in case.problems)
+    expected = (f"{manifest}:{case.index}: {problem}" for problem in case.problems)
+    assert sorted(lines) == sorted(expected)
     assert code == (1 if case.problems else 0)
 
 

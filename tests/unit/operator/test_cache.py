@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from muster.operator.cache import LiveCache
-from muster.scheduler.results import GroupKey, PodKey
+from muster.scheduler.results import GroupKey
 
 GROUP_LABEL = "scheduling.muster.dev/pod-group"
 
@@ -47,12 +47,8 @@ def test_members_follow_the_group_label() -> None:
 def test_a_node_heartbeat_is_not_a_reason_to_schedule_but_a_cordon_is() -> None:
     cache = LiveCache()
     assert cache.nodes.upsert(node("n1"))
-    assert cache.node_usable("n1")
     assert not cache.nodes.upsert(node("n1", heartbeat="t1"))
     assert cache.nodes.upsert(node("n1", unschedulable=True))
-    assert not cache.node_usable("n1")
-    cache.nodes.remove(node("n1"))
-    assert not cache.node_usable("n1")
 
 
 def test_a_stale_pod_group_never_replaces_a_newer_one() -> None:
@@ -82,22 +78,6 @@ def test_objects_the_engine_rejects_are_kept_until_fixed_or_gone() -> None:
     cache.pods.upsert(broken)
     cache.pods.upsert(pod("p", None, node="n1", version="2"))
     assert not cache.rejections
-
-
-def test_bound_pods_being_deleted_are_indexed_by_node_until_they_finish_or_go() -> None:
-    cache = LiveCache()
-    leaving = pod("p", None, node="n1")
-    leaving["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
-    cache.pods.upsert(pod("p", None, node="n1"))
-    assert not cache.leaving
-    cache.pods.upsert(leaving)
-    assert cache.leaving == {"n1": {PodKey("ns", "p")}}
-    finished = {**leaving, "status": {"phase": "Failed"}}
-    cache.pods.upsert(finished)
-    assert not cache.leaving
-    cache.pods.upsert(leaving)
-    cache.pods.remove(leaving)
-    assert not cache.leaving
 
 
 def scheduled(pod_obj: Any, reason: str, message: str, *, nominated: str | None = None) -> Any:

@@ -1,11 +1,13 @@
-"""Job expansion: concurrent across Jobs, one at a time per Job, PodGroup first."""
+"""Job expansion: concurrent across Jobs, one at a time per Job, Workload first; a
+resized gang Job's children follow its minCount."""
 
 from __future__ import annotations
 
 import asyncio
+import copy
 from typing import Any
 
-from muster.api.constants import POLICY_LABEL
+from muster.api.constants import MIN_COUNT_ANNOTATION, POLICY_LABEL
 from muster.operator.expansion import Expander
 from muster.operator.kube import KubeError, UnreachableError
 
@@ -29,7 +31,8 @@ def job(name: str, generation: int = 1) -> dict[str, Any]:
 
 
 class BlockingKube:
-    """Creates objects (409 for one that exists); each create waits until `opened`."""
+    """Creates objects (409 for one that exists); each create waits until `opened`.
+    What it reads back is owned by no Job."""
 
     def __init__(self, log: list[str]) -> None:
         self.log = log
@@ -39,6 +42,8 @@ class BlockingKube:
         self.opened = asyncio.Event()
 
     async def request(self, method: str, path: str, *, body: Any = None, **_: Any) -> Any:
+        if method == "GET":
+            return {"metadata": {}}  # owned by no Job: nothing follows
         assert method == "POST"
         self.in_flight += 1
         self.most_in_flight = max(self.most_in_flight, self.in_flight)
@@ -86,7 +91,7 @@ async def test_jobs_are_expanded_concurrently() -> None:
     assert sum(entry.startswith("create PodGroup") for entry in log) == 3
 
 
-async def test_the_podgroup_is_created_first_and_the_events_follow_both() -> None:
+async def test_the_workload_is_created_first_and_the_events_follow_both() -> None:
     jobs, kube, log = expander()
     kube.opened.set()
     jobs.upsert(job("train"))
@@ -94,10 +99,10 @@ async def test_the_podgroup_is_created_first_and_the_events_follow_both() -> Non
     await settle()
     worker.cancel()
     assert log == [
-        "create PodGroup train",
         "create Workload train",
-        "event Created: created PodGroup train",
+        "create PodGroup train",
         "event Created: created Workload train",
+        "event Created: created PodGroup train",
     ]
 
 
@@ -114,7 +119,88 @@ async def test_a_job_changed_during_its_expansion_is_expanded_again_afterwards()
     worker.cancel()
     assert kube.most_in_flight == 1
     assert log.count("create PodGroup train") == 1
-    assert ("ml", "train", "train-uid", 2) in jobs.done
+    assert ("ml", "train", "train-uid", 2, "") in jobs.done
+
+
+class StoringKube:
+    """Creates, reads and JSON-patches objects; 409 on creating one that exists."""
+
+    def __init__(self, log: list[str], refuse_patches: bool = False) -> None:
+        self.log = log
+        self.objects: dict[str, Any] = {}
+        self.refuse_patches = refuse_patches
+
+    async def request(self, method: str, path: str, *, body: Any = None, **_: Any) -> Any:
+        if method == "POST":
+            key = f"{path}/{body['metadata']['name']}"
+            if key in self.objects:
+                raise KubeError(409, "AlreadyExists", key)
+            body = copy.deepcopy(body)
+            body["metadata"]["ownerReferences"][0]["uid"] = "train-uid"
+            self.objects[key] = body
+            return body
+        if method == "GET":
+            return copy.deepcopy(self.objects[path])
+        assert method == "PATCH"
+        if self.refuse_patches:
+            raise KubeError(422, "Invalid", "minCount must be at least 1")
+        test, replace = body
+        target = self.objects[path]
+        *parents, last = [int(p) if p.isdigit() else p for p in replace["path"].split("/")[1:]]
+        for part in parents:
+            target = target[part]
+        assert target[last] == test["value"]
+        target[last] = replace["value"]
+        self.log.append(f"patch {path.rsplit('/', 2)[-2]} {replace['value']}")
+        return self.objects[path]
+
+
+async def expand_twice(kube: StoringKube, second: dict[str, Any]) -> Expander:
+    jobs = Expander(kube, LoggedEvents(kube.log), kind="Job")  # type: ignore[arg-type]
+    worker = asyncio.create_task(jobs.run())
+    jobs.upsert(job("train"))
+    await settle()
+    jobs.upsert(second)
+    await settle()
+    worker.cancel()
+    return jobs
+
+
+async def test_a_resized_gang_job_has_its_workload_and_podgroup_follow() -> None:
+    log: list[str] = []
+    kube = StoringKube(log)
+    grown = job("train", generation=2)
+    grown["spec"]["parallelism"] = 4
+    await expand_twice(kube, grown)
+    assert log[-4:] == [
+        "patch workloads 4",
+        "event MinCountChanged: Workload train: minCount 2 -> 4",
+        "patch podgroups 4",
+        "event MinCountChanged: PodGroup train: minCount 2 -> 4",
+    ]
+    group = kube.objects["/apis/scheduling.muster.dev/v1beta1/namespaces/ml/podgroups/train"]
+    assert group["spec"]["schedulingPolicy"] == {"gang": {"minCount": 4}}
+
+
+async def test_the_min_count_annotation_is_followed_without_a_new_generation() -> None:
+    log: list[str] = []
+    kube = StoringKube(log)
+    smaller = job("train")
+    smaller["metadata"]["annotations"] = {MIN_COUNT_ANNOTATION: "1"}
+    await expand_twice(kube, smaller)
+    assert "patch podgroups 1" in log
+
+
+async def test_a_change_the_podgroup_refuses_is_told_on_the_job() -> None:
+    log: list[str] = []
+    kube = StoringKube(log, refuse_patches=True)
+    grown = job("train", generation=2)
+    grown["spec"]["parallelism"] = 3
+    await expand_twice(kube, grown)
+    assert (
+        log[-1]
+        == "event MinCountNotFollowed: PodGroup train keeps minCount 2: minCount must be at least 1"
+    )
 
 
 class FlakyKube(BlockingKube):
@@ -142,11 +228,11 @@ async def test_any_failure_is_retried_with_backoff_and_no_worker_dies() -> None:
     worker = asyncio.create_task(jobs.run())
     for _ in range(100):
         await asyncio.sleep(0.05)
-        if "create Workload train" in log:
+        if {"create PodGroup train", "create Workload train"} <= set(log):
             break
     assert not worker.done()
     worker.cancel()
-    assert log[:2] == ["create PodGroup train", "create Workload train"]
+    assert {"create PodGroup train", "create Workload train"} <= set(log)
 
 
 async def test_nothing_is_expanded_without_leadership() -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from muster.operator.cache import LiveCache
@@ -11,10 +11,8 @@ from muster.operator.config import OperatorConfig
 from muster.operator.loop import SchedulingLoop
 from muster.operator.metrics import Metrics
 from muster.operator.pods import BatchOutcome
-from muster.operator.status import StatusChange, desired_status
-from muster.operator.writer import timestamp
 from muster.scheduler import EngineConfig
-from muster.scheduler.results import Admission, GroupKey, PodKey, Victim
+from muster.scheduler.results import GroupKey, PodKey
 from tests.unit.scheduler.builders import node, pod, pod_group
 
 GANG = GroupKey("team", "trainer")
@@ -22,18 +20,18 @@ VICTIM = PodKey("other", "batch-0")
 
 
 class FakeWriter:
-    """Applies each status change to the cache, as the API server's answer would."""
+    """Applies each status to the cache, as the API server's answer would."""
 
     def __init__(self, cache: LiveCache) -> None:
         self.cache = cache
+        self.refuse: set[GroupKey] = set()
 
-    async def write(self, key: GroupKey, change: StatusChange, *, now: float) -> bool:
+    async def write(self, key: GroupKey, desired: Mapping[str, Any], *, version: str) -> bool:
         current = self.cache.pod_groups.get(key)
-        if current is None:
+        if current is None or key in self.refuse:
             return False
-        members = self.cache.members.get(key, {}).values()
-        status = desired_status(current, members, change, now=timestamp(now))
-        self.cache.apply_pod_group({**current, "status": status})
+        metadata = {**current["metadata"], "resourceVersion": str(int(version or 0) + 1)}
+        self.cache.apply_pod_group({**current, "metadata": metadata, "status": dict(desired)})
         return True
 
 
@@ -65,6 +63,9 @@ class FakeTrigger:
     def wake_at(self, moment: float) -> None:
         pass
 
+    def poke(self) -> None:
+        pass
+
 
 class FakeEvents:
     def __init__(self) -> None:
@@ -93,75 +94,6 @@ def loop_with_victim() -> tuple[SchedulingLoop, FakePods]:
         engine_config=EngineConfig(),
     )
     return loop, pods
-
-
-async def admit_with_victim(loop: SchedulingLoop) -> None:
-    admission = Admission(GANG, {"trainer-0": "n1"}, victims=(Victim(VICTIM, None, 0),))
-    assert await loop._admit(admission, now=0.0)
-
-
-def rolled_back(pods: FakePods) -> bool:
-    return PodKey(GANG.namespace, "trainer-0") in pods.evicted
-
-
-async def test_the_release_timeout_of_a_preemptor_starts_when_its_victims_are_gone() -> None:
-    loop, pods = loop_with_victim()
-    await admit_with_victim(loop)
-    assert pods.evicted == [VICTIM]
-    terminating = pod(VICTIM.name, namespace=VICTIM.namespace, cpu="4", node_name="n1")
-    terminating["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
-    loop.cache.pods.upsert(terminating)
-
-    await loop._follow_admitted(200.0, skip=set())  # victim still terminating
-    assert not rolled_back(pods)
-    assert loop.cache.state.groups[GANG].plan == {"trainer-0": "n1"}  # still reserved
-
-    loop.cache.pods.remove(terminating)
-    await loop._follow_admitted(300.0, skip=set())  # victim gone: the clock starts
-    await loop._follow_admitted(359.0, skip=set())
-    assert not rolled_back(pods)
-
-    await loop._follow_admitted(360.0, skip=set())
-    assert rolled_back(pods)
-
-
-async def test_a_restarted_operator_still_waits_for_the_pods_leaving_the_planned_nodes() -> None:
-    before, _ = loop_with_victim()
-    await admit_with_victim(before)
-    terminating = pod(VICTIM.name, namespace=VICTIM.namespace, cpu="4", node_name="n1")
-    terminating["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
-    before.cache.pods.upsert(terminating)
-    restarted = SchedulingLoop(
-        cache=before.cache,
-        writer=before.writer,
-        pods=before.pods,
-        events=before.events,
-        trigger=before.trigger,
-        metrics=Metrics(),
-        config=before.config,
-        engine_config=before.engine_config,
-    )
-    pods: FakePods = restarted.pods  # type: ignore[assignment]
-
-    await restarted._follow_admitted(200.0, skip=set())  # long after the admission
-    assert not rolled_back(pods)
-
-    restarted.cache.pods.remove(terminating)
-    await restarted._follow_admitted(300.0, skip=set())
-    await restarted._follow_admitted(359.0, skip=set())
-    assert not rolled_back(pods)
-    await restarted._follow_admitted(360.0, skip=set())
-    assert rolled_back(pods)
-
-
-async def test_a_gang_admitted_without_victims_keeps_the_timeout_from_its_release() -> None:
-    loop, pods = loop_with_victim()
-    loop.cache.pods.remove(pod(VICTIM.name, namespace=VICTIM.namespace))
-    assert await loop._admit(Admission(GANG, {"trainer-0": "n1"}), now=0.0)
-    await loop._follow_admitted(59.0, skip=set())
-    assert not rolled_back(pods)
-    await loop._follow_admitted(60.0, skip=set())
-    assert rolled_back(pods)
 
 
 def unusable_pod(version: str, cpu: str = "lots") -> dict[str, Any]:
@@ -265,13 +197,13 @@ class HeldWriter(FakeWriter):
         self.most_in_flight = 0
         self.opened = asyncio.Event()
 
-    async def write(self, key: GroupKey, change: StatusChange, *, now: float) -> bool:
+    async def write(self, key: GroupKey, desired: Mapping[str, Any], *, version: str) -> bool:
         self.in_flight += 1
         self.most_in_flight = max(self.most_in_flight, self.in_flight)
         await self.opened.wait()
         self.in_flight -= 1
         self.log.append(f"write {key.name}")
-        return await super().write(key, change, now=now)
+        return await super().write(key, desired, version=version)
 
 
 class LoggedPods(FakePods):
@@ -303,153 +235,36 @@ async def test_gangs_are_admitted_together_each_with_its_plan_written_before_its
         config=OperatorConfig(),
         engine_config=EngineConfig(),
     )
-    admissions = [
-        Admission(GroupKey("team", name), {f"{name}-0": f"node-{name}"})
-        for name in ("first", "second")
-    ]
-    admitting = asyncio.create_task(loop._admit_all(admissions, now=0.0))
+    admitting = asyncio.create_task(loop.cycle())
     for _ in range(20):
         await asyncio.sleep(0)
     assert writer.most_in_flight == 2
     assert log == []
     writer.opened.set()
-    assert await admitting == {GroupKey("team", "first"), GroupKey("team", "second")}
+    result = await admitting
+    assert {admission.group.name for admission in result.admissions} == {"first", "second"}
     for name in ("first", "second"):
         assert log.index(f"write {name}") < log.index(f"release {name}-0")
 
 
-REFUSAL = "0/3 nodes are available: 1 node(s) didn't match PersistentVolume's node affinity"
-
-
-def refusing_loop(max_rollbacks: int) -> SchedulingLoop:
-    """Three nodes, a two-pod gang, and a loop that never releases anything itself."""
+async def test_a_status_that_cannot_be_written_stops_its_step_before_any_release() -> None:
     cache = LiveCache()
-    for name in ("n1", "n2", "n3"):
-        cache.nodes.upsert(node(name, cpu="4"))
-    cache.pod_group_sink.upsert(pod_group(GANG.name, namespace=GANG.namespace, min_count=2))
-    return SchedulingLoop(
+    cache.nodes.upsert(node("n1", cpu="4"))
+    cache.pod_group_sink.upsert(pod_group(GANG.name, namespace=GANG.namespace))
+    cache.pods.upsert(pod("trainer-0", group=GANG.name, namespace=GANG.namespace))
+    log: list[str] = []
+    writer = FakeWriter(cache)
+    writer.refuse.add(GANG)
+    loop = SchedulingLoop(
         cache=cache,
-        writer=FakeWriter(cache),  # type: ignore[arg-type]
-        pods=FakePods(cache),  # type: ignore[arg-type]
+        writer=writer,  # type: ignore[arg-type]
+        pods=LoggedPods(cache, log),  # type: ignore[arg-type]
         events=FakeEvents(),  # type: ignore[arg-type]
         trigger=FakeTrigger(),  # type: ignore[arg-type]
         metrics=Metrics(),
-        config=OperatorConfig(release_timeout=600.0),
-        engine_config=EngineConfig(max_rollbacks=max_rollbacks),
+        config=OperatorConfig(),
+        engine_config=EngineConfig(),
     )
-
-
-def new_members(loop: SchedulingLoop, generation: int) -> list[str]:
-    """The Job's (re)created pods, gated; the previous ones gone."""
-    for name in list(loop.cache.members.get(GANG, {})):
-        loop.cache.pods.remove(pod(name, namespace=GANG.namespace))
-    names = [f"trainer-{generation}-{index}" for index in range(2)]
-    for name in names:
-        loop.cache.pods.upsert(pod(name, group=GANG.name, namespace=GANG.namespace, cpu="2"))
-    return names
-
-
-def refuse(loop: SchedulingLoop, name: str, message: str) -> None:
-    released = pod(name, group=GANG.name, namespace=GANG.namespace, cpu="2", gated=False)
-    released["status"] = {
-        "phase": "Pending",
-        "conditions": [
-            {
-                "type": "PodScheduled",
-                "status": "False",
-                "reason": "Unschedulable",
-                "message": message,
-            }
-        ],
-    }
-    loop.cache.pods.upsert(released)
-
-
-def scheduled_condition(loop: SchedulingLoop) -> dict[str, Any]:
-    status = loop.cache.pod_groups[GANG]["status"]
-    found: dict[str, Any] = next(
-        c for c in status["conditions"] if c["type"] == "PodGroupScheduled"
-    )
-    return found
-
-
-async def test_a_refused_pod_rolls_back_at_once_and_the_next_plan_avoids_its_node() -> None:
-    loop = refusing_loop(max_rollbacks=2)
-    first = new_members(loop, 1)
-    await loop.cycle()
-    plan = loop.cache.pod_groups[GANG]["status"]["plan"]
-    assert set(plan.values()) == {"n1"}
-
-    refuse(loop, first[0], REFUSAL)
-    await loop._follow_admitted(1.0, skip=set())  # long before the 600 s release timeout
-    condition = scheduled_condition(loop)
-    assert condition["reason"] == "RolledBack"
-    assert f'kube-scheduler refused pod {first[0]} on node n1: "{REFUSAL}"' in condition["message"]
-    assert "retrying in 10s" in condition["message"]
-    refusals = loop.cache.pod_groups[GANG]["status"]["refusals"]
-    assert refusals["rollbacks"] == 1
-    assert [(r["node"], r["pod"], r["count"]) for r in refusals["nodes"]] == [("n1", first[0], 1)]
-
-    second = new_members(loop, 2)
     result = await loop.cycle()
-    (admission,) = result.admissions
-    assert set(admission.placements.values()) == {"n2"}
-
-    refuse(loop, second[1], REFUSAL)
-    await loop._follow_admitted(2.0, skip=set())
-    condition = scheduled_condition(loop)
-    assert "2 such rollbacks in a row: not planned again" in condition["message"]
-
-    new_members(loop, 3)
-    loop.backoff.succeeded(GANG)  # the backoff is over
-    result = await loop.cycle()
-    assert not result.admissions
-    verdict = result.verdicts[GANG]
-    assert verdict.reason == "Unschedulable"
-    assert f'pod {second[1]} on node n2: "0/3 nodes' in verdict.message
-    assert scheduled_condition(loop)["message"] == verdict.message
-
-
-async def test_a_gang_that_binds_completely_starts_its_rollback_count_again() -> None:
-    loop = refusing_loop(max_rollbacks=2)
-    first = new_members(loop, 1)
-    await loop.cycle()
-    refuse(loop, first[0], "no")
-    await loop._follow_admitted(1.0, skip=set())
-    second = new_members(loop, 2)
-    loop.backoff.succeeded(GANG)
-    await loop.cycle()
-    for name in second:
-        bound = pod(name, group=GANG.name, namespace=GANG.namespace, cpu="2", node_name="n2")
-        loop.cache.pods.upsert(bound)
-    await loop._follow_admitted(3.0, skip=set())
-    refusals = loop.cache.pod_groups[GANG]["status"]["refusals"]
-    assert refusals["rollbacks"] == 0
-    assert [r["node"] for r in refusals["nodes"]] == ["n1"]
-
-
-async def test_a_preemptor_refused_for_room_its_victims_still_take_is_not_rolled_back() -> None:
-    loop, pods = loop_with_victim()
-    await admit_with_victim(loop)
-    terminating = pod(VICTIM.name, namespace=VICTIM.namespace, cpu="4", node_name="n1")
-    terminating["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
-    loop.cache.pods.upsert(terminating)
-    released = pod("trainer-0", group=GANG.name, namespace=GANG.namespace, cpu="4", gated=False)
-    released["status"] = {
-        "phase": "Pending",
-        "conditions": [
-            {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "cpu"}
-        ],
-    }
-    loop.cache.pods.upsert(released)
-
-    await loop._follow_admitted(200.0, skip=set())  # the victim still terminates
-    assert not rolled_back(pods)
-    loop.cache.pods.remove(terminating)
-    await loop._follow_admitted(300.0, skip=set())  # gone: kube-scheduler tries again soon
-    await loop._follow_admitted(314.0, skip=set())
-    assert not rolled_back(pods)
-
-    await loop._follow_admitted(315.0, skip=set())  # still refused after that: a refusal
-    assert rolled_back(pods)
-    assert loop.cache.pod_groups[GANG]["status"]["refusals"]["nodes"][0]["node"] == "n1"
+    assert [admission.group for admission in result.admissions] == [GANG]
+    assert log == []  # not released: its plan is not written

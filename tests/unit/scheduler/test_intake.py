@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from muster.scheduler.fields import IntakeError
 from muster.scheduler.intake import (
     node_from,
-    parse_timestamp,
     pod_from,
     pod_group_from,
     priority_class_from,
 )
-from muster.scheduler.results import GroupKey
+from muster.scheduler.lifecycle import Lifecycle
+from muster.scheduler.results import GroupKey, PodKey
 from muster.scheduler.taints import Taint
+from muster.scheduler.times import parse_timestamp
 
 from .builders import node, pod, pod_group, priority_class, taint
 
@@ -132,3 +135,51 @@ def test_host_ports_including_those_of_host_network_pods() -> None:
     assert pod_from(pod("p", spec=spec)).host_ports == (("TCP", 8080),)
     host_network = pod_from(pod("p", spec={**spec, "hostNetwork": True}))
     assert host_network.host_ports == (("TCP", 8080), ("UDP", 53))
+
+
+def test_a_pod_group_brings_its_lifecycle_memory_and_the_version_it_was_read_at() -> None:
+    obj = {
+        "metadata": {"name": "g", "namespace": "ns", "generation": 4, "resourceVersion": "77"},
+        "spec": {"schedulingPolicy": {"gang": {"minCount": 2}}},
+        "status": {
+            "lifecycle": {
+                "rollbacks": 2,
+                "backoffUntil": "1970-01-01T00:01:00Z",
+                "victims": ["other/b-1", "other/b-0", "malformed"],
+            }
+        },
+    }
+    record = pod_group_from(obj)
+    assert record.lifecycle == Lifecycle(
+        rollbacks=2,
+        backoff_until=60.0,
+        victims=(PodKey("other", "b-0"), PodKey("other", "b-1")),
+    )
+    assert record.lifecycle.in_backoff(59.0) and not record.lifecycle.in_backoff(60.0)
+    assert (record.generation, record.resource_version) == (4, "77")
+
+
+def test_a_malformed_lifecycle_memory_is_no_memory() -> None:
+    obj = {
+        "metadata": {"name": "g", "namespace": "ns"},
+        "spec": {"schedulingPolicy": {"gang": {"minCount": 2}}},
+        "status": {"lifecycle": {"rollbacks": -1, "backoffUntil": "soon"}},
+    }
+    assert pod_group_from(obj).lifecycle == Lifecycle()
+
+
+def test_kube_schedulers_refusal_of_a_pod_is_read_unless_it_preempts_for_it() -> None:
+    refused = {
+        "type": "PodScheduled",
+        "status": "False",
+        "reason": "Unschedulable",
+        "message": "0/3 nodes are available",
+    }
+    obj: dict[str, Any] = {
+        "metadata": {"name": "p", "namespace": "ns"},
+        "spec": {},
+        "status": {"phase": "Pending", "conditions": [refused]},
+    }
+    assert pod_from(obj).refusal == "0/3 nodes are available"
+    obj["status"]["nominatedNodeName"] = "n1"
+    assert pod_from(obj).refusal is None

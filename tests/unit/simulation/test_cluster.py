@@ -5,16 +5,32 @@ from typing import Any
 
 import pytest
 
-from muster.api.constants import GANG_GATE, POD_GROUP_LABEL
-from muster.scheduler.results import Admission, GroupKey, Growth, PodKey, Victim
+from muster.api.constants import CONDITION_SCHEDULED, GANG_GATE, POD_GROUP_LABEL
+from muster.scheduler import EngineConfig
+from muster.scheduler.follow import Following
+from muster.scheduler.results import Admission, GroupKey, PodKey, Victim
+from muster.scheduler.status import condition
+from muster.scheduler.transitions import Planner
 from muster.simulation.cluster import SimulatedCluster
 from muster.simulation.documents import InvalidInputError
 from muster.simulation.inventory import Entry
 from muster.simulation.report import PreemptedPod
-from muster.simulation.status import scheduled_condition
 
 NOW = datetime(2026, 1, 1, 10, 0, tzinfo=UTC)
 GATE = {"name": GANG_GATE}
+
+
+def admit(cluster: SimulatedCluster, admission: Admission) -> None:
+    """Carry out the plan the engine makes of one admission."""
+    planner = Planner(cluster.state, now=NOW.timestamp(), config=EngineConfig())
+    planner.admit(admission)
+    cluster.execute(planner.plan())
+
+
+def grow(cluster: SimulatedCluster, group: GroupKey, placements: dict[str, str]) -> None:
+    planner = Planner(cluster.state, now=NOW.timestamp(), config=EngineConfig())
+    planner.follow(cluster.state.groups[group], Following(complete=True), placements)
+    cluster.execute(planner.plan())
 
 
 def entry(body: dict[str, Any]) -> Entry:
@@ -116,7 +132,7 @@ def test_objects_the_engine_rejects_are_input_problems() -> None:
 
 def test_an_admission_records_the_plan_and_binds_the_pods() -> None:
     cluster = loaded(group("g"), pod("g-0", "g"), pod("g-1", "g"))
-    cluster.admit(Admission(key("g"), {"g-0": "n1", "g-1": "n2"}), NOW)
+    admit(cluster, Admission(key("g"), {"g-0": "n1", "g-1": "n2"}))
     assert cluster.state.groups[key("g")].admitted
     assert cluster.pod_groups[key("g")]["status"]["plan"] == {"g-0": "n1", "g-1": "n2"}
     assert cluster.pods[pod_key("g-1")]["spec"] == {
@@ -130,7 +146,7 @@ def test_a_growth_extends_the_plan() -> None:
     cluster = loaded(
         group("g", plan={"g-0": "n1"}), pod("g-0", "g", node_name="n1"), pod("g-1", "g")
     )
-    cluster.grow(Growth(key("g"), {"g-1": "n2"}))
+    grow(cluster, key("g"), {"g-1": "n2"})
     assert cluster.pod_groups[key("g")]["status"]["plan"] == {"g-0": "n1", "g-1": "n2"}
     assert cluster.pods[pod_key("g-1")]["spec"]["nodeName"] == "n2"
     assert cluster.placements == {key("g"): {"g-1": "n2"}}
@@ -148,16 +164,18 @@ def test_a_gang_preempted_whole_is_requeued_and_its_job_pods_come_back_gated() -
         Victim(pod_key("low-0"), key("low"), 0),
         Victim(pod_key("low-1"), key("low"), 0),
     )
-    cluster.admit(Admission(key("high"), {"high-0": "n1"}, victims=victims), NOW)
+    admit(cluster, Admission(key("high"), {"high-0": "n1"}, victims=victims))
+    assert cluster.pods[pod_key("high-0")]["spec"]["schedulingGates"] == [GATE]  # not yet
     assert cluster.victims == [PreemptedPod(v.pod, v.group) for v in victims]
-    assert cluster.preempted == {key("low")}
+    assert cluster.preempted == {key("low"): key("high")}
     low = cluster.pod_groups[key("low")]
     assert not cluster.state.groups[key("low")].admitted
     assert "plan" not in low["status"]
-    condition = scheduled_condition(low)
-    assert condition is not None
-    assert condition["reason"] == "Preempted"
-    assert condition["message"] == "preempted to make room for default/high"
+    scheduled = condition(low["status"], CONDITION_SCHEDULED)
+    assert scheduled is not None
+    assert scheduled["reason"] == "Preempted"
+    assert scheduled["message"] == "preempted by PodGroup default/high to make room for its gang"
+    assert condition(low["status"], "DisruptionTarget") is not None
     remade = cluster.pods[pod_key("low-0")]
     assert "nodeName" not in remade["spec"]
     assert remade["spec"]["schedulingGates"] == [GATE]
@@ -174,27 +192,27 @@ def test_a_single_disruption_gang_stays_admitted_without_the_victim() -> None:
         pod("high-0", "high"),
     )
     victim = Victim(pod_key("low-0"), key("low"), 0)
-    cluster.admit(Admission(key("high"), {"high-0": "n1"}, victims=(victim,)), NOW)
+    admit(cluster, Admission(key("high"), {"high-0": "n1"}, victims=(victim,)))
     assert cluster.state.groups[key("low")].admitted
     assert cluster.pod_groups[key("low")]["status"]["plan"] == {"low-1": "n2"}
     assert cluster.pods[pod_key("low-0")]["spec"]["schedulingGates"] == [GATE]
-    assert cluster.preempted == set()
+    assert cluster.preempted == {}
 
 
 def test_a_plain_victim_is_deleted_and_has_no_group() -> None:
     cluster = loaded(group("g"), pod("g-0", "g"), pod("plain", None, node_name="n1"))
     victim = Victim(pod_key("plain"), None, 0)
-    cluster.admit(Admission(key("g"), {"g-0": "n1"}, victims=(victim,)), NOW)
+    admit(cluster, Admission(key("g"), {"g-0": "n1"}, victims=(victim,)))
     assert cluster.victims == [PreemptedPod(pod_key("plain"), None)]
     assert pod_key("plain") not in cluster.pods
 
 
 def test_a_pod_placed_then_preempted_is_no_longer_counted_as_placed() -> None:
     cluster = loaded(group("mid"), pod("mid-0", "mid"), group("top"), pod("top-0", "top"))
-    cluster.admit(Admission(key("mid"), {"mid-0": "n1"}), NOW)
+    admit(cluster, Admission(key("mid"), {"mid-0": "n1"}))
     victim = Victim(pod_key("mid-0"), key("mid"), 0)
-    cluster.admit(Admission(key("top"), {"top-0": "n1"}, victims=(victim,)), NOW)
-    assert cluster.placements == {key("mid"): {}, key("top"): {"top-0": "n1"}}
+    admit(cluster, Admission(key("top"), {"top-0": "n1"}, victims=(victim,)))
+    assert cluster.placements == {key("mid"): {}}  # top's pods wait for the victim to go
 
 
 def test_members_are_the_labelled_pods() -> None:

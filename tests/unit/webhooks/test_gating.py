@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from muster.webhooks.gating import job_template, pod_gates
+from muster.webhooks.gating import bypass_warning, bypasses_gang, job_template, pod_gates
 
 GATE = {"name": "scheduling.muster.dev/gang"}
 GROUP_LABEL = "scheduling.muster.dev/pod-group"
@@ -75,3 +75,45 @@ def test_a_pod_taken_by_native_gang_scheduling_loses_our_gate() -> None:
     assert pod_gates(native) == [{"name": "other/gate"}]
     native["spec"]["schedulingGates"] = [{"name": "other/gate"}]
     assert pod_gates(native) is None
+
+
+def member(spec: dict[str, Any], owners: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    return {
+        "metadata": {
+            "name": "restored-0",
+            "labels": {GROUP_LABEL: "train"},
+            "ownerReferences": owners or [],
+        },
+        "spec": {"containers": [], **spec},
+    }
+
+
+def test_a_pod_that_names_its_node_is_not_gated_and_is_said_to_bypass_the_gang() -> None:
+    pod = member({"nodeName": "node-a"})
+    assert pod_gates(pod) is None
+    assert bypasses_gang(pod) == "node-a"
+    assert bypass_warning(pod, "node-a") == (
+        "spec.nodeName is set (node-a): the pod bypasses gang admission and counts as"
+        " a bound member of PodGroup train"
+    )
+
+
+def test_a_bound_pod_from_a_gated_job_template_loses_the_gate() -> None:
+    job_owner = {"kind": "Job", "name": "train", "controller": True}
+    pod = member({"nodeName": "node-a", "schedulingGates": [GATE, {"name": "x"}]}, [job_owner])
+    assert pod_gates(pod) == [{"name": "x"}]
+
+
+def test_a_pending_member_is_gated_and_bypasses_nothing() -> None:
+    pod = member({})
+    assert pod_gates(pod) == [GATE]
+    assert bypasses_gang(pod) is None
+
+
+def test_a_job_template_that_names_its_node_is_labelled_but_not_gated() -> None:
+    opted_in = job({"scheduling.muster.dev/policy": "gang"})
+    opted_in["spec"]["template"]["spec"]["nodeName"] = "node-a"
+    template = job_template(opted_in)
+    assert template is not None
+    assert template["metadata"]["labels"][GROUP_LABEL] == "train"
+    assert "schedulingGates" not in template["spec"]

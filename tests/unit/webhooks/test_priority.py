@@ -19,6 +19,9 @@ from muster.webhooks.priority import (
 CLASSES = [{"metadata": {"name": "research"}, "value": 1000}]
 
 
+GANG = {"schedulingPolicy": {"gang": {"minCount": 2}}}
+
+
 def body(spec: dict[str, Any]) -> kopf.Body:
     return kopf.Body(
         {
@@ -67,8 +70,15 @@ def test_patch_goes_into_the_spec() -> None:
 
 def test_a_missing_class_is_forbidden() -> None:
     with pytest.raises(kopf.AdmissionError, match='PriorityClass "gold" not found') as raised:
-        apply_priority(body({"priorityClassName": "gold"}), None, CLASSES, kopf.Patch())
+        apply_priority(body({**GANG, "priorityClassName": "gold"}), None, CLASSES, kopf.Patch())
     assert raised.value.code == 403
+
+
+def test_what_the_schema_refuses_is_left_to_the_schema_check() -> None:
+    patch = kopf.Patch()
+    apply_priority(body({"priority": 3}), None, CLASSES, patch)  # no schedulingPolicy
+    apply_priority(body({**GANG, "preemptionPolicy": "Sometimes"}), None, CLASSES, patch)
+    assert patch == {}
 
 
 async def test_classes_come_from_the_memo() -> None:

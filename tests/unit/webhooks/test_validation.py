@@ -7,7 +7,9 @@ from typing import Any
 import kopf
 import pytest
 
+from muster.api.problems import Problem
 from muster.webhooks.validation import check_job, check_pod_group, check_workload
+from muster.webhooks.workloads import reference_problems
 
 
 def pod_group(spec: dict[str, Any]) -> kopf.Body:
@@ -106,3 +108,66 @@ def test_a_valid_labelled_job_has_no_warning() -> None:
     warnings: list[str] = []
     check_job(job({"scheduling.muster.dev/policy": "gang"}, {}, {}), warnings)
     assert warnings == []
+
+
+REF = {"workloadRef": {"workloadName": "mpi", "templateName": "workers"}}
+
+
+class Memo:
+    """A kopf memo holding a source of Workloads whose cache may lag."""
+
+    def __init__(self, cached: dict[str, Any] | None, live: dict[str, Any] | None) -> None:
+        self.workloads = self
+        self.answers = {"cached": cached, "live": live}
+        self.asked: list[str] = []
+
+    async def cached(self, namespace: str, name: str) -> dict[str, Any] | None:
+        self.asked.append(f"cached {namespace}/{name}")
+        return self.answers["cached"]
+
+    async def live(self, namespace: str, name: str) -> dict[str, Any] | None:
+        self.asked.append(f"live {namespace}/{name}")
+        return self.answers["live"]
+
+
+WORKLOAD = {
+    "kind": "Workload",
+    "metadata": {"name": "mpi"},
+    "spec": {"podGroupTemplates": [{"name": "workers", "schedulingPolicy": {"basic": {}}}]},
+}
+
+
+async def test_a_reference_the_cache_honours_costs_no_api_call() -> None:
+    memo = Memo(cached=WORKLOAD, live=None)
+    assert await reference_problems(pod_group({**GANG, **REF}), "ml", memo) == []
+    assert memo.asked == ["cached ml/mpi"]
+
+
+async def test_a_reference_missing_from_the_cache_is_confirmed_live() -> None:
+    memo = Memo(cached=None, live=WORKLOAD)
+    assert await reference_problems(pod_group({**GANG, **REF}), "ml", memo) == []
+    assert memo.asked == ["cached ml/mpi", "live ml/mpi"]
+
+
+async def test_a_missing_workload_is_refused_as_forbidden() -> None:
+    problems = await reference_problems(pod_group({**GANG, **REF}), "ml", Memo(None, None))
+    with pytest.raises(kopf.AdmissionError) as refusal:
+        check_pod_group(pod_group({**GANG, **REF}), None, set(), problems)
+    assert refusal.value.code == 403
+    assert (
+        str(refusal.value) == 'spec.workloadRef.workloadName: Forbidden: Workload "mpi" not found'
+    )
+
+
+def test_a_forbidden_reference_beside_an_invalid_field_is_invalid() -> None:
+    forbidden = [Problem("spec.workloadRef.workloadName", 'Forbidden: Workload "mpi" not found')]
+    spec = {"schedulingPolicy": {"gang": {"minCount": 0}}, **REF}
+    with pytest.raises(kopf.AdmissionError) as refusal:
+        check_pod_group(pod_group(spec), None, set(), forbidden)
+    assert refusal.value.code == 422
+
+
+async def test_without_a_source_of_workloads_admission_cannot_decide() -> None:
+    with pytest.raises(kopf.AdmissionError) as refusal:
+        await reference_problems(pod_group({**GANG, **REF}), "ml", object())
+    assert refusal.value.code == 503

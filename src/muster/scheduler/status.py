@@ -1,10 +1,12 @@
-"""What a PodGroup's status should say, computed from decisions and member pods.
+"""What a PodGroup's status should say: the one place that knows its shape.
 
-Pure functions: the writer compares their answer with the status last seen and
-writes only when it differs, so a 1,000-pod gang whose pods change one by one costs a
-handful of writes (one per transition and per change of the counts), not one per pod
-event. `lastTransitionTime` moves only when a condition's status flips, as the
-Kubernetes API conventions ask.
+Pure functions over the engine's records: the engine computes with them the status
+each group should have after a cycle (in its plan), the operator writes that status
+as it is, and `muster simulate` records it in its in-memory cluster, so both say the
+same thing in the same words. The writer compares the answer with the status last
+seen and writes only when it differs, so a 1,000-pod gang whose pods change one by
+one costs a handful of writes, not one per pod event. `lastTransitionTime` moves only
+when a condition's status flips, as the Kubernetes API conventions ask.
 """
 
 from __future__ import annotations
@@ -17,14 +19,17 @@ from muster.api.constants import (
     CONDITION_DISRUPTION_TARGET,
     CONDITION_INITIALLY_SCHEDULED,
     CONDITION_SCHEDULED,
-    GANG_GATE,
+    POLICY_BASIC,
     REASON_PREEMPTION_BY_SCHEDULER,
+    REASON_SCHEDULED,
 )
-from muster.api.podgroup import status_min_count
+from muster.scheduler.intake import GroupRecord, PodRecord
+from muster.scheduler.lifecycle import Lifecycle
+from muster.scheduler.lifecycle import to_status as lifecycle_status
+from muster.scheduler.refusals import RefusalMemory
+from muster.scheduler.refusals import to_status as refusals_status
 
 JsonObject = dict[str, Any]
-
-UNSCHEDULABLE = "Unschedulable"  # core/v1 PodReasonUnschedulable
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,73 +50,33 @@ class StatusChange:
     clear_plan: bool = False
     disruption_target: str | None = None  # a message sets DisruptionTarget=True
     clear_disruption_target: bool = False
-    refusals: Mapping[str, Any] | None = None  # replaces status.refusals
+    refusals: RefusalMemory | None = None  # replaces status.refusals
+    lifecycle: Lifecycle | None = None  # replaces status.lifecycle
 
 
-def is_gated(pod: JsonObject) -> bool:
-    gates = (pod.get("spec") or {}).get("schedulingGates") or []
-    return any(gate.get("name") == GANG_GATE for gate in gates)
-
-
-def is_bound(pod: JsonObject) -> bool:
-    return bool((pod.get("spec") or {}).get("nodeName"))
-
-
-def is_terminal(pod: JsonObject) -> bool:
-    return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
-
-
-def is_refusal(pod_scheduled: Mapping[str, Any]) -> bool:
-    """Whether a PodScheduled condition says kube-scheduler found no node for the pod."""
-    return pod_scheduled.get("status") == "False" and pod_scheduled.get("reason") == UNSCHEDULABLE
-
-
-def refusal_message(pod: JsonObject) -> str | None:
-    """kube-scheduler's message when it refused the pod and is not preempting for it.
-
-    A pod kube-scheduler nominated a node for is waiting for its own preemption
-    victims to leave: it is Unschedulable for now, but not refused.
-    """
-    status = pod.get("status") or {}
-    if status.get("nominatedNodeName"):
-        return None
-    for item in status.get("conditions") or []:
-        if item.get("type") == "PodScheduled" and is_refusal(item):
-            return str(item.get("message") or UNSCHEDULABLE)
-    return None
-
-
-def pod_counts(members: Iterable[JsonObject]) -> dict[str, int]:
+def pod_counts(members: Iterable[PodRecord]) -> dict[str, int]:
     """`status.pods`: how many member pods exist and in which state."""
     counts = {"total": 0, "gated": 0, "scheduled": 0, "running": 0, "succeeded": 0, "failed": 0}
     for pod in members:
         counts["total"] += 1
-        phase = (pod.get("status") or {}).get("phase")
-        if is_gated(pod):
+        if pod.gated:
             counts["gated"] += 1
-        if is_bound(pod):
+        if pod.node_name:
             counts["scheduled"] += 1
-        if phase == "Running":
+        if pod.phase == "Running":
             counts["running"] += 1
-        elif phase == "Succeeded":
+        elif pod.phase == "Succeeded":
             counts["succeeded"] += 1
-        elif phase == "Failed":
+        elif pod.phase == "Failed":
             counts["failed"] += 1
     return counts
 
 
 def condition(status: Mapping[str, Any], kind: str) -> JsonObject | None:
     for item in status.get("conditions") or []:
-        if item.get("type") == kind:
-            found: JsonObject = item
-            return found
+        if isinstance(item, dict) and item.get("type") == kind:
+            return item
     return None
-
-
-def is_admitted(pod_group: Mapping[str, Any]) -> bool:
-    """A gang is admitted while its PodGroupScheduled condition is True."""
-    scheduled = condition(pod_group.get("status") or {}, CONDITION_SCHEDULED)
-    return scheduled is not None and scheduled.get("status") == "True"
 
 
 def _with_condition(
@@ -133,7 +98,7 @@ def _with_condition(
         "reason": reason,
         "message": message,
         "lastTransitionTime": (
-            now if previous is None or changed else previous["lastTransitionTime"]
+            now if previous is None or changed else previous.get("lastTransitionTime", now)
         ),
         "observedGeneration": generation,
     }
@@ -141,19 +106,24 @@ def _with_condition(
 
 
 def desired_status(
-    pod_group: Mapping[str, Any],
-    members: Iterable[JsonObject],
+    group: GroupRecord,
+    members: Iterable[PodRecord],
     change: StatusChange,
     *,
     now: str,
+    current: Mapping[str, Any] | None = None,
 ) -> JsonObject:
-    """The status the PodGroup should have after `change`, counts refreshed."""
-    current: Mapping[str, Any] = pod_group.get("status") or {}
-    generation = int((pod_group.get("metadata") or {}).get("generation") or 0)
+    """The status the PodGroup should have after `change`, counts refreshed.
+
+    `current` is the status the change applies to (by default, the one the record was
+    read with); a cycle that changes one group twice passes its first answer here.
+    """
+    current = group.status if current is None else current
+    generation = group.generation
     conditions: list[JsonObject] = [dict(c) for c in current.get("conditions") or []]
     scheduling = change.scheduling
     if scheduling is not None:
-        common = {"reason": scheduling.reason, "message": scheduling.message, "now": now}
+        common = {"reason": str(scheduling.reason), "message": scheduling.message, "now": now}
         conditions = _with_condition(
             conditions,
             CONDITION_SCHEDULED,
@@ -185,10 +155,11 @@ def desired_status(
     status: JsonObject = {
         "conditions": sorted(conditions, key=_condition_order),
         "observedGeneration": generation,
-        "minCount": status_min_count(pod_group.get("spec") or {}),
+        "minCount": group.min_count if group.gang else POLICY_BASIC,
         "pods": pod_counts(members),
     }
-    admitted_now = scheduling is not None and scheduling.admitted and not is_admitted(pod_group)
+    was_admitted = _is_true(current, CONDITION_SCHEDULED)
+    admitted_now = scheduling is not None and scheduling.admitted and not was_admitted
     admitted_at = now if admitted_now else current.get("admittedAt")
     if admitted_at:
         status["admittedAt"] = admitted_at
@@ -196,10 +167,24 @@ def desired_status(
         status["plan"] = dict(change.plan)
     elif not change.clear_plan and current.get("plan"):
         status["plan"] = dict(current["plan"])
-    refusals = change.refusals if change.refusals is not None else current.get("refusals")
+    refusals = (
+        refusals_status(change.refusals) if change.refusals is not None else current.get("refusals")
+    )
     if refusals:
         status["refusals"] = dict(refusals)
+    lifecycle = (
+        lifecycle_status(change.lifecycle)
+        if change.lifecycle is not None
+        else current.get("lifecycle")
+    )
+    if lifecycle and lifecycle != {"rollbacks": 0}:
+        status["lifecycle"] = dict(lifecycle)
     return status
+
+
+def _is_true(status: Mapping[str, Any], kind: str) -> bool:
+    found = condition(status, kind)
+    return found is not None and found.get("status") == "True"
 
 
 _ORDER = (CONDITION_SCHEDULED, CONDITION_INITIALLY_SCHEDULED, CONDITION_DISRUPTION_TARGET)
@@ -210,15 +195,42 @@ def _condition_order(item: Mapping[str, Any]) -> tuple[int, str]:
     return (_ORDER.index(kind) if kind in _ORDER else len(_ORDER), kind)
 
 
-def needs_write(current: Mapping[str, Any], desired: JsonObject) -> bool:
+def needs_write(current: Mapping[str, Any], desired: Mapping[str, Any]) -> bool:
     """Whether the stored status differs from `desired` (the writer's coalescing test).
 
     Unchanged conditions keep their old timestamps (see `_with_condition`), so equal
     decisions compare equal and cost no write.
     """
-    return dict(current) != desired
+    return dict(current) != dict(desired)
 
 
 def admitted_message(placements: int, domain: tuple[str, str] | None) -> str:
     where = f" in {domain[0]}={domain[1]}" if domain else ""
     return f"{placements} pods placed{where}"
+
+
+@dataclass(frozen=True, slots=True)
+class Transition:
+    """A condition that changed status or reason: what the PodGroup's events tell."""
+
+    warning: bool
+    reason: str
+    message: str
+
+
+def transitions(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[Transition]:
+    """The events a status change deserves, one per condition that moved."""
+    told = []
+    for kind in (CONDITION_SCHEDULED, CONDITION_DISRUPTION_TARGET):
+        old, new = condition(before, kind), condition(after, kind)
+        if new is None:
+            continue
+        if old is not None and (old.get("status"), old.get("reason")) == (
+            new.get("status"),
+            new.get("reason"),
+        ):
+            continue
+        reason = str(new.get("reason"))
+        message = str(new.get("message") or reason)
+        told.append(Transition(reason != REASON_SCHEDULED, reason, message))
+    return told

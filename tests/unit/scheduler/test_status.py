@@ -1,32 +1,46 @@
-"""PodGroup status as the writer computes it: conditions, counts, plan, coalescing."""
+"""PodGroup status as the engine computes it: conditions, counts, plan, lifecycle, events."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from muster.operator.status import (
+from muster.scheduler.intake import GroupRecord, PodRecord, pod_from, pod_group_from
+from muster.scheduler.lifecycle import Lifecycle
+from muster.scheduler.refusals import NodeRefusal, RefusalMemory
+from muster.scheduler.status import (
     Scheduling,
     StatusChange,
     desired_status,
-    is_admitted,
     needs_write,
     pod_counts,
+    transitions,
 )
 
 GATE = "scheduling.muster.dev/gang"
+GANG = {"schedulingPolicy": {"gang": {"minCount": 1}}}
 
 
-def pod(*, gated: bool = False, node: str | None = None, phase: str = "Pending") -> dict[str, Any]:
+def pod(*, gated: bool = False, node: str | None = None, phase: str = "Pending") -> PodRecord:
     spec: dict[str, Any] = {}
     if gated:
         spec["schedulingGates"] = [{"name": GATE}]
     if node:
         spec["nodeName"] = node
-    return {"spec": spec, "status": {"phase": phase}}
+    return pod_from({"metadata": {"name": "p"}, "spec": spec, "status": {"phase": phase}})
 
 
-def group(status: dict[str, Any] | None = None, generation: int = 3) -> dict[str, Any]:
-    return {"metadata": {"name": "g", "generation": generation}, "status": status or {}}
+def group(
+    status: dict[str, Any] | None = None,
+    generation: int = 3,
+    spec: dict[str, Any] | None = None,
+) -> GroupRecord:
+    return pod_group_from(
+        {
+            "metadata": {"name": "g", "generation": generation},
+            "spec": spec or GANG,
+            "status": status or {},
+        }
+    )
 
 
 def conditions_by_type(status: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -118,41 +132,51 @@ def test_the_same_decision_again_needs_no_write() -> None:
     assert needs_write(first, counted)
 
 
-def test_admitted_means_pod_group_scheduled_true() -> None:
-    admitted = desired_status(group(), [], StatusChange(scheduling=ADMITTED), now="T1")
-    waiting = desired_status(group(), [], StatusChange(scheduling=WAITING), now="T1")
-    assert is_admitted({"status": admitted})
-    assert not is_admitted({"status": waiting})
-    assert not is_admitted({})
-
-
 def test_min_count_and_admission_time_are_recorded_for_the_columns() -> None:
-    gang = {**group(), "spec": {"schedulingPolicy": {"gang": {"minCount": 4}}}}
-    waiting = desired_status(gang, [], StatusChange(scheduling=WAITING), now="T1")
+    four = {"schedulingPolicy": {"gang": {"minCount": 4}}}
+    waiting = desired_status(group(spec=four), [], StatusChange(scheduling=WAITING), now="T1")
     assert waiting["minCount"] == 4
     assert "admittedAt" not in waiting
     admitted = desired_status(
-        {**gang, "status": waiting}, [], StatusChange(scheduling=ADMITTED), now="T2"
+        group(waiting, spec=four), [], StatusChange(scheduling=ADMITTED), now="T2"
     )
     assert admitted["admittedAt"] == "T2"
     again = desired_status(
-        {**gang, "status": admitted}, [], StatusChange(scheduling=ADMITTED), now="T3"
+        group(admitted, spec=four), [], StatusChange(scheduling=ADMITTED), now="T3"
     )
     assert again["admittedAt"] == "T2"
-    basic = {**group(), "spec": {"schedulingPolicy": {"basic": {}}}}
+    basic = group(spec={"schedulingPolicy": {"basic": {}}})
     assert desired_status(basic, [], StatusChange(), now="T1")["minCount"] == "basic"
 
 
 def test_the_refusal_memory_is_kept_unless_replaced() -> None:
-    memory = {"nodeSet": "s", "rollbacks": 1, "nodes": [{"node": "n", "pod": "p", "message": "m"}]}
+    memory = RefusalMemory("s", 1, (NodeRefusal("n", "p", "m", 1),))
+    written = {
+        "nodeSet": "s",
+        "rollbacks": 1,
+        "nodes": [{"node": "n", "pod": "p", "message": "m", "count": 1}],
+    }
     learnt = desired_status(group(), [], StatusChange(refusals=memory), now="T1")
-    assert learnt["refusals"] == memory
-    assert (
-        desired_status(group(learnt), [], StatusChange(clear_plan=True), now="T2")["refusals"]
-        == memory
-    )
-    settled = {**memory, "rollbacks": 0}
-    assert (
-        desired_status(group(learnt), [], StatusChange(refusals=settled), now="T3")["refusals"]
-        == settled
-    )
+    assert learnt["refusals"] == written
+    kept = desired_status(group(learnt), [], StatusChange(clear_plan=True), now="T2")
+    assert kept["refusals"] == written
+    settled = RefusalMemory("s", 0, memory.nodes)
+    replaced = desired_status(group(learnt), [], StatusChange(refusals=settled), now="T3")
+    assert replaced["refusals"]["rollbacks"] == 0
+
+
+def test_the_lifecycle_memory_is_written_and_read_back_alike() -> None:
+    memory = Lifecycle(rollbacks=2, backoff_until=60.5, release_started=None)
+    status = desired_status(group(), [], StatusChange(lifecycle=memory), now="T1")
+    assert status["lifecycle"] == {"rollbacks": 2, "backoffUntil": "1970-01-01T00:01:01Z"}
+    assert group(status).lifecycle == Lifecycle(rollbacks=2, backoff_until=61.0)
+    cleared = desired_status(group(status), [], StatusChange(lifecycle=Lifecycle()), now="T2")
+    assert "lifecycle" not in cleared
+
+
+def test_each_condition_that_moves_is_one_event() -> None:
+    waiting = desired_status(group(), [], StatusChange(scheduling=WAITING), now="T1")
+    admitted = desired_status(group(waiting), [], StatusChange(scheduling=ADMITTED), now="T2")
+    assert [(t.warning, t.reason) for t in transitions({}, waiting)] == [(True, "Unschedulable")]
+    assert [(t.warning, t.reason) for t in transitions(waiting, admitted)] == [(False, "Scheduled")]
+    assert transitions(admitted, admitted) == []

@@ -1,0 +1,258 @@
+"""Admission as upstream's: a PodGroup's workloadRef must resolve, a pod that names
+its node is not gated (and counts as a bound member of its gang), and a resized gang
+Job's PodGroup follows its minCount, while a size the Job cannot run is refused."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.cluster import Kubectl, wait_until
+from tests.e2e.harness import (
+    GROUP_LABEL,
+    POD_GROUPS,
+    POOL_LABEL,
+    NodePool,
+    OperatorProcess,
+    cluster_mode,
+    events_for,
+    gang_job,
+    is_gated,
+    pod_group,
+    pods_of,
+    wait_all_bound,
+    wait_for_reason,
+)
+
+pytestmark = pytest.mark.e2e
+
+API_VERSION = "scheduling.muster.dev/v1beta1"
+MIN_COUNT = "scheduling.muster.dev/min-count"
+
+
+def workload(name: str, *templates: str, finalizers: list[str] | None = None) -> dict[str, Any]:
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "Workload",
+        "metadata": {"name": name, "finalizers": finalizers or []},
+        "spec": {
+            "podGroupTemplates": [
+                {"name": template, "schedulingPolicy": {"gang": {"minCount": 2}}}
+                for template in templates
+            ]
+        },
+    }
+
+
+def referring(name: str, workload_name: str, template: str) -> dict[str, Any]:
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "PodGroup",
+        "metadata": {"name": name},
+        "spec": {
+            "workloadRef": {"workloadName": workload_name, "templateName": template},
+            "schedulingPolicy": {"gang": {"minCount": 2}},
+        },
+    }
+
+
+def create(kubectl: Kubectl, namespace: str, manifest: dict[str, Any]) -> Any:
+    return kubectl("create", "-n", namespace, "-f", "-", input=json.dumps(manifest), check=False)
+
+
+def test_a_workload_ref_must_name_an_existing_workload_and_template(
+    operator: OperatorProcess, kubectl: Kubectl, namespace: str
+) -> None:
+    refused = create(kubectl, namespace, referring("typo", "mpii", "workers"))
+    assert refused.returncode != 0
+    assert 'spec.workloadRef.workloadName: Forbidden: Workload "mpii" not found' in refused.stderr
+
+    # Applied together, as users do: the PodGroup's admission finds the new Workload.
+    items = [workload("mpi", "workers"), referring("mpi-workers-by-hand", "mpi", "workers")]
+    both = {"apiVersion": "v1", "kind": "List", "items": items}
+    kubectl("create", "-n", namespace, "-f", "-", input=json.dumps(both))
+
+    refused = create(kubectl, namespace, referring("launcher", "mpi", "launcher"))
+    assert refused.returncode != 0
+    assert (
+        'spec.workloadRef.templateName: Forbidden: Workload "mpi" has no podGroupTemplate'
+        ' "launcher"'
+    ) in refused.stderr
+
+    plain = {**referring("plain", "-", "-"), "spec": {"schedulingPolicy": {"basic": {}}}}
+    assert create(kubectl, namespace, plain).returncode == 0
+
+
+def test_a_workload_being_deleted_may_not_be_referred_to(
+    operator: OperatorProcess, kubectl: Kubectl, namespace: str
+) -> None:
+    finalizer = "example.com/hold"
+    kubectl.apply(workload("leaving", "workers", finalizers=[finalizer]), namespace)
+    try:
+        kubectl("delete", "workload", "leaving", "-n", namespace, "--wait=false")
+        wait_until(
+            "the Workload to be marked for deletion",
+            lambda: bool(
+                kubectl.json("get", "workload", "leaving", "-n", namespace)["metadata"].get(
+                    "deletionTimestamp"
+                )
+            ),
+        )
+        refused = create(kubectl, namespace, referring("late", "leaving", "workers"))
+        assert refused.returncode != 0
+        assert 'Forbidden: Workload "leaving" is being deleted' in refused.stderr
+    finally:
+        kubectl(
+            "patch", "workload", "leaving", "-n", namespace, "--type=merge",
+            "-p", '{"metadata":{"finalizers":[]}}', check=False,
+        )  # fmt: skip
+
+
+def member(name: str, group: str, pool: NodePool, node: str | None = None) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "nodeSelector": {POOL_LABEL: pool.name},
+        "tolerations": [{"key": POOL_LABEL, "operator": "Equal", "value": pool.name}],
+        "containers": [
+            {"name": "main", "image": "trainer", "resources": {"requests": {"cpu": "1"}}}
+        ],
+    }
+    if node is not None:
+        spec["nodeName"] = node
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "labels": {GROUP_LABEL: group}},
+        "spec": spec,
+    }
+
+
+def test_a_pod_that_names_its_node_is_admitted_ungated_and_counts_as_a_bound_member(
+    operator: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool
+) -> None:
+    node = pool.add(gpus=0, cpu="2")
+    gang = {
+        "apiVersion": API_VERSION,
+        "kind": "PodGroup",
+        "metadata": {"name": "restored"},
+        "spec": {"schedulingPolicy": {"gang": {"minCount": 3}}},
+    }
+    kubectl.apply(gang, namespace)
+
+    created = create(kubectl, namespace, member("restored-0", "restored", pool, node=node))
+    assert created.returncode == 0, created.stderr
+    assert "bypasses gang admission" in created.stderr
+    (pod,) = pods_of(kubectl, namespace, "restored")
+    assert not is_gated(pod) and pod["spec"]["nodeName"] == node
+    wait_until(
+        "a BypassedGangAdmission event on the PodGroup",
+        lambda: any(
+            event["reason"] == "BypassedGangAdmission"
+            and event["type"] == "Warning"
+            and "restored-0" in event["message"]
+            and event["involvedObject"].get("uid")
+            for event in events_for(kubectl, namespace, "restored")
+        ),
+    )
+
+    # The bound pod holds one of the node's two CPUs: two more members cannot both fit,
+    # and the gang (the bound pod counted) is short of capacity, not of pods.
+    for index in (1, 2):
+        kubectl.apply(member(f"restored-{index}", "restored", pool), namespace)
+    condition = wait_for_reason(kubectl, namespace, "restored", "Unschedulable")
+    assert "cpu" in condition["message"]
+    status = pod_group(kubectl, namespace, "restored")["status"]["pods"]
+    assert (status["total"], status["gated"]) == (3, 2)
+
+    # One more CPU on another node: the two gated members start beside the bound one.
+    pool.add(gpus=0, cpu="1")
+    wait_all_bound(kubectl, namespace, "restored", 3)
+    wait_for_reason(kubectl, namespace, "restored", "Scheduled")
+
+
+def min_count(kubectl: Kubectl, namespace: str, kind: str, name: str) -> int:
+    obj = kubectl.json("get", kind, name, "-n", namespace)
+    if kind == POD_GROUPS:
+        policy = obj["spec"]["schedulingPolicy"]
+    else:
+        policy = obj["spec"]["podGroupTemplates"][0]["schedulingPolicy"]
+    return int(policy["gang"]["minCount"])
+
+
+def wait_min_count(kubectl: Kubectl, namespace: str, name: str, expected: int) -> None:
+    for kind in ("workloads.scheduling.muster.dev", POD_GROUPS):
+
+        def followed(kind: str = kind) -> bool:
+            found = kubectl("get", kind, name, "-n", namespace, check=False).returncode == 0
+            return found and min_count(kubectl, namespace, kind, name) == expected
+
+        wait_until(f"{kind} {name} to have minCount {expected}", followed)
+
+
+def test_a_resized_gang_job_has_its_podgroup_follow_and_an_impossible_size_is_refused(
+    operator: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool
+) -> None:
+    pool.add(gpus=0)
+    job = gang_job("elastic", pool, workers=2, gpus=0)
+    job["spec"].pop("completions")
+    kubectl.apply(job, namespace)
+    wait_min_count(kubectl, namespace, "elastic", 2)
+
+    kubectl("patch", "job", "elastic", "-n", namespace, "-p", '{"spec":{"parallelism":3}}')
+    wait_min_count(kubectl, namespace, "elastic", 3)
+    wait_until(
+        "a MinCountChanged event on the Job",
+        lambda: any(
+            event["reason"] == "MinCountChanged"
+            for event in events_for(kubectl, namespace, "elastic")
+        ),
+    )
+
+    kubectl("annotate", "job", "elastic", "-n", namespace, f"{MIN_COUNT}=2")
+    wait_min_count(kubectl, namespace, "elastic", 2)
+
+    refused = kubectl(
+        "annotate", "job", "elastic", "-n", namespace, "--overwrite", f"{MIN_COUNT}=5",
+        check=False,
+    )  # fmt: skip
+    assert refused.returncode != 0
+    assert f"metadata.annotations[{MIN_COUNT}]: 5 exceeds spec.parallelism 3" in refused.stderr
+    assert min_count(kubectl, namespace, POD_GROUPS, "elastic") == 2
+
+
+def native_field_kept(kubectl: Kubectl, job: dict[str, Any]) -> bool:
+    probe = kubectl(
+        "create", "--dry-run=server", "-n", "default", "-o", "json", "-f", "-",
+        input=json.dumps(job),
+    )  # fmt: skip
+    return "scheduling" in json.loads(probe.stdout)["spec"]
+
+
+def test_a_native_gang_job_resized_has_its_podgroup_follow(
+    operator: OperatorProcess, kubectl: Kubectl, kubeconfig: Path, namespace: str, pool: NodePool
+) -> None:
+    if cluster_mode(kubeconfig) == "native-gang":
+        pytest.skip("the cluster's own gang scheduling takes native Jobs")
+    job = gang_job("native", pool, workers=2, gpus=0)
+    del job["metadata"]["labels"]["scheduling.muster.dev/policy"]
+    job["spec"].pop("completions")
+    job["spec"]["scheduling"] = {"schedulingPolicy": {"gang": {"minCount": 2}}}
+    if not native_field_kept(kubectl, job):
+        pytest.skip("this API server drops Job spec.scheduling (WorkloadWithJob is off)")
+    pool.add(gpus=0)
+    kubectl.apply(job, namespace)
+    wait_min_count(kubectl, namespace, "native", 2)
+    gang = {"schedulingPolicy": {"gang": {"minCount": 3}}}
+    patch = {"spec": {"parallelism": 3, "scheduling": gang}}
+    kubectl("patch", "job", "native", "-n", namespace, "--type=merge", "-p", json.dumps(patch))
+    wait_min_count(kubectl, namespace, "native", 3)
+
+    too_many = {"spec": {"scheduling": {"schedulingPolicy": {"gang": {"minCount": 4}}}}}
+    refused = kubectl(
+        "patch", "job", "native", "-n", namespace, "--type=merge", "-p", json.dumps(too_many),
+        check=False,
+    )  # fmt: skip
+    assert refused.returncode != 0
+    assert "spec.scheduling.schedulingPolicy.gang.minCount" in refused.stderr
