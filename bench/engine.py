@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from muster.api.constants import GANG_GATE, POD_GROUP_LABEL
 from muster.scheduler import ClusterState, EngineConfig, schedule
 from muster.scheduler.results import CycleResult, Reason
 
@@ -48,8 +49,6 @@ GANG_SIZE = 64
 PENDING_GANGS = 1_000
 NOW = 1_798_761_600.0
 CONFIG = EngineConfig(starvation_seconds=10**12)
-GATE = "scheduling.muster.dev/gang"
-GROUP_LABEL = "scheduling.muster.dev/pod-group"
 GPU_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 RESULTS = Path(__file__).parent / "results" / "engine.json"
@@ -106,8 +105,8 @@ def pod_object(
     if node is not None:
         spec["nodeName"] = node
     elif group is not None:
-        spec["schedulingGates"] = [{"name": GATE}]
-    all_labels = {GROUP_LABEL: group} if group is not None else {}
+        spec["schedulingGates"] = [{"name": GANG_GATE}]
+    all_labels = {POD_GROUP_LABEL: group} if group is not None else {}
     all_labels.update(labels or {})
     return {
         "metadata": {"name": name, "namespace": namespace, "labels": all_labels},

@@ -28,6 +28,7 @@ from typing import Any
 
 import pytest
 
+from muster.api.gates import has_gang_gate
 from muster.webhooks.server import self_signed_certificate
 from tests.e2e.cluster import ROOT, Kubectl, wait_until
 
@@ -36,7 +37,6 @@ WEBHOOK_CONFIGURATION = "muster.e2e.scheduling.muster.dev"
 POOL_LABEL = "e2e.muster.dev/pool"
 POLICY_LABEL = "scheduling.muster.dev/policy"
 GROUP_LABEL = "scheduling.muster.dev/pod-group"
-GATE = "scheduling.muster.dev/gang"
 GPU = "nvidia.com/gpu"
 # Fully qualified: an API server with native gang scheduling serves `podgroups` too.
 POD_GROUPS = "podgroups.scheduling.muster.dev"
@@ -335,7 +335,7 @@ def pods_of(kubectl: Kubectl, namespace: str, group: str) -> list[dict[str, Any]
 
 
 def is_gated(pod: dict[str, Any]) -> bool:
-    return any(gate["name"] == GATE for gate in pod["spec"].get("schedulingGates") or [])
+    return has_gang_gate(pod["spec"].get("schedulingGates") or [])
 
 
 def pod_group(kubectl: Kubectl, namespace: str, name: str) -> dict[str, Any]:
