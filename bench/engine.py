@@ -30,13 +30,14 @@ import statistics
 import sys
 import time
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from muster.api.constants import GANG_GATE, POD_GROUP_LABEL
+from muster.api.times import rfc3339
 from muster.scheduler import ClusterState, EngineConfig, schedule
 from muster.scheduler.results import CycleResult, Reason
 
@@ -270,8 +271,7 @@ def pending_gang(
 
 
 def timestamp(seconds: int) -> str:
-    moment = datetime(2026, 1, 1, tzinfo=UTC) + timedelta(seconds=seconds)
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return rfc3339(datetime(2026, 1, 1, tzinfo=UTC).timestamp() + seconds)
 
 
 def queue_rule(number: int) -> str | None:

@@ -9,11 +9,12 @@ never a reason to stop scheduling.
 from __future__ import annotations
 
 import logging
+import time
 import uuid
 from collections.abc import Mapping
-from datetime import UTC, datetime
 from typing import Any
 
+from muster.api.times import rfc3339
 from muster.operator.kube import JsonObject, Kube, KubeError
 
 logger = logging.getLogger(__name__)
@@ -60,7 +61,7 @@ class EventRecorder:
 
     async def record(self, involved: JsonObject, kind: str, reason: str, message: str) -> None:
         namespace = involved.get("namespace") or "default"
-        now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        now = rfc3339(time.time())
         event = {
             "apiVersion": "v1",
             "kind": "Event",

@@ -14,21 +14,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from datetime import UTC, datetime
 
+from muster.api.times import rfc3339
 from muster.operator.kube import JsonObject, Kube, KubeError
+from muster.scheduler.times import parse_time
 
 logger = logging.getLogger(__name__)
-
-
-def _micro_time(moment: float) -> str:
-    return datetime.fromtimestamp(moment, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def _parse_micro_time(value: object) -> float:
-    if not isinstance(value, str):
-        return 0.0
-    return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
 
 
 class LeaderElector:
@@ -99,16 +90,16 @@ class LeaderElector:
             return await self._create(now)
         spec: JsonObject = lease.setdefault("spec", {})
         holder = spec.get("holderIdentity")
-        renewed = _parse_micro_time(spec.get("renewTime"))
+        renewed = parse_time(spec.get("renewTime")) or 0.0
         duration = float(spec.get("leaseDurationSeconds") or self.lease_duration)
         if holder and holder != self.identity and now < renewed + duration:
             return False
         if holder != self.identity:
-            spec["acquireTime"] = _micro_time(now)
+            spec["acquireTime"] = rfc3339(now, micro=True)
             spec["leaseTransitions"] = int(spec.get("leaseTransitions") or 0) + 1
         spec["holderIdentity"] = self.identity
         spec["leaseDurationSeconds"] = round(self.lease_duration)
-        spec["renewTime"] = _micro_time(now)
+        spec["renewTime"] = rfc3339(now, micro=True)
         try:
             await self.kube.request("PUT", f"{self.path}/{self.name}", body=lease)
         except KubeError as error:
@@ -125,8 +116,8 @@ class LeaderElector:
             "spec": {
                 "holderIdentity": self.identity,
                 "leaseDurationSeconds": round(self.lease_duration),
-                "acquireTime": _micro_time(now),
-                "renewTime": _micro_time(now),
+                "acquireTime": rfc3339(now, micro=True),
+                "renewTime": rfc3339(now, micro=True),
                 "leaseTransitions": 0,
             },
         }
