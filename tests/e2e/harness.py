@@ -12,6 +12,7 @@ tolerate and select exactly those nodes.
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import signal
@@ -29,7 +30,7 @@ from typing import Any
 import pytest
 
 from muster.api.gates import has_gang_gate
-from muster.webhooks.server import self_signed_certificate
+from muster.webhooks.certificates import issue
 from tests.e2e.cluster import ROOT, Kubectl, wait_until
 
 CRDS = ROOT / "crds"
@@ -71,9 +72,9 @@ class OperatorProcess:
         """
         cert, key = self.log_path.with_suffix(".crt"), self.log_path.with_suffix(".key")
         if not cert.exists():
-            cert_pem, key_pem = self_signed_certificate("127.0.0.1")
-            key.write_bytes(key_pem)
-            cert.write_bytes(cert_pem)
+            served = issue(["127.0.0.1"], now=datetime.datetime.now(datetime.UTC))
+            key.write_bytes(served.key)
+            cert.write_bytes(served.chain)
         return cert, key
 
     def command(self, extra: tuple[str, ...]) -> list[str]:
