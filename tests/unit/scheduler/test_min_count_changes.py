@@ -52,3 +52,21 @@ def test_raising_min_count_holds_unbound_members_until_bound_and_placeable_reach
     (growth,) = result.growths
     assert len(growth.placements) == 2 and spare in growth.placements.values()
     assert released(api, key) == 4
+
+
+def test_raising_min_count_between_an_admission_written_and_its_release_holds_it() -> None:
+    """The operator stopped after writing the plan: a restart must not release fewer
+    pods than the new minCount."""
+    api = FakeApi(now=NOW, config=CONFIG)
+    api.add_node(cpu=1)
+    api.add_node(cpu=1)
+    key = api.add_gang("g", size=2, min_count=2, cpu=1)
+    api.cycle(crash_after=1)  # the admission's status write, then the crash
+    assert admitted(api.groups[key]["status"]) and released(api, key) == 0
+    api.set_min_count(key, 3)
+    api.cycle()
+    assert released(api, key) == 0
+    api.add_member("g", 1)
+    api.add_node(cpu=1)
+    api.cycle()
+    assert released(api, key) == 3
