@@ -65,8 +65,10 @@ class FakeApi:
     serial: int = 0
     # What the API said before each admission, for the properties to compare against.
     admissions: list[tuple[GroupKey, dict[str, Any]]] = field(default_factory=list)
-    # The victims each preemptor's recorded decision awaits, once written.
-    awaited: dict[GroupKey, tuple[PodKey, ...]] = field(default_factory=dict)
+    # The victims each preemptor's recorded decision awaits, and their gangs, once written.
+    awaited: dict[GroupKey, tuple[tuple[PodKey, ...], frozenset[GroupKey]]] = field(
+        default_factory=dict
+    )
     released: list[GroupKey] = field(default_factory=list)
 
     # ---- objects -------------------------------------------------------------------
@@ -245,20 +247,23 @@ class FakeApi:
             self.admissions.append((key, before))
         victims = lifecycle_from(desired).victims
         if victims:
-            self.awaited[key] = victims
+            groups = {self._group_of(victim) for victim in victims}
+            self.awaited[key] = (victims, frozenset(g for g in groups if g is not None))
         self.put_group({**obj, "status": desired})
         return True
 
+    def _group_of(self, pod_key: PodKey) -> GroupKey | None:
+        obj = self.pods.get(pod_key)
+        name = None if obj is None else obj["metadata"]["labels"].get(POD_GROUP_LABEL)
+        return None if name is None else GroupKey(pod_key.namespace, name)
+
     def _counted_on(self, pod_key: PodKey) -> GroupKey | None:
         """The admitted gang whose recorded plan still counts on this pod, if any."""
-        obj = self.pods[pod_key]
-        name = obj["metadata"]["labels"].get(POD_GROUP_LABEL)
-        group = self.groups.get(GroupKey(pod_key.namespace, name or ""))
+        key = self._group_of(pod_key)
+        group = None if key is None else self.groups.get(key)
         if group is None or not admitted(group["status"]):
             return None
-        if pod_key.name in (group["status"].get("plan") or {}):
-            return GroupKey(pod_key.namespace, name or "")
-        return None
+        return key if pod_key.name in (group["status"].get("plan") or {}) else None
 
     def _evict(self, action: Evict) -> None:
         for pod_key in action.pods:
