@@ -112,6 +112,7 @@ def render(key: GroupKey, status: Mapping[str, Any], result: CycleResult) -> str
     else:
         scheduled = condition(status, "PodGroupScheduled") or {}
         lines.append(f"Status:   admitted ({scheduled.get('reason', 'Scheduled')})")
+        lines.extend(_lifecycle(status))  # a preemptor names the victims it waits for
         plan = status.get("plan")
         if isinstance(plan, dict):
             lines.extend(_table(("POD", "NODE"), sorted((str(p), str(n)) for p, n in plan.items())))
