@@ -24,6 +24,13 @@ def released_to(api: FakeApi, key: GroupKey) -> dict[PodKey, str]:
     }
 
 
+def three_nodes_and_a_gang() -> tuple[FakeApi, GroupKey]:
+    api = FakeApi(now=NOW, config=CONFIG)
+    for _ in range(3):
+        api.add_node(cpu=2)
+    return api, api.add_gang("g", size=2, min_count=2, cpu=1)
+
+
 def refused_once(api: FakeApi, key: GroupKey) -> str:
     """Admit the gang, let kube-scheduler refuse its first pod, roll back, and let the
     evicted pods go; the refused node."""
@@ -42,10 +49,7 @@ def refused_once(api: FakeApi, key: GroupKey) -> str:
 
 
 def test_a_refusal_rolls_the_gang_back_quoting_kube_scheduler_and_is_avoided_next() -> None:
-    api = FakeApi(now=NOW, config=CONFIG)
-    for _ in range(3):
-        api.add_node(cpu=2)
-    key = api.add_gang("g", size=2, min_count=2, cpu=1)
+    api, key = three_nodes_and_a_gang()
     refused = refused_once(api, key)
     status = api.groups[key]["status"]
     scheduled = status["conditions"][0]
@@ -63,10 +67,7 @@ def test_a_refusal_rolls_the_gang_back_quoting_kube_scheduler_and_is_avoided_nex
 
 
 def test_after_max_rollbacks_the_gang_stays_unschedulable_until_the_node_set_changes() -> None:
-    api = FakeApi(now=NOW, config=CONFIG)
-    for _ in range(3):
-        api.add_node(cpu=2)
-    key = api.add_gang("g", size=2, min_count=2, cpu=1)
+    api, key = three_nodes_and_a_gang()
     for _ in range(CONFIG.max_rollbacks):
         refused_once(api, key)
         api.now += 600
@@ -85,10 +86,7 @@ def test_after_max_rollbacks_the_gang_stays_unschedulable_until_the_node_set_cha
 
 
 def test_the_rollback_count_resets_once_the_gang_binds_whole() -> None:
-    api = FakeApi(now=NOW, config=CONFIG)
-    for _ in range(3):
-        api.add_node(cpu=2)
-    key = api.add_gang("g", size=2, min_count=2, cpu=1)
+    api, key = three_nodes_and_a_gang()
     refused = refused_once(api, key)
     api.now += 11
     api.cycle()
