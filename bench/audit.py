@@ -12,9 +12,10 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Iterable
-from datetime import datetime
 from pathlib import Path
 from typing import NamedTuple
+
+from muster.api.times import parse_rfc3339
 
 
 class Call(NamedTuple):
@@ -41,7 +42,7 @@ def count_requests(lines: Iterable[str], *, start: float, end: float) -> Counter
         audit_id = event["auditID"]
         if audit_id in seen:
             continue
-        received = datetime.fromisoformat(event["requestReceivedTimestamp"]).timestamp()
+        received = parse_rfc3339(event["requestReceivedTimestamp"])
         if not start <= received <= end:
             continue
         seen.add(audit_id)

@@ -29,7 +29,6 @@ import subprocess
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 from hack.cluster import HACK, ROOT
@@ -44,6 +43,7 @@ from bench.processes import Usage, usage
 from bench.stats import summarize
 from bench.timeline import Timeline
 from bench.workload import MODES, GangJob, Mode, job_manifest, make_workload
+from muster.api.times import rfc3339
 
 NAMESPACE = "bench"
 RESULTS = ROOT / "bench" / "results" / "e2e.json"
@@ -235,7 +235,7 @@ def start_results(
         ),
     }
     results: dict[str, Any] = {
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "date": rfc3339(time.time()),
         "machine": describe(),
         "parameters": parameters,
         "modes": {},
@@ -274,7 +274,7 @@ def run_mode(
             figures["operator"]["exit_code"] = exit_code
             if exit_code is None:
                 figures["operator"]["scheduling_cycles"] = operator.cycle_seconds()
-        figures["date"] = datetime.now(UTC).isoformat(timespec="seconds")
+        figures["date"] = rfc3339(time.time())
         return figures
     finally:
         if operator is not None:

@@ -30,12 +30,14 @@ import statistics
 import sys
 import time
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from muster.api.constants import GANG_GATE, POD_GROUP_LABEL
+from muster.api.times import rfc3339
 from muster.scheduler import ClusterState, EngineConfig, schedule
 from muster.scheduler.results import CycleResult, Reason
 
@@ -48,8 +50,6 @@ GANG_SIZE = 64
 PENDING_GANGS = 1_000
 NOW = 1_798_761_600.0
 CONFIG = EngineConfig(starvation_seconds=10**12)
-GATE = "scheduling.muster.dev/gang"
-GROUP_LABEL = "scheduling.muster.dev/pod-group"
 GPU_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 RESULTS = Path(__file__).parent / "results" / "engine.json"
@@ -106,8 +106,8 @@ def pod_object(
     if node is not None:
         spec["nodeName"] = node
     elif group is not None:
-        spec["schedulingGates"] = [{"name": GATE}]
-    all_labels = {GROUP_LABEL: group} if group is not None else {}
+        spec["schedulingGates"] = [{"name": GANG_GATE}]
+    all_labels = {POD_GROUP_LABEL: group} if group is not None else {}
     all_labels.update(labels or {})
     return {
         "metadata": {"name": name, "namespace": namespace, "labels": all_labels},
@@ -271,8 +271,7 @@ def pending_gang(
 
 
 def timestamp(seconds: int) -> str:
-    moment = datetime(2026, 1, 1, tzinfo=UTC) + timedelta(seconds=seconds)
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return rfc3339(datetime(2026, 1, 1, tzinfo=UTC).timestamp() + seconds)
 
 
 def queue_rule(number: int) -> str | None:

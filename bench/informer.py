@@ -30,7 +30,6 @@ import socket
 import subprocess
 import sys
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +37,7 @@ import kopf
 from aiohttp import web
 from kubernetes_asyncio import client
 
+from muster.api.times import rfc3339
 from muster.operator.cache import LiveCache
 from muster.operator.informer import Informer
 from muster.operator.kube import JsonObject, Kube
@@ -404,7 +404,7 @@ def main() -> None:
 
     figures = {variant: measure(variant, args.pods, args.events) for variant in args.variants}
     report = {
-        "when": datetime.now(UTC).isoformat(timespec="seconds"),
+        "when": rfc3339(time.time()),
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
         "pods": args.pods,
         "events": args.events,

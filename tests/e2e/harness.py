@@ -12,6 +12,7 @@ tolerate and select exactly those nodes.
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import signal
@@ -28,8 +29,9 @@ from typing import Any
 
 import pytest
 
+from muster.api.gates import has_gang_gate
 from muster.operator.pods import required_terms
-from muster.webhooks.server import self_signed_certificate
+from muster.webhooks.certificates import issue
 from tests.e2e.cluster import ROOT, Kubectl, wait_until
 
 CRDS = ROOT / "crds"
@@ -37,7 +39,6 @@ WEBHOOK_CONFIGURATION = "muster.e2e.scheduling.muster.dev"
 POOL_LABEL = "e2e.muster.dev/pool"
 POLICY_LABEL = "scheduling.muster.dev/policy"
 GROUP_LABEL = "scheduling.muster.dev/pod-group"
-GATE = "scheduling.muster.dev/gang"
 GPU = "nvidia.com/gpu"
 # Fully qualified: an API server with native gang scheduling serves `podgroups` too.
 POD_GROUPS = "podgroups.scheduling.muster.dev"
@@ -72,9 +73,9 @@ class OperatorProcess:
         """
         cert, key = self.log_path.with_suffix(".crt"), self.log_path.with_suffix(".key")
         if not cert.exists():
-            cert_pem, key_pem = self_signed_certificate("127.0.0.1")
-            key.write_bytes(key_pem)
-            cert.write_bytes(cert_pem)
+            served = issue(["127.0.0.1"], now=datetime.datetime.now(datetime.UTC))
+            key.write_bytes(served.key)
+            cert.write_bytes(served.chain)
         return cert, key
 
     def command(self, extra: tuple[str, ...]) -> list[str]:
@@ -353,7 +354,7 @@ def pinned_to(pod: dict[str, Any]) -> str | None:
 
 
 def is_gated(pod: dict[str, Any]) -> bool:
-    return any(gate["name"] == GATE for gate in pod["spec"].get("schedulingGates") or [])
+    return has_gang_gate(pod["spec"].get("schedulingGates") or [])
 
 
 def pod_group(kubectl: Kubectl, namespace: str, name: str) -> dict[str, Any]:

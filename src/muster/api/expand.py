@@ -21,12 +21,12 @@ from typing import Any
 
 from muster.api.constants import (
     API_VERSION,
-    GANG_GATE,
     JOB_TEMPLATE_NAME,
     POD_GROUP_KIND,
     POD_GROUP_LABEL,
     WORKLOAD_KIND,
 )
+from muster.api.gates import with_gang_gate
 from muster.api.optin import JobOptIn
 from muster.api.policy import (
     AllDisruptionMode,
@@ -111,10 +111,7 @@ def gated_pod_template(job: Mapping[str, Any], opt_in: JobOptIn) -> dict[str, An
     metadata["labels"] = {**labels, POD_GROUP_LABEL: job["metadata"]["name"]}
     if opt_in.is_gang and not (template.get("spec") or {}).get("nodeName"):
         spec = template.setdefault("spec", {})
-        gates = list(spec.get("schedulingGates") or [])
-        if not any(gate.get("name") == GANG_GATE for gate in gates):
-            gates.append({"name": GANG_GATE})
-        spec["schedulingGates"] = gates
+        spec["schedulingGates"] = with_gang_gate(spec.get("schedulingGates") or [])
     return template
 
 

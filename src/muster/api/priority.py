@@ -11,15 +11,17 @@ never went through admission.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from muster.api.constants import PREEMPT_LOWER_PRIORITY
 from muster.api.problems import Problem
 
 # Priority of pods and groups when no class applies (upstream's constant).
 DEFAULT_PRIORITY = 0
+
+Class = TypeVar("Class")
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,12 +47,19 @@ def priority_class_not_found(name: str) -> Problem:
     return Problem("spec.priorityClassName", f"PriorityClass {json.dumps(name)} not found")
 
 
+def lowest_default(defaults: Iterable[Class], value: Callable[[Class], int]) -> Class | None:
+    """The globalDefault class that applies: of several (two can be created at once,
+    admission does not serialise them), the one with the lowest value, as the Priority
+    admission plugin picks it. Takes classes in any form, given how to read a value."""
+    return min(defaults, key=value, default=None)
+
+
 def default_priority_class(
     priority_classes: Iterable[Mapping[str, Any]],
 ) -> Mapping[str, Any] | None:
-    """The globalDefault class; of several (a race can make several), the lowest."""
+    """The globalDefault class among these PriorityClass objects (see `lowest_default`)."""
     defaults = [pc for pc in priority_classes if pc.get("globalDefault") is True]
-    return min(defaults, key=lambda pc: int(pc.get("value", 0)), default=None)
+    return lowest_default(defaults, lambda pc: int(pc.get("value", DEFAULT_PRIORITY)))
 
 
 def resolve_priority(

@@ -18,6 +18,7 @@ from typing import Any, TextIO
 
 from kubernetes_asyncio.config import ConfigException
 
+from muster.api.times import rfc3339
 from muster.operator.config import ENGINE_FIELDS, add_arguments, engine_config, from_arguments
 from muster.operator.controller import load_snapshot
 from muster.operator.kube import KubeError, connect
@@ -25,7 +26,6 @@ from muster.scheduler import EngineConfig, schedule
 from muster.scheduler.lifecycle import lifecycle_from
 from muster.scheduler.results import CycleResult, Explanation, GroupKey
 from muster.scheduler.status import condition
-from muster.scheduler.times import rfc3339
 
 EXIT_OK = 0
 EXIT_NOT_FOUND = 1
@@ -112,6 +112,7 @@ def render(key: GroupKey, status: Mapping[str, Any], result: CycleResult) -> str
     else:
         scheduled = condition(status, "PodGroupScheduled") or {}
         lines.append(f"Status:   admitted ({scheduled.get('reason', 'Scheduled')})")
+        lines.extend(_lifecycle(status))  # a preemptor names the victims it waits for
         plan = status.get("plan")
         if isinstance(plan, dict):
             lines.extend(_table(("POD", "NODE"), sorted((str(p), str(n)) for p, n in plan.items())))

@@ -9,10 +9,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TextIO
 
 from muster.api.manifests import ManifestSyntaxError, parse_manifests
+from muster.api.times import parse_rfc3339
 from muster.cli.files import UnreadableFileError, read_text
 from muster.scheduler import EngineConfig
 from muster.simulation.documents import Document, InvalidInputError, Problem
@@ -115,12 +116,9 @@ def read_documents(name: str) -> list[Document]:
 
 def _timestamp(text: str) -> datetime:
     try:
-        moment = datetime.fromisoformat(text)
+        return datetime.fromtimestamp(parse_rfc3339(text), UTC)
     except ValueError as error:
-        raise argparse.ArgumentTypeError(f"not an RFC 3339 time: {text!r}") from error
-    if moment.tzinfo is None:
-        raise argparse.ArgumentTypeError(f"a time zone is required (e.g. 'Z'): {text!r}")
-    return moment
+        raise argparse.ArgumentTypeError(f"not an RFC 3339 time: {error}") from error
 
 
 def _positive(text: str) -> int:

@@ -20,15 +20,15 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from muster.operator.certificates import (
+from muster.operator.config import OperatorConfig, parse_service
+from muster.operator.kube import STRATEGIC_MERGE_PATCH, JsonObject, Kube, KubeError
+from muster.webhooks.certificates import (
     ServingCertificate,
     from_secret,
     issue,
     secret_data,
     service_hosts,
 )
-from muster.operator.config import OperatorConfig, parse_service
-from muster.operator.kube import STRATEGIC_MERGE_PATCH, JsonObject, Kube, KubeError
 from muster.webhooks.server import ServiceReference
 
 logger = logging.getLogger(__name__)

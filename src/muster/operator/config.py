@@ -86,7 +86,7 @@ _HELP: dict[str, str] = {
     "PodGroupNotFound event",
     "webhook_host": "address the admission webhooks listen on and advertise",
     "webhook_port": "port of the admission webhooks (HTTPS)",
-    "webhook_cert": "PEM certificate for the webhooks (default: self-signed)",
+    "webhook_cert": "PEM certificate for the webhooks (default: one issued at start)",
     "webhook_key": "PEM private key for --webhook-cert",
     "webhook_configuration": "name of the webhook configurations the operator manages",
     "manage_webhooks": "create and update the webhook configurations on start",

@@ -10,11 +10,12 @@ still leads posts none (the client would refuse them anyway).
 from __future__ import annotations
 
 import logging
+import time
 import uuid
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
 from typing import Any
 
+from muster.api.times import rfc3339
 from muster.operator.kube import JsonObject, Kube, KubeError
 
 logger = logging.getLogger(__name__)
@@ -67,7 +68,7 @@ class EventRecorder:
             logger.debug("not leading: event %s on %s not recorded", reason, involved)
             return
         namespace = involved.get("namespace") or "default"
-        now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        now = rfc3339(time.time())
         event = {
             "apiVersion": "v1",
             "kind": "Event",

@@ -27,7 +27,6 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Mapping
-from datetime import datetime
 from typing import Any
 
 from muster.api.constants import (
@@ -43,6 +42,7 @@ from muster.api.resize import current_min_count, min_count_patch
 from muster.operator.events import NORMAL, WARNING, EventRecorder, reference
 from muster.operator.kube import JSON_PATCH, JsonObject, Kube, KubeError, NotLeadingError
 from muster.operator.retry import ExponentialBackoff
+from muster.scheduler.times import parse_time
 
 logger = logging.getLogger(__name__)
 
@@ -55,15 +55,6 @@ WORKERS = 8
 
 class _NotYetError(Exception):
     """Too early to tell whether the cluster's own gang scheduling takes the Job."""
-
-
-def _parse_time(value: object) -> float | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
 
 
 _PLURALS = {"PodGroup": POD_GROUP_PLURAL, "Workload": WORKLOAD_PLURAL}
@@ -272,7 +263,7 @@ class Expander:
             owners = (workload.get("metadata") or {}).get("ownerReferences") or []
             if any(owner.get("uid") == metadata.get("uid") for owner in owners):
                 return str(workload["metadata"]["name"])
-        created = _parse_time(metadata.get("creationTimestamp"))
+        created = parse_time(metadata.get("creationTimestamp"))
         if created is not None and time.time() - created < NATIVE_GRACE:
             raise _NotYetError
         return None

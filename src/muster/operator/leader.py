@@ -32,8 +32,8 @@ import asyncio
 import logging
 import time
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
+from muster.api.times import rfc3339
 from muster.operator.kube import JsonObject, Kube, KubeError
 from muster.operator.retry import jittered
 
@@ -62,10 +62,6 @@ class LeaseTiming:
     def attempt_timeout(self) -> float:
         """The longest one read-and-write attempt may take: half the renew deadline."""
         return self.renew_deadline / 2
-
-
-def _micro_time(moment: float) -> str:
-    return datetime.fromtimestamp(moment, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def _record(spec: JsonObject) -> tuple[object, ...]:
@@ -161,7 +157,9 @@ class LeaderElector:
                 if spec.get("holderIdentity") != self.identity:
                     return
                 spec.update(
-                    holderIdentity=None, leaseDurationSeconds=1, renewTime=_micro_time(time.time())
+                    holderIdentity=None,
+                    leaseDurationSeconds=1,
+                    renewTime=rfc3339(time.time(), micro=True),
                 )
                 await self.kube.request(
                     "PUT",
@@ -213,11 +211,11 @@ class LeaderElector:
             raise TimeoutError
         now = time.time()
         if holder != self.identity:
-            spec["acquireTime"] = _micro_time(now)
+            spec["acquireTime"] = rfc3339(now, micro=True)
             spec["leaseTransitions"] = int(spec.get("leaseTransitions") or 0) + 1
         spec["holderIdentity"] = self.identity
         spec["leaseDurationSeconds"] = round(self.timing.lease_duration)
-        spec["renewTime"] = _micro_time(now)
+        spec["renewTime"] = rfc3339(now, micro=True)
         try:
             await self.kube.request("PUT", f"{self.path}/{self.name}", body=lease, timeout=timeout)
         except KubeError as error:
@@ -232,8 +230,8 @@ class LeaderElector:
         spec = {
             "holderIdentity": self.identity,
             "leaseDurationSeconds": round(self.timing.lease_duration),
-            "acquireTime": _micro_time(now),
-            "renewTime": _micro_time(now),
+            "acquireTime": rfc3339(now, micro=True),
+            "renewTime": rfc3339(now, micro=True),
             "leaseTransitions": 0,
         }
         lease = {

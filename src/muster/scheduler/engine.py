@@ -125,6 +125,9 @@ class _Cycle:
         for gang in admitted:
             if gang.missing:
                 self._grow(gang, limit=gang.missing)
+        self.short |= {
+            key for key in followed if key not in busy and self._short_with_nothing_to_place(key)
+        }
         pending = [gang for gang in gangs if not gang.record.admitted]
         for position, gang in enumerate(pending, start=1):
             self._decide_safely(gang, position)
@@ -536,6 +539,17 @@ class _Cycle:
         placed.update(self._node_names(chosen))
         if not placed:
             del self.growths[gang.key]
+
+    def _short_with_nothing_to_place(self, key: GroupKey) -> bool:
+        """An admitted gang whose minCount was raised beyond the members holding
+        capacity (bound or reserved), with no other member to place: its reserved
+        members not released yet wait, as `_grow` makes them wait when the members it
+        could place fall short."""
+        group = self.state.groups[key]
+        return (
+            key not in self.state.pending_members
+            and self.state.held_members.get(key, 0) < group.min_count
+        )
 
     def _domain_of(self, gang: Gang) -> BoolArray:
         """The nodes an admitted gang may grow onto: its domain, or every node."""

@@ -15,10 +15,10 @@ from muster.api.constants import (
     CONDITION_INITIALLY_SCHEDULED,
     CONDITION_SCHEDULED,
     DISRUPTION_SINGLE,
-    GANG_GATE,
     POD_GROUP_LABEL,
     PREEMPT_NEVER,
 )
+from muster.api.gates import has_gang_gate
 from muster.scheduler.fields import (
     IntakeError,
     integer_field,
@@ -211,7 +211,7 @@ def _rules(spec: Mapping[str, Any]) -> PlacementRules:
 
 def _has_gang_gate(spec: Mapping[str, Any]) -> bool:
     gates = list_field(spec.get("schedulingGates"), "spec.schedulingGates")
-    return any(isinstance(gate, Mapping) and gate.get("name") == GANG_GATE for gate in gates)
+    return has_gang_gate(gates)
 
 
 def _host_ports(spec: Mapping[str, Any]) -> tuple[tuple[str, int], ...]:

@@ -18,8 +18,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from muster.api.times import rfc3339
 from muster.scheduler.keys import PodKey
-from muster.scheduler.times import parse_time, rfc3339
+from muster.scheduler.times import parse_time
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from muster.api.priority import DEFAULT_PRIORITY, lowest_default
 from muster.scheduler.fields import IntakeError
 from muster.scheduler.intake import (
     POD_COUNT,
@@ -490,7 +491,8 @@ class ClusterState:
             self._refresh_priorities()
 
     def resolve_priority(self, explicit: int | None, class_name: str | None) -> int:
-        """spec.priority, else the named class, else the global default class, else 0.
+        """spec.priority, else the named class, else the global default class (the
+        lowest-valued one, as admission picks it), else 0.
 
         A class that is not known (yet) falls back like a pod without one: the API
         server would have refused the pod, so this only happens while events arrive out
@@ -501,8 +503,9 @@ class ClusterState:
         named = self.priority_classes.get(class_name) if class_name is not None else None
         if named is not None:
             return named.value
-        defaults = [pc.value for pc in self.priority_classes.values() if pc.global_default]
-        return max(defaults, default=0)
+        defaults = [pc for pc in self.priority_classes.values() if pc.global_default]
+        chosen = lowest_default(defaults, lambda pc: pc.value)
+        return DEFAULT_PRIORITY if chosen is None else chosen.value
 
     def _priority_of(self, record: PodRecord) -> int:
         return self.resolve_priority(record.priority, record.priority_class)

@@ -120,7 +120,9 @@ def desired_status(
     """
     current = group.status if current is None else current
     generation = group.generation
-    conditions: list[JsonObject] = [dict(c) for c in current.get("conditions") or []]
+    conditions: list[JsonObject] = [
+        dict(c) for c in current.get("conditions") or [] if isinstance(c, Mapping)
+    ]
     scheduling = change.scheduling
     if scheduling is not None:
         common = {"reason": str(scheduling.reason), "message": scheduling.message, "now": now}

@@ -1,14 +1,12 @@
-"""Times as the API server writes them (RFC 3339, whole seconds, UTC), both ways."""
+"""Times read from objects on intake, with the engine's two tempers (the format
+itself is `muster.api.times`)."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 
+from muster.api.times import parse_rfc3339
 from muster.scheduler.fields import IntakeError
-
-
-def rfc3339(moment: float) -> str:
-    return datetime.fromtimestamp(moment, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def parse_timestamp(raw: object) -> float | None:
@@ -20,7 +18,7 @@ def parse_timestamp(raw: object) -> float | None:
     if not isinstance(raw, str):
         raise IntakeError("metadata.creationTimestamp must be an RFC 3339 string")
     try:
-        return datetime.fromisoformat(raw.replace("Z", "+00:00")).timestamp()
+        return parse_rfc3339(raw)
     except ValueError as error:
         raise IntakeError(f"metadata.creationTimestamp: {error}") from error
 

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from muster.api.constants import CONDITION_SCHEDULED, REASON_PREEMPTED, REASON_ROLLED_BACK
+from muster.api.times import rfc3339
 from muster.scheduler.avoidance import node_set_digest
 from muster.scheduler.config import EngineConfig
 from muster.scheduler.follow import Following, Rollback
@@ -29,7 +30,6 @@ from muster.scheduler.status import (
     condition,
     desired_status,
 )
-from muster.scheduler.times import rfc3339
 
 TAKEN_DOWN = frozenset({REASON_PREEMPTED, REASON_ROLLED_BACK})
 

@@ -12,7 +12,8 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from muster.api.constants import GANG_GATE, POD_GROUP_LABEL
+from muster.api.constants import POD_GROUP_LABEL
+from muster.api.gates import with_gang_gate, without_gang_gate
 from muster.scheduler.intake import TERMINAL_PHASES
 
 Manifest = dict[str, Any]
@@ -36,7 +37,7 @@ def bound(pod: Mapping[str, Any], node_name: str) -> Manifest:
     result = copy.deepcopy(dict(pod))
     spec = result.setdefault("spec", {})
     spec["nodeName"] = node_name
-    gates = [gate for gate in spec.get("schedulingGates") or [] if gate.get("name") != GANG_GATE]
+    gates = without_gang_gate(spec.get("schedulingGates") or [])
     if gates:
         spec["schedulingGates"] = gates
     else:
@@ -48,10 +49,7 @@ def gated(pod: Mapping[str, Any]) -> Manifest:
     """The pod with the gang gate, as the admission webhook creates a gang's pods."""
     result = copy.deepcopy(dict(pod))
     spec = result.setdefault("spec", {})
-    gates = list(spec.get("schedulingGates") or [])
-    if not any(gate.get("name") == GANG_GATE for gate in gates):
-        gates.append({"name": GANG_GATE})
-    spec["schedulingGates"] = gates
+    spec["schedulingGates"] = with_gang_gate(spec.get("schedulingGates") or [])
     return result
 
 

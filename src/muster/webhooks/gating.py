@@ -26,8 +26,9 @@ from typing import Any
 
 import kopf
 
-from muster.api.constants import GANG_GATE, POD_GROUP_LABEL, POLICY_LABEL
+from muster.api.constants import POD_GROUP_LABEL, POLICY_LABEL
 from muster.api.expand import gated_pod_template
+from muster.api.gates import has_gang_gate, with_gang_gate, without_gang_gate
 from muster.api.optin import OptInError, read_job_opt_in
 
 
@@ -85,14 +86,14 @@ def pod_gates(pod: Mapping[str, Any]) -> list[dict[str, Any]] | None:
         return None
     gates = list((pod.get("spec") or {}).get("schedulingGates") or [])
     if (pod.get("spec") or {}).get("schedulingGroup") or bypasses_gang(pod):
-        kept = [gate for gate in gates if gate.get("name") != GANG_GATE]
+        kept = without_gang_gate(gates)
         return kept if len(kept) != len(gates) else None
     owners = metadata.get("ownerReferences") or []
     if any(owner.get("controller") and owner.get("kind") == "Job" for owner in owners):
         return None
-    if any(gate.get("name") == GANG_GATE for gate in gates):
+    if has_gang_gate(gates):
         return None
-    return [*gates, {"name": GANG_GATE}]
+    return with_gang_gate(gates)
 
 
 @kopf.on.mutate(

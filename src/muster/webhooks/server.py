@@ -2,8 +2,8 @@
 
 The API server calls webhooks over HTTPS only. In a cluster the certificate comes
 from a Secret (`--webhook-cert`, `--webhook-key`); elsewhere (a laptop, the e2e
-tests) the operator makes a self-signed one for the address it advertises and puts
-it, as the CA bundle, into the webhook configurations.
+tests) the operator issues one for the address it advertises (`certificates`) and
+puts its CA, as the CA bundle, into the webhook configurations.
 
 The configurations are built here from the registered kopf handlers, one webhook
 per handler, each as narrow as its handler: its resource and operations, an object
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import base64
 import datetime
-import ipaddress
 import re
 import tempfile
 import urllib.parse
@@ -28,10 +27,6 @@ from pathlib import Path
 from typing import Any
 
 import kopf
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 from kopf._cogs.structs.reviews import Request, Response
 from kopf._core.intents.causes import WebhookType
 from kopf._core.intents.handlers import WebhookHandler
@@ -40,37 +35,7 @@ from kopf._core.intents.handlers import WebhookHandler
 import muster.webhooks.gating
 import muster.webhooks.priority
 import muster.webhooks.validation  # noqa: F401
-
-CERTIFICATE_DAYS = 365
-
-
-def self_signed_certificate(host: str) -> tuple[bytes, bytes]:
-    """A certificate (its own CA) and key, valid for `host` as an IP or DNS name."""
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "muster-webhooks")])
-    try:
-        alternative: x509.GeneralName = x509.IPAddress(ipaddress.ip_address(host))
-    except ValueError:
-        alternative = x509.DNSName(host)
-    now = datetime.datetime.now(datetime.UTC)
-    certificate = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=CERTIFICATE_DAYS))
-        .add_extension(x509.SubjectAlternativeName([alternative]), critical=False)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(key, hashes.SHA256())
-    )
-    key_pem = key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption(),
-    )
-    return certificate.public_bytes(serialization.Encoding.PEM), key_pem
+from muster.webhooks.certificates import issue
 
 
 class WebhookServer(kopf.WebhookServer):
@@ -99,15 +64,15 @@ class WebhookServer(kopf.WebhookServer):
 def webhook_server(
     *, host: str, port: int, certfile: str | None, keyfile: str | None
 ) -> kopf.WebhookServer:
-    """kopf's HTTPS webhook server, with the given certificate or a fresh self-signed one.
+    """kopf's HTTPS webhook server, with the given certificate or a fresh one for `host`.
 
     Its `cadata` is the CA bundle to put into the webhook configurations.
     """
     if certfile is None or keyfile is None:
         directory = Path(tempfile.mkdtemp(prefix="muster-webhooks-"))
-        cert_pem, key_pem = self_signed_certificate(host)
-        (directory / "tls.crt").write_bytes(cert_pem)
-        (directory / "tls.key").write_bytes(key_pem)
+        served = issue([host], now=datetime.datetime.now(datetime.UTC))
+        (directory / "tls.crt").write_bytes(served.chain)
+        (directory / "tls.key").write_bytes(served.key)
         (directory / "tls.key").chmod(0o600)
         certfile, keyfile = str(directory / "tls.crt"), str(directory / "tls.key")
     return WebhookServer(

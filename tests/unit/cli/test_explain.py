@@ -68,6 +68,16 @@ def test_an_admitted_gang_shows_its_recorded_plan() -> None:
     assert "train-0  gpu-1" in text.splitlines()
 
 
+def test_a_preemptor_waiting_for_its_victims_names_them() -> None:
+    status = {
+        "conditions": [{"type": "PodGroupScheduled", "status": "True", "reason": "Scheduled"}],
+        "plan": {"train-0": "gpu-1"},
+        "lifecycle": {"rollbacks": 0, "victims": ["ml/low-0"]},
+    }
+    text = render(KEY, status, CycleResult())
+    assert "Victims:  waiting for ml/low-0" in text.splitlines()
+
+
 def test_without_a_kubeconfig_outside_a_cluster_it_says_so_in_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -18,9 +18,9 @@ from muster.operator.certificate_keeper import (
     ca_bundle_patch,
     certificate_hosts,
 )
-from muster.operator.certificates import from_secret, issue, secret_data
 from muster.operator.kube import STRATEGIC_MERGE_PATCH, JsonObject, KubeError
 from muster.webhooks import server
+from muster.webhooks.certificates import from_secret, issue, secret_data
 
 SECRETS = "/api/v1/namespaces/muster-system/secrets"
 SECRET = f"{SECRETS}/muster-webhook-tls"

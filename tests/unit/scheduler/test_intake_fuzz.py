@@ -97,3 +97,18 @@ def test_a_corrupted_field_is_skipped_or_accepted_never_a_crash(
     reason = apply[kind](odd)
     assert reason is None or isinstance(reason, str)
     schedule(state, now=0.0, config=EngineConfig())
+
+
+def test_a_condition_that_is_not_a_mapping_is_dropped_from_the_status_written() -> None:
+    group = copy.deepcopy(VALID["PodGroup"])
+    group.setdefault("status", {})["conditions"] = [None]
+    state = ClusterState()
+    for kind, obj in sorted({**VALID, "PodGroup": group}.items()):
+        {
+            "Node": state.apply_node,
+            "Pod": state.apply_pod,
+            "PodGroup": state.apply_pod_group,
+            "PriorityClass": state.apply_priority_class,
+        }[kind](obj)
+    statuses = schedule(state, now=0.0, config=EngineConfig()).plan.statuses
+    assert all(None not in status["conditions"] for status in statuses.values())

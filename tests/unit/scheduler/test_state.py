@@ -5,9 +5,10 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from muster.api.priority import default_priority_class
 from muster.scheduler.state import ClusterState
 
-from .builders import node, pod, pod_group, priority_class
+from .builders import cluster, node, pod, pod_group, priority_class
 
 
 def held(state: ClusterState, node_name: str, resource: str = "cpu") -> int:
@@ -118,6 +119,17 @@ def test_priority_comes_from_the_pod_then_its_class_then_the_global_default() ->
     assert priorities == {"explicit": 7, "classed": 1000, "plain": 5}
     state.delete_priority_class("default")
     assert state.pods[next(k for k in state.pods if k.name == "plain")].priority == 0
+
+
+def test_of_several_global_defaults_the_lowest_applies_as_in_admission() -> None:
+    classes = [
+        priority_class("low", 5, global_default=True),
+        priority_class("high", 50, global_default=True),
+    ]
+    state = cluster(*classes, pod("plain"))
+    [entry] = state.pods.values()
+    assert entry.priority == 5
+    assert default_priority_class(classes) == classes[0]
 
 
 EVENTS = st.lists(

@@ -1,9 +1,10 @@
-"""Webhook serving: the self-signed certificate and the configurations built from handlers."""
+"""Webhook serving: the certificate made when none is given, the configurations built."""
 
 from __future__ import annotations
 
 import base64
 import ipaddress
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -13,15 +14,16 @@ from cryptography import x509
 from muster.webhooks import server
 
 
-def test_the_self_signed_certificate_names_the_advertised_address() -> None:
-    cert_pem, key_pem = server.self_signed_certificate("127.0.0.1")
-    certificate = x509.load_pem_x509_certificate(cert_pem)
-    names = certificate.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+def test_without_a_certificate_the_server_serves_one_for_its_address_and_trusts_its_ca() -> None:
+    served = server.webhook_server(host="127.0.0.1", port=0, certfile=None, keyfile=None)
+    assert served.certfile is not None and served.pkeyfile is not None
+    chain = Path(served.certfile).read_bytes()
+    leaf, ca = x509.load_pem_x509_certificates(chain)
+    names = leaf.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
     assert names.get_values_for_type(x509.IPAddress) == [ipaddress.ip_address("127.0.0.1")]
-    assert b"PRIVATE KEY" in key_pem
-    dns = x509.load_pem_x509_certificate(server.self_signed_certificate("muster.svc")[0])
-    alternative = dns.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
-    assert alternative.get_values_for_type(x509.DNSName) == ["muster.svc"]
+    assert leaf.issuer == ca.subject
+    assert served.cadata == chain
+    assert b"PRIVATE KEY" in Path(served.pkeyfile).read_bytes()
 
 
 def test_webhook_names_are_valid_lowercase_subdomains() -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from muster.operator.certificates import (
+from muster.webhooks.certificates import (
     ServingCertificate,
     from_secret,
     issue,

@@ -6,7 +6,8 @@ vouches for, under the names the API server dials (`<service>.<namespace>.svc`).
 This module is the pure part: issue a pair, read it from and write it to a Secret's
 data (the `kubernetes.io/tls` layout cert-manager uses too: `tls.crt`, `tls.key`,
 `ca.crt`), and say when it is due for renewal. `muster.operator.certificate_keeper`
-does the I/O.
+does the I/O. Outside a cluster (a laptop, the e2e tests) the webhook server serves
+a pair issued here too, written as one `chain` file.
 
 A renewal issues a new CA as well, and its bundle keeps the previous CA beside the
 new one: replicas pick the new certificate up one by one, and the API server must
@@ -44,6 +45,13 @@ class ServingCertificate:
     certificate: bytes
     key: bytes
     ca_bundle: bytes
+
+    @property
+    def chain(self) -> bytes:
+        """The certificate followed by the CAs: a file to serve that, read as a bundle
+        (as the webhook server reads its certificate file for the configurations'
+        `caBundle`), also vouches for itself."""
+        return self.certificate + self.ca_bundle
 
     @property
     def not_after(self) -> datetime.datetime:
