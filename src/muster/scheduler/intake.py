@@ -33,6 +33,7 @@ from muster.scheduler.quantity import QuantityError, to_amount
 from muster.scheduler.refusals import RefusalMemory, refusals_from
 from muster.scheduler.requests import pod_requests
 from muster.scheduler.results import GroupKey, PodKey
+from muster.scheduler.runtimes import Runtime, runtime_from
 from muster.scheduler.taints import Taint, Toleration
 
 POD_COUNT = "pods"
@@ -77,6 +78,9 @@ class PodRecord:
     terminating: bool = False  # deletionTimestamp set: spread no longer counts it
     claims: tuple[str, ...] = ()  # PersistentVolumeClaims it mounts (its namespace), sorted
     inter_pod: InterPodRules = NO_RULES  # kept for every pod: bound pods repel too
+    started: float | None = None  # status.startTime
+    finished: float | None = None  # when its last container terminated
+    runtime: Runtime | None = None  # its own expected runtime (see `runtimes`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +98,8 @@ class GroupRecord:
     admitted: bool  # PodGroupScheduled=True
     plan: Mapping[str, str]  # pod name -> node name
     refusals: RefusalMemory | None = None  # status.refusals (see `refusals`)
+    runtime: Runtime | None = None  # its pods' expected runtime (see `runtimes`)
+    admitted_at: float | None = None  # status.admittedAt
 
 
 @dataclass(frozen=True, slots=True)
@@ -287,7 +293,33 @@ def pod_from(obj: Mapping[str, Any]) -> PodRecord:
         terminating=metadata.get("deletionTimestamp") is not None,
         claims=_claims(spec, name),
         inter_pod=NO_RULES if terminal else inter_pod_rules(spec, namespace, labels),
+        started=_optional_time(status.get("startTime")),
+        finished=_finished(status) if terminal else None,
+        runtime=runtime_from(
+            string_map(metadata.get("annotations"), "metadata.annotations"),
+            spec.get("activeDeadlineSeconds"),
+        ),
     )
+
+
+def _optional_time(raw: object) -> float | None:
+    """A timestamp only estimates read: malformed, it is as good as absent."""
+    try:
+        return parse_timestamp(raw)
+    except IntakeError:
+        return None
+
+
+def _finished(status: Mapping[str, Any]) -> float | None:
+    """When the last container of a finished pod terminated."""
+    times = []
+    for raw in list_field(status.get("containerStatuses"), "status.containerStatuses"):
+        state = mapping_field(mapping_field(raw, "containerStatuses[]").get("state"), "state")
+        terminated = mapping_field(state.get("terminated"), "state.terminated")
+        moment = _optional_time(terminated.get("finishedAt"))
+        if moment is not None:
+            times.append(moment)
+    return max(times, default=None)
 
 
 def parse_timestamp(raw: object) -> float | None:
@@ -375,6 +407,8 @@ def pod_group_from(obj: Mapping[str, Any]) -> GroupRecord:
         admitted=_admitted(status),
         plan=string_map(status.get("plan"), "status.plan"),
         refusals=refusals_from(status),
+        runtime=runtime_from(string_map(metadata.get("annotations"), "metadata.annotations")),
+        admitted_at=_optional_time(status.get("admittedAt")),
     )
 
 
