@@ -395,6 +395,11 @@ class ClusterState:
         except IntakeError as error:
             return self._reject("PodGroup", pod_group, str(error))
         self.rejected.pop(("PodGroup", record.key.namespace, record.key.name), None)
+        self.put_pod_group(record)
+        return None
+
+    def put_pod_group(self, record: GroupRecord) -> None:
+        """Set a PodGroup from its record (a forecast admits gangs without manifests)."""
         previous = self.groups.get(record.key)
         self.groups[record.key] = record
         self._group_id(record.key)
@@ -404,7 +409,6 @@ class ClusterState:
             self.unadmitted_gangs.discard(record.key)
         if previous is None or (previous.admitted, previous.plan) != (record.admitted, record.plan):
             self._rehold_members(record.key)
-        return None
 
     def delete_pod_group(self, namespace: str, name: str) -> None:
         self.rejected.pop(("PodGroup", namespace, name), None)
