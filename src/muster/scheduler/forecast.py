@@ -74,13 +74,15 @@ class Estimate:
 
 @dataclass(frozen=True, slots=True)
 class Run:
-    """A gang in the run: when it started (or was admitted, for a running one) and ends."""
+    """A gang in the run: when it started (or was admitted, for a running one) and ends
+    (or is preempted)."""
 
     group: GroupKey
     start: float
     end: float | None
     runtime: Runtime | None
     running: bool  # admitted before the forecast
+    preempted: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +122,7 @@ class _Forward:
         self.ended: list[Ending] = []
         self.waiting = {key for key in self.state.unadmitted_gangs if self.state.groups[key].gang}
         self.starts: dict[GroupKey, tuple[float, Admission]] = {}
+        self.preempted: dict[GroupKey, float] = {}
         self.cycles = 0
         self.first: CycleResult | None = None
 
@@ -140,7 +143,9 @@ class _Forward:
             now=self.now,
             horizon=self.horizon,
             estimates=estimates,
-            timeline=tuple(sorted([*running, *self._started()], key=_run_order)),
+            timeline=tuple(
+                sorted((self._cut(run) for run in [*running, *self._started()]), key=_run_order)
+            ),
             first_cycle=first,
             cycles=self.cycles,
             complete=self.cycles < self.budget or self.waiting <= self.starts.keys(),
@@ -163,7 +168,7 @@ class _Forward:
 
     def _admit(self, admission: Admission, moment: float) -> None:
         for victim in admission.victims:
-            self._preempt(victim.pod, victim.group)
+            self._preempt(victim.pod, victim.group, moment)
         self.starts.setdefault(admission.group, (moment, admission))
         self._place(admission.group, admission.placements, moment, admitted_at=moment)
 
@@ -185,7 +190,7 @@ class _Forward:
             entry = self.state.pods[PodKey(key.namespace, pod)]
             self.endings.add(entry.record, planned, node, moment)
 
-    def _preempt(self, pod: PodKey, group: GroupKey | None) -> None:
+    def _preempt(self, pod: PodKey, group: GroupKey | None, moment: float) -> None:
         """The victim goes; a gang falling with it leaves the run (see the module doc)."""
         self.endings.forget(pod)
         self.state.delete_pod(pod.namespace, pod.name)
@@ -195,6 +200,7 @@ class _Forward:
                 self.endings.forget(PodKey(group.namespace, name))
                 self.state.delete_pod(group.namespace, name)
             self.state.delete_pod_group(group.namespace, group.name)
+            self.preempted.setdefault(group, moment)
 
     def _finish(self, moment: float) -> list[Ending]:
         ended = self.endings.until(moment)
@@ -272,6 +278,11 @@ class _Forward:
             start = record.admitted_at if record.admitted_at is not None else self.now
             runs.append(Run(key, start, end, self.endings.group_runtime(record), running=True))
         return runs
+
+    def _cut(self, run: Run) -> Run:
+        """A gang preempted in the run ends there."""
+        moment = self.preempted.get(run.group)
+        return run if moment is None else replace(run, end=moment, preempted=True)
 
 
 def _run_order(run: Run) -> tuple[float, str, str]:
