@@ -175,7 +175,7 @@ def test_a_waiting_gang_is_told_when_it_starts_and_what_it_waits_for(
 
     monkeypatch.setattr(explain, "connect", connect)
     monkeypatch.setattr(explain, "load_snapshot", load_snapshot)
-    monkeypatch.setattr(explain.time, "time", lambda: 1_767_254_400.0)  # 08:00 UTC
+    monkeypatch.setattr("time.time", lambda: 1_767_254_400.0)  # 08:00 UTC
     assert main(["explain", "podgroup", "train", "-n", "ml", "--kubeconfig", "k"]) == 0
     out = capsys.readouterr().out
     assert "Start:    ~2h42m (at 10:42 UTC)\n" in out
