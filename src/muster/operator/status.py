@@ -25,6 +25,7 @@ from muster.api.podgroup import status_min_count
 JsonObject = dict[str, Any]
 
 UNSCHEDULABLE = "Unschedulable"  # core/v1 PodReasonUnschedulable
+ESTIMATE_FIELDS = ("estimatedStartTime", "estimate")  # kept until the gang is admitted
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +47,7 @@ class StatusChange:
     disruption_target: str | None = None  # a message sets DisruptionTarget=True
     clear_disruption_target: bool = False
     refusals: Mapping[str, Any] | None = None  # replaces status.refusals
+    estimate: Mapping[str, Any] | None = None  # estimatedStartTime and estimate, replaced
 
 
 def is_gated(pod: JsonObject) -> bool:
@@ -199,6 +201,9 @@ def desired_status(
     refusals = change.refusals if change.refusals is not None else current.get("refusals")
     if refusals:
         status["refusals"] = dict(refusals)
+    if not is_admitted({"status": status}):
+        estimate = change.estimate if change.estimate is not None else current
+        status.update({key: estimate[key] for key in ESTIMATE_FIELDS if key in estimate})
     return status
 
 
