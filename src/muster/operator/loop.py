@@ -41,7 +41,8 @@ from muster.api.constants import (
 from muster.operator.backoff import Backoff
 from muster.operator.cache import LiveCache, ObjectKey
 from muster.operator.config import OperatorConfig
-from muster.operator.events import WARNING, EventRecorder, reference
+from muster.operator.estimates import Estimates
+from muster.operator.events import NORMAL, WARNING, EventRecorder, reference
 from muster.operator.metrics import Metrics
 from muster.operator.pods import PodActions
 from muster.operator.progress import (
@@ -112,6 +113,11 @@ class SchedulingLoop:
         self.orphaned_since: dict[PodKey, float] = {}
         self.warned_orphans: set[PodKey] = set()
         self.warned_rejections: set[tuple[ObjectKey, str]] = set()
+        self.estimates = Estimates(
+            horizon=config.estimate_horizon,
+            interval=config.estimate_interval,
+            config=engine_config,
+        )
 
     async def run(self) -> None:
         """Cycle forever, whenever the trigger says so (until cancelled)."""
@@ -136,6 +142,7 @@ class SchedulingLoop:
         self.metrics.pending_gangs.set(len(result.verdicts))
         await self._follow_admitted(now, skip=acted)
         await self._refresh_the_rest(now, skip=acted | set(result.verdicts))
+        await self._write_estimates(now, skip=acted)
         await self._warn_orphans(now)
         await self._warn_rejections()
         return result
@@ -289,6 +296,18 @@ class SchedulingLoop:
         for key, pod_group in list(self.cache.pod_groups.items()):
             if key not in skip and not is_admitted(pod_group):
                 await self.writer.write(key, StatusChange(), now=now)
+
+    async def _write_estimates(self, now: float, *, skip: set[GroupKey]) -> None:
+        """Start-time estimates of the waiting gangs, and an event when one moves."""
+        for key, update in self.estimates.updates(self.cache.state, now).items():
+            pod_group = self.cache.pod_groups.get(key)
+            if key in skip or pod_group is None:
+                continue
+            await self.writer.write(key, StatusChange(estimate=update.fields), now=now)
+            if update.moved is not None:
+                await self.events.record(
+                    reference(pod_group), NORMAL, "EstimateMoved", update.moved
+                )
 
     def _wait_for_victims(
         self, key: GroupKey, progress: ReleaseProgress, plan: Mapping[str, str], now: float
