@@ -27,7 +27,7 @@ class OperatorConfig:
     max_rollbacks: int = 3
     starvation_seconds: float = 600.0
     estimate_horizon: float = 86400.0
-    estimate_interval: float = 30.0
+    estimate_interval: float = 10.0
     debounce: float = 0.2
     resync_period: float = 30.0
     release_concurrency: int = 32
