@@ -151,6 +151,7 @@ class _Forward:
         self.starts: dict[GroupKey, tuple[float, Admission]] = {}
         self.preempted: dict[GroupKey, float] = {}
         self.first: CycleResult | None = None
+        self._unknown: tuple[str, ...] | None = None
 
     def run(self) -> Forecast:
         running = self._running()
@@ -257,7 +258,7 @@ class _Forward:
         if self.budget.stopped:
             why = f"the forecast stopped after {self.budget.spent} cycles, its budget"
             return Estimate(key, Outcome.UNKNOWN, why=why)
-        unknown = tuple(sorted(set(self.endings.unknown.values())))
+        unknown = self._unknown_owners()
         if unknown:
             why = "it waits on capacity held by pods of unknown runtime"
             return Estimate(key, Outcome.UNKNOWN, unknown=unknown, why=why)
@@ -265,6 +266,13 @@ class _Forward:
             why = "it does not fit even once every running pod has ended"
             return Estimate(key, Outcome.BEYOND_HORIZON, why=why)
         return Estimate(key, Outcome.BEYOND_HORIZON, why="not within the horizon")
+
+    def _unknown_owners(self) -> tuple[str, ...]:
+        """Owners of pods of unknown runtime still holding capacity: the same for every
+        gang without a time, so sorted once per run, not once per gang."""
+        if self._unknown is None:
+            self._unknown = tuple(sorted(set(self.endings.unknown.values())))
+        return self._unknown
 
     def _releases(self, admission: Admission, moment: float) -> tuple[Release, ...]:
         nodes = set(admission.placements.values())

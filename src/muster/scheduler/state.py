@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -162,7 +162,10 @@ class ClusterState:
         twin.allocatable = self.allocatable.copy()
         twin.held = self.held.copy()
         twin._table = self._table
-        twin.pods = {key: replace(entry) for key, entry in self.pods.items()}
+        twin.pods = {
+            key: PodEntry(entry.record, entry.slot, entry.demand, entry.priority, entry.held_on)
+            for key, entry in self.pods.items()
+        }
         twin._pods_on = _copied_sets(self._pods_on)
         twin.members = _copied_sets(self.members)
         twin.pending_members = _copied_sets(self.pending_members)
