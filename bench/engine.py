@@ -22,12 +22,14 @@ the other figures already in the results file.
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import os
 import platform
 import random
 import statistics
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
@@ -38,7 +40,10 @@ import numpy as np
 
 from muster.api.constants import GANG_GATE, POD_GROUP_LABEL
 from muster.api.times import rfc3339
+from muster.operator.config import OperatorConfig
+from muster.operator.estimates import Allowance
 from muster.scheduler import ClusterState, EngineConfig, schedule
+from muster.scheduler.forecast import forecast
 from muster.scheduler.results import CycleResult, Reason
 
 NODES = 5_000
@@ -505,6 +510,68 @@ def measure_queue(
             state.delete_pod("bench", obj["metadata"]["name"])
 
 
+def measure_estimates(state: ClusterState, figures: dict[str, Any]) -> None:
+    """A start-time forecast at the queue's state, and the cycle beside one.
+
+    The copy a forecast starts from is taken on the operator's event loop, so it is
+    timed alone, beside the deep copy it replaces. The cycle is timed as the operator
+    runs it: alone, then with forecasts running back to back in a thread, paused while
+    the cycle decides (`Allowance`), each on the operator's default budget.
+    """
+    gangs = pending_gangs(PENDING_GANGS)
+    for gang in gangs:
+        apply(state, gang)
+    deep, _ = timed(lambda: copy.deepcopy(state), 1)
+    shallow, _ = timed(state.copy, 5)
+    budget = OperatorConfig().estimate_budget
+    idle = threading.Event()
+    idle.set()
+    started = time.perf_counter()
+    ahead = forecast(state, now=NOW, config=CONFIG, keep_going=Allowance(budget, idle))
+    forecast_s = time.perf_counter() - started
+    alone, _ = timed(lambda: schedule(state, now=NOW, config=CONFIG), 5)
+    stop = threading.Event()
+
+    def forecasts() -> None:
+        while not stop.is_set():
+            forecast(state.copy(), now=NOW, config=CONFIG, keep_going=Allowance(budget, idle))
+
+    def deciding() -> None:
+        idle.clear()
+        try:
+            schedule(state, now=NOW, config=CONFIG)
+        finally:
+            idle.set()
+        time.sleep(0.05)  # the plan's API calls: the forecast runs meanwhile
+
+    beside = threading.Thread(target=forecasts)
+    beside.start()
+    try:
+        together, samples = timed(deciding, 10)
+    finally:
+        stop.set()
+        beside.join()
+    together -= 0.05
+    figures["estimates"] = {
+        "state": f"{len(state.pods)} pods, {PENDING_GANGS} gangs waiting",
+        "deepcopy_ms": round(deep * 1e3, 1),
+        "copy_ms": round(shallow * 1e3, 1),
+        "forecast_ms": round(forecast_s * 1e3, 1),
+        "forecast_cycles": ahead.cycles,
+        "forecast_complete": ahead.complete,
+        "forecast_budget_s": budget,
+        "cycle_without_estimates_ms": round(alone * 1e3, 1),
+        "cycle_beside_forecasts_ms": round(together * 1e3, 1),
+        "cycle_beside_forecasts_p90_ms": round(sorted(samples)[8] * 1e3 - 50, 1),
+        "slowdown": round(together / alone - 1, 3),
+        "goal": "cycle within 10% of its time without estimates",
+    }
+    for gang in gangs:
+        state.delete_pod_group("bench", gang[0]["metadata"]["name"])
+        for obj in gang[1:]:
+            state.delete_pod("bench", obj["metadata"]["name"])
+
+
 def measure_preemption(figures: dict[str, Any]) -> None:
     state, objects = base_state(fill=1.5)
     gang = pending_gang("urgent", GANG_SIZE, cpu="40", memory="32Gi", priority=1000)
@@ -780,16 +847,26 @@ def print_rules(figures: dict[str, Any]) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument(
+        "--estimates-only",
+        action="store_true",
+        help="measure only the start-time estimate figures; keep the others in the results",
+    )
+    parser.add_argument(
         "--rules-only",
         action="store_true",
         help="measure only the inter-pod figures; keep the others already in the results",
     )
     args = parser.parse_args(argv)
     load = os.getloadavg()
-    if args.rules_only:
-        figures: dict[str, Any] = json.loads(RESULTS.read_text())
-    else:
-        figures = measure_all()
+    figures: dict[str, Any]
+    if args.estimates_only:
+        figures = json.loads(RESULTS.read_text())
+        measure_estimates(base_state()[0], figures)
+        figures["estimates"]["load_average_at_start"] = [round(x, 2) for x in load]
+        RESULTS.write_text(json.dumps(figures, indent=2) + "\n")
+        print(json.dumps(figures["estimates"], indent=2))
+        return 0
+    figures = json.loads(RESULTS.read_text()) if args.rules_only else measure_all()
     measure_rules(figures)
     for name, target in RULE_GOALS_MS.items():
         figures[name]["target_ms"] = target
@@ -818,6 +895,7 @@ def measure_all() -> dict[str, Any]:
     measure_queue(state, plain, figures, "cycle_1000_gangs", (0,))
     measure_queue(state, plain, figures, "cycle_1000_gangs_preempting", (0, 0, 50, 200))
     measure_updates(state, plain, figures)
+    measure_estimates(state, figures)
     measure_preemption(figures)
     for name, target in TARGETS_MS.items():
         figures[name]["target_ms"] = target

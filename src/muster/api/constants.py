@@ -28,6 +28,11 @@ MIN_COUNT_ANNOTATION: Final = f"{GROUP}/min-count"
 TOPOLOGY_KEY_ANNOTATION: Final = f"{GROUP}/topology-key"
 DISRUPTION_MODE_ANNOTATION: Final = f"{GROUP}/disruption-mode"
 
+# Start-time estimates: how long pods run. The first is declared by users on a Job,
+# PodGroup or pod; the second is how a Job's activeDeadlineSeconds reaches its PodGroup.
+EXPECTED_RUNTIME_ANNOTATION: Final = f"{GROUP}/expected-runtime"
+ACTIVE_DEADLINE_ANNOTATION: Final = f"{GROUP}/active-deadline-seconds"
+
 POLICY_BASIC: Final = "basic"
 POLICY_GANG: Final = "gang"
 DISRUPTION_SINGLE: Final = "single"

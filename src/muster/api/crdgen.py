@@ -62,6 +62,12 @@ POD_GROUP_COLUMNS: list[dict[str, Any]] = [
         "jsonPath": f'.status.conditions[?(@.type=="{CONDITION_SCHEDULED}")].reason',
         "description": f"The reason of the {CONDITION_SCHEDULED} condition.",
     },
+    {
+        "name": "Start",
+        "type": "string",
+        "jsonPath": ".status.estimate.start",
+        "description": "When a waiting gang is expected to start (~12m, >24h, unknown).",
+    },
     _AGE,
     {
         "name": "Topology",

@@ -20,7 +20,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from muster.api.constants import (
+    ACTIVE_DEADLINE_ANNOTATION,
     API_VERSION,
+    EXPECTED_RUNTIME_ANNOTATION,
     JOB_TEMPLATE_NAME,
     POD_GROUP_KIND,
     POD_GROUP_LABEL,
@@ -81,7 +83,23 @@ def expand_job(job: Mapping[str, Any], opt_in: JobOptIn) -> JobExpansion:
         },
     }
     pod_group = _pod_group(name, metadata.get("namespace"), name, template, owner)
+    runtime = _runtime_annotations(job)
+    if runtime:
+        pod_group["metadata"]["annotations"] = runtime
     return JobExpansion(workload=workload, pod_group=pod_group)
+
+
+def _runtime_annotations(job: Mapping[str, Any]) -> dict[str, str]:
+    """What the Job says of its pods' runtime, for start-time estimates: its
+    expected-runtime annotation, and its activeDeadlineSeconds (an upper bound)."""
+    annotations = job["metadata"].get("annotations") or {}
+    found = {}
+    if EXPECTED_RUNTIME_ANNOTATION in annotations:
+        found[EXPECTED_RUNTIME_ANNOTATION] = str(annotations[EXPECTED_RUNTIME_ANNOTATION])
+    deadline = (job.get("spec") or {}).get("activeDeadlineSeconds")
+    if deadline is not None:
+        found[ACTIVE_DEADLINE_ANNOTATION] = str(deadline)
+    return found
 
 
 def expand_workload(workload: Mapping[str, Any]) -> list[dict[str, Any]]:

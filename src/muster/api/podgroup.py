@@ -175,6 +175,23 @@ class Lifecycle(KubeModel):
     if they are still there --victims-timeout seconds after its admission."""
 
 
+class StartEstimate(KubeModel):
+    """When a waiting gang is expected to start, from the engine run forward in time
+    (pods ending after their expected runtime, the gangs ahead of it starting as the
+    engine would start them)."""
+
+    start: str | None = None
+    """The START column: now, ~12m, >24h (beyond the horizon), or unknown."""
+
+    basis: str | None = None
+    """What the time rests on: the weakest of the runtimes that free its capacity
+    (declared, observed, or deadline: an upper bound); unknown when there is no time."""
+
+    waiting_for: str | None = None
+    """What it waits for, in words: what it needs, where it frees up, and whose end
+    frees it; or why there is no time."""
+
+
 class PodGroupStatus(KubeModel):
     """What Muster observed and decided about the group."""
 
@@ -212,6 +229,13 @@ class PodGroupStatus(KubeModel):
 
     lifecycle: Lifecycle | None = None
     """Backoff, rollbacks, the release clock and the victims awaited."""
+
+    estimated_start_time: AwareDatetime | None = None
+    """For a waiting gang: when it is expected to start (RFC 3339), if within the
+    horizon and known."""
+
+    estimate: StartEstimate | None = None
+    """For a waiting gang: the estimate's column text, basis and reason."""
 
 
 class PodGroup(KubeModel):

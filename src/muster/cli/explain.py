@@ -2,7 +2,8 @@
 
 Lists the cluster once, runs the same engine the operator runs on that snapshot, and
 prints the gang's verdict as tables: how many of its pods fit in each topology domain
-(or the whole cluster), what the other nodes are short of, and its place in the queue.
+(or the whole cluster), what the other nodes are short of, and its place in the queue;
+then when it is expected to start, from the engine run forward in time.
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ from muster.api.times import rfc3339
 from muster.operator.config import ENGINE_FIELDS, add_arguments, engine_config, from_arguments
 from muster.operator.controller import load_snapshot
 from muster.operator.kube import KubeError, connect
-from muster.scheduler import EngineConfig, schedule
+from muster.scheduler import EngineConfig
+from muster.scheduler.estimate_words import clock_time, starts_in, waiting_for
+from muster.scheduler.forecast import Estimate, Forecast, forecast
 from muster.scheduler.lifecycle import lifecycle_from
 from muster.scheduler.results import CycleResult, Explanation, GroupKey
 from muster.scheduler.status import condition
@@ -90,9 +93,23 @@ async def _explain(kubeconfig: str | None, key: GroupKey, config: EngineConfig, 
     if pod_group is None:
         print(f"PodGroup {key} not found", file=sys.stderr)
         return EXIT_NOT_FOUND
-    result = schedule(cache.state, now=time.time(), config=config)
-    out.write(render(key, pod_group.get("status") or {}, result))
+    ahead = forecast(cache.state, now=time.time(), config=config)
+    record = cache.state.groups.get(key)
+    topology_key = None if record is None else record.topology_key
+    out.write(render(key, pod_group.get("status") or {}, ahead.first_cycle))
+    estimate = ahead.estimates.get(key)
+    if estimate is not None:
+        out.write(render_estimate(estimate, ahead, topology_key))
     return EXIT_OK
+
+
+def render_estimate(estimate: Estimate, ahead: Forecast, topology_key: str | None) -> str:
+    """When the gang should start, and what it waits for, in words."""
+    start = starts_in(estimate, ahead.now, ahead.horizon)
+    if estimate.start is not None and start != "now":
+        start = f"{start} (at {clock_time(estimate.start)})"
+    verdict = ahead.first_cycle.verdicts.get(estimate.group)
+    return f"\nStart:    {start}\nWaits for: {waiting_for(estimate, verdict, topology_key)}\n"
 
 
 def render(key: GroupKey, status: Mapping[str, Any], result: CycleResult) -> str:

@@ -16,9 +16,12 @@ from muster.api.manifests import ManifestSyntaxError, parse_manifests
 from muster.api.times import parse_rfc3339
 from muster.cli.files import UnreadableFileError, read_text
 from muster.scheduler import EngineConfig
+from muster.scheduler.forecast import DEFAULT_HORIZON_SECONDS
+from muster.scheduler.runtimes import format_duration, parse_duration
 from muster.simulation.documents import Document, InvalidInputError, Problem
 from muster.simulation.render import render_table, report_to_json
 from muster.simulation.run import DEFAULT_MAX_CYCLES, NoSteadyStateError, simulate
+from muster.simulation.timeline import render_timeline, timeline, timeline_to_json
 
 EXIT_OK = 0
 EXIT_NO_STEADY_STATE = 1
@@ -76,6 +79,20 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "kube-scheduler caused (status.refusals), a gang is not planned until a node "
         "changes; 0: no limit (default %(default)s)",
     )
+    parser.add_argument(
+        "--timeline",
+        action="store_true",
+        help="instead of the report, run the engine forward in time (pods end after their "
+        "expected runtime) and show when each gang starts and ends",
+    )
+    parser.add_argument(
+        "--horizon",
+        type=_duration,
+        default=DEFAULT_HORIZON_SECONDS,
+        metavar="DURATION",
+        help="how far --timeline looks ahead, e.g. 90m "
+        f"(default {format_duration(DEFAULT_HORIZON_SECONDS)})",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -86,6 +103,8 @@ def run(args: argparse.Namespace) -> int:
         config = EngineConfig(
             starvation_seconds=args.starvation_seconds, max_rollbacks=args.max_rollbacks
         )
+        if args.timeline:
+            return _run_timeline(documents, args, config)
         report = simulate(documents, now=args.now, config=config, max_cycles=args.max_cycles)
     except InvalidInputError as error:
         _print_problems(error.problems, sys.stderr)
@@ -99,6 +118,25 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     else:
         sys.stdout.write(render_table(report))
+    return EXIT_OK
+
+
+def _run_timeline(documents: list[Document], args: argparse.Namespace, config: EngineConfig) -> int:
+    result, words, warnings = timeline(
+        documents, now=args.now, config=config, horizon=args.horizon, max_cycles=args.max_cycles
+    )
+    _print_problems(warnings, sys.stderr)
+    if args.output == "json":
+        json.dump({"timeline": timeline_to_json(result, words)}, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(render_timeline(result, words))
+    if not result.complete:
+        print(
+            f"muster simulate: the forecast stopped after {result.cycles} cycles; "
+            "raise --max-cycles to see further",
+            file=sys.stderr,
+        )
     return EXIT_OK
 
 
@@ -119,6 +157,13 @@ def _timestamp(text: str) -> datetime:
         return datetime.fromtimestamp(parse_rfc3339(text), UTC)
     except ValueError as error:
         raise argparse.ArgumentTypeError(f"not an RFC 3339 time: {error}") from error
+
+
+def _duration(text: str) -> float:
+    seconds = parse_duration(text)
+    if seconds is None:
+        raise argparse.ArgumentTypeError(f"not a duration such as 90m or 24h: {text!r}")
+    return seconds
 
 
 def _positive(text: str) -> int:

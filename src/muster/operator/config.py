@@ -39,6 +39,9 @@ class OperatorConfig:
     rollback_backoff_max: float = 300.0
     max_rollbacks: int = 3
     starvation_seconds: float = 600.0
+    estimate_horizon: float = 86400.0
+    estimate_interval: float = 10.0
+    estimate_budget: float = 2.0
     debounce: float = 0.2
     resync_period: float = 30.0
     release_concurrency: int = 32
@@ -79,6 +82,13 @@ _HELP: dict[str, str] = {
     "(0: no limit)",
     "starvation_seconds": "seconds a gang waits before smaller gangs behind it may no "
     "longer take the capacity it needs",
+    "estimate_horizon": "seconds ahead that start-time estimates look; a gang not "
+    "started by then shows >24h (for the default)",
+    "estimate_interval": "fewest seconds between two start-time forecasts (each runs the "
+    "engine forward in time); one runs only when the cluster or the queue changed",
+    "estimate_budget": "seconds of work one start-time forecast may take (it runs beside "
+    "the scheduling loop and pauses while a cycle decides); past it, the gangs not yet "
+    "reached show unknown",
     "debounce": "seconds to gather events before a scheduling cycle starts",
     "resync_period": "seconds between cycles when nothing happens",
     "release_concurrency": "pods released (or evicted, or deleted) in parallel",

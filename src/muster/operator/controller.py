@@ -21,6 +21,7 @@ from collections.abc import Callable
 from muster.api.constants import API_VERSION, POD_GROUP_PLURAL, WORKLOAD_PLURAL
 from muster.operator.cache import LiveCache
 from muster.operator.config import OperatorConfig, engine_config
+from muster.operator.estimates import EstimateWriter
 from muster.operator.events import EventRecorder
 from muster.operator.expansion import Expander
 from muster.operator.informer import Informer, Sink
@@ -123,15 +124,24 @@ class Controller:
             )
             for path, sink in sources
         ]
+        writer = StatusWriter(kube, self.cache, events)
+        self.estimates = EstimateWriter(
+            cache=self.cache,
+            writer=writer,
+            events=events,
+            config=config,
+            engine_config=engine_config(config),
+        )
         self.loop = SchedulingLoop(
             cache=self.cache,
-            writer=StatusWriter(kube, self.cache, events),
+            writer=writer,
             pods=pods,
             events=events,
             trigger=self.trigger,
             metrics=metrics,
             config=config,
             engine_config=engine_config(config),
+            estimates=self.estimates,
         )
 
     @property
@@ -148,3 +158,4 @@ class Controller:
             await asyncio.gather(*(informer.synced.wait() for informer in self.informers))
             logger.info("cache synced: %d pod groups", len(self.cache.pod_groups))
             tasks.create_task(self.loop.run(), name="scheduling loop")
+            tasks.create_task(self.estimates.run(), name="start-time estimates")

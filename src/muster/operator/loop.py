@@ -9,7 +9,9 @@ evicted or released whose decision is not written down: a crash at any point lea
 a recorded decision that the next cycle, of this operator or of the next, finishes
 (see `muster.scheduler.plan`). Everything the engine must remember is in the
 PodGroups' status; the loop keeps only what it tells people about: member pods whose
-PodGroup is missing, and objects the engine cannot use, each told once.
+PodGroup is missing, and objects the engine cannot use, each told once. Start-time
+estimates are not decisions: their own writer (`estimates`) runs beside the loop,
+told when a cycle decides and when it ended.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import time
 
 from muster.operator.cache import LiveCache, ObjectKey
 from muster.operator.config import OperatorConfig
+from muster.operator.estimates import EstimateWriter
 from muster.operator.events import WARNING, EventRecorder, reference
 from muster.operator.metrics import Metrics
 from muster.operator.pods import PodActions
@@ -58,6 +61,7 @@ class SchedulingLoop:
         metrics: Metrics,
         config: OperatorConfig,
         engine_config: EngineConfig,
+        estimates: EstimateWriter,
     ) -> None:
         self.cache = cache
         self.writer = writer
@@ -67,6 +71,7 @@ class SchedulingLoop:
         self.metrics = metrics
         self.config = config
         self.engine_config = engine_config
+        self.estimates = estimates
         self.orphaned_since: dict[PodKey, float] = {}
         self.warned_orphans: set[PodKey] = set()
         self.warned_rejections: set[tuple[ObjectKey, str]] = set()
@@ -83,7 +88,8 @@ class SchedulingLoop:
     async def cycle(self) -> CycleResult:
         now = time.time()
         started = time.perf_counter()
-        result = schedule(self.cache.state, now=now, config=self.engine_config)
+        with self.estimates.deciding():
+            result = schedule(self.cache.state, now=now, config=self.engine_config)
         self.metrics.cycle_duration.observe(time.perf_counter() - started)
         self.metrics.pending_gangs.set(len(result.verdicts))
         await self.execute(result.plan)
@@ -91,6 +97,7 @@ class SchedulingLoop:
             self.trigger.wake_at(result.plan.wake_at)
         await self._warn_orphans(now)
         await self._warn_rejections()
+        self.estimates.cycle_ended()
         return result
 
     async def execute(self, plan: Plan) -> None:

@@ -33,6 +33,7 @@ from muster.scheduler.quantity import QuantityError, to_amount
 from muster.scheduler.refusals import RefusalMemory, refusals_from
 from muster.scheduler.requests import pod_requests
 from muster.scheduler.results import GroupKey, PodKey
+from muster.scheduler.runtimes import Runtime, runtime_from
 from muster.scheduler.taints import Taint, Toleration
 from muster.scheduler.times import parse_time, parse_timestamp
 
@@ -80,6 +81,9 @@ class PodRecord:
     inter_pod: InterPodRules = NO_RULES  # kept for every pod: bound pods repel too
     phase: str = "Pending"  # status.phase, for the PodGroup's pod counts
     refusal: str | None = None  # kube-scheduler's message when it refused to bind the pod
+    started: float | None = None  # status.startTime
+    finished: float | None = None  # when its last container terminated
+    runtime: Runtime | None = None  # its own expected runtime (see `runtimes`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +107,7 @@ class GroupRecord:
     generation: int = 0  # metadata.generation, for status.observedGeneration
     resource_version: str = ""  # the version a status write is computed from
     status: Mapping[str, Any] = field(default_factory=dict)  # as read, for what it keeps
+    runtime: Runtime | None = None  # its pods' expected runtime (see `runtimes`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -298,7 +303,25 @@ def pod_from(obj: Mapping[str, Any]) -> PodRecord:
         inter_pod=NO_RULES if terminal else inter_pod_rules(spec, namespace, labels),
         phase=str(status.get("phase") or "Pending"),
         refusal=refusal_message(status),
+        started=parse_time(status.get("startTime")),
+        finished=_finished(status) if terminal else None,
+        runtime=runtime_from(
+            string_map(metadata.get("annotations"), "metadata.annotations"),
+            spec.get("activeDeadlineSeconds"),
+        ),
     )
+
+
+def _finished(status: Mapping[str, Any]) -> float | None:
+    """When the last container of a finished pod terminated."""
+    times = []
+    for raw in list_field(status.get("containerStatuses"), "status.containerStatuses"):
+        state = mapping_field(mapping_field(raw, "containerStatuses[]").get("state"), "state")
+        terminated = mapping_field(state.get("terminated"), "state.terminated")
+        moment = parse_time(terminated.get("finishedAt"))
+        if moment is not None:
+            times.append(moment)
+    return max(times, default=None)
 
 
 UNSCHEDULABLE = "Unschedulable"  # core/v1 PodReasonUnschedulable
@@ -395,6 +418,7 @@ def pod_group_from(obj: Mapping[str, Any]) -> GroupRecord:
         plan=string_map(status.get("plan"), "status.plan"),
         refusals=refusals_from(status),
         lifecycle=lifecycle_from(status),
+        runtime=runtime_from(string_map(metadata.get("annotations"), "metadata.annotations")),
         reason=_reason(status),
         admitted_at=parse_time(status.get("admittedAt")),
         generation=integer_field(metadata.get("generation"), "metadata.generation") or 0,

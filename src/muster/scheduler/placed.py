@@ -13,7 +13,7 @@ it. Updated one pod at a time by the cluster state, like its capacity arrays.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from muster.scheduler.intake import PodRecord
@@ -58,6 +58,24 @@ class PlacedPods:
         self.repellers: dict[RepellerId, Repeller] = {}
         self._repellers_by_anchor: dict[tuple[str, str], set[RepellerId]] = {}
         self._unanchored: set[RepellerId] = set()
+
+    def copy(self) -> PlacedPods:
+        """An independent copy: the counts per node are copied, the labels and terms
+        (immutable) shared."""
+        twin = PlacedPods()
+        twin.groups = {
+            key: replace(group, nodes=dict(group.nodes)) for key, group in self.groups.items()
+        }
+        twin._by_label = {label: set(ids) for label, ids in self._by_label.items()}
+        twin.repellers = {
+            key: replace(repeller, nodes=dict(repeller.nodes))
+            for key, repeller in self.repellers.items()
+        }
+        twin._repellers_by_anchor = {
+            anchor: set(ids) for anchor, ids in self._repellers_by_anchor.items()
+        }
+        twin._unanchored = set(self._unanchored)
+        return twin
 
     def add(self, record: PodRecord, node: str) -> None:
         self._change(record, node, 1)

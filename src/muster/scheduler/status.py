@@ -31,6 +31,8 @@ from muster.scheduler.refusals import to_status as refusals_status
 
 JsonObject = dict[str, Any]
 
+ESTIMATE_FIELDS = ("estimatedStartTime", "estimate")  # kept until the gang is admitted
+
 
 @dataclass(frozen=True, slots=True)
 class Scheduling:
@@ -181,6 +183,21 @@ def desired_status(
     )
     if lifecycle and lifecycle != {"rollbacks": 0}:
         status["lifecycle"] = dict(lifecycle)
+    if not _is_true(status, CONDITION_SCHEDULED):
+        status.update({key: current[key] for key in ESTIMATE_FIELDS if key in current})
+    return status
+
+
+def with_estimate(current: Mapping[str, Any], estimate: Mapping[str, Any]) -> JsonObject:
+    """The stored status with its start-time estimate replaced by `estimate` (some of
+    `ESTIMATE_FIELDS`; an absent one is dropped).
+
+    Estimates are written apart from the engine's decisions, on their own budget: the
+    rest of the status is kept as it is, and `desired_status` keeps the estimate until
+    the gang is admitted, so neither writer undoes the other.
+    """
+    status = {key: value for key, value in current.items() if key not in ESTIMATE_FIELDS}
+    status.update({key: estimate[key] for key in ESTIMATE_FIELDS if key in estimate})
     return status
 
 

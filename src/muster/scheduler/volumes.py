@@ -48,6 +48,11 @@ class Volumes:
         self._claims: dict[tuple[str, str], str | None] = {}  # -> bound volume name
         self._volumes: dict[str, tuple[Term, ...] | None] = {}  # -> required node terms
 
+    def copy(self) -> Volumes:
+        twin = Volumes()
+        twin._claims, twin._volumes = dict(self._claims), dict(self._volumes)
+        return twin
+
     def apply_claim(self, namespace: str, name: str, volume: str | None) -> None:
         self._claims[(namespace, name)] = volume
 

@@ -24,9 +24,9 @@ def render_table(report: Report) -> str:
     if not report.pod_groups:
         return "No PodGroups in the input.\n"
     rows = [TABLE_HEADER, *(_group_row(outcome) for outcome in report.pod_groups)]
-    text = _aligned(rows)
+    text = aligned(rows)
     if report.victims:
-        text += "\nPreempted pods:\n" + _aligned(
+        text += "\nPreempted pods:\n" + aligned(
             [("NAMESPACE", "POD", "PODGROUP"), *(_victim_row(v) for v in report.victims)]
         )
     return text
@@ -71,7 +71,7 @@ def _victim_row(victim: PreemptedPod) -> tuple[str, ...]:
     )
 
 
-def _aligned(rows: Sequence[tuple[str, ...]]) -> str:
+def aligned(rows: Sequence[tuple[str, ...]]) -> str:
     """Pad every column but the last to its widest cell, so a long message never pads."""
     widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]) - 1)]
     lines = (

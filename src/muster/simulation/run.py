@@ -49,6 +49,32 @@ def simulate(
     Raises `InvalidInputError` (every problem, each with its document) and
     `NoSteadyStateError` (when `max_cycles` cycles all changed something).
     """
+    cluster, clock, warnings = load(documents, now=now)
+    engine_config = config or EngineConfig()
+    for cycle in range(1, max_cycles + 1):
+        result = schedule(cluster.state, now=clock.timestamp(), config=engine_config)
+        if not cluster.execute(result.plan):
+            return Report(
+                pod_groups=tuple(
+                    _outcome(cluster, key, result) for key in sorted(cluster.pod_groups)
+                ),
+                victims=tuple(cluster.victims),
+                warnings=warnings,
+                cycles=cycle,
+            )
+    raise NoSteadyStateError(
+        f"the cluster still changed after {max_cycles} scheduling cycles; "
+        "raise --max-cycles if the input is that large"
+    )
+
+
+def load(
+    documents: Iterable[Document], *, now: datetime | None = None
+) -> tuple[SimulatedCluster, datetime, tuple[Problem, ...]]:
+    """The input as a simulated cluster, the clock of the run, and what was ignored.
+
+    Raises `InvalidInputError` with every problem found.
+    """
     inventory = take_inventory(documents)
     expansion = expand(inventory)
     clock = now or _latest_creation(inventory)
@@ -62,22 +88,7 @@ def simulate(
         pod_groups=expansion.pod_groups,
         pods=expansion.pods,
     )
-    engine_config = config or EngineConfig()
-    for cycle in range(1, max_cycles + 1):
-        result = schedule(cluster.state, now=clock.timestamp(), config=engine_config)
-        if not cluster.execute(result.plan):
-            return Report(
-                pod_groups=tuple(
-                    _outcome(cluster, key, result) for key in sorted(cluster.pod_groups)
-                ),
-                victims=tuple(cluster.victims),
-                warnings=(*inventory.warnings, *expansion.warnings),
-                cycles=cycle,
-            )
-    raise NoSteadyStateError(
-        f"the cluster still changed after {max_cycles} scheduling cycles; "
-        "raise --max-cycles if the input is that large"
-    )
+    return cluster, clock, (*inventory.warnings, *expansion.warnings)
 
 
 def _latest_creation(inventory: Inventory) -> datetime:

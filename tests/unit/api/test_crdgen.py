@@ -116,11 +116,13 @@ def test_pod_group_printer_columns() -> None:
         ("Pods", 0),
         ("Scheduled", 0),
         ("Status", 0),
+        ("Start", 0),
         ("Age", 0),
         ("Topology", 1),
         ("Priority", 1),
     ]
     assert CONDITION_SCHEDULED in columns[3]["jsonPath"]
+    assert columns[4]["jsonPath"] == ".status.estimate.start"
 
 
 def test_workload_printer_columns() -> None:

@@ -167,3 +167,16 @@ def test_template_without_metadata_gets_some() -> None:
     template = gated_pod_template(job, GANG)
     assert template["metadata"] == {"labels": {"scheduling.muster.dev/pod-group": "train"}}
     assert template["spec"]["schedulingGates"] == [{"name": "scheduling.muster.dev/gang"}]
+
+
+def test_a_jobs_expected_runtime_and_deadline_are_copied_onto_its_pod_group() -> None:
+    job = training_job()
+    job["metadata"]["annotations"] = {"scheduling.muster.dev/expected-runtime": "90m"}
+    job["spec"]["activeDeadlineSeconds"] = 7200
+    pod_group = expand_job(job, GANG).pod_group
+    assert pod_group["metadata"]["annotations"] == {
+        "scheduling.muster.dev/expected-runtime": "90m",
+        "scheduling.muster.dev/active-deadline-seconds": "7200",
+    }
+    PodGroup.from_manifest(pod_group)
+    assert "annotations" not in expand_job(training_job(), GANG).pod_group["metadata"]

@@ -152,3 +152,44 @@ async def test_the_live_snapshot_gives_the_verdict_simulate_gives() -> None:
     live = schedule(cache.state, now=0.0, config=EngineConfig())
     assert live.verdicts[GroupKey("ml", "train")].message == simulated.message
     assert "short in total: nvidia.com/gpu (needs 16, 15 free)" in simulated.message
+
+
+def test_a_waiting_gang_is_told_when_it_starts_and_what_it_waits_for(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    running = pod_group("a", min_count=1, namespace="ml", admitted=True, plan={"a-0": "gpu"})
+    running["metadata"]["annotations"] = {"scheduling.muster.dev/expected-runtime": "2h"}
+    worker = pod("a-0", group="a", namespace="ml", cpu=None, gpu="4", node_name="gpu")
+    worker["status"] = {"phase": "Running", "startTime": "2026-01-01T08:42:00Z"}
+    cache = LiveCache()
+    for obj in (
+        node("gpu", gpu="4"),
+        running,
+        worker,
+        pod_group("train", min_count=1, namespace="ml"),
+        pod("train-0", group="train", namespace="ml", cpu=None, gpu="4"),
+    ):
+        applier = {"Node": cache.state.apply_node, "Pod": cache.state.apply_pod}
+        assert applier.get(obj["kind"], cache.state.apply_pod_group)(obj) is None
+    cache.pod_groups[KEY] = pod_group("train", min_count=1, namespace="ml")
+
+    class Cluster:
+        async def close(self) -> None:
+            pass
+
+    async def connect(kubeconfig: str | None) -> Cluster:
+        return Cluster()
+
+    async def load_snapshot(kube: Cluster) -> LiveCache:
+        return cache
+
+    monkeypatch.setattr(explain, "connect", connect)
+    monkeypatch.setattr(explain, "load_snapshot", load_snapshot)
+    monkeypatch.setattr("time.time", lambda: 1_767_254_400.0)  # 08:00 UTC
+    assert main(["explain", "podgroup", "train", "-n", "ml", "--kubeconfig", "k"]) == 0
+    out = capsys.readouterr().out
+    assert "Start:    ~2h42m (at 10:42 UTC)\n" in out
+    assert (
+        "Waits for: needs 4 nvidia.com/gpu; node gpu frees them at ~10:42 UTC when ml/a ends "
+        "(expected runtime 2h, declared)\n"
+    ) in out

@@ -183,3 +183,75 @@ def test_max_rollbacks_is_a_flag(capsys: pytest.CaptureFixture[str], tmp_path: P
         main(["simulate", path, "--max-rollbacks", "-1"])
     assert caught.value.code == 2
     assert "--max-rollbacks" in capsys.readouterr().err
+
+
+RUNNING = """\
+apiVersion: scheduling.muster.dev/v1beta1
+kind: PodGroup
+metadata:
+  name: first
+  creationTimestamp: "2026-01-01T09:00:00Z"
+  annotations: {scheduling.muster.dev/expected-runtime: 90m}
+spec: {schedulingPolicy: {gang: {minCount: 2}}}
+status:
+  admittedAt: "2026-01-01T09:00:00Z"
+  conditions:
+    - {type: PodGroupScheduled, status: "True", reason: Scheduled}
+  plan: {first-0: gpu-1, first-1: gpu-1}
+"""
+
+
+def _first_pod(index: int) -> str:
+    return f"""\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: first-{index}
+  labels: {{scheduling.muster.dev/pod-group: first}}
+spec:
+  nodeName: gpu-1
+  containers:
+    - {{name: w, image: i, resources: {{requests: {{cpu: "1", nvidia.com/gpu: "1"}}}}}}
+status: {{phase: Running, startTime: "2026-01-01T09:00:00Z"}}
+"""
+
+
+def test_the_timeline_shows_when_each_gang_starts_and_ends(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    job = JOB.replace(
+        "labels:", "annotations: {scheduling.muster.dev/expected-runtime: 1h}\n  labels:"
+    )
+    files = write(tmp_path, "c.yaml", NODE, RUNNING, _first_pod(0), _first_pod(1), job)
+    code, out, err = run([files, "--timeline"], capsys)
+    assert (code, err) == (0, "")
+    lines = out.splitlines()
+    assert lines[1].split()[:6] == [
+        "default",
+        "first",
+        "09:00:00",
+        "(running)",
+        "10:30:00",
+        "(+30m)",
+    ]
+    assert lines[2].split()[:6] == [
+        "default",
+        "train",
+        "10:30:00",
+        "(+30m)",
+        "11:30:00",
+        "(+90m)",
+    ]
+    assert "node gpu-1 frees them at ~10:30 UTC when default/first ends" in lines[2]
+    code, out, err = run([files, "--timeline", "-o", "json", "--horizon", "10m"], capsys)
+    entries = json.loads(out)["timeline"]
+    assert [(e["name"], e["outcome"], e["start"]) for e in entries] == [
+        ("first", None, "2026-01-01T09:00:00Z"),
+        ("train", "beyond-horizon", None),
+    ]
+
+
+def test_a_horizon_must_be_a_duration(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["simulate", write(tmp_path, "c.yaml", NODE), "--timeline", "--horizon", "soon"])
+    assert "not a duration" in capsys.readouterr().err

@@ -8,6 +8,7 @@ from typing import Any
 
 from muster.operator.cache import LiveCache
 from muster.operator.config import OperatorConfig
+from muster.operator.estimates import EstimateWriter
 from muster.operator.loop import SchedulingLoop
 from muster.operator.metrics import Metrics
 from muster.operator.pods import BatchOutcome
@@ -75,6 +76,17 @@ class FakeEvents:
         self.recorded.append((str(involved.get("name")), reason, message))
 
 
+def idle_estimates(cache: LiveCache) -> EstimateWriter:
+    """An estimate writer that is never run: the loop only tells it about cycles."""
+    return EstimateWriter(
+        cache=cache,
+        writer=FakeWriter(cache),  # type: ignore[arg-type]
+        events=FakeEvents(),  # type: ignore[arg-type]
+        config=OperatorConfig(),
+        engine_config=EngineConfig(),
+    )
+
+
 def loop_with_victim() -> tuple[SchedulingLoop, FakePods]:
     """A gang needing a whole node whose only node is taken by a lower-priority pod."""
     cache = LiveCache()
@@ -92,6 +104,7 @@ def loop_with_victim() -> tuple[SchedulingLoop, FakePods]:
         metrics=Metrics(),
         config=OperatorConfig(release_timeout=60.0),
         engine_config=EngineConfig(),
+        estimates=idle_estimates(cache),
     )
     return loop, pods
 
@@ -138,6 +151,7 @@ def loop_with_orphans(events: FakeEvents, *, grace: float) -> SchedulingLoop:
         metrics=Metrics(),
         config=OperatorConfig(orphan_grace=grace),
         engine_config=EngineConfig(),
+        estimates=idle_estimates(cache),
     )
 
 
@@ -234,6 +248,7 @@ async def test_gangs_are_admitted_together_each_with_its_plan_written_before_its
         metrics=Metrics(),
         config=OperatorConfig(),
         engine_config=EngineConfig(),
+        estimates=idle_estimates(cache),
     )
     admitting = asyncio.create_task(loop.cycle())
     for _ in range(20):
@@ -264,6 +279,7 @@ async def test_a_status_that_cannot_be_written_stops_its_step_before_any_release
         metrics=Metrics(),
         config=OperatorConfig(),
         engine_config=EngineConfig(),
+        estimates=idle_estimates(cache),
     )
     result = await loop.cycle()
     assert [admission.group for admission in result.admissions] == [GANG]

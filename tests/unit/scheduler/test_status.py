@@ -14,6 +14,7 @@ from muster.scheduler.status import (
     needs_write,
     pod_counts,
     transitions,
+    with_estimate,
 )
 
 GATE = "scheduling.muster.dev/gang"
@@ -180,3 +181,22 @@ def test_each_condition_that_moves_is_one_event() -> None:
     assert [(t.warning, t.reason) for t in transitions({}, waiting)] == [(True, "Unschedulable")]
     assert [(t.warning, t.reason) for t in transitions(waiting, admitted)] == [(False, "Scheduled")]
     assert transitions(admitted, admitted) == []
+
+
+ESTIMATE = {"estimatedStartTime": "2026-01-01T01:00:00Z", "estimate": {"start": "~60m"}}
+
+
+def test_the_status_keeps_the_estimate_until_the_gang_is_admitted() -> None:
+    waiting = with_estimate(desired_status(group(), [], StatusChange(), now="t"), ESTIMATE)
+    kept = desired_status(group(waiting), [], StatusChange(), now="t")
+    assert kept["estimate"] == {"start": "~60m"}
+    admitted = desired_status(
+        group(waiting), [], StatusChange(scheduling=Scheduling(True, "Scheduled", "")), now="t"
+    )
+    assert "estimate" not in admitted and "estimatedStartTime" not in admitted
+
+
+def test_an_estimate_replaces_the_last_one_and_nothing_else() -> None:
+    stored = {"plan": {"p": "n"}, **ESTIMATE}
+    unknown = with_estimate(stored, {"estimate": {"start": "unknown"}})
+    assert unknown == {"plan": {"p": "n"}, "estimate": {"start": "unknown"}}

@@ -1,0 +1,116 @@
+"""When each pod holding capacity is expected to end, for a forecast run forward in time.
+
+A pod ends at its start plus its expected runtime (see `runtimes` for the order in
+which runtimes are looked for). A pod whose start is not known (a planned pod not
+bound yet) counts from its gang's admission, else from now; a pod past its expected
+end is taken to end now, not in the past. A pod of unknown runtime never ends here:
+it is listed, so that a gang waiting on it is told so instead of given a time.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import defaultdict
+from dataclasses import dataclass
+
+from muster.scheduler.intake import GroupRecord, PodRecord
+from muster.scheduler.results import GroupKey, PodKey
+from muster.scheduler.runtimes import Basis, Runtime, observed
+from muster.scheduler.state import ClusterState
+
+
+@dataclass(frozen=True, slots=True)
+class Ending:
+    """A pod that ended in the forecast: where, when, and on what runtime."""
+
+    pod: PodKey
+    owner: str  # its PodGroup (namespace/name), or the pod itself
+    node: str
+    end: float
+    runtime: Runtime
+
+
+class Endings:
+    """The pods of a state still to end, soonest first."""
+
+    def __init__(self, state: ClusterState, now: float) -> None:
+        self.now = now
+        self._observed = _observed_runtimes(state)
+        self._heap: list[tuple[float, PodKey]] = []
+        self._pending: dict[PodKey, Ending] = {}
+        self.unknown: dict[PodKey, str] = {}  # pod -> owner, pods of unknown runtime
+        for entry in state.pods.values():
+            if entry.held_on is None:
+                continue
+            group = _group_of(state, entry.record)
+            start = entry.record.started
+            if start is None and group is not None:
+                start = group.admitted_at
+            self.add(entry.record, group, entry.held_on, start if start is not None else now)
+
+    def runtime_of(self, pod: PodRecord, group: GroupRecord | None) -> Runtime | None:
+        """Declared (on the pod, then its group), else a deadline, else observed."""
+        group_runtime = group.runtime if group is not None else None
+        declared = [rt for rt in (pod.runtime, group_runtime) if rt is not None]
+        for basis in (Basis.DECLARED, Basis.DEADLINE):
+            for runtime in declared:
+                if runtime.basis is basis:
+                    return runtime
+        return None if group is None else self._observed.get(group.key)
+
+    def group_runtime(self, group: GroupRecord) -> Runtime | None:
+        """What the pods of a gang are expected to run, before any of them exists."""
+        return group.runtime or self._observed.get(group.key)
+
+    def add(self, pod: PodRecord, group: GroupRecord | None, node: str, start: float) -> None:
+        owner = str(group.key) if group is not None else str(pod.key)
+        runtime = self.runtime_of(pod, group)
+        if runtime is None:
+            self.unknown[pod.key] = owner
+            return
+        end = max(start + runtime.seconds, self.now)
+        self._pending[pod.key] = Ending(pod.key, owner, node, end, runtime)
+        heapq.heappush(self._heap, (end, pod.key))
+
+    def forget(self, pod: PodKey) -> None:
+        """The pod is gone before its end (preempted)."""
+        self._pending.pop(pod, None)
+        self.unknown.pop(pod, None)
+
+    def next_end(self) -> float | None:
+        while self._heap and self._heap[0][1] not in self._pending:
+            heapq.heappop(self._heap)
+        return self._heap[0][0] if self._heap else None
+
+    def until(self, moment: float) -> list[Ending]:
+        """Every pod ending by `moment`, taken off the list."""
+        ended = []
+        while self._heap and self._heap[0][0] <= moment:
+            _, key = heapq.heappop(self._heap)
+            ending = self._pending.pop(key, None)
+            if ending is not None:
+                ended.append(ending)
+        return ended
+
+    def end_of(self, pod: PodKey) -> float | None:
+        ending = self._pending.get(pod)
+        return None if ending is None else ending.end
+
+
+def _group_of(state: ClusterState, pod: PodRecord) -> GroupRecord | None:
+    if pod.group_name is None:
+        return None
+    return state.groups.get(GroupKey(pod.key.namespace, pod.group_name))
+
+
+def _observed_runtimes(state: ClusterState) -> dict[GroupKey, Runtime]:
+    """Per group, what its finished pods took (a Job's earlier pods)."""
+    durations: defaultdict[GroupKey, list[float]] = defaultdict(list)
+    for entry in state.pods.values():
+        record = entry.record
+        if record.group_name is None or record.started is None or record.finished is None:
+            continue
+        key = GroupKey(record.key.namespace, record.group_name)
+        durations[key].append(record.finished - record.started)
+    found = {key: observed(values) for key, values in durations.items()}
+    return {key: runtime for key, runtime in found.items() if runtime is not None}

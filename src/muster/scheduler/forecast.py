@@ -1,0 +1,322 @@
+"""When will each waiting gang start? The engine's own cycles, run forward in time.
+
+A copy of the state is advanced from one expected pod end to the next: the pods
+ending then are removed, and `schedule` runs at that moment, exactly as the operator
+would run it, priority, backfill, holds for starving gangs (they start at the moment
+the gang has waited long enough), topology and preemption included. A gang admitted
+in that run is given its plan in the copy and its pods run for their expected
+runtime, so the gangs behind it see it come and go. Each waiting gang's estimate is
+the moment it is admitted in the run.
+
+The run stops when every waiting gang has started, when the next end lies past the
+horizon, or when the budget is spent: a number of cycles, and `keep_going`, asked
+before each cycle (the operator stops a forecast that takes too long, and pauses it
+while its own cycle runs; the engine itself reads no clock). A gang still waiting then has no
+time: it is beyond the horizon, or it waits on capacity held by pods of unknown
+runtime (they never end in the run, and are named).
+
+What the run cannot know: gangs submitted later (a higher-priority one overtakes),
+runtimes that are wrong, pods a Job creates after others complete, gangs preempted
+in the run (they leave it: their pods would come back gated, with a fresh wait).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+
+from muster.scheduler.config import EngineConfig
+from muster.scheduler.endings import Ending, Endings
+from muster.scheduler.engine import schedule
+from muster.scheduler.results import Admission, CycleResult, GroupKey, Growth, PodKey, Reason
+from muster.scheduler.runtimes import Basis, Runtime, weakest
+from muster.scheduler.state import ClusterState
+
+DEFAULT_HORIZON_SECONDS = 24 * 3600.0
+DEFAULT_BUDGET_CYCLES = 200
+
+
+class Outcome(StrEnum):
+    STARTS = "starts"
+    BEYOND_HORIZON = "beyond-horizon"
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True, slots=True)
+class Release:
+    """Capacity a gang starts on: pods of one owner ending where it is placed."""
+
+    owner: str
+    end: float
+    runtime: Runtime
+
+
+@dataclass(frozen=True, slots=True)
+class Estimate:
+    """One waiting gang's forecast. `start` is set only when the outcome is STARTS.
+
+    `releases` are what ends on the gang's nodes before it starts, the last to end
+    first (what it waits for); `basis` the weakest of their runtimes (None when it
+    starts on capacity free now). `unknown` names owners of pods of unknown runtime
+    that still hold capacity when the run ends; `why` says in words why there is no
+    time.
+    """
+
+    group: GroupKey
+    outcome: Outcome
+    start: float | None = None
+    basis: Basis | None = None
+    releases: tuple[Release, ...] = ()
+    domain: tuple[str, str] | None = None
+    nodes: tuple[str, ...] = ()
+    unknown: tuple[str, ...] = ()
+    why: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """A gang in the run: when it started (or was admitted, for a running one) and ends
+    (or is preempted)."""
+
+    group: GroupKey
+    start: float
+    end: float | None
+    runtime: Runtime | None
+    running: bool  # admitted before the forecast
+    preempted: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Forecast:
+    now: float
+    horizon: float
+    estimates: dict[GroupKey, Estimate]
+    timeline: tuple[Run, ...]
+    first_cycle: CycleResult = field(default_factory=CycleResult)
+    cycles: int = 0
+    complete: bool = True  # False when the budget ran out
+
+
+def forecast(
+    state: ClusterState,
+    *,
+    now: float,
+    config: EngineConfig,
+    horizon: float = DEFAULT_HORIZON_SECONDS,
+    budget: int = DEFAULT_BUDGET_CYCLES,
+    keep_going: Callable[[], bool] = lambda: True,
+    owned: bool = False,
+) -> Forecast:
+    """Run the engine forward from `now` until every waiting gang has a start, or the
+    horizon (seconds after `now`), or `budget` cycles, or `keep_going` says no.
+
+    The run works on a copy of `state`, unless `owned`: a caller that already made
+    one for the run (to hand it to another thread) saves the second.
+    """
+    ahead = state if owned else state.copy()
+    return _Forward(ahead, now, config, horizon, _Budget(budget, keep_going)).run()
+
+
+class _Budget:
+    """Cycles left, and the caller's say before each one."""
+
+    def __init__(self, cycles: int, keep_going: Callable[[], bool]) -> None:
+        self.cycles = cycles
+        self.keep_going = keep_going
+        self.spent = 0
+        self.stopped = False
+
+    def take(self) -> bool:
+        """Whether one more cycle may run (counted when it may)."""
+        if self.stopped or self.spent >= self.cycles or not self.keep_going():
+            self.stopped = True
+            return False
+        self.spent += 1
+        return True
+
+
+class _Forward:
+    def __init__(
+        self, state: ClusterState, now: float, config: EngineConfig, horizon: float, budget: _Budget
+    ) -> None:
+        self.state = state
+        self.now = now
+        self.config = config
+        self.horizon = now + horizon
+        self.budget = budget
+        self.endings = Endings(self.state, now)
+        self.ended: list[Ending] = []
+        self.waiting = {key for key in self.state.unadmitted_gangs if self.state.groups[key].gang}
+        self.starts: dict[GroupKey, tuple[float, Admission]] = {}
+        self.preempted: dict[GroupKey, float] = {}
+        self.first: CycleResult | None = None
+        self._unknown: tuple[str, ...] | None = None
+
+    def run(self) -> Forecast:
+        running = self._running()
+        moment: float | None = self.now
+        while moment is not None:
+            self._settle(moment)
+            if self.waiting <= self.starts.keys() or self.budget.stopped:
+                break
+            moment = self.endings.next_end()
+            if moment is None or moment > self.horizon:
+                break
+            self.ended.extend(self._finish(moment))
+        first = self.first or CycleResult()
+        estimates = {key: self._estimate(key, first) for key in sorted(self.waiting)}
+        return Forecast(
+            now=self.now,
+            horizon=self.horizon,
+            estimates=estimates,
+            timeline=tuple(
+                sorted((self._cut(run) for run in [*running, *self._started()]), key=_run_order)
+            ),
+            first_cycle=first,
+            cycles=self.budget.spent,
+            complete=not self.budget.stopped or self.waiting <= self.starts.keys(),
+        )
+
+    # ---- the run ------------------------------------------------------------------
+
+    def _settle(self, moment: float) -> None:
+        """Cycles at one moment until one changes nothing, as the operator's loop does."""
+        while self.budget.take():
+            result = schedule(self.state, now=moment, config=self.config)
+            self.first = self.first or result
+            if not result.admissions and not result.growths:
+                return
+            for admission in result.admissions:
+                self._admit(admission, moment)
+            for growth in result.growths:
+                self._grow(growth, moment)
+
+    def _admit(self, admission: Admission, moment: float) -> None:
+        for victim in admission.victims:
+            self._preempt(victim.pod, victim.group, moment)
+        self.starts.setdefault(admission.group, (moment, admission))
+        self._place(admission.group, admission.placements, moment, admitted_at=moment)
+
+    def _grow(self, growth: Growth, moment: float) -> None:
+        self._place(growth.group, growth.placements, moment, admitted_at=None)
+
+    def _place(
+        self, key: GroupKey, placements: dict[str, str], moment: float, *, admitted_at: float | None
+    ) -> None:
+        record = self.state.groups[key]
+        planned = replace(
+            record,
+            admitted=True,
+            plan={**record.plan, **placements},
+            admitted_at=record.admitted_at if admitted_at is None else admitted_at,
+        )
+        self.state.put_pod_group(planned)
+        for pod, node in placements.items():
+            entry = self.state.pods[PodKey(key.namespace, pod)]
+            self.endings.add(entry.record, planned, node, moment)
+
+    def _preempt(self, pod: PodKey, group: GroupKey | None, moment: float) -> None:
+        """The victim goes; a gang falling with it leaves the run (see the module doc)."""
+        self.endings.forget(pod)
+        self.state.delete_pod(pod.namespace, pod.name)
+        record = None if group is None else self.state.groups.get(group)
+        if record is not None and group is not None and not record.disrupt_single:
+            for name in sorted(self.state.members.get(group, ())):
+                self.endings.forget(PodKey(group.namespace, name))
+                self.state.delete_pod(group.namespace, name)
+            self.state.delete_pod_group(group.namespace, group.name)
+            self.preempted.setdefault(group, moment)
+
+    def _finish(self, moment: float) -> list[Ending]:
+        ended = self.endings.until(moment)
+        for ending in ended:
+            self.state.delete_pod(ending.pod.namespace, ending.pod.name)
+        return ended
+
+    # ---- what it says -------------------------------------------------------------
+
+    def _estimate(self, key: GroupKey, first: CycleResult) -> Estimate:
+        started = self.starts.get(key)
+        if started is not None:
+            moment, admission = started
+            releases = self._releases(admission, moment)
+            return Estimate(
+                key,
+                Outcome.STARTS,
+                start=moment,
+                basis=weakest(release.runtime.basis for release in releases),
+                releases=releases,
+                domain=admission.domain,
+                nodes=tuple(sorted(set(admission.placements.values()))),
+            )
+        verdict = first.verdicts.get(key)
+        if verdict is not None and verdict.reason is Reason.WAITING_FOR_PODS:
+            return Estimate(key, Outcome.UNKNOWN, why="fewer than minCount member pods exist")
+        if verdict is not None and verdict.reason is Reason.SCHEDULER_ERROR:
+            return Estimate(key, Outcome.UNKNOWN, why="the engine could not decide on it")
+        if self.budget.stopped:
+            why = f"the forecast stopped after {self.budget.spent} cycles, its budget"
+            return Estimate(key, Outcome.UNKNOWN, why=why)
+        unknown = self._unknown_owners()
+        if unknown:
+            why = "it waits on capacity held by pods of unknown runtime"
+            return Estimate(key, Outcome.UNKNOWN, unknown=unknown, why=why)
+        if self.endings.next_end() is None:
+            why = "it does not fit even once every running pod has ended"
+            return Estimate(key, Outcome.BEYOND_HORIZON, why=why)
+        return Estimate(key, Outcome.BEYOND_HORIZON, why="not within the horizon")
+
+    def _unknown_owners(self) -> tuple[str, ...]:
+        """Owners of pods of unknown runtime still holding capacity: the same for every
+        gang without a time, so sorted once per run, not once per gang."""
+        if self._unknown is None:
+            self._unknown = tuple(sorted(set(self.endings.unknown.values())))
+        return self._unknown
+
+    def _releases(self, admission: Admission, moment: float) -> tuple[Release, ...]:
+        nodes = set(admission.placements.values())
+        latest: dict[str, Ending] = {}
+        for ending in self.ended:
+            if ending.node in nodes and ending.end <= moment:
+                kept = latest.get(ending.owner)
+                if kept is None or ending.end > kept.end:
+                    latest[ending.owner] = ending
+        found = [Release(e.owner, e.end, e.runtime) for e in latest.values()]
+        return tuple(sorted(found, key=lambda release: (-release.end, release.owner)))
+
+    def _started(self) -> list[Run]:
+        runs = []
+        for key, (moment, _) in self.starts.items():
+            record = self.state.groups.get(key)
+            runtime = None if record is None else self.endings.group_runtime(record)
+            end = None if runtime is None else moment + runtime.seconds
+            runs.append(Run(key, moment, end, runtime, running=False))
+        return runs
+
+    def _running(self) -> list[Run]:
+        """Gangs admitted before the forecast, with the end of their last known pod."""
+        runs = []
+        for key, record in sorted(self.state.groups.items()):
+            if not (record.gang and record.admitted):
+                continue
+            holding = [
+                PodKey(key.namespace, name)
+                for name in sorted(self.state.members.get(key, ()))
+                if self.state.pods[PodKey(key.namespace, name)].held_on is not None
+            ]
+            ends = [self.endings.end_of(pod) for pod in holding]
+            known = [end for end in ends if end is not None]
+            end = max(known) if known and len(known) == len(ends) else None
+            start = record.admitted_at if record.admitted_at is not None else self.now
+            runs.append(Run(key, start, end, self.endings.group_runtime(record), running=True))
+        return runs
+
+    def _cut(self, run: Run) -> Run:
+        """A gang preempted in the run ends there."""
+        moment = self.preempted.get(run.group)
+        return run if moment is None else replace(run, end=moment, preempted=True)
+
+
+def _run_order(run: Run) -> tuple[float, str, str]:
+    return (run.start, run.group.namespace, run.group.name)

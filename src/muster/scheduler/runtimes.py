@@ -1,0 +1,99 @@
+"""How long pods are expected to run, and how sure that is: the input of start-time
+estimates.
+
+Most specific first: a runtime declared by the user (the expected-runtime annotation,
+on the PodGroup or the pod), then a deadline (`activeDeadlineSeconds`, an upper bound:
+the pod is killed by then at the latest), then what earlier pods of the same group took.
+Anything else is unknown, and a forecast never invents a number for it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from statistics import median
+
+from muster.api.constants import ACTIVE_DEADLINE_ANNOTATION, EXPECTED_RUNTIME_ANNOTATION
+
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)(h|m|s)")
+_UNIT_SECONDS = {"h": 3600.0, "m": 60.0, "s": 1.0}
+
+
+class Basis(StrEnum):
+    """Where a runtime comes from, weakest last (`weakest` relies on this order)."""
+
+    DECLARED = "declared"
+    OBSERVED = "observed"
+    DEADLINE = "deadline"  # an upper bound
+
+
+@dataclass(frozen=True, slots=True)
+class Runtime:
+    seconds: float
+    basis: Basis
+
+    def describe(self) -> str:
+        """`2h, declared`; `at most 10m (activeDeadlineSeconds)`; `~90s, observed`."""
+        length = format_duration(self.seconds)
+        if self.basis is Basis.DEADLINE:
+            return f"at most {length}, activeDeadlineSeconds"
+        if self.basis is Basis.OBSERVED:
+            return f"~{length}, observed"
+        return f"{length}, declared"
+
+
+def parse_duration(text: str) -> float | None:
+    """Seconds in a Go-style duration (`90m`, `60s`, `1h30m`, `1.5h`); None if malformed."""
+    text = text.strip()
+    if not text or _DURATION.sub("", text):
+        return None
+    seconds = sum(float(number) * _UNIT_SECONDS[unit] for number, unit in _DURATION.findall(text))
+    return seconds if seconds > 0 else None
+
+
+def format_duration(seconds: float) -> str:
+    """The shortest readable form: `45s`, `12m`, `2h`, `2h30m`."""
+    whole = round(seconds)
+    if whole < 120:
+        return f"{whole}s"
+    minutes = round(seconds / 60)
+    if minutes < 120:
+        return f"{minutes}m"
+    hours, rest = divmod(minutes, 60)
+    return f"{hours}h{rest}m" if rest else f"{hours}h"
+
+
+def runtime_from(annotations: Mapping[str, str], deadline: object = None) -> Runtime | None:
+    """The runtime an object declares: its annotation, else its deadline (the
+    annotation that carries a Job's, or a pod's own `activeDeadlineSeconds`).
+
+    A malformed value declares nothing: a typo must not stop the gang from scheduling,
+    it only leaves its runtime unknown.
+    """
+    declared = annotations.get(EXPECTED_RUNTIME_ANNOTATION)
+    if declared is not None:
+        seconds = parse_duration(declared)
+        if seconds is not None:
+            return Runtime(seconds, Basis.DECLARED)
+    if deadline is None:
+        deadline = annotations.get(ACTIVE_DEADLINE_ANNOTATION)
+    try:
+        bound = float(str(deadline)) if deadline is not None else 0.0
+    except ValueError:
+        bound = 0.0
+    return Runtime(bound, Basis.DEADLINE) if bound > 0 else None
+
+
+def observed(durations: Iterable[float]) -> Runtime | None:
+    """The median of what earlier pods took, if any finished."""
+    taken = [duration for duration in durations if duration > 0]
+    return Runtime(median(taken), Basis.OBSERVED) if taken else None
+
+
+def weakest(bases: Iterable[Basis]) -> Basis | None:
+    """The least certain of several bases: an estimate is only as good as that."""
+    order = list(Basis)
+    found = [order.index(basis) for basis in bases]
+    return order[max(found)] if found else None

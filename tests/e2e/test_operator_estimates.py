@@ -1,0 +1,69 @@
+"""Start-time estimates on the real control plane: a gang behind a running one is told
+when it starts, and starts then."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pytest
+
+from muster.api.constants import EXPECTED_RUNTIME_ANNOTATION
+from tests.e2e.cluster import Kubectl, wait_until
+from tests.e2e.harness import (
+    POD_GROUPS,
+    NodePool,
+    OperatorProcess,
+    gang_job,
+    pod_group,
+    pods_of,
+    wait_all_bound,
+    wait_for_reason,
+)
+
+pytestmark = pytest.mark.e2e
+
+
+def _time(text: str) -> float:
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+def test_a_gang_behind_a_running_one_is_told_when_it_starts_and_starts_then(
+    operator: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool
+) -> None:
+    pool.add(gpus=4)
+    declared = {EXPECTED_RUNTIME_ANNOTATION: "60s"}
+    kubectl.apply(gang_job("a", pool, workers=4, annotations=declared, run_for="60s"), namespace)
+    wait_all_bound(kubectl, namespace, "a", 4)
+    wait_until(
+        "a's pods to run",
+        lambda: all(
+            (pod.get("status") or {}).get("startTime") for pod in pods_of(kubectl, namespace, "a")
+        ),
+    )
+    kubectl.apply(gang_job("b", pool, workers=4, annotations=declared, run_for="5s"), namespace)
+
+    def estimated() -> str | None:
+        status = pod_group(kubectl, namespace, "b").get("status") or {}
+        value = status.get("estimatedStartTime")
+        return str(value) if value else None
+
+    wait_until("b to have an estimated start", lambda: estimated() is not None, timeout=45)
+    estimate = _time(str(estimated()))
+    started = max(_time(pod["status"]["startTime"]) for pod in pods_of(kubectl, namespace, "a"))
+    assert abs(estimate - (started + 60)) <= 5, (estimate, started)
+    status = pod_group(kubectl, namespace, "b")["status"]
+    assert status["estimate"]["basis"] == "declared"
+    assert (
+        "when " + namespace + "/a ends (expected runtime 60s, declared)"
+        in (status["estimate"]["waitingFor"])
+    )
+    listing = kubectl("get", POD_GROUPS, "-n", namespace).stdout
+    assert "START" in listing.splitlines()[0]
+
+    submitted = _time(pod_group(kubectl, namespace, "b")["metadata"]["creationTimestamp"])
+    wait_for_reason(kubectl, namespace, "b", "Scheduled", timeout=120)
+    admitted = _time(pod_group(kubectl, namespace, "b")["status"]["admittedAt"])
+    wait = admitted - submitted
+    error = abs(admitted - estimate)
+    print(f"b waited {wait:.0f}s; estimate off by {error:.1f}s")
+    assert error <= max(15.0, 0.25 * wait)

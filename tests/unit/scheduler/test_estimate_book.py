@@ -1,0 +1,61 @@
+"""Which estimates are written: once, again only when they move or the wait shrinks."""
+
+from __future__ import annotations
+
+from muster.scheduler import ClusterState, EngineConfig
+from muster.scheduler.estimate_book import EstimateBook
+from muster.scheduler.forecast import forecast
+from muster.scheduler.results import GroupKey
+from tests.unit.scheduler.builders import Obj, cluster, gang, node, pod
+from tests.unit.scheduler.test_forecast import T0, running
+
+B = GroupKey("default", "b")
+
+
+def _state(runtime: str, *extra: Obj) -> ClusterState:
+    return cluster(
+        *extra,
+        node("gpu", gpu="4"),
+        *running("a", 4, ["gpu"], runtime=runtime, gpu="1"),
+        *gang("b", 4, gpu="1"),
+    )
+
+
+def _book_of(state: ClusterState, now: float, book: EstimateBook | None = None) -> EstimateBook:
+    book = book or EstimateBook()
+    topology = {key: state.groups[key].topology_key for key in state.unadmitted_gangs}
+    book.take(forecast(state, now=now, config=EngineConfig()), topology)
+    return book
+
+
+def test_a_waiting_gang_gets_its_start_once_and_again_only_when_it_moves() -> None:
+    book = _book_of(_state("1h"), T0)
+    first = book.updates(T0)
+    assert first[B].fields == {
+        "estimatedStartTime": "2026-01-01T01:00:00Z",
+        "estimate": {
+            "start": "~60m",
+            "basis": "declared",
+            "waitingFor": "needs 4 nvidia.com/gpu; node gpu frees them at ~01:00 UTC "
+            "when default/a ends (expected runtime 60m, declared)",
+        },
+    }
+    assert first[B].moved is None
+    assert book.updates(T0 + 60) == {}  # nothing changed, nothing written
+    later = book.updates(T0 + 20 * 60)  # the wait shown shrank by a third
+    assert later[B].fields["estimate"]["start"] == "~40m"
+    assert later[B].moved is None
+    _book_of(_state("3h", node("cpu"), pod("web", node_name="cpu")), T0 + 21 * 60, book)
+    moved = book.updates(T0 + 21 * 60)
+    assert moved[B].fields["estimatedStartTime"] == "2026-01-01T03:00:00Z"
+    message = moved[B].moved
+    assert message is not None
+    assert message.startswith("expected start moved from 01:00 UTC to 03:00 UTC")
+
+
+def test_a_gang_no_longer_waiting_is_forgotten() -> None:
+    book = _book_of(_state("1h"), T0)
+    book.updates(T0)
+    book.take(forecast(cluster(node("gpu", gpu="4")), now=T0, config=EngineConfig()), {})
+    assert book.updates(T0) == {}
+    assert book.told == {}
