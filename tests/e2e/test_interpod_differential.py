@@ -428,23 +428,24 @@ def settle(kubectl: Kubectl, namespace: str, gangs: list[Gang]) -> Snapshot:
     return latest[0]
 
 
-LOST_TO_DELETION = ("is being deleted, cannot be assigned to a host", "not found")
+LOST_TO_DELETION = (
+    "is being deleted, cannot be assigned to a host",  # the binder, mid-deletion
+    "not found",  # the binder, after the deletion
+    "skip schedule deleting pod",  # the scheduling queue, mid-deletion
+)
 
 
 def failed_scheduling(kubectl: Kubectl, namespace: str) -> list[str]:
-    """Refusals of released pods. A bind that lost the race with the pod's deletion (its
-    Job finished and removed pods it no longer needs, or the batch was cleared) is not
-    one: kube-scheduler's binder then says the pod is being deleted or not found."""
+    """Refusals of released pods. A pod that lost the race with its own deletion (its
+    Job finished and removed pods it no longer needs, or the batch was cleared) was not
+    refused: kube-scheduler then says it is being deleted, or not found."""
     events = kubectl.json(
         "get", "events", "-n", namespace, "--field-selector", "reason=FailedScheduling"
     )["items"]
     return [
         f"{e['involvedObject']['name']}: {e.get('message', '')}"
         for e in events
-        if not any(
-            "Bind plugin" in e.get("message", "") and text in e.get("message", "")
-            for text in LOST_TO_DELETION
-        )
+        if not any(text in e.get("message", "") for text in LOST_TO_DELETION)
     ]
 
 
