@@ -430,7 +430,7 @@ def settle(kubectl: Kubectl, namespace: str, gangs: list[Gang]) -> Snapshot:
 
 LOST_TO_DELETION = (
     "is being deleted, cannot be assigned to a host",  # the binder, mid-deletion
-    "not found",  # the binder, after the deletion
+    '"DefaultBinder": pods "',  # the binder, after the deletion: `pods "x" not found`
     "skip schedule deleting pod",  # the scheduling queue, mid-deletion
 )
 
