@@ -28,6 +28,7 @@ from muster.operator.metrics import Metrics
 from muster.operator.priority_classes import PATH as PRIORITY_CLASSES
 from muster.operator.priority_classes import PriorityClassStore
 from muster.webhooks import server
+from muster.webhooks.memories import AdmissionMemories
 from muster.webhooks.priority import PRIORITY_CLASSES_MEMO
 
 logger = logging.getLogger(__name__)
@@ -183,6 +184,7 @@ class Operator:
         await kopf.operator(
             registry=registry,
             memo=memo,
+            memories=AdmissionMemories(),
             settings=settings,
             clusterwide=True,
             standalone=True,
