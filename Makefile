@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
 .PHONY: test unit e2e lint lock crds docs manifests cluster-up cluster-down cluster-status control-plane \
-        demo demo-down bench bench-engine clean
+        demo demo-down bench bench-engine bench-admission clean
 
 # Dependencies come from the lock only, every file checked against its hash; Muster
 # itself is then installed on top, with nothing else fetched.
@@ -85,6 +85,11 @@ bench: $(STAMP) control-plane
 
 bench-engine: $(STAMP)
 	$(BIN)/python bench/engine.py
+
+## Admission load (200 reviews/s for 60 s) against the leader's Lease renewals, on the
+## cluster of `make cluster-up`; writes bench/results/admission.json.
+bench-admission: $(STAMP)
+	$(BIN)/python bench/admission.py --kubeconfig .cluster/kubeconfig
 
 clean: cluster-down
 	rm -rf $(VENV) .cluster-e2e
