@@ -353,6 +353,7 @@ def test_get_podgroups_shows_the_columns(
             "AGE": found["gang"]["AGE"],
             "TOPOLOGY": "topology.kubernetes.io/zone",
             "PRIORITY": "1000",
+            "START": "",  # no estimate while it waits for its pods
         }
         # The API server prints an empty cell for a column whose path finds nothing.
         assert (found["solo"]["MIN"], found["solo"]["TOPOLOGY"]) == ("basic", "")
