@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import Field
 
 from muster.api.base import INT32, KubeModel, ObjectMeta
 from muster.api.constants import MAX_POD_GROUP_TEMPLATES
@@ -18,8 +18,6 @@ from muster.api.policy import (
     PreemptionPolicy,
 )
 from muster.api.rules import (
-    POD_GROUP_NAMES_ARE_LABEL_VALUES,
-    PRIORITY_AT_MOST_HIGHEST_USER_PRIORITY,
     PRIORITY_CLASS_NAME_IS_DNS_SUBDOMAIN,
     TEMPLATE_NAME_IS_DNS_LABEL,
     TEMPLATE_NAMES_UNIQUE,
@@ -43,8 +41,6 @@ class TypedLocalObjectReference(KubeModel):
 class PodGroupTemplate(KubeModel):
     """A template for one PodGroup of the Workload; the PodGroup made from it is
     named <workload>-<template>."""
-
-    model_config = ConfigDict(json_schema_extra=cel(PRIORITY_AT_MOST_HIGHEST_USER_PRIORITY))
 
     name: str = Field(
         json_schema_extra={"maxLength": DNS_LABEL_MAX_LENGTH} | cel(TEMPLATE_NAME_IS_DNS_LABEL)
@@ -96,8 +92,6 @@ class WorkloadSpec(KubeModel):
 class Workload(KubeModel):
     """The scheduling shape of an application: from each of its templates Muster
     makes one PodGroup."""
-
-    model_config = ConfigDict(json_schema_extra=cel(POD_GROUP_NAMES_ARE_LABEL_VALUES))
 
     api_version: Literal["scheduling.muster.dev/v1beta1"] = "scheduling.muster.dev/v1beta1"
     """APIVersion defines the versioned schema of this representation of an object."""
