@@ -358,6 +358,6 @@ def test_get_podgroups_shows_the_columns(
         # The API server prints an empty cell for a column whose path finds nothing.
         assert (found["solo"]["MIN"], found["solo"]["TOPOLOGY"]) == ("basic", "")
         narrow = table(kubectl, podgroups, "-n", namespace)
-        assert list(narrow[0]) == ["NAME", "MIN", "PODS", "SCHEDULED", "STATUS", "AGE"]
+        assert list(narrow[0]) == ["NAME", "MIN", "PODS", "SCHEDULED", "STATUS", "START", "AGE"]
     finally:
         kubectl("delete", "priorityclass", f"{namespace}-high", "--ignore-not-found", check=False)
