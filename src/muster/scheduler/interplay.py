@@ -45,7 +45,7 @@ from muster.scheduler.fit import Matrix, NodeOrder, Shape, best_slot, copies_per
 from muster.scheduler.intake import PlacementRules
 from muster.scheduler.interpod_view import InterPodView
 from muster.scheduler.node_affinity import matching_nodes
-from muster.scheduler.pod_terms import InterPodRules, PodTerm, SpreadConstraint
+from muster.scheduler.pod_terms import InterPodRules, PodTerm, SpreadConstraint, matches_all
 from muster.scheduler.predicates import PASSES, NodeTable, StaticFilter
 from muster.scheduler.taints import first_untolerated
 
@@ -177,20 +177,12 @@ class GangInterplay:
     def _domains(self, key: str) -> int:
         return max(len(self.table.labels.vocabulary(key)), 1)
 
-    def _matching_term(self, term: PodTerm) -> Counts:
-        labels = self.view.namespace_labels
-
-        def predicate(namespace: str, pod_labels: Mapping[str, str]) -> bool:
-            return term.matches(namespace, pod_labels, labels(namespace))
-
-        anchors = term.selector.anchors() if term.selector is not None else ()
-        return self.view.matching(("term", term), predicate, anchors)
-
     def _matching_all(self, terms: tuple[PodTerm, ...]) -> Counts:
+        """Placed pods per node slot that match every one of the terms."""
         labels = self.view.namespace_labels
 
         def predicate(namespace: str, pod_labels: Mapping[str, str]) -> bool:
-            return all(term.matches(namespace, pod_labels, labels(namespace)) for term in terms)
+            return matches_all(terms, namespace, pod_labels, labels(namespace))
 
         first = terms[0].selector
         anchors = first.anchors() if first is not None else ()
@@ -255,7 +247,7 @@ class GangInterplay:
         for term in rules.anti_affinity:
             values = self._values(term.topology_key)
             counts = _domain_counts(
-                self._matching_term(term), values, self._domains(term.topology_key)
+                self._matching_all((term,)), values, self._domains(term.topology_key)
             )
             anti.append(_Keyed(term, values, counts))
         repelled: dict[str, set[int]] = {}
@@ -269,10 +261,8 @@ class GangInterplay:
             member=member,
             spread=[self._spread_of(member, constraint) for constraint in rules.spread],
             affinity=affinity,
-            self_affine=bool(rules.affinity)
-            and all(
-                term.matches(member.namespace, member.labels, namespace_labels)
-                for term in rules.affinity
+            self_affine=matches_all(
+                rules.affinity, member.namespace, member.labels, namespace_labels
             ),
             anti=anti,
             repelled=repelled,
@@ -333,10 +323,8 @@ class GangInterplay:
             labels = self.view.namespace_labels
             namespace, pod_labels = member.namespace, member.labels
             found = _Effects(
-                affinity=bool(target.rules.affinity)
-                and all(
-                    term.matches(namespace, pod_labels, labels(namespace))
-                    for term in target.rules.affinity
+                affinity=matches_all(
+                    target.rules.affinity, namespace, pod_labels, labels(namespace)
                 ),
                 anti=[
                     index

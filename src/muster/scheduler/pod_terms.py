@@ -93,6 +93,16 @@ class PodTerm:
         return self.selector.matches(labels)
 
 
+def matches_all(
+    terms: tuple[PodTerm, ...],
+    namespace: str,
+    labels: Mapping[str, str],
+    namespace_labels: Mapping[str, str],
+) -> bool:
+    """kube-scheduler's `podMatchesAllAffinityTerms`: every term matches (no terms: no)."""
+    return bool(terms) and all(term.matches(namespace, labels, namespace_labels) for term in terms)
+
+
 @dataclass(frozen=True, slots=True)
 class SpreadConstraint:
     """One `whenUnsatisfiable: DoNotSchedule` topology spread constraint."""
