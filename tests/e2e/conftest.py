@@ -22,7 +22,12 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.cluster import Kubectl, LocalCluster, fresh_namespace
-from tests.e2e.harness import operator, pool  # noqa: F401  (fixtures of the operator tests)
+from tests.e2e.harness import (  # noqa: F401  (fixtures of the operator tests)
+    operator,
+    pool,
+    priorities,
+    volumes,
+)
 from tests.e2e.observer import GRACE_SECONDS, GangObserver, observing
 
 

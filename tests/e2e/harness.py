@@ -404,3 +404,29 @@ def events_for(kubectl: Kubectl, namespace: str, name: str) -> list[dict[str, An
         "get", "events", "-n", namespace, "--field-selector", f"involvedObject.name={name}"
     )["items"]
     return events
+
+
+@pytest.fixture
+def volumes(kubectl: Kubectl) -> Iterator[list[str]]:
+    """PersistentVolumes a test makes (cluster-scoped: its namespace does not take them)."""
+    made: list[str] = []
+    yield made
+    for name in made:
+        kubectl("delete", "pv", name, "--ignore-not-found", "--wait=false", check=False)
+
+
+@pytest.fixture
+def priorities(kubectl: Kubectl, namespace: str) -> Iterator[tuple[str, str]]:
+    """A low and a high PriorityClass (100, 1000) for the test, removed after it."""
+    low, high = f"{namespace}-low", f"{namespace}-high"
+    for name, value in ((low, 100), (high, 1000)):
+        kubectl.apply(
+            {
+                "apiVersion": "scheduling.k8s.io/v1",
+                "kind": "PriorityClass",
+                "metadata": {"name": name},
+                "value": value,
+            }
+        )
+    yield low, high
+    kubectl("delete", "priorityclass", low, high, "--ignore-not-found", check=False)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import subprocess
 import time
-from collections.abc import Iterator
 
 import pytest
 
@@ -27,22 +26,6 @@ from tests.e2e.harness import (
 pytestmark = pytest.mark.e2e
 
 HOLD_GATE = "e2e.muster.dev/hold"
-
-
-@pytest.fixture
-def priorities(kubectl: Kubectl, namespace: str) -> Iterator[tuple[str, str]]:
-    low, high = f"{namespace}-low", f"{namespace}-high"
-    for name, value in ((low, 100), (high, 1000)):
-        kubectl.apply(
-            {
-                "apiVersion": "scheduling.k8s.io/v1",
-                "kind": "PriorityClass",
-                "metadata": {"name": name},
-                "value": value,
-            }
-        )
-    yield low, high
-    kubectl("delete", "priorityclass", low, high, "--ignore-not-found", check=False)
 
 
 def test_a_high_priority_gang_preempts_a_whole_lower_one_which_runs_again_later(

@@ -50,30 +50,6 @@ def quick_rollbacks(operator: OperatorProcess) -> Iterator[OperatorProcess]:
     operator.restart()
 
 
-@pytest.fixture
-def volumes(kubectl: Kubectl) -> Iterator[list[str]]:
-    made: list[str] = []
-    yield made
-    for name in made:
-        kubectl("delete", "pv", name, "--ignore-not-found", "--wait=false", check=False)
-
-
-@pytest.fixture
-def priorities(kubectl: Kubectl, namespace: str) -> Iterator[tuple[str, str]]:
-    low, high = f"{namespace}-low", f"{namespace}-high"
-    for name, value in ((low, 100), (high, 1000)):
-        kubectl.apply(
-            {
-                "apiVersion": "scheduling.k8s.io/v1",
-                "kind": "PriorityClass",
-                "metadata": {"name": name},
-                "value": value,
-            }
-        )
-    yield low, high
-    kubectl("delete", "priorityclass", low, high, "--ignore-not-found", check=False)
-
-
 def job_status(kubectl: Kubectl, namespace: str, name: str) -> dict[str, Any]:
     status: dict[str, Any] = kubectl.json("get", "job", name, "-n", namespace).get("status", {})
     return status

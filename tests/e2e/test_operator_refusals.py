@@ -85,14 +85,6 @@ def volume_in(kubectl: Kubectl, namespace: str, zone: str) -> str:
     return name
 
 
-@pytest.fixture
-def volumes(kubectl: Kubectl) -> Iterator[list[str]]:
-    made: list[str] = []
-    yield made
-    for name in made:
-        kubectl("delete", "pv", name, "--ignore-not-found", "--wait=false", check=False)
-
-
 def job_with_claim(name: str, pool: NodePool, claim: str, workers: int) -> dict[str, Any]:
     job = gang_job(name, pool, workers=workers)
     spec = job["spec"]["template"]["spec"]

@@ -52,7 +52,6 @@ class InterPodView:
         self._added_by_label: dict[Label, list[int]] = {}  # label -> indexes in _added
         self._repellers_by_anchor: dict[Label, list[int]] = {}
         self._unanchored_repellers: list[int] = []
-        self._added_repels = False  # some pod of the cycle has required anti-affinity
         self._cache: dict[Hashable, _Cached] = {}
 
     def namespace_labels(self, namespace: str) -> Mapping[str, str]:
@@ -66,7 +65,6 @@ class InterPodView:
             self._added_by_label.setdefault(label, []).append(index)
         terms = record.inter_pod.anti_affinity
         if terms:
-            self._added_repels = True
             anchors = term_anchors(terms)
             if anchors is None:
                 self._unanchored_repellers.append(index)
@@ -75,8 +73,11 @@ class InterPodView:
 
     @property
     def anyone_repels(self) -> bool:
-        """Whether some placed pod has required anti-affinity (else no pod is repelled)."""
-        return bool(self._placed.repellers) or self._added_repels
+        """Whether some placed pod has anti-affinity that may match a pod (else no pod is
+        repelled; terms whose selectors match nothing are indexed nowhere)."""
+        return bool(
+            self._placed.repellers or self._unanchored_repellers or self._repellers_by_anchor
+        )
 
     def matching(
         self,
