@@ -362,12 +362,18 @@ def pod_group(kubectl: Kubectl, namespace: str, name: str) -> dict[str, Any]:
     return found
 
 
-def scheduled_condition(kubectl: Kubectl, namespace: str, name: str) -> dict[str, Any]:
-    """The PodGroupScheduled condition, or {} while the group or condition is missing."""
+def group_status(kubectl: Kubectl, namespace: str, name: str) -> dict[str, Any]:
+    """The PodGroup's status, or {} while the group (made by its Job's expansion) is missing."""
     found = kubectl("get", POD_GROUPS, name, "-n", namespace, "-o", "json", check=False)
     if found.returncode != 0:
         return {}
-    for item in json.loads(found.stdout).get("status", {}).get("conditions") or []:
+    status: dict[str, Any] = json.loads(found.stdout).get("status") or {}
+    return status
+
+
+def scheduled_condition(kubectl: Kubectl, namespace: str, name: str) -> dict[str, Any]:
+    """The PodGroupScheduled condition, or {} while the group or condition is missing."""
+    for item in group_status(kubectl, namespace, name).get("conditions") or []:
         if item["type"] == "PodGroupScheduled":
             return dict(item)
     return {}

@@ -23,12 +23,11 @@ from tests.e2e.harness import (
     NodePool,
     OperatorProcess,
     gang_job,
-    pod_group,
     pods_of,
     wait_all_bound,
     wait_for_reason,
 )
-from tests.e2e.test_operator_refusals import job_with_claim, volume_in
+from tests.e2e.test_operator_refusals import job_with_claim, refusals, volume_in
 
 pytestmark = pytest.mark.e2e
 
@@ -68,8 +67,7 @@ def assert_nothing_counted(kubectl: Kubectl, namespace: str, name: str) -> None:
 
 
 def rollbacks_in_a_row(kubectl: Kubectl, namespace: str, name: str) -> int:
-    refusals = pod_group(kubectl, namespace, name).get("status", {}).get("refusals") or {}
-    return int(refusals.get("rollbacks", 0))
+    return int(refusals(kubectl, namespace, name).get("rollbacks", 0))
 
 
 def test_five_rollbacks_in_a_row_cost_a_plain_job_nothing_and_it_then_runs_whole(

@@ -21,8 +21,8 @@ from tests.e2e.harness import (
     OperatorProcess,
     events_for,
     gang_job,
+    group_status,
     is_gated,
-    pod_group,
     pods_of,
     scheduled_condition,
     wait_all_bound,
@@ -94,9 +94,8 @@ def job_with_claim(name: str, pool: NodePool, claim: str, workers: int) -> dict[
 
 
 def refusals(kubectl: Kubectl, namespace: str, name: str) -> dict[str, Any]:
-    found: dict[str, Any] = (
-        pod_group(kubectl, namespace, name).get("status", {}).get("refusals") or {}
-    )
+    """The gang's refusal memory ({} while it has none, or its PodGroup is not made yet)."""
+    found: dict[str, Any] = group_status(kubectl, namespace, name).get("refusals") or {}
     return found
 
 
