@@ -62,10 +62,7 @@ def test_bad_yaml_is_one_problem_not_a_traceback(
     manifest.write_text("apiVersion: v1\nkind: ConfigMap\n---\nspec: [unclosed\n")
     assert run_validate(capsys, manifest) == (
         1,
-        [
-            f"{manifest}:2: invalid YAML: expected ',' or ']', but got '<stream end>'"
-            " (line 5, column 1)"
-        ],
+        [f"{manifest}:2: invalid YAML: did not find expected ',' or ']' (line 5, column 1)"],
     )
 
 
