@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from muster.api.constants import API_VERSION, POD_GROUP_PLURAL, WORKLOAD_PLURAL
 from muster.operator.cache import LiveCache
@@ -28,6 +28,7 @@ from muster.operator.informer import Informer, Sink
 from muster.operator.kube import JsonObject, Kube
 from muster.operator.loop import SchedulingLoop
 from muster.operator.metrics import Metrics
+from muster.operator.pod_views import CAPACITY_QUERY, MEMBER_QUERY, PodViews
 from muster.operator.trigger import Trigger
 from muster.operator.uncounted import UncountedPodActions
 from muster.operator.writer import StatusWriter
@@ -45,24 +46,33 @@ WORKLOADS = f"/apis/{API_VERSION}/{WORKLOAD_PLURAL}"
 JOBS = "/apis/batch/v1/jobs"
 
 
-def scheduling_sources(cache: LiveCache) -> list[tuple[str, Sink]]:
-    """What the engine's snapshot is built from, and where each collection goes."""
+Source = tuple[str, Mapping[str, str], Sink]  # path, list/watch query, where it goes
+
+
+def scheduling_sources(cache: LiveCache, pods: Sink | None = None) -> list[Source]:
+    """What the engine's snapshot is built from, and where each collection goes.
+
+    Pods come through two views (`pod_views`): those that can hold capacity and every
+    gang member; `pods` is where they go (the cache's pod sink unless given).
+    """
+    views = PodViews(pods or cache.pods)
     return [
-        (NODES, cache.nodes),
-        (NAMESPACES, cache.namespaces),
-        (VOLUMES, cache.volumes),
-        (CLAIMS, cache.claims),
-        (PRIORITY_CLASSES, cache.priority_classes),
-        (POD_GROUPS, cache.pod_group_sink),
-        (PODS, cache.pods),
+        (NODES, {}, cache.nodes),
+        (NAMESPACES, {}, cache.namespaces),
+        (VOLUMES, {}, cache.volumes),
+        (CLAIMS, {}, cache.claims),
+        (PRIORITY_CLASSES, {}, cache.priority_classes),
+        (POD_GROUPS, {}, cache.pod_group_sink),
+        (PODS, CAPACITY_QUERY, views.view()),
+        (PODS, MEMBER_QUERY, views.view()),
     ]
 
 
 async def load_snapshot(kube: Kube) -> LiveCache:
     """A cache filled by one list of each scheduling source: the cluster, right now."""
     cache = LiveCache()
-    for path, sink in scheduling_sources(cache):
-        items, _ = await kube.list_all(path)
+    for path, query, sink in scheduling_sources(cache):
+        items, _ = await kube.list_all(path, query=query)
         for item in items:
             sink.upsert(item)
     return cache
@@ -96,6 +106,7 @@ class Controller:
         still_leading: Callable[[], bool] = lambda: True,
     ) -> None:
         self.cache = LiveCache()
+        metrics.cached_pods.set_function(lambda: len(self.cache.state.pods))
         self.still_leading = still_leading
         self.trigger = Trigger(debounce=config.debounce, resync=config.resync_period)
         events = EventRecorder(kube, instance=config.identity, still_leading=still_leading)
@@ -106,23 +117,21 @@ class Controller:
         pods = UncountedPodActions(
             kube, concurrency=config.release_concurrency, still_leading=still_leading
         )
-        sources: list[tuple[str, Sink]] = [
-            (path, _Both(sink, pods.required_terms) if path == PODS else sink)
-            for path, sink in scheduling_sources(self.cache)
-        ]
+        sources = scheduling_sources(self.cache, _Both(self.cache.pods, pods.required_terms))
         # Every Job: those opting in by the native field carry no label to select.
-        sources += [(JOBS, self.expanders[0]), (WORKLOADS, self.expanders[1])]
+        sources += [(JOBS, {}, self.expanders[0]), (WORKLOADS, {}, self.expanders[1])]
         self.informers = [
             Informer(
                 kube,
                 path,
                 sink,
+                query=query,
                 on_change=self.trigger.poke,
                 watch_timeout=config.watch_timeout,
                 on_expired=metrics.watch_expired.labels(path).inc,
                 on_error=metrics.watch_errors.labels(path).inc,
             )
-            for path, sink in sources
+            for path, query, sink in sources
         ]
         writer = StatusWriter(kube, self.cache, events)
         self.estimates = EstimateWriter(

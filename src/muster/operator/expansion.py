@@ -113,8 +113,10 @@ class Expander:
         self.still_leading = still_leading
         self.backoffs: dict[tuple[str, str], ExponentialBackoff] = {}
         self.queue: asyncio.Queue[tuple[str, str]] = asyncio.Queue()
+        # Objects waiting to be expanded; one expanded as it is leaves only its identity
+        # in `done`, so the Jobs a cluster keeps after they finish cost next to nothing.
         self.latest: dict[tuple[str, str], JsonObject] = {}
-        self.done: set[tuple[str, str, str, int, str]] = set()
+        self.done: dict[tuple[str, str], tuple[str, str, str, int, str]] = {}
         self.busy: set[tuple[str, str]] = set()
         self.again: set[tuple[str, str]] = set()
 
@@ -123,16 +125,17 @@ class Expander:
             self.remove(obj)  # it may have opted out; it never keeps a place in memory
             return False
         key = _key(obj)
+        if self.done.get(key) == _identity(obj):
+            return False
         self.latest[key] = obj
-        if _identity(obj) not in self.done:
-            self.queue.put_nowait(key)
+        self.queue.put_nowait(key)
         return False
 
     def remove(self, obj: JsonObject) -> bool:
         key = _key(obj)
         self.latest.pop(key, None)
         self.backoffs.pop(key, None)
-        self.done = {item for item in self.done if item[:2] != key}
+        self.done.pop(key, None)
         return False
 
     async def run(self) -> None:
@@ -163,7 +166,10 @@ class Expander:
 
     async def _expand(self, key: tuple[str, str]) -> None:
         obj = self.latest.get(key)
-        if obj is None or _identity(obj) in self.done:
+        if obj is None:
+            return
+        if self.done.get(key) == _identity(obj):
+            del self.latest[key]
             return
         if (obj.get("metadata") or {}).get("deletionTimestamp"):
             return  # going away: its children go with it
@@ -174,8 +180,10 @@ class Expander:
                 await self._expand_job(obj)
             else:
                 await self._expand_workload(obj)
-            self.done.add(_identity(obj))
+            self.done[key] = _identity(obj)
             self.backoffs.pop(key, None)
+            if self.latest.get(key) is obj:
+                del self.latest[key]
         except NotLeadingError:
             return
         except KubeError as error:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Protocol
 
 from muster.operator.kube import JsonObject, Kube, KubeError
@@ -70,7 +70,7 @@ class Informer:
         sink: Sink,
         *,
         on_change: Callable[[], None],
-        label_selector: str | None = None,
+        query: Mapping[str, str] | None = None,
         watch_timeout: float = WATCH_TIMEOUT_SECONDS,
         on_expired: Callable[[], None] = lambda: None,
         on_error: Callable[[], None] = lambda: None,
@@ -78,7 +78,7 @@ class Informer:
         self.kube = kube
         self.path = path
         self.sink = sink
-        self.query = {"labelSelector": label_selector} if label_selector else {}
+        self.query = dict(query or {})
         self.on_change = on_change
         self.watch_timeout = watch_timeout
         self.on_expired = on_expired

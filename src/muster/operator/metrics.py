@@ -60,6 +60,12 @@ class Metrics:
             ["resource"],
             registry=registry,
         )
+        self.cached_pods = Gauge(
+            "muster_cached_pods",
+            "Pods the operator keeps: those that can hold capacity (not Succeeded or "
+            "Failed) and every gang member",
+            registry=registry,
+        )
         self.leader = Gauge(
             "muster_leader", "1 while this replica leads the scheduling loop", registry=registry
         )

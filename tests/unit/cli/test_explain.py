@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -137,7 +138,9 @@ async def test_the_live_snapshot_gives_the_verdict_simulate_gives() -> None:
     (simulated,) = report.pod_groups
 
     class ListingCluster:
-        async def list_all(self, path: str) -> tuple[list[dict[str, Any]], str]:
+        async def list_all(
+            self, path: str, *, query: Mapping[str, str] | None = None
+        ) -> tuple[list[dict[str, Any]], str]:
             kind = {"nodes": "Node", "pods": "Pod", "podgroups": "PodGroup"}.get(
                 path.rsplit("/", 1)[-1]
             )

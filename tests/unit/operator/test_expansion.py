@@ -119,7 +119,20 @@ async def test_a_job_changed_during_its_expansion_is_expanded_again_afterwards()
     worker.cancel()
     assert kube.most_in_flight == 1
     assert log.count("create PodGroup train") == 1
-    assert ("ml", "train", "train-uid", 2, "") in jobs.done
+    assert jobs.done[("ml", "train")] == ("ml", "train", "train-uid", 2, "")
+
+
+async def test_an_expanded_job_is_not_kept_and_its_updates_are_not_queued() -> None:
+    jobs, kube, log = expander()
+    kube.opened.set()
+    jobs.upsert(job("train"))
+    worker = asyncio.create_task(jobs.run())
+    await settle()
+    jobs.upsert(job("train"))  # a status update: the same spec, nothing to expand
+    await settle()
+    worker.cancel()
+    assert (jobs.latest, jobs.queue.qsize()) == ({}, 0)
+    assert log.count("create PodGroup train") == 1
 
 
 class StoringKube:
