@@ -1,6 +1,6 @@
 """What a cycle does with a gang's refusal memory: nodes to leave out, or no plan at all.
 
-Two rules, both tied to the node set the memory was learnt on (`node_set_digest`):
+Two rules, both tied to the node set the memory was learnt on (`NodeTable.digest`):
 
 - the nodes kube-scheduler refused the gang's pods on are left out of its plans, as
   one more static filter with its own reason, so an `Unschedulable` message says so
@@ -18,12 +18,10 @@ capacity is what the engine models, and it is not what kube-scheduler refused.
 
 from __future__ import annotations
 
-import hashlib
-
 import numpy as np
 
 from muster.scheduler.intake import GroupRecord
-from muster.scheduler.predicates import NodeTable, StaticFilter
+from muster.scheduler.predicates import NodeTable, StaticFilter, with_refusals
 from muster.scheduler.refusals import RefusalMemory, describe, exhausted
 from muster.scheduler.results import Reason, Verdict
 from muster.scheduler.state import ClusterState
@@ -31,33 +29,18 @@ from muster.scheduler.state import ClusterState
 REFUSED = "node(s) refused the gang's pods before (kube-scheduler)"
 
 
-def node_set_digest(table: NodeTable) -> str:
-    """A short digest of every node's name, labels, taints and unschedulable flag."""
-    views = sorted(
-        (record.name, record.placement_view()) for record in table.records if record is not None
-    )
-    return hashlib.sha256(repr(views).encode()).hexdigest()[:16]
-
-
 class Avoidance:
-    """One cycle's view of the refusal memories (the digest is computed once, if needed)."""
+    """One cycle's view of the refusal memories."""
 
     def __init__(self, state: ClusterState, table: NodeTable, *, max_rollbacks: int) -> None:
         self.state = state
         self.table = table
         self.max_rollbacks = max_rollbacks
-        self._digest: str | None = None
-
-    @property
-    def digest(self) -> str:
-        if self._digest is None:
-            self._digest = node_set_digest(self.table)
-        return self._digest
 
     def memory(self, group: GroupRecord | None) -> RefusalMemory | None:
         """The group's memory, if it was learnt on the current node set."""
         memory = None if group is None else group.refusals
-        if memory is None or memory.node_set != self.digest:
+        if memory is None or memory.node_set != self.table.digest():
             return None
         return memory
 
@@ -71,19 +54,15 @@ class Avoidance:
             slot = self.state.node_slot(name)
             if slot is not None and slot < self.table.size:
                 refused[slot] = True
-        fresh = refused & rules_filter.allowed
-        if not fresh.any():
-            return rules_filter
-        reasons = (*rules_filter.reasons, REFUSED)
-        reason_of = np.where(fresh, len(reasons) - 1, rules_filter.reason_of).astype(np.int32)
-        return StaticFilter(rules_filter.allowed & ~fresh, reason_of, reasons)
+        return with_refusals(rules_filter, refused, REFUSED)
 
     def held_back(self, group: GroupRecord) -> Verdict | None:
         """`Unschedulable` for a gang refused `max_rollbacks` times in a row, else None."""
         memory = group.refusals
-        if not exhausted(memory, self.max_rollbacks, node_set=self.digest):
+        if memory is None or not exhausted(
+            memory, self.max_rollbacks, node_set=self.table.digest()
+        ):
             return None
-        assert memory is not None, "an exhausted memory exists"
         latest = memory.latest()
         last = f" (last: {describe(latest)})" if latest is not None else ""
         message = (

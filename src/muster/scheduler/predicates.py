@@ -26,6 +26,7 @@ gang's next plans (`avoidance`), so a gang is never half-started because of them
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -85,6 +86,7 @@ class NodeTable:
     labels: LabelIndex = field(init=False)
     name_rank: IntArray = field(init=False)  # position of each node in name order
     _filters: dict[PlacementRules, StaticFilter] = field(init=False)
+    _digest: str | None = field(init=False)
 
     def __post_init__(self) -> None:
         size = len(self.records)
@@ -110,6 +112,7 @@ class NodeTable:
         self.name_rank = np.empty(size, dtype=np.int32)
         self.name_rank[order] = np.arange(size, dtype=np.int32)
         self._filters = {}
+        self._digest = None
 
     @property
     def size(self) -> int:
@@ -119,6 +122,19 @@ class NodeTable:
         record = self.records[slot]
         assert record is not None, "a placement never names a free slot"
         return record.name
+
+    def digest(self) -> str:
+        """A short digest of every node's name, labels, taints and unschedulable flag:
+        what a gang's refusal memory is tied to. Computed once per node set (a cycle
+        that needs it would otherwise hash 5,000 nodes each time)."""
+        if self._digest is None:
+            views = sorted(
+                (record.name, record.placement_view())
+                for record in self.records
+                if record is not None
+            )
+            self._digest = hashlib.sha256(repr(views).encode()).hexdigest()[:16]
+        return self._digest
 
     def static_filter(self, rules: PlacementRules) -> StaticFilter:
         cached = self._filters.get(rules)

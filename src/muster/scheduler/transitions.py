@@ -14,7 +14,6 @@ from typing import Any
 
 from muster.api.constants import CONDITION_SCHEDULED, REASON_PREEMPTED, REASON_ROLLED_BACK
 from muster.api.times import rfc3339
-from muster.scheduler.avoidance import node_set_digest
 from muster.scheduler.config import EngineConfig
 from muster.scheduler.follow import Following, Rollback
 from muster.scheduler.intake import GroupRecord, PodRecord
@@ -203,7 +202,7 @@ class Planner:
         )
         memory = group.refusals
         if rollback.refused:
-            node_set = node_set_digest(self.state.node_table())
+            node_set = self.state.node_table().digest()
             memory = after_rollback(memory, rollback.refused, node_set=node_set)
             if exhausted(memory, self.config.max_rollbacks, node_set=node_set):
                 then = (

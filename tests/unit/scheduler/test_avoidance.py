@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from muster.scheduler import EngineConfig, schedule
-from muster.scheduler.avoidance import REFUSED, node_set_digest
+from muster.scheduler.avoidance import REFUSED
 from muster.scheduler.refusals import RefusalMemory, Refused, after_rollback, to_status
 from muster.scheduler.results import GroupKey, Reason
 from muster.scheduler.state import ClusterState
@@ -21,7 +21,7 @@ NODES = (node("n1", gpu="4"), node("n2", gpu="4"), node("n3", gpu="4"))
 def remembering(state: ClusterState, *refused: str, rollbacks: int = 1) -> RefusalMemory:
     """Give the gang's PodGroup a memory of refusals on these nodes, learnt now."""
     learnt = None
-    digest = node_set_digest(state.node_table())
+    digest = state.node_table().digest()
     for _ in range(rollbacks):
         items = [Refused("g-0", name, f"refused on {name}") for name in refused]
         learnt = after_rollback(learnt, items, node_set=digest)
@@ -99,7 +99,7 @@ def test_growth_of_an_admitted_gang_avoids_the_refused_nodes() -> None:
     (growth,) = schedule(admitted_gang(), now=NOW, config=CONFIG).growths
     assert growth.placements == {"g-1": "n1"}  # best fit: the fuller node
     state = admitted_gang()
-    digest = node_set_digest(state.node_table())
+    digest = state.node_table().digest()
     group = pod_group("g", min_count=1, admitted=True, plan={"g-0": "n1"})
     refused = [Refused("g-1", "n1", "no")]
     group["status"]["refusals"] = to_status(after_rollback(None, refused, node_set=digest))
