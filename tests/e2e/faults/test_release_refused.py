@@ -177,5 +177,5 @@ def test_a_release_refused_by_a_policy_rolls_the_gang_back_and_it_runs_once_the_
     print(
         f"release refused by a policy: {len(falls)} release(s) rolled back, each from its "
         f"first bind back to 0 bound within {max(falls):.1f}s; the gang bound whole "
-        f"{time.monotonic() - removed:.1f}s after the policy went"
+        f"{time.monotonic() - removed:.1f}s after the policy went; said: {condition['message']}"
     )
