@@ -146,3 +146,14 @@ def test_a_restarted_operator_finishes_a_release_on_its_clock_without_restarting
     api.now = NOW + CONFIG.release_timeout
     assert step_of(api.cycle(), key) is StepKind.ROLL_BACK
     assert "2 pod(s) not bound within 60s of release" in scheduled(api, key)["message"]
+
+
+def test_members_kept_back_by_a_raised_min_count_are_not_late_past_the_release_timeout() -> None:
+    api, key, _ = a_gang()
+    api.cycle(crash_after=1)  # the admission's status write, nothing released
+    api.set_min_count(key, 3)  # beyond what fits: its members are kept back
+    api.cycle()
+    api.now += CONFIG.release_timeout + 1
+    kept = api.cycle()
+    assert step_of(kept, key) is StepKind.FOLLOW and not released(kept, key)
+    assert admitted(api.groups[key]["status"])
