@@ -21,7 +21,15 @@ from pathlib import Path
 from typing import Any
 
 from tests.e2e.cluster import Kubectl, bin_dir
-from tests.e2e.harness import GROUP_LABEL, OperatorProcess, is_gated, pods_of
+from tests.e2e.harness import (
+    GROUP_LABEL,
+    NodePool,
+    OperatorProcess,
+    gang_job,
+    held,
+    is_gated,
+    pods_of,
+)
 
 LEASE = ("lease", "muster-operator", "-n", "default")
 WRITES = frozenset({"create", "update", "patch", "delete", "deletecollection"})
@@ -190,3 +198,23 @@ def released_of(kubectl: Kubectl, namespace: str, group: str) -> tuple[int, int]
     """(released, existing): the gang's pods that are ungated, and all of them."""
     pods = pods_of(kubectl, namespace, group)
     return sum(not is_gated(pod) for pod in pods), len(pods)
+
+
+def begin_a_slow_held_release(
+    operator: OperatorProcess,
+    kubectl: Kubectl,
+    namespace: str,
+    pool: NodePool,
+    *,
+    group: str,
+    workers: int,
+) -> None:
+    """A gang Job of `workers` pods born with the hold gate (`held`), on a node of its
+    own, released by the operator restarted with `SLOW_RELEASE`; returns the moment
+    the first pod is released. The caller restarts the operator as it was."""
+    pool.add(gpus=workers)
+    operator.restart(*SLOW_RELEASE)
+    job = held(gang_job(group, pool, workers=workers))
+    when_the_release_begins(
+        operator.kubeconfig, namespace, group, lambda: kubectl.apply(job, namespace)
+    )

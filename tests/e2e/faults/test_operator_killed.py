@@ -22,12 +22,10 @@ import time
 import pytest
 
 from tests.e2e.cluster import Kubectl, wait_until
-from tests.e2e.faults.faults import SLOW_RELEASE, released_of, when_the_release_begins
+from tests.e2e.faults.faults import begin_a_slow_held_release, released_of
 from tests.e2e.harness import (
     NodePool,
     OperatorProcess,
-    gang_job,
-    held,
     lift_holds,
     pinned_to,
     pod_group,
@@ -44,14 +42,9 @@ WORKERS = 8
 def test_an_operator_killed_mid_release_finishes_it_after_a_restart_and_the_gang_runs_whole(
     operator: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool
 ) -> None:
-    pool.add(gpus=WORKERS)
-    operator.restart(*SLOW_RELEASE)
     try:
-        when_the_release_begins(
-            operator.kubeconfig,
-            namespace,
-            "train",
-            lambda: kubectl.apply(held(gang_job("train", pool, workers=WORKERS)), namespace),
+        begin_a_slow_held_release(
+            operator, kubectl, namespace, pool, group="train", workers=WORKERS
         )
         operator.kill()
         killed = time.monotonic()
