@@ -32,7 +32,8 @@ e2e: $(STAMP) control-plane
 	$(BIN)/pytest -m "e2e and not faults" -q
 
 ## Faults injected into a real control plane: a paused leader, an API server restart,
-## an etcd compaction, the webhooks down.
+## an etcd compaction, the webhooks down, the operator killed mid-release, a member
+## pod deleted mid-release, a planned node deleted, a policy refusing a release.
 faults: $(STAMP) control-plane
 	$(BIN)/pytest -m faults -q
 

@@ -357,6 +357,32 @@ def is_gated(pod: dict[str, Any]) -> bool:
     return has_gang_gate(pod["spec"].get("schedulingGates") or [])
 
 
+# A second scheduling gate of the user's own: a pod Muster has released stays unbound
+# until the test lifts it, which holds a gang between its release and its binding.
+HOLD_GATE = "e2e.muster.dev/hold"
+
+
+def held(job: dict[str, Any]) -> dict[str, Any]:
+    """The Job, its pods born with the hold gate."""
+    job["spec"]["template"]["spec"]["schedulingGates"] = [{"name": HOLD_GATE}]
+    return job
+
+
+def lift_holds(kubectl: Kubectl, namespace: str, pods: list[dict[str, Any]]) -> None:
+    """Remove the hold gate of pods Muster has released (their only gate left)."""
+    for pod in pods:
+        kubectl(
+            "patch",
+            "pod",
+            pod["metadata"]["name"],
+            "-n",
+            namespace,
+            "--type=json",
+            "-p",
+            '[{"op": "remove", "path": "/spec/schedulingGates"}]',
+        )
+
+
 def pod_group(kubectl: Kubectl, namespace: str, name: str) -> dict[str, Any]:
     found: dict[str, Any] = kubectl.json("get", POD_GROUPS, name, "-n", namespace)
     return found

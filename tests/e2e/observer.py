@@ -138,6 +138,7 @@ class GangLedger:
         self._not_gangs: set[str] = set()  # rose from 0 without being a gang
         self._violated: list[Rise] = []  # finished rises that broke the rule
         self.spreads: list[float] = []  # first bind -> minCount-th bind, of good rises
+        self.falls: list[float] = []  # first bind -> back to 0, of rises undone in time
 
     def pod(self, name: str, gang: str | None, node: str | None, at: float) -> None:
         """A pod as it is now (added or modified)."""
@@ -167,6 +168,8 @@ class GangLedger:
                 rise.fell = at
                 if rise.late(self.grace, at):
                     self._violated.append(rise)
+                else:
+                    self.falls.append(at - rise.started)
             return
         if gang in self._whole or gang in self._not_gangs:
             return

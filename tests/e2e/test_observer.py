@@ -78,6 +78,7 @@ def test_a_release_rolled_back_within_the_grace_is_not_partial_but_a_slow_one_is
     gangs.gone("s", at=30)
     [slow] = gangs.violations(now=100)
     assert "fell back to 0 bound after 30.00s" in slow.describe(GRACE)
+    assert gangs.falls == [1]  # the quick one's, for the tests that cause it
 
 
 def test_pods_that_are_not_a_gang_are_not_judged() -> None:

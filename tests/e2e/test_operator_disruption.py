@@ -1,20 +1,24 @@
-"""Gangs taken down and brought back: preemption, rollback, and a killed operator."""
+"""Gangs taken down and brought back: preemption and rollback.
+
+An operator killed mid-release is a fault test: tests/e2e/faults/test_operator_killed.py.
+"""
 
 from __future__ import annotations
 
-import subprocess
 import time
 
 import pytest
 
-from tests.e2e.cluster import Kubectl, bin_dir, wait_until
+from tests.e2e.cluster import Kubectl, wait_until
 from tests.e2e.harness import (
     NodePool,
     OperatorProcess,
     bound,
     events_for,
     gang_job,
+    held,
     is_gated,
+    lift_holds,
     pinned_to,
     pod_group,
     pods_of,
@@ -24,8 +28,6 @@ from tests.e2e.harness import (
 )
 
 pytestmark = pytest.mark.e2e
-
-HOLD_GATE = "e2e.muster.dev/hold"
 
 
 def test_a_high_priority_gang_preempts_a_whole_lower_one_which_runs_again_later(
@@ -65,11 +67,9 @@ def test_a_gang_whose_node_is_cordoned_before_binding_rolls_back_and_lands_elsew
     operator: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool
 ) -> None:
     first_node = pool.add(gpus=4)
-    job = gang_job("train", pool, workers=2)
-    # A second gate of the user's own keeps released pods from binding until the test
-    # lets them: the window in which the planned node is cordoned.
-    job["spec"]["template"]["spec"]["schedulingGates"] = [{"name": HOLD_GATE}]
-    kubectl.apply(job, namespace)
+    # The hold gate keeps released pods from binding until the test lets them: the
+    # window in which the planned node is cordoned.
+    kubectl.apply(held(gang_job("train", pool, workers=2)), namespace)
     wait_for_reason(kubectl, namespace, "train", "Scheduled")
     planned = pod_group(kubectl, namespace, "train")["status"]["plan"]
     assert set(planned.values()) == {first_node}
@@ -86,72 +86,9 @@ def test_a_gang_whose_node_is_cordoned_before_binding_rolls_back_and_lands_elsew
         )
 
     wait_until("the gang released onto the second node", released_to_second_node)
-    for pod in pods_of(kubectl, namespace, "train"):
-        kubectl(
-            "patch",
-            "pod",
-            pod["metadata"]["name"],
-            "-n",
-            namespace,
-            "--type=json",
-            "-p",
-            '[{"op": "remove", "path": "/spec/schedulingGates"}]',
-        )
+    lift_holds(kubectl, namespace, pods_of(kubectl, namespace, "train"))
     pods = wait_all_bound(kubectl, namespace, "train", 2)
     assert {pod["spec"]["nodeName"] for pod in pods} == {second_node}
-
-
-@pytest.mark.allow_partial_gangs(
-    "the operator dies with the gang half released; the gang is partial until it restarts"
-)
-def test_an_operator_killed_in_the_middle_of_a_release_finishes_it_after_restart(
-    operator: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool
-) -> None:
-    pool.add(gpus=16)
-    operator.restart("--release-concurrency=1")
-    try:
-        _kill_once_the_release_has_begun(operator, kubectl, namespace, pool)
-    finally:
-        if operator.process is None:
-            operator.start()
-    wait_all_bound(kubectl, namespace, "train", 16)
-
-
-def _kill_once_the_release_has_begun(
-    operator: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool
-) -> None:
-    """SIGKILL the operator as soon as the first pod of the gang is ungated."""
-    watch = subprocess.Popen(
-        [
-            str(bin_dir() / "kubectl"),
-            f"--kubeconfig={operator.kubeconfig}",
-            "get",
-            "pods",
-            "-n",
-            namespace,
-            "-l",
-            "scheduling.muster.dev/pod-group=train",
-            "--watch",
-            "-o",
-            'jsonpath={.metadata.name} gates={.spec.schedulingGates}{"\\n"}',
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        kubectl.apply(gang_job("train", pool, workers=16), namespace)
-        assert watch.stdout is not None
-        for line in watch.stdout:
-            if line.strip().endswith("gates="):
-                operator.kill()
-                break
-    finally:
-        watch.kill()
-    at_kill = pods_of(kubectl, namespace, "train")
-    assert scheduled_condition(kubectl, namespace, "train")["status"] == "True"
-    assert pod_group(kubectl, namespace, "train")["status"]["plan"]
-    gated_at_kill = sum(is_gated(pod) for pod in at_kill)
-    print(f"{gated_at_kill} of {len(at_kill)} pods were still gated when the operator died")
 
 
 def test_a_gang_that_does_not_bind_in_time_is_rolled_back(
@@ -160,9 +97,7 @@ def test_a_gang_that_does_not_bind_in_time_is_rolled_back(
     pool.add(gpus=2)
     operator.restart("--release-timeout=3")
     try:
-        job = gang_job("stuck", pool, workers=2)
-        job["spec"]["template"]["spec"]["schedulingGates"] = [{"name": HOLD_GATE}]
-        kubectl.apply(job, namespace)
+        kubectl.apply(held(gang_job("stuck", pool, workers=2)), namespace)
         wait_for_reason(kubectl, namespace, "stuck", "Scheduled")
         first = set(pod_group(kubectl, namespace, "stuck")["status"]["plan"])
         condition = wait_for_reason(kubectl, namespace, "stuck", "RolledBack", timeout=20)

@@ -6,10 +6,9 @@ decision of a new leader (or of a restarted operator) is made on the whole clust
 including plans recorded by its predecessor.
 
 `still_leading` is the elector's proof of leadership. The client given here refuses
-every write without it (NotLeadingError), and what writes outside the scheduling loop
-(the expanders, events, pod actions) asks it before each batch, so that a replica
-that lost the Lease stops at once instead of failing request by request. The loop
-should do the same before each batch of writes (`Controller.still_leading`).
+every write without it (NotLeadingError), and everything that writes (the scheduling
+loop, the expanders, events, pod actions) asks it before each batch, so that a
+replica that lost the Lease stops at once instead of failing request by request.
 """
 
 from __future__ import annotations
@@ -151,6 +150,7 @@ class Controller:
             config=config,
             engine_config=engine_config(config),
             estimates=self.estimates,
+            still_leading=still_leading,
         )
 
     @property

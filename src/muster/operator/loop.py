@@ -7,7 +7,14 @@ first (their victims' groups may be shared), then the other steps several at a t
 actions run in order and the step stops at the first that fails, so nothing is
 evicted or released whose decision is not written down: a crash at any point leaves
 a recorded decision that the next cycle, of this operator or of the next, finishes
-(see `muster.scheduler.plan`). Everything the engine must remember is in the
+(see `muster.scheduler.plan`). Before each action (a batch of writes: a status, the
+evictions, the releases) it asks `still_leading()`, so a replica that lost the Lease
+stops at the start of a batch rather than part-way through it.
+
+What the API server answers to a release is an observation, not a decision: it goes
+into the engine's state (`ClusterState.observe_release`), and the next cycle decides
+what a refused or failed release means for the gang (see
+`muster.scheduler.release_failures`). Everything the engine must remember is in the
 PodGroups' status; the loop keeps only what it tells people about: member pods whose
 PodGroup is missing, and objects the engine cannot use, each told once. Start-time
 estimates are not decisions: their own writer (`estimates`) runs beside the loop,
@@ -19,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 
 from muster.operator.cache import LiveCache, ObjectKey
 from muster.operator.config import OperatorConfig
@@ -30,6 +38,7 @@ from muster.operator.trigger import Trigger
 from muster.operator.writer import StatusWriter
 from muster.scheduler import EngineConfig, schedule
 from muster.scheduler.plan import Evict, Plan, Release, Step, StepKind, WriteStatus
+from muster.scheduler.release_failures import ReleaseFailure
 from muster.scheduler.results import CycleResult, GroupKey, PodKey
 from muster.scheduler.times import parse_time
 
@@ -62,8 +71,10 @@ class SchedulingLoop:
         config: OperatorConfig,
         engine_config: EngineConfig,
         estimates: EstimateWriter,
+        still_leading: Callable[[], bool] = lambda: True,
     ) -> None:
         self.cache = cache
+        self.still_leading = still_leading
         self.writer = writer
         self.pods = pods
         self.events = events
@@ -119,6 +130,8 @@ class SchedulingLoop:
 
     async def _carry_out(self, step: Step, execution: _Execution) -> None:
         for action in step.actions:
+            if not self.still_leading():
+                return  # what is written is finished by whoever leads now
             if isinstance(action, WriteStatus):
                 done = await self._write(action.group, execution)
             elif isinstance(action, Evict):
@@ -167,6 +180,14 @@ class SchedulingLoop:
             (PodKey(action.group.namespace, pod), node) for pod, node in action.placements
         )
         self.metrics.releases.inc(len(outcome.done))
+        observed = time.time()
+        state = self.cache.state
+        for pod in outcome.done:
+            state.observe_release(pod, None)
+        for pod, failure in outcome.failed.items():
+            state.observe_release(pod, ReleaseFailure(failure.status, failure.message, observed))
+        if outcome.failed:
+            self.trigger.poke()  # the engine decides what the failures mean
         return True
 
     def _count(self, step: Step) -> None:

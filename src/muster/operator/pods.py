@@ -115,11 +115,20 @@ def pod_path(pod: PodKey) -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class Failure:
+    """Why an action failed on a pod: the API server's status (0: no answer, or not
+    sent) and its message, the API's own words."""
+
+    status: int
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
 class BatchOutcome:
     """Which pods an action succeeded on, and which failed with what."""
 
     done: tuple[PodKey, ...]
-    failed: dict[PodKey, str]
+    failed: dict[PodKey, Failure]
 
 
 class PodActions:
@@ -181,15 +190,19 @@ class PodActions:
         self, items: list[T], action: Callable[[T], Awaitable[None]], *, key: Callable[[T], PodKey]
     ) -> BatchOutcome:
         if not self.still_leading():
-            return BatchOutcome(done=(), failed={key(item): NOT_LEADING for item in items})
+            unsent = Failure(0, NOT_LEADING)
+            return BatchOutcome(done=(), failed={key(item): unsent for item in items})
 
-        async def guarded(item: T) -> str | None:
+        async def guarded(item: T) -> Failure | None:
             async with self.semaphore:
                 try:
                     await action(item)
-                except (KubeError, ValueError) as error:
+                except KubeError as error:
                     logger.warning("pod %s: %s", key(item), error)
-                    return str(error)
+                    return Failure(error.status, error.message)
+                except ValueError as error:
+                    logger.warning("pod %s: %s", key(item), error)
+                    return Failure(0, str(error))
                 return None
 
         results = await asyncio.gather(*(guarded(item) for item in items))

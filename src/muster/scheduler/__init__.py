@@ -23,6 +23,9 @@ How it is built, one module per job:
 - preemption: the cheapest lower-priority victims.
 - refusals, avoidance: what kube-scheduler refused a gang (from its status), the
   nodes its plans then leave out, and when it is not planned at all.
+- lifecycle, follow, transitions, plan: an admitted gang followed to completion or
+  rolled back, each transition written ahead; release_failures: what the API server
+  answered when a pod could not be released (an observation the operator reports).
 - explain: kube-scheduler-style reasons and the gang view.
 - results: what a cycle decided, as frozen values.
 

@@ -6,17 +6,27 @@ is released (none of its pods runs while the others wait for room), up to
 `victims_timeout` after its admission; then pods still gated are released (this is
 also how a release left half-done by a restarted operator is finished); pods released
 but not bound are waited for until the release deadline; a pod that can no longer
-bind where it was planned (its node gone or cordoned), or that kube-scheduler refused
-to bind there, means the gang cannot complete as planned: it is rolled back at once.
+bind where it was planned (its node gone or cordoned), that kube-scheduler refused
+to bind there, or whose release the API server refused (see `release_failures`),
+means the gang cannot complete as planned: it is rolled back at once.
+
+The release clock starts once per release: at the admission (for a preemptor, once
+its victims are gone) and again when members beyond the first release are placed (a
+growth). Releasing again what is still gated (after a failed release, or by a
+restarted operator) does not restart it, so a release that cannot finish is rolled
+back at its deadline: pods released and not bound, or pods whose release failed.
+Members kept back (a gang whose minCount was raised) and members a restarted
+operator has yet to release are not late, since nobody tried to release them.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from muster.scheduler.config import EngineConfig
 from muster.scheduler.intake import GroupRecord
 from muster.scheduler.refusals import Refused
+from muster.scheduler.release_failures import RETRY_SECONDS, ReleaseFailure
 from muster.scheduler.results import PodKey
 from muster.scheduler.state import ClusterState
 
@@ -40,6 +50,7 @@ class Following:
     to_release: tuple[tuple[str, str], ...] = ()  # (pod, node): still gated, node usable
     complete: bool = False  # every planned pod bound (or finished)
     deadline: float | None = None  # rolled back then, if nothing changes
+    retry_at: float | None = None  # when a pod whose release failed is released again
 
 
 def follow(
@@ -66,61 +77,102 @@ def follow(
         leaving = {v for v in awaiting if state.pods[v].record.terminating}
         evict = tuple(victim for victim in awaiting if victim not in leaving)
         return Following(awaiting=awaiting, evict=evict, deadline=deadline)
-    to_release: list[tuple[str, str]] = []
-    unbound: list[str] = []
-    stranded: list[tuple[str, str]] = []
-    refused: list[Refused] = []
+    victims_gone = bool(memory.victims)
+    started = now if victims_gone else memory.release_started or group.admitted_at or now
+    deadline = started + config.release_timeout
+    progress = _progress(state, group, started=started, release_held=release_held)
+    rollback = _undone(progress, overdue=now >= deadline, config=config)
+    if rollback is not None:
+        return Following(rollback)
+    retry_at = {pod: failure.at + RETRY_SECONDS for pod, failure in progress.failed}
+    due = [(pod, node) for pod, node in progress.to_release if retry_at.get(pod, now) <= now]
+    later = [moment for moment in retry_at.values() if moment > now]
+    waiting = progress.unbound or progress.to_release
+    return Following(
+        victims_gone=victims_gone,
+        to_release=tuple(due),
+        complete=not waiting and not release_held,
+        deadline=deadline if waiting else None,
+        retry_at=min(later, default=None),
+    )
+
+
+@dataclass(slots=True)
+class _Progress:
+    """The planned pods not bound yet, by what holds them up."""
+
+    to_release: list[tuple[str, str]] = field(default_factory=list)  # gated, node usable
+    unbound: list[str] = field(default_factory=list)  # released, not bound
+    stranded: list[tuple[str, str]] = field(default_factory=list)  # node gone or cordoned
+    refused: list[Refused] = field(default_factory=list)  # by kube-scheduler
+    failed: list[tuple[str, ReleaseFailure]] = field(default_factory=list)  # release failed
+
+
+def _progress(
+    state: ClusterState, group: GroupRecord, *, started: float, release_held: bool
+) -> _Progress:
+    """Where the release begun at `started` stands (failures of earlier ones ignored)."""
+    progress = _Progress()
     for pod_name, node in sorted(group.plan.items()):
-        entry = state.pods.get(PodKey(group.key.namespace, pod_name))
+        key = PodKey(group.key.namespace, pod_name)
+        entry = state.pods.get(key)
         if entry is None:
             continue
         pod = entry.record
         if pod.node_name or pod.terminal or pod.terminating:
             continue
         if not _usable(state, node):
-            stranded.append((pod_name, node))
+            progress.stranded.append((pod_name, node))
         elif pod.gated:
+            failure = state.release_failures.get(key)
+            if failure is not None and failure.at >= started:
+                progress.failed.append((pod_name, failure))
             if not release_held:
-                to_release.append((pod_name, node))
+                progress.to_release.append((pod_name, node))
         else:
-            unbound.append(pod_name)
+            progress.unbound.append(pod_name)
             if pod.refusal is not None:
-                refused.append(Refused(pod_name, node, pod.refusal))
-    victims_gone = bool(memory.victims)
-    started = now if victims_gone else memory.release_started or group.admitted_at or now
-    deadline = started + config.release_timeout
-    if stranded:
-        pods = ", ".join(f"{pod} (node {node})" for pod, node in stranded[:5])
-        return Following(
-            Rollback(
-                f"{len(stranded)} planned pod(s) can no longer bind: their node is gone "
-                f"or cordoned: {pods}"
-            )
+                progress.refused.append(Refused(pod_name, node, pod.refusal))
+    return progress
+
+
+def _undone(progress: _Progress, *, overdue: bool, config: EngineConfig) -> Rollback | None:
+    """Why the gang cannot complete as planned, if it cannot; `overdue`: its release
+    deadline has passed."""
+    if progress.stranded:
+        pods = ", ".join(f"{pod} (node {node})" for pod, node in progress.stranded[:5])
+        return Rollback(
+            f"{len(progress.stranded)} planned pod(s) can no longer bind: their node is gone "
+            f"or cordoned: {pods}"
         )
-    if refused:
-        first, others = refused[0], len(refused) - 1
-        more = f" (and {others} more pod(s))" if others else ""
-        return Following(
-            Rollback(
-                f'kube-scheduler refused pod {first.pod} on node {first.node}: "{first.message}"'
-                f"{more}",
-                tuple(refused),
-            )
+    if progress.refused:
+        first, others = progress.refused[0], len(progress.refused) - 1
+        return Rollback(
+            f'kube-scheduler refused pod {first.pod} on node {first.node}: "{first.message}"'
+            f"{_more(others)}",
+            tuple(progress.refused),
         )
-    waiting = [*unbound, *(pod for pod, _ in to_release)]
-    if waiting and now >= deadline and not to_release:
-        return Following(
-            Rollback(
-                f"{len(waiting)} pod(s) not bound within {config.release_timeout:g}s of "
-                f"release: {', '.join(waiting[:5])}"
-            )
+    refusals = [(pod, failure) for pod, failure in progress.failed if failure.refused]
+    if refusals:
+        (pod, failure), others = refusals[0], len(refusals) - 1
+        return Rollback(
+            f'the API server refused to release pod {pod}: "{failure.message}"{_more(others)}'
         )
-    return Following(
-        victims_gone=victims_gone,
-        to_release=tuple(to_release),
-        complete=not waiting and not release_held,
-        deadline=deadline if unbound else None,
+    late = sorted([*progress.unbound, *(pod for pod, _ in progress.failed)])
+    if not (late and overdue):
+        return None
+    last = ""
+    if progress.failed:
+        pod, failure = progress.failed[-1]
+        last = f'; releasing pod {pod} failed: "{failure.message}"'
+    return Rollback(
+        f"{len(late)} pod(s) not bound within {config.release_timeout:g}s of "
+        f"release: {', '.join(late[:5])}{last}"
     )
+
+
+def _more(others: int) -> str:
+    return f" (and {others} more pod(s))" if others else ""
 
 
 def _still_there(state: ClusterState, pod: PodKey) -> bool:

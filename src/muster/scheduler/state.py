@@ -38,6 +38,7 @@ from muster.scheduler.intake import (
 )
 from muster.scheduler.placed import PlacedPods
 from muster.scheduler.predicates import NodeTable
+from muster.scheduler.release_failures import ReleaseFailure
 from muster.scheduler.results import GroupKey, PodKey
 from muster.scheduler.volumes import Volumes
 
@@ -124,6 +125,7 @@ class ClusterState:
         self.held: Matrix = np.zeros((0, 1), dtype=np.int64)
         self._table: NodeTable | None = None
         self.pods: dict[PodKey, PodEntry] = {}
+        self.release_failures: dict[PodKey, ReleaseFailure] = {}  # see `release_failures`
         self._pods_on: dict[str, set[PodKey]] = {}
         self.members: dict[GroupKey, set[str]] = {}
         self.pending_members: dict[GroupKey, set[str]] = {}  # gated and holding nothing
@@ -167,6 +169,7 @@ class ClusterState:
             key: PodEntry(entry.record, entry.slot, entry.demand, entry.priority, entry.held_on)
             for key, entry in self.pods.items()
         }
+        twin.release_failures = dict(self.release_failures)
         twin._pods_on = _copied_sets(self._pods_on)
         twin.members = _copied_sets(self.members)
         twin.pending_members = _copied_sets(self.pending_members)
@@ -289,6 +292,7 @@ class ClusterState:
         entry = self.pods.get(record.key)
         if entry is not None and entry.record == record:
             return None
+        self.release_failures.pop(record.key, None)  # said of the pod as it was
         if entry is None:
             slot = self._pod_slots.take()
             if slot >= self.pod_node.shape[0]:
@@ -312,7 +316,16 @@ class ClusterState:
         self.rejected.pop(("Pod", namespace, name), None)
         self._delete_pod_key(PodKey(namespace, name))
 
+    def observe_release(self, pod: PodKey, failure: ReleaseFailure | None) -> None:
+        """The outcome of releasing a pod, as the operator saw it: the API server's
+        answer when it did not release it, None when it did."""
+        if failure is None or pod not in self.pods:
+            self.release_failures.pop(pod, None)
+        else:
+            self.release_failures[pod] = failure
+
     def _delete_pod_key(self, key: PodKey) -> None:
+        self.release_failures.pop(key, None)
         entry = self.pods.pop(key, None)
         if entry is None:
             return

@@ -164,15 +164,16 @@ class Planner:
         if following.rollback is not None:
             self.roll_back(group, following.rollback)
             return
-        if following.deadline is not None:
-            self.wake.append(following.deadline)
+        self.wake.extend(
+            moment for moment in (following.deadline, following.retry_at) if moment is not None
+        )
         if following.awaiting:
             evict = Evict(following.evict, force=False) if following.evict else None
             self._step(key, StepKind.FOLLOW, [self.change(key, StatusChange()), evict])
             return
         releasing = (*following.to_release, *sorted(growth.items()))
         memory = group.lifecycle
-        if releasing or following.victims_gone:
+        if growth or following.victims_gone:  # a release starts (see `follow`)
             memory = Lifecycle(rollbacks=memory.rollbacks, release_started=self.now)
             self.wake.append(self.now + self.config.release_timeout)
         change = StatusChange(

@@ -1,4 +1,5 @@
-"""What the fault tests share: the Lease's holder, the operator's metrics, the audit log.
+"""What the fault tests share: the Lease's holder, the operator's metrics, the audit log,
+the moment a gang's release begins.
 
 The audit log (`hack/cluster.py up --audit`) has one JSON line per request with its
 verb, object, user agent and the moment the API server received it. The operator's
@@ -9,20 +10,33 @@ kubeconfig are told apart there.
 from __future__ import annotations
 
 import json
+import subprocess
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from tests.e2e.cluster import Kubectl
-from tests.e2e.harness import OperatorProcess
+from tests.e2e.cluster import Kubectl, bin_dir
+from tests.e2e.harness import (
+    GROUP_LABEL,
+    NodePool,
+    OperatorProcess,
+    gang_job,
+    held,
+    is_gated,
+    pods_of,
+)
 
 LEASE = ("lease", "muster-operator", "-n", "default")
 WRITES = frozenset({"create", "update", "patch", "delete", "deletecollection"})
+# A release spread out by the operator's own client-side rate limit: one request every
+# quarter second once the burst of one is spent, so a gang of 8 takes about 2 s to be
+# released, far longer than a watch takes to tell the test that it has begun.
+SLOW_RELEASE = ("--kube-qps=4", "--kube-burst=1")
 
 
 def holder(kubectl: Kubectl) -> str | None:
@@ -144,3 +158,63 @@ def supervised(operator: OperatorProcess) -> Iterator[Restarts]:
     finally:
         stopping.set()
         thread.join(timeout=90)
+
+
+def when_the_release_begins(
+    kubeconfig: Path, namespace: str, group: str, start: Callable[[], None]
+) -> None:
+    """Run `start` (which leads to the gang's release) and return the moment a watch of
+    the gang's pods shows the first of them released (its gang gate gone)."""
+    watch = subprocess.Popen(
+        [
+            str(bin_dir() / "kubectl"),
+            f"--kubeconfig={kubeconfig}",
+            "get",
+            "pods",
+            "-n",
+            namespace,
+            "-l",
+            f"{GROUP_LABEL}={group}",
+            "--watch",
+            "-o",
+            'jsonpath={.metadata.name} gates={.spec.schedulingGates}{"\\n"}',
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        start()
+        assert watch.stdout is not None
+        for line in watch.stdout:
+            if "scheduling.muster.dev/gang" not in line:
+                return
+        raise AssertionError("the watch ended before any pod was released")
+    finally:
+        watch.kill()
+        watch.wait()
+
+
+def released_of(kubectl: Kubectl, namespace: str, group: str) -> tuple[int, int]:
+    """(released, existing): the gang's pods that are ungated, and all of them."""
+    pods = pods_of(kubectl, namespace, group)
+    return sum(not is_gated(pod) for pod in pods), len(pods)
+
+
+def begin_a_slow_held_release(
+    operator: OperatorProcess,
+    kubectl: Kubectl,
+    namespace: str,
+    pool: NodePool,
+    *,
+    group: str,
+    workers: int,
+) -> None:
+    """A gang Job of `workers` pods born with the hold gate (`held`), on a node of its
+    own, released by the operator restarted with `SLOW_RELEASE`; returns the moment
+    the first pod is released. The caller restarts the operator as it was."""
+    pool.add(gpus=workers)
+    operator.restart(*SLOW_RELEASE)
+    job = held(gang_job(group, pool, workers=workers))
+    when_the_release_begins(
+        operator.kubeconfig, namespace, group, lambda: kubectl.apply(job, namespace)
+    )

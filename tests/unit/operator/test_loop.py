@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from muster.operator.cache import LiveCache
@@ -11,8 +11,9 @@ from muster.operator.config import OperatorConfig
 from muster.operator.estimates import EstimateWriter
 from muster.operator.loop import SchedulingLoop
 from muster.operator.metrics import Metrics
-from muster.operator.pods import BatchOutcome
+from muster.operator.pods import BatchOutcome, Failure
 from muster.scheduler import EngineConfig
+from muster.scheduler.plan import StepKind
 from muster.scheduler.results import GroupKey, PodKey
 from tests.unit.scheduler.builders import node, pod, pod_group
 
@@ -284,3 +285,78 @@ async def test_a_status_that_cannot_be_written_stops_its_step_before_any_release
     result = await loop.cycle()
     assert [admission.group for admission in result.admissions] == [GANG]
     assert log == []  # not released: its plan is not written
+
+
+class PokedTrigger(FakeTrigger):
+    def __init__(self) -> None:
+        self.pokes = 0
+
+    def poke(self) -> None:
+        self.pokes += 1
+
+
+class RefusingPods(FakePods):
+    """The API server refuses to release one pod, as an admission policy would."""
+
+    def __init__(self, cache: LiveCache, refused: PodKey, message: str) -> None:
+        super().__init__(cache)
+        self.refused = refused
+        self.message = message
+
+    async def release(self, placements: Iterable[tuple[PodKey, str]]) -> BatchOutcome:
+        placements = list(placements)
+        outcome = await super().release(p for p in placements if p[0] != self.refused)
+        failed = (
+            {self.refused: Failure(403, self.message)} if self.refused in dict(placements) else {}
+        )
+        return BatchOutcome(outcome.done, failed)
+
+
+def two_pod_loop(
+    *, still_leading: Callable[[], bool] = lambda: True
+) -> tuple[SchedulingLoop, FakePods, PokedTrigger]:
+    cache = LiveCache()
+    cache.nodes.upsert(node("n1", cpu="4"))
+    cache.pod_group_sink.upsert(pod_group(GANG.name, namespace=GANG.namespace))
+    for index in range(2):
+        cache.pods.upsert(pod(f"trainer-{index}", group=GANG.name, namespace=GANG.namespace))
+    actions = RefusingPods(cache, PodKey(GANG.namespace, "trainer-1"), "denied: no")
+    trigger = PokedTrigger()
+    loop = SchedulingLoop(
+        cache=cache,
+        writer=FakeWriter(cache),  # type: ignore[arg-type]
+        pods=actions,  # type: ignore[arg-type]
+        events=FakeEvents(),  # type: ignore[arg-type]
+        trigger=trigger,  # type: ignore[arg-type]
+        metrics=Metrics(),
+        config=OperatorConfig(),
+        engine_config=EngineConfig(),
+        estimates=idle_estimates(cache),
+        still_leading=still_leading,
+    )
+    return loop, actions, trigger
+
+
+async def test_a_refused_release_is_handed_to_the_engine_which_rolls_the_gang_back() -> None:
+    loop, pods, trigger = two_pod_loop()
+    await loop.cycle()
+    refused = PodKey(GANG.namespace, "trainer-1")
+    failure = loop.cache.state.release_failures[refused]
+    assert (failure.status, failure.message) == (403, "denied: no")
+    assert trigger.pokes == 1
+    result = await loop.cycle()
+    [step] = [s for s in result.plan.steps if s.group == GANG]
+    assert step.kind is StepKind.ROLL_BACK
+    assert pods.evicted == [PodKey(GANG.namespace, "trainer-0")]
+    message = loop.cache.pod_groups[GANG]["status"]["conditions"][0]["message"]
+    assert 'the API server refused to release pod trainer-1: "denied: no"' in message
+
+
+async def test_a_replica_that_cannot_prove_it_leads_carries_out_nothing() -> None:
+    loop, pods, _ = two_pod_loop(still_leading=lambda: False)
+    before = loop.cache.pod_groups[GANG]
+    result = await loop.cycle()
+    assert result.admissions  # decided, but neither written nor released
+    assert loop.cache.pod_groups[GANG] is before
+    assert all(entry.record.gated for entry in loop.cache.state.pods.values())
+    assert not loop.cache.state.release_failures and not pods.evicted

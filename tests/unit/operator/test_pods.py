@@ -4,13 +4,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from muster.operator.kube import NotLeadingError
-from muster.operator.pods import PodActions, RequiredTerms, pinned_terms, release_patch
+from muster.operator.kube import KubeError, NotLeadingError
+from muster.operator.pods import (
+    NOT_LEADING,
+    Failure,
+    PodActions,
+    RequiredTerms,
+    pinned_terms,
+    release_patch,
+)
 from muster.scheduler.results import PodKey
 
 ON_NODE = {"key": "metadata.name", "operator": "In", "values": ["node-7"]}
 ZONE = {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["a"]}
 SSD = {"key": "disk", "operator": "In", "values": ["ssd"]}
+DENIED = "ValidatingAdmissionPolicy 'p' with binding 'p' denied request: no"
 
 
 def pod(name: str, *, gated: bool = True, terms: list[dict[str, Any]] | None = None) -> Any:
@@ -66,6 +74,8 @@ class RecordingKube:
 
     async def request(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
         if path.endswith("/refused"):
+            raise KubeError(422, "Invalid", DENIED)
+        if path.endswith("/unsent"):
             raise NotLeadingError(method, path)
         self.patches.append((path, kwargs["body"]))
         return {}
@@ -75,9 +85,18 @@ async def test_a_release_pins_from_the_pods_own_terms() -> None:
     kube = RecordingKube()
     actions = PodActions(kube, concurrency=4)  # type: ignore[arg-type]
     actions.required_terms.upsert(pod("a", terms=[{"matchExpressions": [ZONE]}]))
-    outcome = await actions.release([(PodKey("ns", "a"), "node-7"), (PodKey("ns", "refused"), "x")])
+    outcome = await actions.release(
+        [
+            (PodKey("ns", "a"), "node-7"),
+            (PodKey("ns", "refused"), "x"),
+            (PodKey("ns", "unsent"), "x"),
+        ]
+    )
     assert outcome.done == (PodKey("ns", "a"),)
-    assert set(outcome.failed) == {PodKey("ns", "refused")}
+    assert outcome.failed == {
+        PodKey("ns", "refused"): Failure(422, DENIED),
+        PodKey("ns", "unsent"): Failure(0, "PATCH /api/v1/namespaces/ns/pods/unsent not sent"),
+    }
     [(_, body)] = kube.patches
     assert body == release_patch("node-7", [{"matchExpressions": [ZONE]}])
 
@@ -86,5 +105,5 @@ async def test_no_batch_starts_without_leadership() -> None:
     kube = RecordingKube()
     actions = PodActions(kube, concurrency=4, still_leading=lambda: False)  # type: ignore[arg-type]
     outcome = await actions.release([(PodKey("ns", "a"), "node-7")])
-    assert outcome.done == () and set(outcome.failed) == {PodKey("ns", "a")}
+    assert outcome.done == () and outcome.failed == {PodKey("ns", "a"): Failure(0, NOT_LEADING)}
     assert kube.patches == []

@@ -8,7 +8,9 @@ anywhere between actions. A restart throws the state away and rebuilds it from t
 objects alone. Evictions make pods terminating; they leave later (`finish_leaving`),
 and their Job makes new gated members in their place. kube-scheduler (`bind`) binds a
 released pod to the node it is pinned to when it fits beside the pods bound there,
-and refuses it otherwise, as its PodScheduled condition says.
+and refuses it otherwise, as its PodScheduled condition says. The API server may be
+told to refuse a release (`refuse_release`: an admission policy, or its own trouble),
+whose answer the operator observes as `muster.operator.loop` does.
 
 Every action is checked against what the API already says before it happens (the
 write-ahead rule): a pod is released only to the node its gang's recorded plan names,
@@ -28,6 +30,7 @@ from muster.api.times import rfc3339
 from muster.scheduler import ClusterState, EngineConfig, schedule
 from muster.scheduler.lifecycle import lifecycle_from
 from muster.scheduler.plan import Evict, Plan, Release, WriteStatus
+from muster.scheduler.release_failures import ReleaseFailure
 from muster.scheduler.results import CycleResult, GroupKey, PodKey
 from muster.scheduler.status import condition
 
@@ -70,6 +73,8 @@ class FakeApi:
         default_factory=dict
     )
     released: list[GroupKey] = field(default_factory=list)
+    # Pods whose release the API server refuses: (status, message).
+    refuse_release: dict[PodKey, tuple[int, str]] = field(default_factory=dict)
 
     # ---- objects -------------------------------------------------------------------
 
@@ -285,6 +290,11 @@ class FakeApi:
             if recorded.get(pod_name) != node_name:
                 raise WriteAheadError(f"{pod_name} released to {node_name}, not in the plan")
             key = PodKey(action.group.namespace, pod_name)
+            refused = self.refuse_release.get(key)
+            if refused is not None:
+                self.state.observe_release(key, ReleaseFailure(*refused, at=self.now))
+                continue
+            self.state.observe_release(key, None)
             obj = copy.deepcopy(self.pods[key])
             obj["spec"]["schedulingGates"] = without_gang_gate(
                 obj["spec"].get("schedulingGates") or []

@@ -1,0 +1,73 @@
+"""A node a gang's plan counts on deleted after the release, before any pod binds.
+
+The window: the plan names the node, every pod is released, none is bound (a hold
+gate of the test's own keeps them from binding, `held`), asserted when the node is
+deleted. The gang can no longer complete as planned: the operator must roll it back
+whole (its released pods taken down; their Job makes new ones) and plan it again on
+the node that is left, where, once the test lifts the holds, it binds whole under the
+observer. No pod of the gang ever binds before then, so it is never partial.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from tests.e2e.cluster import Kubectl, wait_until
+from tests.e2e.faults.faults import released_of
+from tests.e2e.harness import (
+    NodePool,
+    OperatorProcess,
+    bound,
+    gang_job,
+    held,
+    lift_holds,
+    pinned_to,
+    pod_group,
+    pods_of,
+    wait_all_bound,
+    wait_for_reason,
+)
+
+pytestmark = pytest.mark.faults
+
+WORKERS = 4
+
+
+def test_a_planned_node_deleted_before_binding_rolls_the_gang_back_and_it_lands_whole_elsewhere(
+    operator: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool
+) -> None:
+    planned_node = pool.add(gpus=WORKERS)
+    kubectl.apply(held(gang_job("train", pool, workers=WORKERS)), namespace)
+    wait_until(
+        "the gang to be released",
+        lambda: released_of(kubectl, namespace, "train") == (WORKERS, WORKERS),
+    )
+    plan = pod_group(kubectl, namespace, "train")["status"]["plan"]
+    assert set(plan.values()) == {planned_node}
+    other_node = pool.add(gpus=WORKERS)
+    assert not bound(pods_of(kubectl, namespace, "train")), "a pod bound before the deletion"
+    kubectl("delete", "node", planned_node)
+    deleted = time.monotonic()
+
+    condition = wait_for_reason(kubectl, namespace, "train", "RolledBack")
+    assert "can no longer bind: their node is gone or cordoned" in condition["message"]
+    assert planned_node in condition["message"]
+    wait_for_reason(kubectl, namespace, "train", "Scheduled", timeout=60)
+
+    def released_elsewhere() -> bool:
+        pods = pods_of(kubectl, namespace, "train")
+        return released_of(kubectl, namespace, "train") == (WORKERS, WORKERS) and all(
+            pinned_to(pod) == other_node and pod["metadata"]["name"] not in plan for pod in pods
+        )
+
+    wait_until("the gang released again onto the node left", released_elsewhere, timeout=60)
+    replanned = time.monotonic() - deleted
+    lift_holds(kubectl, namespace, pods_of(kubectl, namespace, "train"))
+    pods = wait_all_bound(kubectl, namespace, "train", WORKERS)
+    assert {pod["spec"]["nodeName"] for pod in pods} == {other_node}
+    print(
+        f"planned node deleted before binding: rolled back and released whole on "
+        f"{other_node} {replanned:.1f}s after the deletion"
+    )
