@@ -3,7 +3,8 @@
 The `operator` fixture installs the CRDs, starts `muster run` (webhooks on 127.0.0.1
 with a self-signed certificate, which the operator itself registers in its webhook
 configurations), waits until it is ready, and stops it at the end of the session. A
-test may kill it with SIGKILL and start it again to check restart safety.
+test may kill it with SIGKILL and start it again to check restart safety. The
+operator records its trace, which a test may replay (`OperatorProcess.replayed`).
 
 Helpers build what the scenarios need: simulated GPU nodes of their own (tainted and
 labelled for one test, so no other test's pods land there) and gang Jobs that
@@ -31,6 +32,7 @@ import pytest
 
 from muster.api.gates import has_gang_gate
 from muster.operator.pods import required_terms
+from muster.simulation.replay import ReplayedCycle, first_difference, read_trace, replay
 from muster.webhooks.certificates import issue
 from tests.e2e.cluster import ROOT, Kubectl, wait_until
 
@@ -63,6 +65,19 @@ class OperatorProcess:
     health_port: int = field(default_factory=free_port)
     webhook_port: int = field(default_factory=free_port)
     process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def trace_path(self) -> Path:
+        """Where the operator records its trace (`--record-trace`), afresh at each start."""
+        return self.log_path.with_suffix(".trace.jsonl")
+
+    def replayed(self) -> list[ReplayedCycle]:
+        """Every cycle of the running operator so far, decided again from its trace; the
+        replay's decisions must be the operator's, cycle for cycle."""
+        cycles = replay(read_trace(self.trace_path))
+        difference = first_difference(cycles)
+        assert difference is None, difference
+        return cycles
 
     def certificate(self) -> tuple[Path, Path]:
         """One serving certificate for every start of this process's operator.
@@ -97,6 +112,7 @@ class OperatorProcess:
             "--identity=muster-e2e",
             "--lease-namespace=default",
             "--rollback-backoff=2",
+            f"--record-trace={self.trace_path}",
             *flags,
         ]
 
@@ -403,6 +419,28 @@ def wait_all_bound(
 
     wait_until(f"{count} pods of {group} bound", done, timeout=timeout)
     return pods_of(kubectl, namespace, group)
+
+
+def steps_for(cycles: list[ReplayedCycle], namespace: str, name: str) -> list[str]:
+    """The kinds of the steps decided for one PodGroup, cycle after cycle."""
+    group = f"{namespace}/{name}"
+    return [
+        step["kind"]
+        for cycle in cycles
+        for step in cycle.replayed["steps"]
+        if step["group"] == group
+    ]
+
+
+def admissions_for(cycles: list[ReplayedCycle], namespace: str, name: str) -> list[dict[str, Any]]:
+    """The admissions decided for one PodGroup (placements, domain, victims), in order."""
+    group = f"{namespace}/{name}"
+    return [
+        admission
+        for cycle in cycles
+        for admission in cycle.replayed["admissions"]
+        if admission["group"] == group
+    ]
 
 
 def events_for(kubectl: Kubectl, namespace: str, name: str) -> list[dict[str, Any]]:

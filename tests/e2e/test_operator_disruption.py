@@ -11,6 +11,7 @@ from tests.e2e.cluster import Kubectl, bin_dir, wait_until
 from tests.e2e.harness import (
     NodePool,
     OperatorProcess,
+    admissions_for,
     bound,
     events_for,
     gang_job,
@@ -19,6 +20,7 @@ from tests.e2e.harness import (
     pod_group,
     pods_of,
     scheduled_condition,
+    steps_for,
     wait_all_bound,
     wait_for_reason,
 )
@@ -59,6 +61,12 @@ def test_a_high_priority_gang_preempts_a_whole_lower_one_which_runs_again_later(
     again = wait_all_bound(kubectl, namespace, "batch", 2, timeout=60)
     assert not {pod["metadata"]["name"] for pod in again} & first
     wait_for_reason(kubectl, namespace, "batch", "Scheduled")
+
+    cycles = operator.replayed()
+    [preemption] = admissions_for(cycles, namespace, "urgent")
+    assert set(preemption["victims"]) == {f"{namespace}/{name}" for name in first}
+    assert steps_for(cycles, namespace, "urgent")[0] == "preempt"
+    assert len(admissions_for(cycles, namespace, "batch")) == 2
 
 
 def test_a_gang_whose_node_is_cordoned_before_binding_rolls_back_and_lands_elsewhere(

@@ -14,12 +14,14 @@ from tests.e2e.harness import (
     WORKLOADS,
     NodePool,
     OperatorProcess,
+    admissions_for,
     bound,
     events_for,
     gang_job,
     is_gated,
     pod_group,
     pods_of,
+    steps_for,
     wait_all_bound,
     wait_for_reason,
 )
@@ -39,6 +41,10 @@ def test_four_worker_job_with_four_free_gpus_is_admitted_at_once(
 
     pods = wait_all_bound(kubectl, namespace, "train", 4)
     assert {pod["metadata"]["labels"][GROUP_LABEL] for pod in pods} == {"train"}
+    [admission] = admissions_for(operator.replayed(), namespace, "train")
+    assert admission["placements"] == {
+        pod["metadata"]["name"]: pod["spec"]["nodeName"] for pod in pods
+    }
     group = pod_group(kubectl, namespace, "train")
     assert group["spec"]["schedulingPolicy"] == {"gang": {"minCount": 4}}
     wait_for_reason(kubectl, namespace, "train", "Scheduled")
@@ -198,3 +204,39 @@ def test_members_beyond_min_count_are_released_as_they_fit(
     pool.add(gpus=1)
     wait_all_bound(kubectl, namespace, "elastic", 4)
     assert len(pod_group(kubectl, namespace, "elastic")["status"]["plan"]) == 4
+
+
+def test_lowering_min_count_lets_a_waiting_gang_start_as_soon_as_the_new_quorum_fits(
+    operator: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool
+) -> None:
+    pool.add(gpus=3)
+    kubectl.apply(gang_job("train", pool, workers=4), namespace)
+    wait_for_reason(kubectl, namespace, "train", "Unschedulable")
+
+    kubectl(
+        "annotate",
+        "job",
+        "train",
+        "-n",
+        namespace,
+        "scheduling.muster.dev/min-count=3",
+        "--overwrite",
+    )
+    wait_until(
+        "three pods bound and the fourth held",
+        lambda: (
+            len(bound(pods_of(kubectl, namespace, "train"))) == 3
+            and sum(is_gated(pod) for pod in pods_of(kubectl, namespace, "train")) == 1
+        ),
+    )
+    wait_for_reason(kubectl, namespace, "train", "Scheduled")
+
+    cycles = operator.replayed()
+    [admission] = admissions_for(cycles, namespace, "train")
+    placed = bound(pods_of(kubectl, namespace, "train"))
+    assert admission["placements"] == {
+        pod["metadata"]["name"]: pod["spec"]["nodeName"] for pod in placed
+    }
+    verdicts = [cycle.replayed["verdicts"].get(f"{namespace}/train") for cycle in cycles]
+    assert any(verdict and verdict["reason"] == "Unschedulable" for verdict in verdicts)
+    assert "admit" in steps_for(cycles, namespace, "train")

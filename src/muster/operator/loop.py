@@ -19,11 +19,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 
 from muster.operator.cache import LiveCache, ObjectKey
 from muster.operator.config import OperatorConfig
 from muster.operator.estimates import EstimateWriter
 from muster.operator.events import WARNING, EventRecorder, reference
+from muster.operator.kube import JsonObject
 from muster.operator.metrics import Metrics
 from muster.operator.pods import PodActions
 from muster.operator.trigger import Trigger
@@ -32,6 +34,7 @@ from muster.scheduler import EngineConfig, schedule
 from muster.scheduler.plan import Evict, Plan, Release, Step, StepKind, WriteStatus
 from muster.scheduler.results import CycleResult, GroupKey, PodKey
 from muster.scheduler.times import parse_time
+from muster.simulation.trace import cycle_line
 
 logger = logging.getLogger(__name__)
 
@@ -62,7 +65,9 @@ class SchedulingLoop:
         config: OperatorConfig,
         engine_config: EngineConfig,
         estimates: EstimateWriter,
+        record: Callable[[JsonObject], None] | None = None,
     ) -> None:
+        """`record`, when given, is told what each cycle decided, at once (a trace line)."""
         self.cache = cache
         self.writer = writer
         self.pods = pods
@@ -72,6 +77,7 @@ class SchedulingLoop:
         self.config = config
         self.engine_config = engine_config
         self.estimates = estimates
+        self.record = record
         self.orphaned_since: dict[PodKey, float] = {}
         self.warned_orphans: set[PodKey] = set()
         self.warned_rejections: set[tuple[ObjectKey, str]] = set()
@@ -90,6 +96,8 @@ class SchedulingLoop:
         started = time.perf_counter()
         with self.estimates.deciding():
             result = schedule(self.cache.state, now=now, config=self.engine_config)
+        if self.record is not None:
+            self.record(cycle_line(now, result))
         self.metrics.cycle_duration.observe(time.perf_counter() - started)
         self.metrics.pending_gangs.set(len(result.verdicts))
         await self.execute(result.plan)
