@@ -132,7 +132,7 @@ class Controller:
             )
             for path, sink in sources
         ]
-        writer = StatusWriter(kube, self.cache, events)
+        writer = StatusWriter(kube, self.cache)
         self.estimates = EstimateWriter(
             cache=self.cache,
             writer=writer,

@@ -24,14 +24,14 @@ from collections.abc import Callable
 from muster.operator.cache import LiveCache, ObjectKey
 from muster.operator.config import OperatorConfig
 from muster.operator.estimates import EstimateWriter
-from muster.operator.events import WARNING, EventRecorder, reference
+from muster.operator.events import NORMAL, WARNING, EventRecorder, owner_references, reference
 from muster.operator.kube import JsonObject
 from muster.operator.metrics import Metrics
 from muster.operator.pods import PodActions
 from muster.operator.trigger import Trigger
 from muster.operator.writer import StatusWriter
 from muster.scheduler import EngineConfig, schedule
-from muster.scheduler.plan import Evict, Plan, Release, Step, StepKind, WriteStatus
+from muster.scheduler.plan import Evict, Plan, RecordEvent, Release, Step, StepKind, WriteStatus
 from muster.scheduler.results import CycleResult, GroupKey, PodKey
 from muster.scheduler.times import parse_time
 from muster.simulation.trace import cycle_line
@@ -131,8 +131,10 @@ class SchedulingLoop:
                 done = await self._write(action.group, execution)
             elif isinstance(action, Evict):
                 done = await self._evict(step, action)
-            else:
+            elif isinstance(action, Release):
                 done = await self._release(action)
+            else:
+                done = await self._tell(action)
             if not done:
                 return
         self._count(step)
@@ -157,24 +159,22 @@ class SchedulingLoop:
         failed = sorted(outcome.failed)
         if action.force and failed:
             failed = sorted((await self.pods.delete(failed)).failed)
-        if not failed:
-            return True
-        pod_group = self.cache.pod_groups.get(step.group)
-        if pod_group is not None and not action.force:
-            blocked = ", ".join(str(pod) for pod in failed)
-            await self.events.record(
-                reference(pod_group),
-                WARNING,
-                "PreemptionBlocked",
-                f"could not evict {blocked}; retrying",
-            )
-        return False  # the decision is written: the next cycle tries again
+        return not failed  # the decision is written: the next cycle tries again
 
     async def _release(self, action: Release) -> bool:
         outcome = await self.pods.release(
             (PodKey(action.group.namespace, pod), node) for pod, node in action.placements
         )
         self.metrics.releases.inc(len(outcome.done))
+        return True
+
+    async def _tell(self, action: RecordEvent) -> bool:
+        """On the PodGroup and on the Job that owns it: users look at either first."""
+        pod_group = self.cache.pod_groups.get(action.group)
+        if pod_group is not None:
+            kind = WARNING if action.warning else NORMAL
+            for target in (reference(pod_group), *owner_references(pod_group, "Job")):
+                await self.events.record(target, kind, action.reason, action.message)
         return True
 
     def _count(self, step: Step) -> None:

@@ -26,7 +26,7 @@ from dataclasses import asdict
 from typing import Any
 
 from muster.scheduler import ClusterState, EngineConfig
-from muster.scheduler.plan import Action, Evict, WriteStatus
+from muster.scheduler.plan import Action, Evict, Release, WriteStatus
 from muster.scheduler.results import CycleResult
 
 JsonObject = dict[str, Any]
@@ -131,4 +131,11 @@ def _action(action: Action) -> JsonObject:
         return {"write": str(action.group)}
     if isinstance(action, Evict):
         return {"evict": [str(pod) for pod in action.pods], "force": action.force}
-    return {"release": str(action.group), "placements": [list(p) for p in action.placements]}
+    if isinstance(action, Release):
+        return {"release": str(action.group), "placements": [list(p) for p in action.placements]}
+    return {
+        "event": str(action.group),
+        "warning": action.warning,
+        "reason": action.reason,
+        "message": action.message,
+    }

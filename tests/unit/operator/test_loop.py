@@ -118,22 +118,24 @@ def unusable_pod(version: str, cpu: str = "lots") -> dict[str, Any]:
 async def test_an_object_the_engine_ignores_gets_one_warning_per_version() -> None:
     loop, _ = loop_with_victim()
     events: FakeEvents = loop.events  # type: ignore[assignment]
+
+    def ignored() -> list[tuple[str, str, str]]:
+        return [told for told in events.recorded if told[1] == "IgnoredByScheduler"]
+
     loop.cache.pods.upsert(unusable_pod("1"))
     await loop.cycle()
     await loop.cycle()
-    assert [(name, reason) for name, reason, _ in events.recorded] == [
-        ("broken", "IgnoredByScheduler")
-    ]
-    assert "cannot use this Pod" in events.recorded[0][2]
-    assert "lots" in events.recorded[0][2]
+    assert [name for name, _, _ in ignored()] == ["broken"]
+    assert "cannot use this Pod" in ignored()[0][2]
+    assert "lots" in ignored()[0][2]
 
     loop.cache.pods.upsert(unusable_pod("2"))
     await loop.cycle()
-    assert len(events.recorded) == 2
+    assert len(ignored()) == 2
 
     loop.cache.pods.upsert(unusable_pod("3", cpu="1"))
     await loop.cycle()
-    assert len(events.recorded) == 2
+    assert len(ignored()) == 2
     assert not loop.cache.rejections
 
 
@@ -284,3 +286,47 @@ async def test_a_status_that_cannot_be_written_stops_its_step_before_any_release
     result = await loop.cycle()
     assert [admission.group for admission in result.admissions] == [GANG]
     assert log == []  # not released: its plan is not written
+
+
+def loop_with_a_job_gang(writer_refuses: bool) -> SchedulingLoop:
+    """A gang whose PodGroup a Job owns, on a node it fits."""
+    cache = LiveCache()
+    cache.nodes.upsert(node("n1", cpu="4"))
+    owned = pod_group(GANG.name, namespace=GANG.namespace)
+    owned["metadata"]["ownerReferences"] = [
+        {"apiVersion": "batch/v1", "kind": "Job", "name": "trainer-job", "uid": "job-uid"}
+    ]
+    cache.pod_group_sink.upsert(owned)
+    cache.pods.upsert(pod("trainer-0", group=GANG.name, namespace=GANG.namespace))
+    writer = FakeWriter(cache)
+    if writer_refuses:
+        writer.refuse.add(GANG)
+    return SchedulingLoop(
+        cache=cache,
+        writer=writer,  # type: ignore[arg-type]
+        pods=FakePods(cache),  # type: ignore[arg-type]
+        events=FakeEvents(),  # type: ignore[arg-type]
+        trigger=FakeTrigger(),  # type: ignore[arg-type]
+        metrics=Metrics(),
+        config=OperatorConfig(),
+        engine_config=EngineConfig(),
+        estimates=idle_estimates(cache),
+    )
+
+
+async def test_the_plan_s_events_are_told_on_the_pod_group_and_its_job_once_written() -> None:
+    loop = loop_with_a_job_gang(writer_refuses=False)
+    events: FakeEvents = loop.events  # type: ignore[assignment]
+    await loop.cycle()
+    assert [(name, reason) for name, reason, _ in events.recorded] == [
+        ("trainer", "Scheduled"),
+        ("trainer-job", "Scheduled"),
+    ]
+    await loop.cycle()  # nothing changed: nothing more to tell
+    assert len(events.recorded) == 2
+
+
+async def test_a_transition_whose_status_was_not_written_is_not_told() -> None:
+    loop = loop_with_a_job_gang(writer_refuses=True)
+    await loop.cycle()
+    assert loop.events.recorded == []  # type: ignore[attr-defined]
