@@ -421,6 +421,40 @@ def wait_all_bound(
     return pods_of(kubectl, namespace, group)
 
 
+def muster(*args: str, stdin: str | None = None) -> str:
+    """What the `muster` command prints (it must succeed)."""
+    return subprocess.run(
+        [sys.executable, "-c", "import sys; from muster.cli import main; sys.exit(main())", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    ).stdout
+
+
+def explained(operator: OperatorProcess, namespace: str, name: str) -> str:
+    """`muster explain podgroup NAME` against the test cluster."""
+    return muster(
+        "explain", "podgroup", name, "-n", namespace, f"--kubeconfig={operator.kubeconfig}"
+    )
+
+
+def simulated(kubectl: Kubectl, namespace: str, name: str) -> dict[str, Any]:
+    """The PodGroup's entry in `muster simulate -o json` over a dump of the cluster
+    (`kubectl get nodes,pods,podgroups,workloads,jobs,priorityclasses -A -o yaml`)."""
+    kinds = f"nodes,pods,{POD_GROUPS},{WORKLOADS},jobs,priorityclasses"
+    dump = kubectl("get", kinds, "-A", "-o", "yaml").stdout
+    report = json.loads(muster("simulate", "-", "-o", "json", stdin=dump))
+    [entry] = [
+        group
+        for group in report["podGroups"]
+        if (group["namespace"], group["name"]) == (namespace, name)
+    ]
+    found: dict[str, Any] = entry
+    return found
+
+
 def steps_for(cycles: list[ReplayedCycle], namespace: str, name: str) -> list[str]:
     """The kinds of the steps decided for one PodGroup, cycle after cycle."""
     group = f"{namespace}/{name}"

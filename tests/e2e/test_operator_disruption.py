@@ -14,12 +14,14 @@ from tests.e2e.harness import (
     admissions_for,
     bound,
     events_for,
+    explained,
     gang_job,
     is_gated,
     pinned_to,
     pod_group,
     pods_of,
     scheduled_condition,
+    simulated,
     steps_for,
     wait_all_bound,
     wait_for_reason,
@@ -166,7 +168,7 @@ def test_a_gang_that_does_not_bind_in_time_is_rolled_back(
     operator: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool
 ) -> None:
     pool.add(gpus=2)
-    operator.restart("--release-timeout=3")
+    operator.restart("--release-timeout=3", "--rollback-backoff=120")
     try:
         job = gang_job("stuck", pool, workers=2)
         job["spec"]["template"]["spec"]["schedulingGates"] = [{"name": HOLD_GATE}]
@@ -175,7 +177,18 @@ def test_a_gang_that_does_not_bind_in_time_is_rolled_back(
         first = set(pod_group(kubectl, namespace, "stuck")["status"]["plan"])
         condition = wait_for_reason(kubectl, namespace, "stuck", "RolledBack", timeout=20)
         assert "not bound within 3s" in condition["message"]
+        assert "in backoff until" in condition["message"]
         assert "plan" not in pod_group(kubectl, namespace, "stuck")["status"]
+
+        # Held in backoff: explain, and simulate over a dump of the cluster, say so in
+        # the operator's words.
+        explanation = explained(operator, namespace, "stuck")
+        assert "Status:   waiting (RolledBack)" in explanation
+        assert f"Message:  {condition['message']}" in explanation
+        assert "Backoff:  until " in explanation and "Rollbacks: 1 in a row" in explanation
+        entry = simulated(kubectl, namespace, "stuck")
+        assert (entry["scheduled"], entry["reason"]) == (False, "RolledBack")
+        assert entry["message"] == condition["message"]
         wait_until(
             "the stuck pods to be taken down",
             lambda: (

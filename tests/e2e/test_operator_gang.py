@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 
 from tests.e2e.cluster import Kubectl, wait_until
@@ -17,6 +14,7 @@ from tests.e2e.harness import (
     admissions_for,
     bound,
     events_for,
+    explained,
     gang_job,
     is_gated,
     pod_group,
@@ -109,24 +107,9 @@ def test_three_free_gpus_hold_the_whole_gang_until_a_node_is_added(
     assert len(pods) == 4
     assert all(is_gated(pod) for pod in pods)
     assert not bound(pods)
-    explained = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import sys; from muster.cli import main; sys.exit(main())",
-            "explain",
-            "podgroup",
-            "train",
-            "-n",
-            namespace,
-            f"--kubeconfig={operator.kubeconfig}",
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    assert "waiting (Unschedulable)" in explained
-    assert "needs 4, 4 exist, at most 3 fit at once" in explained
+    explanation = explained(operator, namespace, "train")
+    assert "waiting (Unschedulable)" in explanation
+    assert "needs 4, 4 exist, at most 3 fit at once" in explanation
 
     pool.add(gpus=4)
     wait_all_bound(kubectl, namespace, "train", 4)
