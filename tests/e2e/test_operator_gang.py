@@ -31,6 +31,14 @@ def metric(text: str, name: str) -> float:
     return sum(float(line.split()[-1]) for line in text.splitlines() if line.startswith(name + " "))
 
 
+def wait_three_bound_and_one_held(kubectl: Kubectl, namespace: str, name: str) -> None:
+    def three_and_one() -> bool:
+        pods = pods_of(kubectl, namespace, name)
+        return len(bound(pods)) == 3 and sum(is_gated(pod) for pod in pods) == 1
+
+    wait_until("three pods bound and the fourth held", three_and_one)
+
+
 def test_four_worker_job_with_four_free_gpus_is_admitted_at_once(
     operator: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool
 ) -> None:
@@ -175,13 +183,7 @@ def test_members_beyond_min_count_are_released_as_they_fit(
     )
     kubectl.apply(elastic, namespace)
 
-    wait_until(
-        "three pods bound and the fourth held",
-        lambda: (
-            len(bound(pods_of(kubectl, namespace, "elastic"))) == 3
-            and sum(is_gated(pod) for pod in pods_of(kubectl, namespace, "elastic")) == 1
-        ),
-    )
+    wait_three_bound_and_one_held(kubectl, namespace, "elastic")
     wait_for_reason(kubectl, namespace, "elastic", "Scheduled")
 
     pool.add(gpus=1)
@@ -205,13 +207,7 @@ def test_lowering_min_count_lets_a_waiting_gang_start_as_soon_as_the_new_quorum_
         "scheduling.muster.dev/min-count=3",
         "--overwrite",
     )
-    wait_until(
-        "three pods bound and the fourth held",
-        lambda: (
-            len(bound(pods_of(kubectl, namespace, "train"))) == 3
-            and sum(is_gated(pod) for pod in pods_of(kubectl, namespace, "train")) == 1
-        ),
-    )
+    wait_three_bound_and_one_held(kubectl, namespace, "train")
     wait_for_reason(kubectl, namespace, "train", "Scheduled")
 
     cycles = operator.replayed()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from muster.operator.cache import LiveCache
@@ -84,6 +84,28 @@ def idle_estimates(cache: LiveCache) -> EstimateWriter:
         events=FakeEvents(),  # type: ignore[arg-type]
         config=OperatorConfig(),
         engine_config=EngineConfig(),
+    )
+
+
+def loop_over(
+    cache: LiveCache,
+    *,
+    writer: FakeWriter | None = None,
+    pods: FakePods | None = None,
+    record: Callable[[dict[str, Any]], None] | None = None,
+) -> SchedulingLoop:
+    """The loop over this cache, with fakes for everything it talks to."""
+    return SchedulingLoop(
+        cache=cache,
+        writer=writer or FakeWriter(cache),  # type: ignore[arg-type]
+        pods=pods or FakePods(cache),  # type: ignore[arg-type]
+        events=FakeEvents(),  # type: ignore[arg-type]
+        trigger=FakeTrigger(),  # type: ignore[arg-type]
+        metrics=Metrics(),
+        config=OperatorConfig(),
+        engine_config=EngineConfig(),
+        estimates=idle_estimates(cache),
+        record=record,
     )
 
 
@@ -241,17 +263,7 @@ async def test_gangs_are_admitted_together_each_with_its_plan_written_before_its
         cache.pod_group_sink.upsert(pod_group(name, namespace="team"))
         cache.pods.upsert(pod(f"{name}-0", group=name, namespace="team"))
     writer = HeldWriter(cache, log)
-    loop = SchedulingLoop(
-        cache=cache,
-        writer=writer,  # type: ignore[arg-type]
-        pods=LoggedPods(cache, log),  # type: ignore[arg-type]
-        events=FakeEvents(),  # type: ignore[arg-type]
-        trigger=FakeTrigger(),  # type: ignore[arg-type]
-        metrics=Metrics(),
-        config=OperatorConfig(),
-        engine_config=EngineConfig(),
-        estimates=idle_estimates(cache),
-    )
+    loop = loop_over(cache, writer=writer, pods=LoggedPods(cache, log))
     admitting = asyncio.create_task(loop.cycle())
     for _ in range(20):
         await asyncio.sleep(0)
@@ -272,17 +284,7 @@ async def test_a_status_that_cannot_be_written_stops_its_step_before_any_release
     log: list[str] = []
     writer = FakeWriter(cache)
     writer.refuse.add(GANG)
-    loop = SchedulingLoop(
-        cache=cache,
-        writer=writer,  # type: ignore[arg-type]
-        pods=LoggedPods(cache, log),  # type: ignore[arg-type]
-        events=FakeEvents(),  # type: ignore[arg-type]
-        trigger=FakeTrigger(),  # type: ignore[arg-type]
-        metrics=Metrics(),
-        config=OperatorConfig(),
-        engine_config=EngineConfig(),
-        estimates=idle_estimates(cache),
-    )
+    loop = loop_over(cache, writer=writer, pods=LoggedPods(cache, log))
     result = await loop.cycle()
     assert [admission.group for admission in result.admissions] == [GANG]
     assert log == []  # not released: its plan is not written
@@ -301,17 +303,7 @@ def loop_with_a_job_gang(writer_refuses: bool) -> SchedulingLoop:
     writer = FakeWriter(cache)
     if writer_refuses:
         writer.refuse.add(GANG)
-    return SchedulingLoop(
-        cache=cache,
-        writer=writer,  # type: ignore[arg-type]
-        pods=FakePods(cache),  # type: ignore[arg-type]
-        events=FakeEvents(),  # type: ignore[arg-type]
-        trigger=FakeTrigger(),  # type: ignore[arg-type]
-        metrics=Metrics(),
-        config=OperatorConfig(),
-        engine_config=EngineConfig(),
-        estimates=idle_estimates(cache),
-    )
+    return loop_over(cache, writer=writer)
 
 
 async def test_the_plan_s_events_are_told_on_the_pod_group_and_its_job_once_written() -> None:

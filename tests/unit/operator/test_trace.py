@@ -6,38 +6,18 @@ import json
 from pathlib import Path
 
 from muster.operator.cache import LiveCache
-from muster.operator.config import OperatorConfig
 from muster.operator.loop import SchedulingLoop
-from muster.operator.metrics import Metrics
 from muster.operator.trace import TraceFile
 from muster.scheduler import EngineConfig
 from muster.simulation.replay import first_difference, read_trace, replay
-from tests.unit.operator.test_loop import (
-    FakeEvents,
-    FakePods,
-    FakeTrigger,
-    FakeWriter,
-    idle_estimates,
-)
+from tests.unit.operator.test_loop import loop_over
 from tests.unit.scheduler.builders import node, pod, pod_group
 
-ENGINE = EngineConfig(release_timeout=30.0, victims_timeout=120.0)
+ENGINE = EngineConfig()
 
 
 def recording_loop(trace: TraceFile) -> SchedulingLoop:
-    cache = LiveCache(record=trace.write)
-    return SchedulingLoop(
-        cache=cache,
-        writer=FakeWriter(cache),  # type: ignore[arg-type]
-        pods=FakePods(cache),  # type: ignore[arg-type]
-        events=FakeEvents(),  # type: ignore[arg-type]
-        trigger=FakeTrigger(),  # type: ignore[arg-type]
-        metrics=Metrics(),
-        config=OperatorConfig(),
-        engine_config=ENGINE,
-        estimates=idle_estimates(cache),
-        record=trace.write,
-    )
+    return loop_over(LiveCache(record=trace.write), record=trace.write)
 
 
 async def record_a_preemption(path: Path) -> None:
