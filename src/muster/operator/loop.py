@@ -7,9 +7,12 @@ first (their victims' groups may be shared), then the other steps several at a t
 actions run in order and the step stops at the first that fails, so nothing is
 evicted or released whose decision is not written down: a crash at any point leaves
 a recorded decision that the next cycle, of this operator or of the next, finishes
-(see `muster.scheduler.plan`). Everything the engine must remember is in the
+(see `muster.scheduler.plan`); the events of a step are the engine's too, told once
+the write before them succeeded. Everything the engine must remember is in the
 PodGroups' status; the loop keeps only what it tells people about: member pods whose
-PodGroup is missing, and objects the engine cannot use, each told once. Start-time
+PodGroup is missing, and objects the engine cannot use, each told once. With a trace
+recorded (`--record-trace`), each cycle's decisions go into it before any of them is
+carried out, so that a replay decides on exactly the state this cycle saw. Start-time
 estimates are not decisions: their own writer (`estimates`) runs beside the loop,
 told when a cycle decides and when it ended.
 """
