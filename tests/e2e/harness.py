@@ -4,7 +4,8 @@ The `operator` fixture installs the CRDs, starts `muster run` (webhooks on 127.0
 with a self-signed certificate, which the operator itself registers in its webhook
 configurations), waits until it is ready, and stops it at the end of the session. A
 test may kill it with SIGKILL and start it again to check restart safety. The
-operator records its trace, which a test may replay (`OperatorProcess.replayed`).
+session's operator records its trace, which a test may replay
+(`OperatorProcess.replayed`).
 
 Helpers build what the scenarios need: simulated GPU nodes of their own (tainted and
 labelled for one test, so no other test's pods land there) and gang Jobs that
@@ -62,6 +63,7 @@ class OperatorProcess:
     kubeconfig: Path
     log_path: Path
     flags: tuple[str, ...] = ()
+    record_trace: bool = False  # --record-trace to `trace_path`, for `replayed`
     health_port: int = field(default_factory=free_port)
     webhook_port: int = field(default_factory=free_port)
     process: subprocess.Popen[bytes] | None = None
@@ -74,6 +76,7 @@ class OperatorProcess:
     def replayed(self) -> list[ReplayedCycle]:
         """Every cycle of the running operator so far, decided again from its trace; the
         replay's decisions must be the operator's, cycle for cycle."""
+        assert self.record_trace, "this operator records no trace"
         cycles = replay(read_trace(self.trace_path))
         difference = first_difference(cycles)
         assert difference is None, difference
@@ -112,7 +115,7 @@ class OperatorProcess:
             "--identity=muster-e2e",
             "--lease-namespace=default",
             "--rollback-backoff=2",
-            f"--record-trace={self.trace_path}",
+            *([f"--record-trace={self.trace_path}"] if self.record_trace else []),
             *flags,
         ]
 
@@ -179,12 +182,14 @@ def install_crds(kubectl: Kubectl) -> None:
 
 
 def running_operator(
-    kubeconfig: Path, kubectl: Kubectl, log_path: Path, *flags: str
+    kubeconfig: Path, kubectl: Kubectl, log_path: Path, *flags: str, record_trace: bool = False
 ) -> Iterator[OperatorProcess]:
     """The CRDs, then `muster run` until the generator is closed; its webhook
     configurations go with it."""
     install_crds(kubectl)
-    process = OperatorProcess(kubeconfig=kubeconfig, log_path=log_path, flags=flags)
+    process = OperatorProcess(
+        kubeconfig=kubeconfig, log_path=log_path, flags=flags, record_trace=record_trace
+    )
     process.start()
     yield process
     process.stop()
@@ -196,13 +201,13 @@ def running_operator(
 def operator(
     kubeconfig: Path, kubectl: Kubectl, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[OperatorProcess]:
-    """`muster run` for the whole session."""
+    """`muster run` for the whole session, recording its trace."""
     log_path = Path(
         os.environ.get(
             "MUSTER_E2E_OPERATOR_LOG", tmp_path_factory.mktemp("operator") / "operator.log"
         )
     )
-    yield from running_operator(kubeconfig, kubectl, log_path)
+    yield from running_operator(kubeconfig, kubectl, log_path, record_trace=True)
 
 
 # ---- building blocks of the scenarios ------------------------------------------------
