@@ -3,7 +3,9 @@
 The `operator` fixture installs the CRDs, starts `muster run` (webhooks on 127.0.0.1
 with a self-signed certificate, which the operator itself registers in its webhook
 configurations), waits until it is ready, and stops it at the end of the session. A
-test may kill it with SIGKILL and start it again to check restart safety.
+test may kill it with SIGKILL and start it again to check restart safety. The
+session's operator records its trace, which a test may replay
+(`OperatorProcess.replayed`).
 
 Helpers build what the scenarios need: simulated GPU nodes of their own (tainted and
 labelled for one test, so no other test's pods land there) and gang Jobs that
@@ -31,6 +33,7 @@ import pytest
 
 from muster.api.gates import has_gang_gate
 from muster.operator.pods import required_terms
+from muster.simulation.replay import ReplayedCycle, first_difference, read_trace, replay
 from muster.webhooks.certificates import issue
 from tests.e2e.cluster import ROOT, Kubectl, wait_until
 
@@ -60,9 +63,24 @@ class OperatorProcess:
     kubeconfig: Path
     log_path: Path
     flags: tuple[str, ...] = ()
+    record_trace: bool = False  # --record-trace to `trace_path`, for `replayed`
     health_port: int = field(default_factory=free_port)
     webhook_port: int = field(default_factory=free_port)
     process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def trace_path(self) -> Path:
+        """Where the operator records its trace (`--record-trace`), afresh at each start."""
+        return self.log_path.with_suffix(".trace.jsonl")
+
+    def replayed(self) -> list[ReplayedCycle]:
+        """Every cycle of the running operator so far, decided again from its trace; the
+        replay's decisions must be the operator's, cycle for cycle."""
+        assert self.record_trace, "this operator records no trace"
+        cycles = replay(read_trace(self.trace_path))
+        difference = first_difference(cycles)
+        assert difference is None, difference
+        return cycles
 
     def certificate(self) -> tuple[Path, Path]:
         """One serving certificate for every start of this process's operator.
@@ -97,6 +115,7 @@ class OperatorProcess:
             "--identity=muster-e2e",
             "--lease-namespace=default",
             "--rollback-backoff=2",
+            *([f"--record-trace={self.trace_path}"] if self.record_trace else []),
             *flags,
         ]
 
@@ -163,12 +182,14 @@ def install_crds(kubectl: Kubectl) -> None:
 
 
 def running_operator(
-    kubeconfig: Path, kubectl: Kubectl, log_path: Path, *flags: str
+    kubeconfig: Path, kubectl: Kubectl, log_path: Path, *flags: str, record_trace: bool = False
 ) -> Iterator[OperatorProcess]:
     """The CRDs, then `muster run` until the generator is closed; its webhook
     configurations go with it."""
     install_crds(kubectl)
-    process = OperatorProcess(kubeconfig=kubeconfig, log_path=log_path, flags=flags)
+    process = OperatorProcess(
+        kubeconfig=kubeconfig, log_path=log_path, flags=flags, record_trace=record_trace
+    )
     process.start()
     yield process
     process.stop()
@@ -180,13 +201,13 @@ def running_operator(
 def operator(
     kubeconfig: Path, kubectl: Kubectl, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[OperatorProcess]:
-    """`muster run` for the whole session."""
+    """`muster run` for the whole session, recording its trace."""
     log_path = Path(
         os.environ.get(
             "MUSTER_E2E_OPERATOR_LOG", tmp_path_factory.mktemp("operator") / "operator.log"
         )
     )
-    yield from running_operator(kubeconfig, kubectl, log_path)
+    yield from running_operator(kubeconfig, kubectl, log_path, record_trace=True)
 
 
 # ---- building blocks of the scenarios ------------------------------------------------
@@ -429,6 +450,62 @@ def wait_all_bound(
 
     wait_until(f"{count} pods of {group} bound", done, timeout=timeout)
     return pods_of(kubectl, namespace, group)
+
+
+def muster(*args: str, stdin: str | None = None) -> str:
+    """What the `muster` command prints (it must succeed)."""
+    return subprocess.run(
+        [sys.executable, "-c", "import sys; from muster.cli import main; sys.exit(main())", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    ).stdout
+
+
+def explained(operator: OperatorProcess, namespace: str, name: str) -> str:
+    """`muster explain podgroup NAME` against the test cluster."""
+    return muster(
+        "explain", "podgroup", name, "-n", namespace, f"--kubeconfig={operator.kubeconfig}"
+    )
+
+
+def simulated(kubectl: Kubectl, namespace: str, name: str) -> dict[str, Any]:
+    """The PodGroup's entry in `muster simulate -o json` over a dump of the cluster
+    (`kubectl get nodes,pods,podgroups,workloads,jobs,priorityclasses -A -o yaml`)."""
+    kinds = f"nodes,pods,{POD_GROUPS},{WORKLOADS},jobs,priorityclasses"
+    dump = kubectl("get", kinds, "-A", "-o", "yaml").stdout
+    report = json.loads(muster("simulate", "-", "-o", "json", stdin=dump))
+    [entry] = [
+        group
+        for group in report["podGroups"]
+        if (group["namespace"], group["name"]) == (namespace, name)
+    ]
+    found: dict[str, Any] = entry
+    return found
+
+
+def steps_for(cycles: list[ReplayedCycle], namespace: str, name: str) -> list[str]:
+    """The kinds of the steps decided for one PodGroup, cycle after cycle."""
+    group = f"{namespace}/{name}"
+    return [
+        step["kind"]
+        for cycle in cycles
+        for step in cycle.replayed["steps"]
+        if step["group"] == group
+    ]
+
+
+def admissions_for(cycles: list[ReplayedCycle], namespace: str, name: str) -> list[dict[str, Any]]:
+    """The admissions decided for one PodGroup (placements, domain, victims), in order."""
+    group = f"{namespace}/{name}"
+    return [
+        admission
+        for cycle in cycles
+        for admission in cycle.replayed["admissions"]
+        if admission["group"] == group
+    ]
 
 
 def events_for(kubectl: Kubectl, namespace: str, name: str) -> list[dict[str, Any]]:

@@ -13,8 +13,10 @@ from tests.e2e.cluster import Kubectl, wait_until
 from tests.e2e.harness import (
     NodePool,
     OperatorProcess,
+    admissions_for,
     bound,
     events_for,
+    explained,
     gang_job,
     held,
     is_gated,
@@ -23,6 +25,8 @@ from tests.e2e.harness import (
     pod_group,
     pods_of,
     scheduled_condition,
+    simulated,
+    steps_for,
     wait_all_bound,
     wait_for_reason,
 )
@@ -62,6 +66,12 @@ def test_a_high_priority_gang_preempts_a_whole_lower_one_which_runs_again_later(
     assert not {pod["metadata"]["name"] for pod in again} & first
     wait_for_reason(kubectl, namespace, "batch", "Scheduled")
 
+    cycles = operator.replayed()
+    [preemption] = admissions_for(cycles, namespace, "urgent")
+    assert set(preemption["victims"]) == {f"{namespace}/{name}" for name in first}
+    assert steps_for(cycles, namespace, "urgent")[0] == "preempt"
+    assert len(admissions_for(cycles, namespace, "batch")) == 2
+
 
 def test_a_gang_whose_node_is_cordoned_before_binding_rolls_back_and_lands_elsewhere(
     operator: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool
@@ -95,14 +105,25 @@ def test_a_gang_that_does_not_bind_in_time_is_rolled_back(
     operator: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool
 ) -> None:
     pool.add(gpus=2)
-    operator.restart("--release-timeout=3")
+    operator.restart("--release-timeout=3", "--rollback-backoff=120")
     try:
         kubectl.apply(held(gang_job("stuck", pool, workers=2)), namespace)
         wait_for_reason(kubectl, namespace, "stuck", "Scheduled")
         first = set(pod_group(kubectl, namespace, "stuck")["status"]["plan"])
         condition = wait_for_reason(kubectl, namespace, "stuck", "RolledBack", timeout=20)
         assert "not bound within 3s" in condition["message"]
+        assert "in backoff until" in condition["message"]
         assert "plan" not in pod_group(kubectl, namespace, "stuck")["status"]
+
+        # Held in backoff: explain, and simulate over a dump of the cluster, say so in
+        # the operator's words.
+        explanation = explained(operator, namespace, "stuck")
+        assert "Status:   waiting (RolledBack)" in explanation
+        assert f"Message:  {condition['message']}" in explanation
+        assert "Backoff:  until " in explanation and "Rollbacks: 1 in a row" in explanation
+        entry = simulated(kubectl, namespace, "stuck")
+        assert (entry["scheduled"], entry["reason"]) == (False, "RolledBack")
+        assert entry["message"] == condition["message"]
         wait_until(
             "the stuck pods to be taken down",
             lambda: (

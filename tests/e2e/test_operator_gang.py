@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 
 from tests.e2e.cluster import Kubectl, wait_until
@@ -14,12 +11,15 @@ from tests.e2e.harness import (
     WORKLOADS,
     NodePool,
     OperatorProcess,
+    admissions_for,
     bound,
     events_for,
+    explained,
     gang_job,
     is_gated,
     pod_group,
     pods_of,
+    steps_for,
     wait_all_bound,
     wait_for_reason,
 )
@@ -31,6 +31,14 @@ def metric(text: str, name: str) -> float:
     return sum(float(line.split()[-1]) for line in text.splitlines() if line.startswith(name + " "))
 
 
+def wait_three_bound_and_one_held(kubectl: Kubectl, namespace: str, name: str) -> None:
+    def three_and_one() -> bool:
+        pods = pods_of(kubectl, namespace, name)
+        return len(bound(pods)) == 3 and sum(is_gated(pod) for pod in pods) == 1
+
+    wait_until("three pods bound and the fourth held", three_and_one)
+
+
 def test_four_worker_job_with_four_free_gpus_is_admitted_at_once(
     operator: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool
 ) -> None:
@@ -39,6 +47,10 @@ def test_four_worker_job_with_four_free_gpus_is_admitted_at_once(
 
     pods = wait_all_bound(kubectl, namespace, "train", 4)
     assert {pod["metadata"]["labels"][GROUP_LABEL] for pod in pods} == {"train"}
+    [admission] = admissions_for(operator.replayed(), namespace, "train")
+    assert admission["placements"] == {
+        pod["metadata"]["name"]: pod["spec"]["nodeName"] for pod in pods
+    }
     group = pod_group(kubectl, namespace, "train")
     assert group["spec"]["schedulingPolicy"] == {"gang": {"minCount": 4}}
     wait_for_reason(kubectl, namespace, "train", "Scheduled")
@@ -103,24 +115,9 @@ def test_three_free_gpus_hold_the_whole_gang_until_a_node_is_added(
     assert len(pods) == 4
     assert all(is_gated(pod) for pod in pods)
     assert not bound(pods)
-    explained = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import sys; from muster.cli import main; sys.exit(main())",
-            "explain",
-            "podgroup",
-            "train",
-            "-n",
-            namespace,
-            f"--kubeconfig={operator.kubeconfig}",
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    assert "waiting (Unschedulable)" in explained
-    assert "needs 4, 4 exist, at most 3 fit at once" in explained
+    explanation = explained(operator, namespace, "train")
+    assert "waiting (Unschedulable)" in explanation
+    assert "needs 4, 4 exist, at most 3 fit at once" in explanation
 
     pool.add(gpus=4)
     wait_all_bound(kubectl, namespace, "train", 4)
@@ -186,15 +183,39 @@ def test_members_beyond_min_count_are_released_as_they_fit(
     )
     kubectl.apply(elastic, namespace)
 
-    wait_until(
-        "three pods bound and the fourth held",
-        lambda: (
-            len(bound(pods_of(kubectl, namespace, "elastic"))) == 3
-            and sum(is_gated(pod) for pod in pods_of(kubectl, namespace, "elastic")) == 1
-        ),
-    )
+    wait_three_bound_and_one_held(kubectl, namespace, "elastic")
     wait_for_reason(kubectl, namespace, "elastic", "Scheduled")
 
     pool.add(gpus=1)
     wait_all_bound(kubectl, namespace, "elastic", 4)
     assert len(pod_group(kubectl, namespace, "elastic")["status"]["plan"]) == 4
+
+
+def test_lowering_min_count_lets_a_waiting_gang_start_as_soon_as_the_new_quorum_fits(
+    operator: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool
+) -> None:
+    pool.add(gpus=3)
+    kubectl.apply(gang_job("train", pool, workers=4), namespace)
+    wait_for_reason(kubectl, namespace, "train", "Unschedulable")
+
+    kubectl(
+        "annotate",
+        "job",
+        "train",
+        "-n",
+        namespace,
+        "scheduling.muster.dev/min-count=3",
+        "--overwrite",
+    )
+    wait_three_bound_and_one_held(kubectl, namespace, "train")
+    wait_for_reason(kubectl, namespace, "train", "Scheduled")
+
+    cycles = operator.replayed()
+    [admission] = admissions_for(cycles, namespace, "train")
+    placed = bound(pods_of(kubectl, namespace, "train"))
+    assert admission["placements"] == {
+        pod["metadata"]["name"]: pod["spec"]["nodeName"] for pod in placed
+    }
+    verdicts = [cycle.replayed["verdicts"].get(f"{namespace}/train") for cycle in cycles]
+    assert any(verdict and verdict["reason"] == "Unschedulable" for verdict in verdicts)
+    assert "admit" in steps_for(cycles, namespace, "train")

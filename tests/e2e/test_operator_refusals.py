@@ -19,12 +19,14 @@ from tests.e2e.cluster import Kubectl, wait_until
 from tests.e2e.harness import (
     NodePool,
     OperatorProcess,
+    admissions_for,
     events_for,
     gang_job,
     group_status,
     is_gated,
     pods_of,
     scheduled_condition,
+    steps_for,
     wait_all_bound,
     wait_for_reason,
 )
@@ -135,6 +137,24 @@ def test_a_refused_gang_rolls_back_at_once_quoting_kube_scheduler_and_lands_else
         lambda: refusals(kubectl, namespace, "train").get("rollbacks") == 0,
         timeout=30,
     )
+
+    cycles = long_release_timeout.replayed()
+    kinds = steps_for(cycles, namespace, "train")
+    assert kinds.index("admit") < kinds.index("roll back")
+    group = f"{namespace}/train"
+    rollback_cycle = next(
+        cycle
+        for cycle in cycles
+        if any(
+            step["group"] == group and step["kind"] == "roll back"
+            for step in cycle.replayed["steps"]
+        )
+    )
+    said = rollback_cycle.replayed["statuses"][group]["conditions"][0]
+    assert said["reason"] == "RolledBack" and CONFLICT in said["message"]
+    first, *_, last = admissions_for(cycles, namespace, "train")
+    assert refusing in first["placements"].values()
+    assert set(last["placements"].values()) == {accepting}
 
 
 def test_a_gang_refused_max_rollbacks_times_stays_unschedulable_until_a_node_changes(

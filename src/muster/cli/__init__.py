@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from importlib import import_module
 
 # Subcommand modules, in the order `muster --help` lists them.
-SUBCOMMANDS: tuple[str, ...] = ("run", "simulate", "validate", "explain")
+SUBCOMMANDS: tuple[str, ...] = ("run", "simulate", "validate", "explain", "replay")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,9 +1,10 @@
 """The operator's live view of the cluster: the engine's state plus the indexes I/O needs.
 
-Informers write here; the scheduling loop reads here. The engine's `ClusterState`
-holds everything scheduling needs; beside it the cache keeps what only the operator
-needs: the PodGroup objects as last seen (to diff status), and each group's member
-pods (to release, count and roll back). Each sink reports whether a change matters to
+Informers write here (and the status writer, with the API server's answers); the
+scheduling loop reads here. The engine's `ClusterState` holds everything scheduling
+needs; beside it the cache keeps what only the operator needs: the PodGroup objects
+as last seen (to diff status), and each group's member pods (to release, count and
+roll back). Each sink reports whether a change matters to
 scheduling, so heartbeats and status chatter do not start cycles.
 """
 
@@ -18,7 +19,15 @@ from muster.operator.events import reference
 from muster.operator.kube import JsonObject
 from muster.scheduler import ClusterState
 from muster.scheduler.intake import is_refusal
-from muster.scheduler.results import GroupKey
+from muster.scheduler.release_failures import ReleaseFailure
+from muster.scheduler.results import GroupKey, PodKey
+from muster.simulation.trace import (
+    apply_line,
+    apply_object,
+    delete_line,
+    delete_object,
+    release_line,
+)
 
 
 def _metadata(obj: JsonObject) -> JsonObject:
@@ -144,10 +153,16 @@ def _object_key(kind: str, obj: JsonObject) -> ObjectKey:
 
 
 class LiveCache:
-    """Engine state and operator indexes, kept in step by the informers' sinks."""
+    """Engine state and operator indexes, kept in step by the informers' sinks.
 
-    def __init__(self) -> None:
+    `record`, when given, is told of every change that reaches the engine's state, in
+    order, as a trace line (`muster.simulation.trace`): what a replay needs to rebuild
+    the very states the operator's cycles decided on.
+    """
+
+    def __init__(self, *, record: Callable[[JsonObject], None] | None = None) -> None:
         self.state = ClusterState()
+        self.record = record
         self.pod_groups: dict[GroupKey, JsonObject] = {}
         self.members: defaultdict[GroupKey, dict[str, JsonObject]] = defaultdict(dict)
         self._pod_groups_by_pod: dict[tuple[str, str], GroupKey] = {}
@@ -168,7 +183,7 @@ class LiveCache:
         if current is not None and _newer(current, pod_group):
             return False
         self.pod_groups[key] = pod_group
-        self._note_intake("PodGroup", pod_group, self.state.apply_pod_group(pod_group))
+        self._take_in("PodGroup", pod_group)
         return self._changed(
             ("podgroup", key.namespace, key.name), _pod_group_fingerprint(pod_group)
         )
@@ -176,13 +191,31 @@ class LiveCache:
     def _remove_pod_group(self, pod_group: JsonObject) -> bool:
         key = group_key(pod_group)
         self.pod_groups.pop(key, None)
-        self.state.delete_pod_group(key.namespace, key.name)
+        self._delete("PodGroup", key.namespace, key.name)
         self.rejections.pop(_object_key("PodGroup", pod_group), None)
         self._fingerprints.pop(("podgroup", key.namespace, key.name), None)
         return True
 
-    def _note_intake(self, kind: str, obj: JsonObject, rejected: str | None) -> None:
-        """Remember the objects the engine skips (`apply_*` gave a reason) while they are."""
+    def _apply(self, kind: str, obj: JsonObject) -> str | None:
+        if self.record is not None:
+            self.record(apply_line(kind, obj))
+        return apply_object(self.state, kind, obj)
+
+    def _delete(self, kind: str, namespace: str, name: str) -> None:
+        if self.record is not None:
+            self.record(delete_line(kind, namespace, name))
+        delete_object(self.state, kind, namespace, name)
+
+    def observe_release(self, pod: PodKey, failure: ReleaseFailure | None) -> None:
+        """What the API server answered to a pod's release, for the engine's next cycle."""
+        if self.record is not None:
+            self.record(release_line(pod, failure))
+        self.state.observe_release(pod, failure)
+
+    def _take_in(self, kind: str, obj: JsonObject) -> None:
+        """Give the object to the engine, and remember it while the engine skips it
+        (its intake gave a reason)."""
+        rejected = self._apply(kind, obj)
         key = _object_key(kind, obj)
         if rejected is None:
             self.rejections.pop(key, None)
@@ -191,13 +224,13 @@ class LiveCache:
             self.rejections[key] = Rejection(reference(obj), version, rejected)
 
     def _upsert_node(self, node: JsonObject) -> bool:
-        self._note_intake("Node", node, self.state.apply_node(node))
+        self._take_in("Node", node)
         name = str(_metadata(node).get("name", ""))
         return self._changed(("node", "", name), _node_fingerprint(node))
 
     def _remove_node(self, node: JsonObject) -> bool:
         name = str(_metadata(node).get("name", ""))
-        self.state.delete_node(name)
+        self._delete("Node", "", name)
         self.rejections.pop(_object_key("Node", node), None)
         self._fingerprints.pop(("node", "", name), None)
         return True
@@ -205,7 +238,7 @@ class LiveCache:
     def _upsert_pod(self, pod: JsonObject) -> bool:
         metadata = _metadata(pod)
         namespace, name = str(metadata.get("namespace", "")), str(metadata.get("name", ""))
-        self._note_intake("Pod", pod, self.state.apply_pod(pod))
+        self._take_in("Pod", pod)
         group = pod_group_of(pod)
         previous = self._pod_groups_by_pod.get((namespace, name))
         if previous is not None and previous != group:
@@ -218,7 +251,7 @@ class LiveCache:
     def _remove_pod(self, pod: JsonObject) -> bool:
         metadata = _metadata(pod)
         namespace, name = str(metadata.get("namespace", "")), str(metadata.get("name", ""))
-        self.state.delete_pod(namespace, name)
+        self._delete("Pod", namespace, name)
         self.rejections.pop(_object_key("Pod", pod), None)
         group = self._pod_groups_by_pod.pop((namespace, name), None)
         if group is not None:
@@ -234,29 +267,28 @@ class LiveCache:
                 del self.members[group]
 
     def _upsert_priority_class(self, priority_class: JsonObject) -> bool:
-        rejected = self.state.apply_priority_class(priority_class)
-        self._note_intake("PriorityClass", priority_class, rejected)
+        self._take_in("PriorityClass", priority_class)
         return True
 
     def _remove_priority_class(self, priority_class: JsonObject) -> bool:
-        self.state.delete_priority_class(str(_metadata(priority_class).get("name", "")))
+        self._delete("PriorityClass", "", str(_metadata(priority_class).get("name", "")))
         self.rejections.pop(_object_key("PriorityClass", priority_class), None)
         return True
 
     def _upsert_namespace(self, namespace: JsonObject) -> bool:
         """Namespace labels: what the namespaceSelector of pod (anti-)affinity reads."""
-        self._note_intake("Namespace", namespace, self.state.apply_namespace(namespace))
+        self._take_in("Namespace", namespace)
         name = str(_metadata(namespace).get("name", ""))
         return self._changed(("namespace", "", name), _freeze(_metadata(namespace).get("labels")))
 
     def _remove_namespace(self, namespace: JsonObject) -> bool:
-        self.state.delete_namespace(str(_metadata(namespace).get("name", "")))
+        self._delete("Namespace", "", str(_metadata(namespace).get("name", "")))
         self.rejections.pop(_object_key("Namespace", namespace), None)
         return True
 
     def _upsert_claim(self, claim: JsonObject) -> bool:
         """PersistentVolumeClaims: the volume each is bound to (zonal disks pin pods)."""
-        self._note_intake("PersistentVolumeClaim", claim, self.state.apply_claim(claim))
+        self._take_in("PersistentVolumeClaim", claim)
         metadata = _metadata(claim)
         key = ("claim", str(metadata.get("namespace", "")), str(metadata.get("name", "")))
         return self._changed(key, _freeze((claim.get("spec") or {}).get("volumeName")))
@@ -264,14 +296,14 @@ class LiveCache:
     def _remove_claim(self, claim: JsonObject) -> bool:
         metadata = _metadata(claim)
         namespace, name = str(metadata.get("namespace", "")), str(metadata.get("name", ""))
-        self.state.delete_claim(namespace, name)
+        self._delete("PersistentVolumeClaim", namespace, name)
         self.rejections.pop(_object_key("PersistentVolumeClaim", claim), None)
         self._fingerprints.pop(("claim", namespace, name), None)
         return True
 
     def _upsert_volume(self, volume: JsonObject) -> bool:
         """PersistentVolumes: the nodes each can be used from."""
-        self._note_intake("PersistentVolume", volume, self.state.apply_volume(volume))
+        self._take_in("PersistentVolume", volume)
         name = str(_metadata(volume).get("name", ""))
         return self._changed(
             ("volume", "", name), _freeze((volume.get("spec") or {}).get("nodeAffinity"))
@@ -279,7 +311,7 @@ class LiveCache:
 
     def _remove_volume(self, volume: JsonObject) -> bool:
         name = str(_metadata(volume).get("name", ""))
-        self.state.delete_volume(name)
+        self._delete("PersistentVolume", "", name)
         self.rejections.pop(_object_key("PersistentVolume", volume), None)
         self._fingerprints.pop(("volume", "", name), None)
         return True

@@ -46,6 +46,7 @@ class OperatorConfig:
     resync_period: float = 30.0
     release_concurrency: int = 32
     orphan_grace: float = 10.0
+    record_trace: str = ""
     webhook_host: str = "127.0.0.1"
     webhook_port: int = 9443
     webhook_cert: str | None = None
@@ -94,6 +95,8 @@ _HELP: dict[str, str] = {
     "release_concurrency": "pods released (or evicted, or deleted) in parallel",
     "orphan_grace": "seconds a member pod may wait for its PodGroup before it gets a "
     "PodGroupNotFound event",
+    "record_trace": "file to record the engine's inputs and decisions in as they happen "
+    "(JSON lines, afresh at each start), for `muster replay`",
     "webhook_host": "address the admission webhooks listen on and advertise",
     "webhook_port": "port of the admission webhooks (HTTPS)",
     "webhook_cert": "PEM certificate for the webhooks (default: one issued at start)",

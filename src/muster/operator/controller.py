@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Mapping
+from pathlib import Path
 
 from muster.api.constants import API_VERSION, POD_GROUP_PLURAL, WORKLOAD_PLURAL
 from muster.operator.cache import LiveCache
@@ -28,6 +29,7 @@ from muster.operator.kube import JsonObject, Kube
 from muster.operator.loop import SchedulingLoop
 from muster.operator.metrics import Metrics
 from muster.operator.pod_views import CAPACITY_QUERY, MEMBER_QUERY, PodViews
+from muster.operator.trace import TraceFile
 from muster.operator.trigger import Trigger
 from muster.operator.uncounted import UncountedPodActions
 from muster.operator.writer import StatusWriter
@@ -104,7 +106,13 @@ class Controller:
         *,
         still_leading: Callable[[], bool] = lambda: True,
     ) -> None:
-        self.cache = LiveCache()
+        self.trace = (
+            TraceFile(Path(config.record_trace), engine_config(config))
+            if config.record_trace
+            else None
+        )
+        record = None if self.trace is None else self.trace.write
+        self.cache = LiveCache(record=record)
         metrics.cached_pods.set_function(lambda: len(self.cache.state.pods))
         self.still_leading = still_leading
         self.trigger = Trigger(debounce=config.debounce, resync=config.resync_period)
@@ -132,7 +140,7 @@ class Controller:
             )
             for path, query, sink in sources
         ]
-        writer = StatusWriter(kube, self.cache, events)
+        writer = StatusWriter(kube, self.cache)
         self.estimates = EstimateWriter(
             cache=self.cache,
             writer=writer,
@@ -151,6 +159,7 @@ class Controller:
             engine_config=engine_config(config),
             estimates=self.estimates,
             still_leading=still_leading,
+            record=record,
         )
 
     @property
@@ -159,12 +168,16 @@ class Controller:
 
     async def run(self) -> None:
         """Run until cancelled; the loop starts once every informer has listed."""
-        async with asyncio.TaskGroup() as tasks:
-            for informer in self.informers:
-                tasks.create_task(informer.run(), name=f"informer {informer.path}")
-            for expander in self.expanders:
-                tasks.create_task(expander.run(), name=f"{expander.kind} expander")
-            await asyncio.gather(*(informer.synced.wait() for informer in self.informers))
-            logger.info("cache synced: %d pod groups", len(self.cache.pod_groups))
-            tasks.create_task(self.loop.run(), name="scheduling loop")
-            tasks.create_task(self.estimates.run(), name="start-time estimates")
+        try:
+            async with asyncio.TaskGroup() as tasks:
+                for informer in self.informers:
+                    tasks.create_task(informer.run(), name=f"informer {informer.path}")
+                for expander in self.expanders:
+                    tasks.create_task(expander.run(), name=f"{expander.kind} expander")
+                await asyncio.gather(*(informer.synced.wait() for informer in self.informers))
+                logger.info("cache synced: %d pod groups", len(self.cache.pod_groups))
+                tasks.create_task(self.loop.run(), name="scheduling loop")
+                tasks.create_task(self.estimates.run(), name="start-time estimates")
+        finally:
+            if self.trace is not None:
+                self.trace.close()

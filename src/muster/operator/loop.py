@@ -7,16 +7,19 @@ first (their victims' groups may be shared), then the other steps several at a t
 actions run in order and the step stops at the first that fails, so nothing is
 evicted or released whose decision is not written down: a crash at any point leaves
 a recorded decision that the next cycle, of this operator or of the next, finishes
-(see `muster.scheduler.plan`). Before each action (a batch of writes: a status, the
-evictions, the releases) it asks `still_leading()`, so a replica that lost the Lease
-stops at the start of a batch rather than part-way through it.
+(see `muster.scheduler.plan`); the events of a step are the engine's too, told once
+the write before them succeeded. Before each action (a batch of writes: a status,
+the evictions, the releases) it asks `still_leading()`, so a replica that lost the
+Lease stops at the start of a batch rather than part-way through it.
 
 What the API server answers to a release is an observation, not a decision: it goes
 into the engine's state (`ClusterState.observe_release`), and the next cycle decides
 what a refused or failed release means for the gang (see
 `muster.scheduler.release_failures`). Everything the engine must remember is in the
 PodGroups' status; the loop keeps only what it tells people about: member pods whose
-PodGroup is missing, and objects the engine cannot use, each told once. Start-time
+PodGroup is missing, and objects the engine cannot use, each told once. With a trace
+recorded (`--record-trace`), each cycle's decisions go into it before any of them is
+carried out, so that a replay decides on exactly the state this cycle saw. Start-time
 estimates are not decisions: their own writer (`estimates`) runs beside the loop,
 told when a cycle decides and when it ended.
 """
@@ -31,16 +34,18 @@ from collections.abc import Callable
 from muster.operator.cache import LiveCache, ObjectKey
 from muster.operator.config import OperatorConfig
 from muster.operator.estimates import EstimateWriter
-from muster.operator.events import WARNING, EventRecorder, reference
+from muster.operator.events import NORMAL, WARNING, EventRecorder, owner_references, reference
+from muster.operator.kube import JsonObject
 from muster.operator.metrics import Metrics
 from muster.operator.pods import PodActions
 from muster.operator.trigger import Trigger
 from muster.operator.writer import StatusWriter
 from muster.scheduler import EngineConfig, schedule
-from muster.scheduler.plan import Evict, Plan, Release, Step, StepKind, WriteStatus
+from muster.scheduler.plan import Evict, Plan, RecordEvent, Release, Step, StepKind, WriteStatus
 from muster.scheduler.release_failures import ReleaseFailure
 from muster.scheduler.results import CycleResult, GroupKey, PodKey
 from muster.scheduler.times import parse_time
+from muster.simulation.trace import cycle_line
 
 logger = logging.getLogger(__name__)
 
@@ -72,7 +77,9 @@ class SchedulingLoop:
         engine_config: EngineConfig,
         estimates: EstimateWriter,
         still_leading: Callable[[], bool] = lambda: True,
+        record: Callable[[JsonObject], None] | None = None,
     ) -> None:
+        """`record`, when given, is told what each cycle decided, at once (a trace line)."""
         self.cache = cache
         self.still_leading = still_leading
         self.writer = writer
@@ -83,6 +90,7 @@ class SchedulingLoop:
         self.config = config
         self.engine_config = engine_config
         self.estimates = estimates
+        self.record = record
         self.orphaned_since: dict[PodKey, float] = {}
         self.warned_orphans: set[PodKey] = set()
         self.warned_rejections: set[tuple[ObjectKey, str]] = set()
@@ -101,6 +109,8 @@ class SchedulingLoop:
         started = time.perf_counter()
         with self.estimates.deciding():
             result = schedule(self.cache.state, now=now, config=self.engine_config)
+        if self.record is not None:
+            self.record(cycle_line(now, result))
         self.metrics.cycle_duration.observe(time.perf_counter() - started)
         self.metrics.pending_gangs.set(len(result.verdicts))
         await self.execute(result.plan)
@@ -136,8 +146,10 @@ class SchedulingLoop:
                 done = await self._write(action.group, execution)
             elif isinstance(action, Evict):
                 done = await self._evict(step, action)
-            else:
+            elif isinstance(action, Release):
                 done = await self._release(action)
+            else:
+                done = await self._tell(action)
             if not done:
                 return
         self._count(step)
@@ -162,18 +174,7 @@ class SchedulingLoop:
         failed = sorted(outcome.failed)
         if action.force and failed:
             failed = sorted((await self.pods.delete(failed)).failed)
-        if not failed:
-            return True
-        pod_group = self.cache.pod_groups.get(step.group)
-        if pod_group is not None and not action.force:
-            blocked = ", ".join(str(pod) for pod in failed)
-            await self.events.record(
-                reference(pod_group),
-                WARNING,
-                "PreemptionBlocked",
-                f"could not evict {blocked}; retrying",
-            )
-        return False  # the decision is written: the next cycle tries again
+        return not failed  # the decision is written: the next cycle tries again
 
     async def _release(self, action: Release) -> bool:
         outcome = await self.pods.release(
@@ -181,13 +182,23 @@ class SchedulingLoop:
         )
         self.metrics.releases.inc(len(outcome.done))
         observed = time.time()
-        state = self.cache.state
         for pod in outcome.done:
-            state.observe_release(pod, None)
+            self.cache.observe_release(pod, None)
         for pod, failure in outcome.failed.items():
-            state.observe_release(pod, ReleaseFailure(failure.status, failure.message, observed))
+            self.cache.observe_release(
+                pod, ReleaseFailure(failure.status, failure.message, observed)
+            )
         if outcome.failed:
             self.trigger.poke()  # the engine decides what the failures mean
+        return True
+
+    async def _tell(self, action: RecordEvent) -> bool:
+        """On the PodGroup and on the Job that owns it: users look at either first."""
+        pod_group = self.cache.pod_groups.get(action.group)
+        if pod_group is not None:
+            kind = WARNING if action.warning else NORMAL
+            for target in (reference(pod_group), *owner_references(pod_group, "Job")):
+                await self.events.record(target, kind, action.reason, action.message)
         return True
 
     def _count(self, step: Step) -> None:

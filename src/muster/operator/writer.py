@@ -1,4 +1,5 @@
-"""Writes the PodGroup status the engine computed, and tells each transition as an event.
+"""Writes the PodGroup status the engine computed (the engine's plan tells its
+transitions as events, after the write).
 
 The one place that writes `status` of PodGroups. The write replaces the whole status
 (an update of the status subresource), so a plan that shrinks never keeps stale
@@ -18,10 +19,9 @@ from typing import Any
 
 from muster.api.constants import API_VERSION, POD_GROUP_PLURAL
 from muster.operator.cache import LiveCache
-from muster.operator.events import NORMAL, WARNING, EventRecorder, owner_references, reference
 from muster.operator.kube import Kube, KubeError
 from muster.scheduler.results import GroupKey
-from muster.scheduler.status import needs_write, transitions
+from muster.scheduler.status import needs_write
 
 logger = logging.getLogger(__name__)
 
@@ -31,12 +31,11 @@ def pod_group_path(key: GroupKey) -> str:
 
 
 class StatusWriter:
-    """Conditional status writes plus transition events for PodGroups."""
+    """Conditional status writes for PodGroups."""
 
-    def __init__(self, kube: Kube, cache: LiveCache, events: EventRecorder) -> None:
+    def __init__(self, kube: Kube, cache: LiveCache) -> None:
         self.kube = kube
         self.cache = cache
-        self.events = events
 
     async def write(self, key: GroupKey, desired: Mapping[str, Any], *, version: str) -> bool:
         """Bring the group's status to `desired`, computed from `version`; False when it
@@ -59,7 +58,6 @@ class StatusWriter:
             await self.reread(key)
             return False
         self.cache.apply_pod_group(updated)
-        await self._announce(updated, before, desired)
         return True
 
     async def reread(self, key: GroupKey) -> None:
@@ -70,12 +68,3 @@ class StatusWriter:
             logger.warning("could not read PodGroup %s again: %s", key, error)
             return
         self.cache.apply_pod_group(fresh)
-
-    async def _announce(
-        self, pod_group: Mapping[str, Any], before: Mapping[str, Any], after: Mapping[str, Any]
-    ) -> None:
-        targets = [reference(pod_group), *owner_references(pod_group, "Job")]
-        for told in transitions(before, after):
-            for target in targets:
-                kind = WARNING if told.warning else NORMAL
-                await self.events.record(target, kind, told.reason, told.message)

@@ -14,7 +14,8 @@ written down (`WriteStatus`) before anything acts on it (`Evict`, `Release`):
 - follow:    finish what an earlier cycle (or an operator since restarted) started.
 
 Every status a step writes is the group's whole desired status after the cycle
-(`Plan.statuses`), computed from the version of the PodGroup it was read at.
+(`Plan.statuses`), computed from the version of the PodGroup it was read at; the
+events that tell its transitions (`RecordEvent`) follow the first write of it.
 """
 
 from __future__ import annotations
@@ -52,7 +53,19 @@ class Release:
     placements: tuple[tuple[str, str], ...]  # (pod name, node name), sorted
 
 
-Action = WriteStatus | Evict | Release
+@dataclass(frozen=True, slots=True)
+class RecordEvent:
+    """Tell a transition as an Event, on the group's PodGroup and on the Job that owns
+    it; it follows the write that records the transition, and is told only once that
+    write succeeded."""
+
+    group: GroupKey
+    warning: bool
+    reason: str
+    message: str
+
+
+Action = WriteStatus | Evict | Release | RecordEvent
 
 
 class StepKind(StrEnum):

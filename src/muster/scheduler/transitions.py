@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from muster.api.constants import CONDITION_SCHEDULED, REASON_PREEMPTED, REASON_ROLLED_BACK
@@ -18,7 +19,16 @@ from muster.scheduler.config import EngineConfig
 from muster.scheduler.follow import Following, Rollback
 from muster.scheduler.intake import GroupRecord, PodRecord
 from muster.scheduler.lifecycle import Lifecycle, backoff_delay
-from muster.scheduler.plan import Action, Evict, Plan, Release, Step, StepKind, WriteStatus
+from muster.scheduler.plan import (
+    Action,
+    Evict,
+    Plan,
+    RecordEvent,
+    Release,
+    Step,
+    StepKind,
+    WriteStatus,
+)
 from muster.scheduler.refusals import after_rollback, after_success, exhausted
 from muster.scheduler.results import Admission, GroupKey, PodKey, Reason, Verdict
 from muster.scheduler.state import ClusterState
@@ -28,6 +38,7 @@ from muster.scheduler.status import (
     admitted_message,
     condition,
     desired_status,
+    transitions,
 )
 
 TAKEN_DOWN = frozenset({REASON_PREEMPTED, REASON_ROLLED_BACK})
@@ -168,8 +179,10 @@ class Planner:
             moment for moment in (following.deadline, following.retry_at) if moment is not None
         )
         if following.awaiting:
-            evict = Evict(following.evict, force=False) if following.evict else None
-            self._step(key, StepKind.FOLLOW, [self.change(key, StatusChange()), evict])
+            actions: list[Action | None] = [self.change(key, StatusChange())]
+            if following.evict:
+                actions += [_blocked(key, following.evict), Evict(following.evict, force=False)]
+            self._step(key, StepKind.FOLLOW, actions)
             return
         releasing = (*following.to_release, *sorted(growth.items()))
         memory = group.lifecycle
@@ -254,11 +267,46 @@ class Planner:
         others = [step for step in self.steps if not step.exclusive]
         future = [moment for moment in self.wake if moment > self.now]
         return Plan(
-            steps=(*exclusive, *others),
+            steps=self._told((*exclusive, *others)),
             statuses=self.statuses,
             versions={key: self.state.groups[key].resource_version for key in self.statuses},
             wake_at=min(future, default=None),
         )
+
+    def _told(self, steps: Iterable[Step]) -> tuple[Step, ...]:
+        """The steps with the events each group's transitions deserve, told right after
+        the first write of its status."""
+        told: set[GroupKey] = set()
+        result = []
+        for step in steps:
+            actions: list[Action] = []
+            for action in step.actions:
+                actions.append(action)
+                if isinstance(action, WriteStatus) and action.group not in told:
+                    told.add(action.group)
+                    actions.extend(self._events(action.group))
+            result.append(replace(step, actions=tuple(actions)))
+        return tuple(result)
+
+    def _events(self, key: GroupKey) -> list[RecordEvent]:
+        before = self.state.groups[key].status
+        return [
+            RecordEvent(key, change.warning, change.reason, change.message)
+            for change in transitions(before, self.statuses[key])
+        ]
+
+
+def _blocked(key: GroupKey, pods: tuple[PodKey, ...]) -> RecordEvent:
+    """Victims asked to leave when the gang was admitted that are still there and not on
+    their way out: their eviction was refused (a PodDisruptionBudget, most often)."""
+    names = ", ".join(str(pod) for pod in pods[:5])
+    return RecordEvent(
+        key,
+        True,
+        "PreemptionBlocked",
+        f"{len(pods)} pod(s) preempted for it are still there and not leaving: {names}; "
+        "evicting them again",
+    )
 
 
 def _release(key: GroupKey, placements: Iterable[tuple[str, str]]) -> Release:

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from muster.api.constants import CONDITION_SCHEDULED, REASON_PREEMPTED
-from muster.scheduler.plan import Evict, Plan, StepKind, WriteStatus
+from muster.scheduler.plan import Evict, Plan, Release, StepKind, WriteStatus
 from muster.scheduler.results import GroupKey, PodKey
 from muster.scheduler.state import ClusterState
 from muster.scheduler.status import condition, needs_write
@@ -90,9 +90,10 @@ class SimulatedCluster:
                     for pod in action.pods:
                         self._evict(pod, preempted=step.kind is StepKind.PREEMPT)
                     changed = changed or bool(action.pods)
-                else:
+                elif isinstance(action, Release):
                     self._bind(action.group, dict(action.placements))
                     changed = changed or bool(action.placements)
+                # A RecordEvent changes nothing the engine reads: its words are the status's.
         return changed
 
     def _write(self, key: GroupKey, desired: Mapping[str, Any], acting: GroupKey) -> bool:

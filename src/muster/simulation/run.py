@@ -127,6 +127,10 @@ def _outcome(cluster: SimulatedCluster, key: GroupKey, result: CycleResult) -> G
             pod for pod in live if is_pending(pod) and pod["metadata"]["name"] not in record.plan
         ]
         message = f"{len(live) - len(waiting)}/{len(live)} pods placed"
+        awaited = [victim for victim in record.lifecycle.victims if victim in cluster.pods]
+        if awaited:  # preempted for it and still leaving: none of its pods runs yet
+            names = ", ".join(str(victim) for victim in awaited)
+            message = f"{message}; waiting for {len(awaited)} preempted pod(s) to leave: {names}"
         return GroupOutcome(key, True, REASON_SCHEDULED, message, placements, preempted)
     if not record.gang:
         return GroupOutcome(key, False, "", BASIC_POLICY_MESSAGE, placements, preempted)

@@ -88,6 +88,31 @@ def idle_estimates(cache: LiveCache) -> EstimateWriter:
     )
 
 
+def loop_over(
+    cache: LiveCache,
+    *,
+    writer: FakeWriter | None = None,
+    pods: FakePods | None = None,
+    trigger: FakeTrigger | None = None,
+    record: Callable[[dict[str, Any]], None] | None = None,
+    still_leading: Callable[[], bool] = lambda: True,
+) -> SchedulingLoop:
+    """The loop over this cache, with fakes for everything it talks to."""
+    return SchedulingLoop(
+        cache=cache,
+        writer=writer or FakeWriter(cache),  # type: ignore[arg-type]
+        pods=pods or FakePods(cache),  # type: ignore[arg-type]
+        events=FakeEvents(),  # type: ignore[arg-type]
+        trigger=trigger or FakeTrigger(),  # type: ignore[arg-type]
+        metrics=Metrics(),
+        config=OperatorConfig(),
+        engine_config=EngineConfig(),
+        estimates=idle_estimates(cache),
+        record=record,
+        still_leading=still_leading,
+    )
+
+
 def loop_with_victim() -> tuple[SchedulingLoop, FakePods]:
     """A gang needing a whole node whose only node is taken by a lower-priority pod."""
     cache = LiveCache()
@@ -119,22 +144,24 @@ def unusable_pod(version: str, cpu: str = "lots") -> dict[str, Any]:
 async def test_an_object_the_engine_ignores_gets_one_warning_per_version() -> None:
     loop, _ = loop_with_victim()
     events: FakeEvents = loop.events  # type: ignore[assignment]
+
+    def ignored() -> list[tuple[str, str, str]]:
+        return [told for told in events.recorded if told[1] == "IgnoredByScheduler"]
+
     loop.cache.pods.upsert(unusable_pod("1"))
     await loop.cycle()
     await loop.cycle()
-    assert [(name, reason) for name, reason, _ in events.recorded] == [
-        ("broken", "IgnoredByScheduler")
-    ]
-    assert "cannot use this Pod" in events.recorded[0][2]
-    assert "lots" in events.recorded[0][2]
+    assert [name for name, _, _ in ignored()] == ["broken"]
+    assert "cannot use this Pod" in ignored()[0][2]
+    assert "lots" in ignored()[0][2]
 
     loop.cache.pods.upsert(unusable_pod("2"))
     await loop.cycle()
-    assert len(events.recorded) == 2
+    assert len(ignored()) == 2
 
     loop.cache.pods.upsert(unusable_pod("3", cpu="1"))
     await loop.cycle()
-    assert len(events.recorded) == 2
+    assert len(ignored()) == 2
     assert not loop.cache.rejections
 
 
@@ -240,17 +267,7 @@ async def test_gangs_are_admitted_together_each_with_its_plan_written_before_its
         cache.pod_group_sink.upsert(pod_group(name, namespace="team"))
         cache.pods.upsert(pod(f"{name}-0", group=name, namespace="team"))
     writer = HeldWriter(cache, log)
-    loop = SchedulingLoop(
-        cache=cache,
-        writer=writer,  # type: ignore[arg-type]
-        pods=LoggedPods(cache, log),  # type: ignore[arg-type]
-        events=FakeEvents(),  # type: ignore[arg-type]
-        trigger=FakeTrigger(),  # type: ignore[arg-type]
-        metrics=Metrics(),
-        config=OperatorConfig(),
-        engine_config=EngineConfig(),
-        estimates=idle_estimates(cache),
-    )
+    loop = loop_over(cache, writer=writer, pods=LoggedPods(cache, log))
     admitting = asyncio.create_task(loop.cycle())
     for _ in range(20):
         await asyncio.sleep(0)
@@ -271,17 +288,7 @@ async def test_a_status_that_cannot_be_written_stops_its_step_before_any_release
     log: list[str] = []
     writer = FakeWriter(cache)
     writer.refuse.add(GANG)
-    loop = SchedulingLoop(
-        cache=cache,
-        writer=writer,  # type: ignore[arg-type]
-        pods=LoggedPods(cache, log),  # type: ignore[arg-type]
-        events=FakeEvents(),  # type: ignore[arg-type]
-        trigger=FakeTrigger(),  # type: ignore[arg-type]
-        metrics=Metrics(),
-        config=OperatorConfig(),
-        engine_config=EngineConfig(),
-        estimates=idle_estimates(cache),
-    )
+    loop = loop_over(cache, writer=writer, pods=LoggedPods(cache, log))
     result = await loop.cycle()
     assert [admission.group for admission in result.admissions] == [GANG]
     assert log == []  # not released: its plan is not written
@@ -313,26 +320,20 @@ class RefusingPods(FakePods):
 
 
 def two_pod_loop(
-    *, still_leading: Callable[[], bool] = lambda: True
+    *,
+    still_leading: Callable[[], bool] = lambda: True,
+    record: Callable[[dict[str, Any]], None] | None = None,
 ) -> tuple[SchedulingLoop, FakePods, PokedTrigger]:
-    cache = LiveCache()
+    """A two-pod gang on a node it fits, whose second pod the API server will not release."""
+    cache = LiveCache(record=record)
     cache.nodes.upsert(node("n1", cpu="4"))
     cache.pod_group_sink.upsert(pod_group(GANG.name, namespace=GANG.namespace))
     for index in range(2):
         cache.pods.upsert(pod(f"trainer-{index}", group=GANG.name, namespace=GANG.namespace))
     actions = RefusingPods(cache, PodKey(GANG.namespace, "trainer-1"), "denied: no")
     trigger = PokedTrigger()
-    loop = SchedulingLoop(
-        cache=cache,
-        writer=FakeWriter(cache),  # type: ignore[arg-type]
-        pods=actions,  # type: ignore[arg-type]
-        events=FakeEvents(),  # type: ignore[arg-type]
-        trigger=trigger,  # type: ignore[arg-type]
-        metrics=Metrics(),
-        config=OperatorConfig(),
-        engine_config=EngineConfig(),
-        estimates=idle_estimates(cache),
-        still_leading=still_leading,
+    loop = loop_over(
+        cache, pods=actions, trigger=trigger, record=record, still_leading=still_leading
     )
     return loop, actions, trigger
 
@@ -360,3 +361,37 @@ async def test_a_replica_that_cannot_prove_it_leads_carries_out_nothing() -> Non
     assert loop.cache.pod_groups[GANG] is before
     assert all(entry.record.gated for entry in loop.cache.state.pods.values())
     assert not loop.cache.state.release_failures and not pods.evicted
+
+
+def loop_with_a_job_gang(writer_refuses: bool) -> SchedulingLoop:
+    """A gang whose PodGroup a Job owns, on a node it fits."""
+    cache = LiveCache()
+    cache.nodes.upsert(node("n1", cpu="4"))
+    owned = pod_group(GANG.name, namespace=GANG.namespace)
+    owned["metadata"]["ownerReferences"] = [
+        {"apiVersion": "batch/v1", "kind": "Job", "name": "trainer-job", "uid": "job-uid"}
+    ]
+    cache.pod_group_sink.upsert(owned)
+    cache.pods.upsert(pod("trainer-0", group=GANG.name, namespace=GANG.namespace))
+    writer = FakeWriter(cache)
+    if writer_refuses:
+        writer.refuse.add(GANG)
+    return loop_over(cache, writer=writer)
+
+
+async def test_the_plan_s_events_are_told_on_the_pod_group_and_its_job_once_written() -> None:
+    loop = loop_with_a_job_gang(writer_refuses=False)
+    events: FakeEvents = loop.events  # type: ignore[assignment]
+    await loop.cycle()
+    assert [(name, reason) for name, reason, _ in events.recorded] == [
+        ("trainer", "Scheduled"),
+        ("trainer-job", "Scheduled"),
+    ]
+    await loop.cycle()  # nothing changed: nothing more to tell
+    assert len(events.recorded) == 2
+
+
+async def test_a_transition_whose_status_was_not_written_is_not_told() -> None:
+    loop = loop_with_a_job_gang(writer_refuses=True)
+    await loop.cycle()
+    assert loop.events.recorded == []  # type: ignore[attr-defined]

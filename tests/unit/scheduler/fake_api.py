@@ -238,7 +238,7 @@ class FakeApi:
                     written.add(action.group)
                 elif isinstance(action, Evict):
                     self._evict(action)
-                else:
+                elif isinstance(action, Release):
                     self._release(action)
         return done
 

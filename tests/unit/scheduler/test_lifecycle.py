@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from muster.scheduler import ClusterState, EngineConfig, schedule
-from muster.scheduler.plan import Evict, Release, StepKind, WriteStatus
+from muster.scheduler.plan import Evict, RecordEvent, Release, StepKind, WriteStatus
 from muster.scheduler.results import CycleResult, GroupKey, PodKey
 from tests.unit.scheduler.builders import cluster, node, pod, pod_group
 
@@ -63,9 +63,14 @@ def victim_cluster() -> ClusterState:
 def test_a_preemption_records_every_gang_before_evicting_and_releases_nothing_yet() -> None:
     result = schedule(victim_cluster(), now=NOW, config=CONFIG)
     [step] = [s for s in result.plan.steps if s.kind is StepKind.PREEMPT]
+    low_key, high_key = GroupKey("default", "low"), GroupKey("default", "high")
+    told = "preempted by PodGroup default/high to make room for its gang"
     assert step.actions == (
-        WriteStatus(GroupKey("default", "low")),
-        WriteStatus(GroupKey("default", "high")),
+        WriteStatus(low_key),
+        RecordEvent(low_key, True, "Preempted", told),
+        RecordEvent(low_key, True, "PreemptionByScheduler", told),
+        WriteStatus(high_key),
+        RecordEvent(high_key, False, "Scheduled", "1 pods placed"),
         Evict((PodKey("default", "low-0"),), force=False),
     )
     assert not any(isinstance(a, Release) for s in result.plan.steps for a in s.actions)
@@ -104,6 +109,27 @@ def test_a_preemptor_is_released_once_its_victims_are_gone_even_after_a_restart(
     assert "still there 300s after its admission" in str(overdue.plan.statuses[high])
 
 
+def test_a_victim_whose_eviction_did_not_take_is_told_blocked_and_evicted_again() -> None:
+    first = schedule(victim_cluster(), now=NOW, config=CONFIG)
+    high = GroupKey("default", "high")
+    high_obj = with_status(pod_group("high", priority=1000), first, high)
+    low_obj = with_status(pod_group("low", priority=0), first, GroupKey("default", "low"))
+    staying = pod("low-0", group="low", cpu="4", node_name="n1", gated=False)
+    state = cluster(
+        node("n1", cpu="4"), low_obj, staying, high_obj, pod("high-0", group="high", cpu="4")
+    )
+
+    again = schedule(state, now=NOW + 10, config=CONFIG)
+
+    [step] = [s for s in again.plan.steps if s.group == high]
+    assert step.kind is StepKind.FOLLOW
+    _, blocked, evict = step.actions
+    assert isinstance(blocked, RecordEvent)
+    assert (blocked.group, blocked.warning, blocked.reason) == (high, True, "PreemptionBlocked")
+    assert "default/low-0" in blocked.message
+    assert evict == Evict((PodKey("default", "low-0"),), force=False)
+
+
 def test_a_rollback_is_written_before_its_pods_are_evicted_and_sets_the_backoff() -> None:
     gang = pod_group("g")
     gang["status"] = {
@@ -115,8 +141,13 @@ def test_a_rollback_is_written_before_its_pods_are_evicted_and_sets_the_backoff(
     result = schedule(state, now=NOW, config=CONFIG)
     key = GroupKey("default", "g")
     [step] = [s for s in result.plan.steps if s.group == key]
-    assert step.actions == (WriteStatus(key), Evict((PodKey("default", "g-0"),), force=True))
     status = result.plan.statuses[key]
+    told = status["conditions"][0]["message"]
+    assert step.actions == (
+        WriteStatus(key),
+        RecordEvent(key, True, "RolledBack", told),
+        Evict((PodKey("default", "g-0"),), force=True),
+    )
     assert status["lifecycle"]["rollbacks"] == 1 and "backoffUntil" in status["lifecycle"]
     assert "plan" not in status
     # Restarted between the write and the eviction: the eviction is finished, not redone.

@@ -162,3 +162,43 @@ def test_a_dump_of_a_live_cluster_simulates_without_duplicates() -> None:
     [train] = report.pod_groups
     assert (train.group.name, train.scheduled, train.placements) == ("train", True, {})
     assert train.message == "1/1 pods placed"
+
+
+def test_a_gang_the_operator_holds_in_backoff_waits_with_the_operator_s_words() -> None:
+    job_body, pod_group, pod = running_gang("train")
+    said = "rolled back: 1 pod(s) not bound within 60s of release: train-0; in backoff until "
+    said += "2026-01-01T10:05:00Z (rollback 2 in a row)"
+    pod_group["status"] = {
+        "conditions": [
+            {
+                "type": "PodGroupScheduled",
+                "status": "False",
+                "reason": "RolledBack",
+                "message": said,
+            }
+        ],
+        "lifecycle": {"rollbacks": 2, "backoffUntil": "2026-01-01T10:05:00Z"},
+    }
+    del pod["spec"]["nodeName"]
+    pod["spec"]["schedulingGates"] = [{"name": "scheduling.muster.dev/gang"}]
+
+    train = outcome(run(node(), job_body, pod_group, pod), "train")
+
+    assert (train.scheduled, train.reason, train.message) == (False, "RolledBack", said)
+    assert train.placements == {}
+
+
+def test_a_preemptor_waiting_for_victims_that_are_leaving_says_so() -> None:
+    job_body, pod_group, pod = running_gang("high")
+    pod_group["status"]["lifecycle"] = {"rollbacks": 0, "victims": ["default/low-0"]}
+    del pod["spec"]["nodeName"]
+    pod["spec"]["schedulingGates"] = [{"name": "scheduling.muster.dev/gang"}]
+    _, low_group, low_pod = running_gang("low")
+    low_pod["metadata"]["deletionTimestamp"] = "2026-01-01T10:00:00Z"  # on its way out
+    taken_down = {"status": "False", "reason": "Preempted", "message": "preempted by default/high"}
+    low_group["status"] = {"conditions": [{**SCHEDULED[0], **taken_down}]}
+
+    high = outcome(run(node(cpu="4"), job_body, pod_group, pod, low_group, low_pod), "high")
+
+    assert high.scheduled and high.placements == {}
+    assert high.message.endswith("; waiting for 1 preempted pod(s) to leave: default/low-0")

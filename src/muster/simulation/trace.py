@@ -1,0 +1,162 @@
+"""A trace of the engine's life in the operator: its inputs in order, and its decisions.
+
+The operator can record (`muster run --record-trace FILE`) every change that reaches
+the engine's state — each object an informer delivers, each status the API server
+answers a write with — and, after every cycle, the clock it decided at and what it
+decided. Replaying the trace (`muster.simulation.replay`) feeds the same changes
+through the same intake into a fresh `ClusterState`, runs `schedule` at the recorded
+clock and compares: the proof that the operator decides nothing the engine does not.
+
+A trace is JSON lines, one of:
+
+- `{"line": "start", "config": {...}}`: an operator started; a fresh state, and the
+  engine configuration of every cycle after it;
+- `{"line": "apply", "kind": K, "object": {...}}`: an object of kind K given to the state;
+- `{"line": "delete", "kind": K, "namespace": N, "name": M}`: one taken out of it;
+- `{"line": "release", "pod": "NS/NAME", "failure": {...} | null}`: what the API server
+  answered to a pod's release (`ClusterState.observe_release`), null when it released it;
+- `{"line": "cycle", "now": T, "decisions": {...}}`: a cycle decided at T (`decisions`).
+
+The recorder adds `"at"` (seconds since the epoch) to each line; nothing reads it but
+people.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import asdict
+from typing import Any
+
+from muster.scheduler import ClusterState, EngineConfig
+from muster.scheduler.plan import Action, Evict, Release, WriteStatus
+from muster.scheduler.release_failures import ReleaseFailure
+from muster.scheduler.results import CycleResult, PodKey
+
+JsonObject = dict[str, Any]
+
+START, APPLY, DELETE, RELEASE, CYCLE = "start", "apply", "delete", "release", "cycle"
+
+_APPLY: dict[str, Callable[[ClusterState, Mapping[str, Any]], str | None]] = {
+    "Node": ClusterState.apply_node,
+    "Pod": ClusterState.apply_pod,
+    "PodGroup": ClusterState.apply_pod_group,
+    "PriorityClass": ClusterState.apply_priority_class,
+    "Namespace": ClusterState.apply_namespace,
+    "PersistentVolumeClaim": ClusterState.apply_claim,
+    "PersistentVolume": ClusterState.apply_volume,
+}
+_NAMESPACED = {"Pod", "PodGroup", "PersistentVolumeClaim"}
+
+
+def apply_object(state: ClusterState, kind: str, obj: Mapping[str, Any]) -> str | None:
+    """Give an object to the state; why the engine rejects it, or None."""
+    return _APPLY[kind](state, obj)
+
+
+def delete_object(state: ClusterState, kind: str, namespace: str, name: str) -> None:
+    """Take an object out of the state."""
+    if kind == "Node":
+        state.delete_node(name)
+    elif kind == "Pod":
+        state.delete_pod(namespace, name)
+    elif kind == "PodGroup":
+        state.delete_pod_group(namespace, name)
+    elif kind == "PriorityClass":
+        state.delete_priority_class(name)
+    elif kind == "Namespace":
+        state.delete_namespace(name)
+    elif kind == "PersistentVolumeClaim":
+        state.delete_claim(namespace, name)
+    else:
+        state.delete_volume(name)
+
+
+def start_line(config: EngineConfig) -> JsonObject:
+    return {"line": START, "config": asdict(config)}
+
+
+def apply_line(kind: str, obj: Mapping[str, Any]) -> JsonObject:
+    return {"line": APPLY, "kind": kind, "object": obj}
+
+
+def delete_line(kind: str, namespace: str, name: str) -> JsonObject:
+    return {
+        "line": DELETE,
+        "kind": kind,
+        "namespace": namespace if kind in _NAMESPACED else "",
+        "name": name,
+    }
+
+
+def release_line(pod: PodKey, failure: ReleaseFailure | None) -> JsonObject:
+    return {
+        "line": RELEASE,
+        "namespace": pod.namespace,
+        "name": pod.name,
+        "failure": None if failure is None else asdict(failure),
+    }
+
+
+def observe_release(state: ClusterState, line: Mapping[str, Any]) -> None:
+    """Give the state a release outcome read back from its trace line."""
+    failure = line["failure"]
+    state.observe_release(
+        PodKey(line["namespace"], line["name"]),
+        None if failure is None else ReleaseFailure(**failure),
+    )
+
+
+def cycle_line(now: float, result: CycleResult) -> JsonObject:
+    return {"line": CYCLE, "now": now, "decisions": decisions(result)}
+
+
+def decisions(result: CycleResult) -> JsonObject:
+    """Everything a cycle decided, as plain JSON: admissions (placements, domain,
+    victims), growths, verdicts (reason and message) and the plan (its steps and
+    actions, each group's desired status, when to wake)."""
+    plan = result.plan
+    return {
+        "admissions": [
+            {
+                "group": str(admission.group),
+                "placements": dict(sorted(admission.placements.items())),
+                "domain": list(admission.domain) if admission.domain else None,
+                "victims": [str(victim.pod) for victim in admission.victims],
+            }
+            for admission in result.admissions
+        ],
+        "growths": [
+            {"group": str(growth.group), "placements": dict(sorted(growth.placements.items()))}
+            for growth in result.growths
+        ],
+        "verdicts": {
+            str(key): {"reason": str(verdict.reason), "message": verdict.message}
+            for key, verdict in sorted(result.verdicts.items())
+        },
+        "steps": [
+            {
+                "group": str(step.group),
+                "kind": str(step.kind),
+                "actions": [_action(action) for action in step.actions],
+            }
+            for step in plan.steps
+        ],
+        "statuses": {str(key): status for key, status in sorted(plan.statuses.items())},
+        "versions": {str(key): version for key, version in sorted(plan.versions.items())},
+        "wakeAt": plan.wake_at,
+    }
+
+
+def _action(action: Action) -> JsonObject:
+    if isinstance(action, WriteStatus):
+        return {"write": str(action.group)}
+    if isinstance(action, Evict):
+        return {"evict": [str(pod) for pod in action.pods], "force": action.force}
+    if isinstance(action, Release):
+        return {"release": str(action.group), "placements": [list(p) for p in action.placements]}
+    return {
+        "event": str(action.group),
+        "warning": action.warning,
+        "reason": action.reason,
+        "message": action.message,
+    }
