@@ -11,7 +11,7 @@ a recorded decision that the next cycle, of this operator or of the next, finish
 PodGroups' status; the loop keeps only what it tells people about: member pods whose
 PodGroup is missing, and objects the engine cannot use, each told once. Start-time
 estimates are not decisions: their own writer (`estimates`) runs beside the loop,
-told when a cycle decides and when it ended.
+told when a cycle ended.
 """
 
 from __future__ import annotations
@@ -88,8 +88,7 @@ class SchedulingLoop:
     async def cycle(self) -> CycleResult:
         now = time.time()
         started = time.perf_counter()
-        with self.estimates.deciding():
-            result = schedule(self.cache.state, now=now, config=self.engine_config)
+        result = schedule(self.cache.state, now=now, config=self.engine_config)
         self.metrics.cycle_duration.observe(time.perf_counter() - started)
         self.metrics.pending_gangs.set(len(result.verdicts))
         await self.execute(result.plan)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from muster.scheduler import ClusterState, EngineConfig
-from muster.scheduler.estimate_book import EstimateBook
+from muster.scheduler.estimate_book import EstimateBook, describe, topology_keys
 from muster.scheduler.forecast import forecast
 from muster.scheduler.results import GroupKey
 from tests.unit.scheduler.builders import Obj, cluster, gang, node, pod
@@ -23,8 +23,8 @@ def _state(runtime: str, *extra: Obj) -> ClusterState:
 
 def _book_of(state: ClusterState, now: float, book: EstimateBook | None = None) -> EstimateBook:
     book = book or EstimateBook()
-    topology = {key: state.groups[key].topology_key for key in state.unadmitted_gangs}
-    book.take(forecast(state, now=now, config=EngineConfig()), topology)
+    ahead = forecast(state, now=now, config=EngineConfig())
+    book.take(ahead, describe(ahead, topology_keys(state)))
     return book
 
 
