@@ -24,6 +24,7 @@ from muster.scheduler.state import ClusterState
 MOVED = 0.25
 MIN_WAIT = 60.0  # below a minute, a move of seconds is not news
 UNKNOWN_BASIS = "unknown"
+BACKOFF_BASIS = "backoff"  # it starts when its backoff ends, a time the engine set
 FITS_NOW = "fits now"
 
 
@@ -124,6 +125,8 @@ def describe(ahead: Forecast, topology_keys: Mapping[GroupKey, str | None]) -> d
 def _basis(estimate: Estimate) -> str:
     if estimate.outcome is not Outcome.STARTS:
         return UNKNOWN_BASIS
+    if estimate.backoff_until is not None:
+        return BACKOFF_BASIS
     return FITS_NOW if estimate.basis is None else str(estimate.basis)
 
 

@@ -202,3 +202,47 @@ def test_the_budget_bounds_the_run() -> None:
     assert not result.complete
     assert result.estimates[key("b")].start == T0 + 60
     assert result.estimates[key("c")].outcome is Outcome.UNKNOWN
+
+
+def in_backoff(objects: list[Obj], until: str) -> list[Obj]:
+    """The gang rolled back, not to be admitted again before `until`."""
+    objects[0]["status"] = {
+        "conditions": [
+            {"type": "PodGroupScheduled", "status": "False", "reason": "RolledBack"},
+        ],
+        "lifecycle": {"rollbacks": 1, "backoffUntil": until},
+    }
+    return objects
+
+
+def test_a_gangin_backoff_starts_when_its_backoff_ends_on_a_free_cluster() -> None:
+    state = cluster(
+        node("gpu", gpu="4"), *in_backoff(gang("b", 4, gpu="1"), "2026-01-01T00:00:30Z")
+    )
+    estimate = forecast(state, now=T0, config=CONFIG).estimates[key("b")]
+    assert estimate.outcome is Outcome.STARTS
+    assert estimate.start == T0 + 30
+    assert estimate.backoff_until == T0 + 30
+
+
+def test_a_gangin_backoff_is_not_started_before_its_backoff_ends() -> None:
+    state = cluster(
+        node("gpu", gpu="4"),
+        *running("a", 4, ["gpu"], runtime="60s", gpu="1"),
+        *in_backoff(gang("b", 4, gpu="1"), "2026-01-01T00:02:00Z"),
+    )
+    estimate = forecast(state, now=T0, config=CONFIG).estimates[key("b")]
+    assert estimate.start == T0 + 120
+    assert estimate.backoff_until == T0 + 120
+
+
+def test_a_backoff_that_ends_before_the_capacity_frees_is_not_what_it_waits_for() -> None:
+    state = cluster(
+        node("gpu", gpu="4"),
+        *running("a", 4, ["gpu"], runtime="60s", gpu="1"),
+        *in_backoff(gang("b", 4, gpu="1"), "2026-01-01T00:00:10Z"),
+    )
+    estimate = forecast(state, now=T0, config=CONFIG).estimates[key("b")]
+    assert estimate.start == T0 + 60
+    assert estimate.backoff_until is None
+    assert [release.owner for release in estimate.releases] == ["default/a"]
