@@ -25,7 +25,7 @@ from muster.api.constants import CONDITION_SCHEDULED
 from muster.operator.cache import LiveCache
 from muster.operator.config import OperatorConfig
 from muster.operator.events import NORMAL, EventRecorder, reference
-from muster.operator.forecast_process import forecast_elsewhere
+from muster.operator.forecast_process import Request, forecast_elsewhere
 from muster.operator.writer import StatusWriter
 from muster.scheduler import ClusterState, EngineConfig
 from muster.scheduler.estimate_book import EstimateBook, Update
@@ -79,13 +79,13 @@ class EstimateWriter:
         fingerprint = _fingerprint(state)
         if fingerprint != self.fingerprint and now - self.last_at >= self.config.estimate_interval:
             self.last_at, self.fingerprint = now, fingerprint
-            told = await forecast_elsewhere(
-                state,
+            request = Request(
                 now=now,
                 config=self.engine_config,
                 horizon=self.config.estimate_horizon,
                 budget=self.config.estimate_budget,
             )
+            told = await forecast_elsewhere(state, request)
             self.forecasts += 1
             self.book.take(told.forecast, told.words)
         for key, update in self.book.updates(time.time()).items():

@@ -1,4 +1,4 @@
-"""A start-time forecast in a process of its own, so that it never slows a cycle.
+"""A start-time forecast in a process of its own, off the scheduling loop's interpreter.
 
 A forecast is many engine cycles of CPU-bound Python. In a thread of the operator it
 would hold the interpreter lock for half of every cycle the scheduling loop runs
@@ -15,7 +15,14 @@ not the time it waited, up to `WALL_FACTOR` times the budget in all, after which
 answers with the gangs it reached; the parent kills it if no answer came within twice
 that (a child that hangs). It touches nothing but the engine, whose code is pure,
 and leaves with `os._exit` (multiprocessing's fork start), so none of the parent's
-threads, locks or sockets are used in it.
+threads, locks or sockets are used in it (Python 3.12 warns on every fork of a
+process with threads, this one included).
+
+What it still costs the operator: while a child lives, each page the operator writes
+that the child still shares is copied first, so the first cycle after a fork is
+dearer than the next ones (measured in `bench/engine.py`, see docs/performance.md),
+and the child's memory grows with the pages the forecast itself writes, at most to
+the operator's own size, for the seconds it lives.
 """
 
 from __future__ import annotations
@@ -46,6 +53,17 @@ class Told:
     words: dict[GroupKey, str]
 
 
+@dataclass(frozen=True, slots=True)
+class Request:
+    """What a forecast is asked: from when, with which engine, how far ahead (seconds),
+    on how many seconds of CPU time."""
+
+    now: float
+    config: EngineConfig
+    horizon: float
+    budget: float
+
+
 class ForecastFailedError(RuntimeError):
     """The child ended without an answer, or took too long and was killed."""
 
@@ -64,23 +82,14 @@ class Budget:
 
 
 class Child:
-    """One forecast running in a forked child; `result` waits for its answer."""
+    """One forecast running in a forked child; `answer` waits for it."""
 
-    def __init__(
-        self,
-        state: ClusterState,
-        *,
-        now: float,
-        config: EngineConfig,
-        horizon: float,
-        budget: float,
-    ) -> None:
-        self.wall = budget * WALL_FACTOR * 2  # its own limit, and as long again for a cycle
+    def __init__(self, state: ClusterState, request: Request) -> None:
+        self.wall = request.budget * WALL_FACTOR * 2  # its own limit, as long again for a cycle
         self._receive, send = _FORK.Pipe(duplex=False)
         self._process = _FORK.Process(
             target=_run,
-            args=(send, state),
-            kwargs={"now": now, "config": config, "horizon": horizon, "budget": budget},
+            args=(send, state, request),
             name="muster-forecast",
             daemon=True,
         )
@@ -108,12 +117,10 @@ class Child:
             self._process.kill()
 
 
-async def forecast_elsewhere(
-    state: ClusterState, *, now: float, config: EngineConfig, horizon: float, budget: float
-) -> Told:
+async def forecast_elsewhere(state: ClusterState, request: Request) -> Told:
     """A forecast of `state` as it is now, run in a child process; called on the event
     loop between two events, so the state it forks is consistent."""
-    child = Child(state, now=now, config=config, horizon=horizon, budget=budget)
+    child = Child(state, request)
     try:
         return await asyncio.to_thread(child.answer)
     except asyncio.CancelledError:
@@ -121,20 +128,19 @@ async def forecast_elsewhere(
         raise
 
 
-def _run(
-    send: Connection,
-    state: ClusterState,
-    *,
-    now: float,
-    config: EngineConfig,
-    horizon: float,
-    budget: float,
-) -> None:
+def _run(send: Connection, state: ClusterState, request: Request) -> None:
     """The child: the forecast on its own copy of the state, then the answer."""
     _yield_to_others()
-    spent = Budget(budget)
+    spent = Budget(request.budget)
     topology = topology_keys(state)
-    ahead = forecast(state, now=now, config=config, horizon=horizon, keep_going=spent, owned=True)
+    ahead = forecast(
+        state,
+        now=request.now,
+        config=request.config,
+        horizon=request.horizon,
+        keep_going=spent,
+        owned=True,
+    )
     lean = replace(ahead, first_cycle=CycleResult(), timeline=())
     send.send(Told(lean, describe(ahead, topology)))
     send.close()

@@ -14,6 +14,7 @@ from muster.operator.forecast_process import (
     Budget,
     Child,
     ForecastFailedError,
+    Request,
     forecast_elsewhere,
 )
 from muster.scheduler import ClusterState, EngineConfig
@@ -36,7 +37,7 @@ def _state() -> ClusterState:
 async def test_the_child_tells_what_a_forecast_in_the_process_would() -> None:
     state = _state()
     here = forecast(state, now=T0 + 10, config=CONFIG)
-    told = await forecast_elsewhere(state, now=T0 + 10, config=CONFIG, horizon=86400, budget=5)
+    told = await forecast_elsewhere(state, Request(T0 + 10, CONFIG, 86400, 5))
     assert told.forecast.estimates == here.estimates
     assert told.words == describe(here, topology_keys(state))
     assert told.forecast.estimates[key("b")].start == T0 + 60
@@ -44,7 +45,7 @@ async def test_the_child_tells_what_a_forecast_in_the_process_would() -> None:
 
 def test_the_child_forecasts_the_state_as_it_was_when_it_was_forked() -> None:
     state = _state()
-    child = Child(state, now=T0 + 10, config=CONFIG, horizon=86400, budget=5)
+    child = Child(state, Request(T0 + 10, CONFIG, 86400, 5))
     state.delete_pod_group("default", "b")  # after the fork: the child never sees it
     assert child.answer().forecast.estimates[key("b")].start == T0 + 60
 
@@ -54,7 +55,7 @@ def test_a_child_that_fails_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None
         raise RuntimeError("the engine failed")
 
     monkeypatch.setattr(forecast_process, "forecast", failing)  # the child inherits it
-    child = Child(_state(), now=T0, config=CONFIG, horizon=86400, budget=5)
+    child = Child(_state(), Request(T0, CONFIG, 86400, 5))
     with pytest.raises(ForecastFailedError, match="ended without an answer"):
         child.answer()
     assert not child._process.is_alive()
@@ -66,7 +67,7 @@ def test_a_child_that_does_not_answer_in_time_is_stopped(monkeypatch: pytest.Mon
         raise AssertionError("killed before")
 
     monkeypatch.setattr(forecast_process, "forecast", hanging)
-    child = Child(_state(), now=T0, config=CONFIG, horizon=86400, budget=0.02)
+    child = Child(_state(), Request(T0, CONFIG, 86400, 0.02))
     with pytest.raises(ForecastFailedError, match="no forecast within"):
         child.answer()
     assert not child._process.is_alive()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from muster.api.constants import EXPECTED_RUNTIME_ANNOTATION
 from muster.scheduler import EngineConfig
 from muster.scheduler.forecast import Outcome, forecast
@@ -215,7 +217,7 @@ def in_backoff(objects: list[Obj], until: str) -> list[Obj]:
     return objects
 
 
-def test_a_gangin_backoff_starts_when_its_backoff_ends_on_a_free_cluster() -> None:
+def test_a_gang_in_backoff_starts_when_its_backoff_ends_on_a_free_cluster() -> None:
     state = cluster(
         node("gpu", gpu="4"), *in_backoff(gang("b", 4, gpu="1"), "2026-01-01T00:00:30Z")
     )
@@ -225,24 +227,20 @@ def test_a_gangin_backoff_starts_when_its_backoff_ends_on_a_free_cluster() -> No
     assert estimate.backoff_until == T0 + 30
 
 
-def test_a_gangin_backoff_is_not_started_before_its_backoff_ends() -> None:
+@pytest.mark.parametrize(
+    ("until", "start", "by_backoff"),
+    [("2026-01-01T00:02:00Z", 120, True), ("2026-01-01T00:00:10Z", 60, False)],
+    ids=["backoff-ends-last", "capacity-frees-last"],
+)
+def test_a_gang_in_backoff_starts_when_both_its_backoff_ended_and_capacity_freed(
+    until: str, start: float, by_backoff: bool
+) -> None:
     state = cluster(
         node("gpu", gpu="4"),
         *running("a", 4, ["gpu"], runtime="60s", gpu="1"),
-        *in_backoff(gang("b", 4, gpu="1"), "2026-01-01T00:02:00Z"),
+        *in_backoff(gang("b", 4, gpu="1"), until),
     )
     estimate = forecast(state, now=T0, config=CONFIG).estimates[key("b")]
-    assert estimate.start == T0 + 120
-    assert estimate.backoff_until == T0 + 120
-
-
-def test_a_backoff_that_ends_before_the_capacity_frees_is_not_what_it_waits_for() -> None:
-    state = cluster(
-        node("gpu", gpu="4"),
-        *running("a", 4, ["gpu"], runtime="60s", gpu="1"),
-        *in_backoff(gang("b", 4, gpu="1"), "2026-01-01T00:00:10Z"),
-    )
-    estimate = forecast(state, now=T0, config=CONFIG).estimates[key("b")]
-    assert estimate.start == T0 + 60
-    assert estimate.backoff_until is None
+    assert estimate.start == T0 + start
+    assert estimate.backoff_until == (T0 + start if by_backoff else None)
     assert [release.owner for release in estimate.releases] == ["default/a"]
