@@ -22,16 +22,19 @@ the other figures already in the results file.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
 import random
+import signal
 import statistics
 import sys
 import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from resource import RUSAGE_SELF, getrusage
 from typing import Any
 
 import numpy as np
@@ -39,7 +42,7 @@ import numpy as np
 from muster.api.constants import GANG_GATE, POD_GROUP_LABEL
 from muster.api.times import rfc3339
 from muster.operator.config import OperatorConfig
-from muster.operator.forecast_process import Budget, Child
+from muster.operator.forecast_process import Budget, Child, Request
 from muster.scheduler import ClusterState, EngineConfig, schedule
 from muster.scheduler.forecast import forecast
 from muster.scheduler.results import CycleResult, Reason
@@ -52,7 +55,8 @@ ZONES = 4
 GANG_SIZE = 64
 PENDING_GANGS = 1_000
 ESTIMATE_REPETITIONS = 12
-RHYTHM_BLOCKS = 4
+RHYTHM_BLOCKS = 6
+ESTIMATE_RUNS = 3
 NOW = 1_798_761_600.0
 CONFIG = EngineConfig(starvation_seconds=10**12)
 GPU_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
@@ -515,14 +519,17 @@ def measure_estimates(state: ClusterState, figures: dict[str, Any]) -> None:
 
     As the operator runs them: each forecast in a child process forked from the state
     (`forecast_process.Child`), at idle CPU priority, on the operator's default budget.
-    Off and on alternate, so both see the same load on a shared machine, and each
-    figure is a median of several; a cycle's CPU time (the process's own, which other
+    Off and on alternate, so both see the same load on a shared machine; each figure
+    is a median of several, and the whole is run `ESTIMATE_RUNS` times (the machine's
+    noise changes from minute to minute); a cycle's CPU time (the process's own, which other
     people's load on the machine hardly changes) is given beside its wall time.
 
     - `worst_case`: a cycle alone, then a fork and a cycle while that child forecasts,
       `ESTIMATE_REPETITIONS` times. The first cycle after a fork pays for the pages
       it writes that the child still shares (copy on write); the figure counts the
       fork itself too, which holds the event loop.
+    - `worst_case_child_stopped`: the same with the child stopped during the cycle,
+      which leaves only the cost of copy on write (with the page faults it takes).
     - `operator_rhythm`: blocks of the cycles that fit in one `--estimate-interval`
       back to back (a burst), without estimates and with a fork after the block's
       first cycle, as the estimate writer forks after a cycle ends.
@@ -536,20 +543,7 @@ def measure_estimates(state: ClusterState, figures: dict[str, Any]) -> None:
     forecast_s = time.perf_counter() - started
     schedule(state, now=NOW, config=CONFIG)  # warm
     forecaster = _Forecaster(state, budget)
-    alone, beside = [], []
-    for _ in range(ESTIMATE_REPETITIONS):
-        alone.append(_cycle(state))
-        forecaster.fork()
-        wall, cpu = _cycle(state)
-        beside.append((wall + forecaster.forks[-1], cpu + forecaster.forks[-1]))
-        forecaster.collect()
-    per_block = max(
-        2, round(OperatorConfig().estimate_interval / statistics.median(wall for wall, _ in alone))
-    )
-    quiet, busy = [], []
-    for _ in range(RHYTHM_BLOCKS):
-        quiet.append(_block(state, per_block, None))
-        busy.append(_block(state, per_block, forecaster))
+    runs = [_estimate_run(state, forecaster) for _ in range(ESTIMATE_RUNS)]
     figures["estimates"] = {
         "state": f"{len(state.pods)} pods, {PENDING_GANGS} gangs waiting",
         "forecast_in_process_ms": round(forecast_s * 1e3, 1),
@@ -559,17 +553,53 @@ def measure_estimates(state: ClusterState, figures: dict[str, Any]) -> None:
         "forecasts_in_child": len(forecaster.cycles),
         "forecast_child_cycles_median": statistics.median(forecaster.cycles),
         "fork_ms": round(statistics.median(forecaster.forks) * 1e3, 1),
-        "worst_case": _compared(alone, beside, ESTIMATE_REPETITIONS),
-        "operator_rhythm": {
-            "cycles_per_block": per_block,
-            **_compared(quiet, busy, RHYTHM_BLOCKS),
+        "ratio_cpu_median_of_runs": {
+            name: statistics.median(run[name]["ratio_cpu"] for run in runs)
+            for name in ("worst_case", "worst_case_child_stopped", "operator_rhythm")
         },
         "goal": "cycle within 10% of its time without estimates (ratio <= 1.10)",
+        "runs": runs,
     }
     for gang in gangs:
         state.delete_pod_group("bench", gang[0]["metadata"]["name"])
         for obj in gang[1:]:
             state.delete_pod("bench", obj["metadata"]["name"])
+
+
+def _estimate_run(state: ClusterState, forecaster: _Forecaster) -> dict[str, Any]:
+    """One run of the three comparisons (see `measure_estimates`)."""
+    load = os.getloadavg()
+    alone, beside, stopped, faults = [], [], [], []
+    for _ in range(ESTIMATE_REPETITIONS):
+        alone.append(_cycle(state))
+        forecaster.fork()
+        wall, cpu = _cycle(state)
+        beside.append((wall + forecaster.forks[-1], cpu + forecaster.forks[-1]))
+        forecaster.collect()
+        forecaster.fork()
+        with forecaster.stopped():
+            before = getrusage(RUSAGE_SELF).ru_minflt
+            stopped.append(_cycle(state))
+            faults.append(getrusage(RUSAGE_SELF).ru_minflt - before)
+        forecaster.collect()
+    typical = statistics.median(wall for wall, _ in alone)
+    per_block = max(2, round(OperatorConfig().estimate_interval / typical))
+    quiet, busy = [], []
+    for _ in range(RHYTHM_BLOCKS):
+        quiet.append(_block(state, per_block, None))
+        busy.append(_block(state, per_block, forecaster))
+    return {
+        "load_average_at_start": [round(x, 2) for x in load],
+        "worst_case": _compared(alone, beside, ESTIMATE_REPETITIONS),
+        "worst_case_child_stopped": {
+            "page_faults_median": statistics.median(faults),
+            **_compared(alone, stopped, ESTIMATE_REPETITIONS),
+        },
+        "operator_rhythm": {
+            "cycles_per_block": per_block,
+            **_compared(quiet, busy, RHYTHM_BLOCKS),
+        },
+    }
 
 
 class _Forecaster:
@@ -584,8 +614,19 @@ class _Forecaster:
 
     def fork(self) -> None:
         started = time.perf_counter()
-        self.child = Child(self.state, now=NOW, config=CONFIG, horizon=86400.0, budget=self.budget)
+        self.child = Child(self.state, Request(NOW, CONFIG, 86400.0, self.budget))
         self.forks.append(time.perf_counter() - started)
+
+    @contextlib.contextmanager
+    def stopped(self) -> Iterator[None]:
+        """The child stopped meanwhile (SIGSTOP): what copy on write alone costs."""
+        assert self.child is not None
+        pid = self.child._process.pid or 0
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            yield
+        finally:
+            os.kill(pid, signal.SIGCONT)
 
     def collect(self) -> None:
         assert self.child is not None
@@ -924,7 +965,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.estimates_only:
         figures = json.loads(RESULTS.read_text())
         measure_estimates(base_state()[0], figures)
-        figures["estimates"]["load_average_at_start"] = [round(x, 2) for x in load]
         figures["estimates"]["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
         RESULTS.write_text(json.dumps(figures, indent=2) + "\n")
         print(json.dumps(figures["estimates"], indent=2))
