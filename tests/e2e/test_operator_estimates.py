@@ -4,10 +4,11 @@ when it starts, and starts then."""
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 import pytest
 
-from muster.api.constants import EXPECTED_RUNTIME_ANNOTATION
+from muster.api.constants import CRON_JOB_ANNOTATION, EXPECTED_RUNTIME_ANNOTATION
 from tests.e2e.cluster import Kubectl, wait_until
 from tests.e2e.harness import (
     POD_GROUPS,
@@ -67,3 +68,36 @@ def test_a_gang_behind_a_running_one_is_told_when_it_starts_and_starts_then(
     error = abs(admitted - estimate)
     print(f"b waited {wait:.0f}s; estimate off by {error:.1f}s")
     assert error <= max(15.0, 0.25 * wait)
+
+
+def test_a_cron_jobs_job_names_its_cron_job_on_its_pod_group(
+    operator: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool
+) -> None:
+    """The CronJob controller's Job is owned by its CronJob; the Job's PodGroup says
+    which, so that the runtimes of the CronJob's earlier Jobs count for the next."""
+    pool.add(gpus=1)
+    job = gang_job("nightly", pool, workers=1, run_for="5s")
+    cron_job = {
+        "apiVersion": "batch/v1",
+        "kind": "CronJob",
+        "metadata": {"name": "nightly"},
+        "spec": {
+            "schedule": "* * * * *",
+            "concurrencyPolicy": "Forbid",
+            "jobTemplate": {
+                "metadata": {key: job["metadata"][key] for key in ("labels", "annotations")},
+                "spec": job["spec"],
+            },
+        },
+    }
+    kubectl.apply(cron_job, namespace)
+
+    def made() -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = kubectl.json("get", POD_GROUPS, "-n", namespace)["items"]
+        return found
+
+    wait_until("the CronJob's first Job's PodGroup", lambda: bool(made()), timeout=90)
+    (group,) = made()
+    assert group["metadata"]["name"].startswith("nightly-")
+    assert group["metadata"]["annotations"][CRON_JOB_ANNOTATION] == "nightly"
+    kubectl("delete", "cronjob", "nightly", "-n", namespace, "--cascade=foreground")

@@ -29,9 +29,11 @@ TOPOLOGY_KEY_ANNOTATION: Final = f"{GROUP}/topology-key"
 DISRUPTION_MODE_ANNOTATION: Final = f"{GROUP}/disruption-mode"
 
 # Start-time estimates: how long pods run. The first is declared by users on a Job,
-# PodGroup or pod; the second is how a Job's activeDeadlineSeconds reaches its PodGroup.
+# PodGroup or pod; the second is how a Job's activeDeadlineSeconds reaches its PodGroup;
+# the third names the CronJob a Job was made by, so that its earlier Jobs' runtimes count.
 EXPECTED_RUNTIME_ANNOTATION: Final = f"{GROUP}/expected-runtime"
 ACTIVE_DEADLINE_ANNOTATION: Final = f"{GROUP}/active-deadline-seconds"
+CRON_JOB_ANNOTATION: Final = f"{GROUP}/cron-job"
 
 POLICY_BASIC: Final = "basic"
 POLICY_GANG: Final = "gang"

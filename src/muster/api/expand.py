@@ -22,6 +22,7 @@ from typing import Any
 from muster.api.constants import (
     ACTIVE_DEADLINE_ANNOTATION,
     API_VERSION,
+    CRON_JOB_ANNOTATION,
     EXPECTED_RUNTIME_ANNOTATION,
     JOB_TEMPLATE_NAME,
     POD_GROUP_KIND,
@@ -47,6 +48,7 @@ MANAGED_BY = "muster"
 _JOB_API_VERSION = "batch/v1"
 _JOB_KIND = "Job"
 _JOB_API_GROUP = "batch"
+_CRON_JOB_KIND = "CronJob"
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +93,8 @@ def expand_job(job: Mapping[str, Any], opt_in: JobOptIn) -> JobExpansion:
 
 def _runtime_annotations(job: Mapping[str, Any]) -> dict[str, str]:
     """What the Job says of its pods' runtime, for start-time estimates: its
-    expected-runtime annotation, and its activeDeadlineSeconds (an upper bound)."""
+    expected-runtime annotation, its activeDeadlineSeconds (an upper bound), and the
+    CronJob that made it (whose earlier Jobs show how long its pods take)."""
     annotations = job["metadata"].get("annotations") or {}
     found = {}
     if EXPECTED_RUNTIME_ANNOTATION in annotations:
@@ -99,7 +102,23 @@ def _runtime_annotations(job: Mapping[str, Any]) -> dict[str, str]:
     deadline = (job.get("spec") or {}).get("activeDeadlineSeconds")
     if deadline is not None:
         found[ACTIVE_DEADLINE_ANNOTATION] = str(deadline)
+    cron_job = _cron_job(job["metadata"])
+    if cron_job is not None:
+        found[CRON_JOB_ANNOTATION] = cron_job
     return found
+
+
+def _cron_job(metadata: Mapping[str, Any]) -> str | None:
+    """The name of the CronJob controlling a Job, if one does."""
+    for owner in metadata.get("ownerReferences") or []:
+        if (
+            owner.get("controller")
+            and owner.get("kind") == _CRON_JOB_KIND
+            and str(owner.get("apiVersion", "")).startswith(f"{_JOB_API_GROUP}/")
+            and owner.get("name")
+        ):
+            return str(owner["name"])
+    return None
 
 
 def expand_workload(workload: Mapping[str, Any]) -> list[dict[str, Any]]:

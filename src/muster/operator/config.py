@@ -87,9 +87,8 @@ _HELP: dict[str, str] = {
     "started by then shows >24h (for the default)",
     "estimate_interval": "fewest seconds between two start-time forecasts (each runs the "
     "engine forward in time); one runs only when the cluster or the queue changed",
-    "estimate_budget": "seconds of work one start-time forecast may take (it runs beside "
-    "the scheduling loop and pauses while a cycle decides); past it, the gangs not yet "
-    "reached show unknown",
+    "estimate_budget": "seconds of CPU time one start-time forecast may take (it runs in a "
+    "process of its own, at idle priority); past it, the gangs not yet reached show unknown",
     "debounce": "seconds to gather events before a scheduling cycle starts",
     "resync_period": "seconds between cycles when nothing happens",
     "release_concurrency": "pods released (or evicted, or deleted) in parallel",

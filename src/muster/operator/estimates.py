@@ -1,11 +1,11 @@
 """Start-time estimates for `status.estimatedStartTime` and `status.estimate`, on a budget.
 
-A forecast runs the engine forward in time, many cycles, so it never runs on the
-event loop: the loop hands it a copy of the state (`ClusterState.copy`, taken between
-two events, so consistent) and it runs in a thread. It pauses whenever the scheduling
-loop's own cycle decides, so decisions are not slowed by it; it is stopped after
-`--estimate-budget` seconds of its own work; and it runs only when the cluster or the
-queue changed since the last one (pods, held capacity, waiting gangs), never more
+A forecast runs the engine forward in time, many cycles, so it never runs in the
+operator's process: at a moment between two events the state is forked into a child
+process that runs the forecast and sends back the estimates (`forecast_process`), so
+the scheduling loop's cycles are not slowed by it. A forecast is stopped after
+`--estimate-budget` seconds of its own CPU time, and one runs only when the cluster or
+the queue changed since the last one (pods, held capacity, waiting gangs), never more
 often than every `--estimate-interval` seconds. Between forecasts the START column is
 refreshed from the last one as time passes (`EstimateBook` says when).
 
@@ -19,39 +19,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import threading
 import time
-from collections.abc import Iterator
 
 from muster.api.constants import CONDITION_SCHEDULED
 from muster.operator.cache import LiveCache
 from muster.operator.config import OperatorConfig
 from muster.operator.events import NORMAL, EventRecorder, reference
+from muster.operator.forecast_process import Request, forecast_elsewhere
 from muster.operator.writer import StatusWriter
 from muster.scheduler import ClusterState, EngineConfig
 from muster.scheduler.estimate_book import EstimateBook, Update
-from muster.scheduler.forecast import forecast
 from muster.scheduler.results import GroupKey
 from muster.scheduler.status import condition, with_estimate
 
 logger = logging.getLogger(__name__)
-
-
-class Allowance:
-    """A forecast's time budget, counting only the time it ran: asked before each of
-    its cycles, it waits while the scheduling loop decides, then says whether time is
-    left."""
-
-    def __init__(self, seconds: float, idle: threading.Event) -> None:
-        self.left = seconds
-        self.idle = idle
-        self.since = time.monotonic()
-
-    def __call__(self) -> bool:
-        self.left -= time.monotonic() - self.since
-        self.idle.wait()
-        self.since = time.monotonic()
-        return self.left > 0
 
 
 class EstimateWriter:
@@ -72,21 +53,10 @@ class EstimateWriter:
         self.config = config
         self.engine_config = engine_config
         self.book = EstimateBook()
-        self.idle = threading.Event()
-        self.idle.set()
         self.cycled = asyncio.Event()
         self.last_at = float("-inf")
         self.fingerprint: object = None
         self.forecasts = 0
-
-    @contextlib.contextmanager
-    def deciding(self) -> Iterator[None]:
-        """Around the loop's engine call: a forecast in flight pauses meanwhile."""
-        self.idle.clear()
-        try:
-            yield
-        finally:
-            self.idle.set()
 
     def cycle_ended(self) -> None:
         """The loop finished a cycle: the cluster or the queue may have changed."""
@@ -109,19 +79,15 @@ class EstimateWriter:
         fingerprint = _fingerprint(state)
         if fingerprint != self.fingerprint and now - self.last_at >= self.config.estimate_interval:
             self.last_at, self.fingerprint = now, fingerprint
-            snapshot = state.copy()
-            topology = {key: snapshot.groups[key].topology_key for key in snapshot.unadmitted_gangs}
-            ahead = await asyncio.to_thread(
-                forecast,
-                snapshot,
+            request = Request(
                 now=now,
                 config=self.engine_config,
                 horizon=self.config.estimate_horizon,
-                keep_going=Allowance(self.config.estimate_budget, self.idle),
-                owned=True,
+                budget=self.config.estimate_budget,
             )
+            told = await forecast_elsewhere(state, request)
             self.forecasts += 1
-            self.book.take(ahead, topology)
+            self.book.take(told.forecast, told.words)
         for key, update in self.book.updates(time.time()).items():
             await self._write(key, update)
 

@@ -21,7 +21,7 @@ PodGroup is missing, and objects the engine cannot use, each told once. With a t
 recorded (`--record-trace`), each cycle's decisions go into it before any of them is
 carried out, so that a replay decides on exactly the state this cycle saw. Start-time
 estimates are not decisions: their own writer (`estimates`) runs beside the loop,
-told when a cycle decides and when it ended.
+told when a cycle ended.
 """
 
 from __future__ import annotations
@@ -107,8 +107,7 @@ class SchedulingLoop:
     async def cycle(self) -> CycleResult:
         now = time.time()
         started = time.perf_counter()
-        with self.estimates.deciding():
-            result = schedule(self.cache.state, now=now, config=self.engine_config)
+        result = schedule(self.cache.state, now=now, config=self.engine_config)
         if self.record is not None:
             self.record(cycle_line(now, result))
         self.metrics.cycle_duration.observe(time.perf_counter() - started)

@@ -1,9 +1,11 @@
 """When each pod holding capacity is expected to end, for a forecast run forward in time.
 
 A pod ends at its start plus its expected runtime (see `runtimes` for the order in
-which runtimes are looked for). A pod whose start is not known (a planned pod not
-bound yet) counts from its gang's admission, else from now; a pod past its expected
-end is taken to end now, not in the past. A pod of unknown runtime never ends here:
+which runtimes are looked for; what was observed is the median of what the group's
+finished pods took, else of what those of its CronJob's earlier Jobs took). A pod
+whose start is not known (a planned pod not bound yet) counts from its gang's
+admission, else from now; a pod past its expected end is taken to end now, not in
+the past. A pod of unknown runtime never ends here:
 it is listed, so that a gang waiting on it is told so instead of given a time.
 """
 
@@ -35,7 +37,7 @@ class Endings:
 
     def __init__(self, state: ClusterState, now: float) -> None:
         self.now = now
-        self._observed = _observed_runtimes(state)
+        self._observed = _Observed(state)
         self._heap: list[tuple[float, PodKey]] = []
         self._pending: dict[PodKey, Ending] = {}
         self.unknown: dict[PodKey, str] = {}  # pod -> owner, pods of unknown runtime
@@ -56,11 +58,11 @@ class Endings:
             for runtime in declared:
                 if runtime.basis is basis:
                     return runtime
-        return None if group is None else self._observed.get(group.key)
+        return None if group is None else self._observed.of(group)
 
     def group_runtime(self, group: GroupRecord) -> Runtime | None:
         """What the pods of a gang are expected to run, before any of them exists."""
-        return group.runtime or self._observed.get(group.key)
+        return group.runtime or self._observed.of(group)
 
     def add(self, pod: PodRecord, group: GroupRecord | None, node: str, start: float) -> None:
         owner = str(group.key) if group is not None else str(pod.key)
@@ -103,14 +105,27 @@ def _group_of(state: ClusterState, pod: PodRecord) -> GroupRecord | None:
     return state.groups.get(GroupKey(pod.key.namespace, pod.group_name))
 
 
-def _observed_runtimes(state: ClusterState) -> dict[GroupKey, Runtime]:
-    """Per group, what its finished pods took (a Job's earlier pods)."""
-    durations: defaultdict[GroupKey, list[float]] = defaultdict(list)
-    for entry in state.pods.values():
-        record = entry.record
-        if record.group_name is None or record.started is None or record.finished is None:
-            continue
-        key = GroupKey(record.key.namespace, record.group_name)
-        durations[key].append(record.finished - record.started)
-    found = {key: observed(values) for key, values in durations.items()}
-    return {key: runtime for key, runtime in found.items() if runtime is not None}
+class _Observed:
+    """What finished pods took: per group (a Job's earlier pods), and per CronJob over
+    the groups of its Jobs (its earlier Jobs), the group's own first."""
+
+    def __init__(self, state: ClusterState) -> None:
+        by_group: defaultdict[GroupKey, list[float]] = defaultdict(list)
+        by_cron_job: defaultdict[tuple[str, str], list[float]] = defaultdict(list)
+        for entry in state.pods.values():
+            record = entry.record
+            if record.group_name is None or record.started is None or record.finished is None:
+                continue
+            key = GroupKey(record.key.namespace, record.group_name)
+            by_group[key].append(record.finished - record.started)
+            group = state.groups.get(key)
+            if group is not None and group.cron_job is not None:
+                by_cron_job[key.namespace, group.cron_job].append(record.finished - record.started)
+        self.groups = {key: observed(values) for key, values in by_group.items()}
+        self.cron_jobs = {key: observed(values) for key, values in by_cron_job.items()}
+
+    def of(self, group: GroupRecord) -> Runtime | None:
+        own = self.groups.get(group.key)
+        if own is not None or group.cron_job is None:
+            return own
+        return self.cron_jobs.get((group.key.namespace, group.cron_job))

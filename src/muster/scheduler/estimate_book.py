@@ -19,10 +19,13 @@ from muster.api.times import rfc3339
 from muster.scheduler.estimate_words import clock_time, starts_in, waiting_for
 from muster.scheduler.forecast import Estimate, Forecast, Outcome
 from muster.scheduler.results import GroupKey
+from muster.scheduler.state import ClusterState
 
 MOVED = 0.25
 MIN_WAIT = 60.0  # below a minute, a move of seconds is not news
 UNKNOWN_BASIS = "unknown"
+BACKOFF_BASIS = "backoff"  # it starts when its backoff ends, a time the engine set
+FITS_NOW = "fits now"
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,14 +50,10 @@ class EstimateBook:
         self.words: dict[GroupKey, str] = {}
         self.told: dict[GroupKey, _Told] = {}
 
-    def take(self, ahead: Forecast, topology_keys: Mapping[GroupKey, str | None]) -> None:
-        """A new forecast; `topology_keys` of the waiting gangs, for the words."""
+    def take(self, ahead: Forecast, words: Mapping[GroupKey, str]) -> None:
+        """A new forecast, with what each waiting gang waits for (`describe`)."""
         self.last = ahead
-        verdicts = ahead.first_cycle.verdicts
-        self.words = {
-            key: waiting_for(estimate, verdicts.get(key), topology_keys.get(key))
-            for key, estimate in ahead.estimates.items()
-        }
+        self.words = dict(words)
         self.told = {key: told for key, told in self.told.items() if key in ahead.estimates}
 
     def updates(self, now: float) -> dict[GroupKey, Update]:
@@ -94,17 +93,41 @@ class EstimateBook:
 
     def _fields(self, estimate: Estimate, words: str, now: float) -> dict[str, Any]:
         assert self.last is not None
-        basis = UNKNOWN_BASIS if estimate.outcome is not Outcome.STARTS else estimate.basis
         fields: dict[str, Any] = {
             "estimate": {
                 "start": starts_in(estimate, now, self.last.horizon - self.last.now + now),
-                "basis": str(basis) if basis is not None else "fits now",
+                "basis": _basis(estimate),
                 "waitingFor": words,
             }
         }
         if estimate.start is not None:
             fields["estimatedStartTime"] = rfc3339(estimate.start)
         return fields
+
+
+def topology_keys(state: ClusterState) -> dict[GroupKey, str | None]:
+    """The topology key of each waiting gang, for `describe`: read before a forecast
+    that runs on the state itself changes it."""
+    return {key: state.groups[key].topology_key for key in state.unadmitted_gangs}
+
+
+def describe(ahead: Forecast, topology_keys: Mapping[GroupKey, str | None]) -> dict[GroupKey, str]:
+    """What each waiting gang of a forecast waits for, in words; `topology_keys` of
+    the waiting gangs. Worked out where the forecast ran, from its first cycle's
+    verdicts, so that only the words travel, not the verdicts."""
+    verdicts = ahead.first_cycle.verdicts
+    return {
+        key: waiting_for(estimate, verdicts.get(key), topology_keys.get(key))
+        for key, estimate in ahead.estimates.items()
+    }
+
+
+def _basis(estimate: Estimate) -> str:
+    if estimate.outcome is not Outcome.STARTS:
+        return UNKNOWN_BASIS
+    if estimate.backoff_until is not None:
+        return BACKOFF_BASIS
+    return FITS_NOW if estimate.basis is None else str(estimate.basis)
 
 
 def _shrunk(shown: float, wait: float) -> bool:

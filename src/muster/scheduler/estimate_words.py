@@ -42,6 +42,9 @@ def waiting_for(estimate: Estimate, verdict: Verdict | None, topology_key: str |
             more = len(estimate.unknown) - SHOWN_OWNERS
             why = f"{why}: {shown}" + (f" and {more} more" if more > 0 else "")
         return f"{needs}; {why}" if needs else why
+    if estimate.backoff_until is not None:
+        text = f"in backoff until ~{clock_time(estimate.backoff_until)}; it fits then"
+        return f"{needs}; {text}" if needs else text
     if not estimate.releases or estimate.start is None:
         return f"{needs}; it fits now" if needs else "it fits now"
     where = (

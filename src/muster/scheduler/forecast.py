@@ -1,6 +1,7 @@
 """When will each waiting gang start? The engine's own cycles, run forward in time.
 
-A copy of the state is advanced from one expected pod end to the next: the pods
+A copy of the state is advanced from one expected pod end to the next (and to the
+end of a waiting gang's backoff, before which the engine does not admit it): the pods
 ending then are removed, and `schedule` runs at that moment, exactly as the operator
 would run it, priority, backfill, holds for starving gangs (they start at the moment
 the gang has waited long enough), topology and preemption included. A gang admitted
@@ -58,9 +59,10 @@ class Estimate:
 
     `releases` are what ends on the gang's nodes before it starts, the last to end
     first (what it waits for); `basis` the weakest of their runtimes (None when it
-    starts on capacity free now). `unknown` names owners of pods of unknown runtime
-    that still hold capacity when the run ends; `why` says in words why there is no
-    time.
+    starts on capacity free now). `backoff_until` is set when the gang starts the
+    moment its backoff ends (after a rollback): then that is what it waited for.
+    `unknown` names owners of pods of unknown runtime that still hold capacity when
+    the run ends; `why` says in words why there is no time.
     """
 
     group: GroupKey
@@ -72,6 +74,7 @@ class Estimate:
     nodes: tuple[str, ...] = ()
     unknown: tuple[str, ...] = ()
     why: str = ""
+    backoff_until: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +151,7 @@ class _Forward:
         self.endings = Endings(self.state, now)
         self.ended: list[Ending] = []
         self.waiting = {key for key in self.state.unadmitted_gangs if self.state.groups[key].gang}
+        self.backoffs = _backoff_ends(self.state, self.waiting, now)
         self.starts: dict[GroupKey, tuple[float, Admission]] = {}
         self.preempted: dict[GroupKey, float] = {}
         self.first: CycleResult | None = None
@@ -160,7 +164,7 @@ class _Forward:
             self._settle(moment)
             if self.waiting <= self.starts.keys() or self.budget.stopped:
                 break
-            moment = self.endings.next_end()
+            moment = self._next_moment(moment)
             if moment is None or moment > self.horizon:
                 break
             self.ended.extend(self._finish(moment))
@@ -191,6 +195,14 @@ class _Forward:
                 self._admit(admission, moment)
             for growth in result.growths:
                 self._grow(growth, moment)
+
+    def _next_moment(self, after: float) -> float | None:
+        """The next pod end, or the next end of a waiting gang's backoff."""
+        found = [moment for moment in self.backoffs.values() if moment > after]
+        end = self.endings.next_end()
+        if end is not None:
+            found.append(end)
+        return min(found, default=None)
 
     def _admit(self, admission: Admission, moment: float) -> None:
         for victim in admission.victims:
@@ -249,6 +261,7 @@ class _Forward:
                 releases=releases,
                 domain=admission.domain,
                 nodes=tuple(sorted(set(admission.placements.values()))),
+                backoff_until=self.backoffs.get(key) if self.backoffs.get(key) == moment else None,
             )
         verdict = first.verdicts.get(key)
         if verdict is not None and verdict.reason is Reason.WAITING_FOR_PODS:
@@ -316,6 +329,16 @@ class _Forward:
         """A gang preempted in the run ends there."""
         moment = self.preempted.get(run.group)
         return run if moment is None else replace(run, end=moment, preempted=True)
+
+
+def _backoff_ends(state: ClusterState, waiting: set[GroupKey], now: float) -> dict[GroupKey, float]:
+    """When each waiting gang still in backoff may be admitted again."""
+    found = {}
+    for key in waiting:
+        until = state.groups[key].lifecycle.backoff_until
+        if until is not None and until > now:
+            found[key] = until
+    return found
 
 
 def _run_order(run: Run) -> tuple[float, str, str]:

@@ -14,6 +14,7 @@ from typing import Any
 from muster.api.constants import (
     CONDITION_INITIALLY_SCHEDULED,
     CONDITION_SCHEDULED,
+    CRON_JOB_ANNOTATION,
     DISRUPTION_SINGLE,
     POD_GROUP_LABEL,
     PREEMPT_NEVER,
@@ -108,6 +109,7 @@ class GroupRecord:
     resource_version: str = ""  # the version a status write is computed from
     status: Mapping[str, Any] = field(default_factory=dict)  # as read, for what it keeps
     runtime: Runtime | None = None  # its pods' expected runtime (see `runtimes`)
+    cron_job: str | None = None  # the CronJob whose Job it was made for, if any
 
 
 @dataclass(frozen=True, slots=True)
@@ -393,6 +395,7 @@ def pod_group_from(obj: Mapping[str, Any]) -> GroupRecord:
     metadata = mapping_field(obj.get("metadata"), "metadata")
     spec = mapping_field(obj.get("spec"), "spec")
     status = mapping_field(obj.get("status"), "status")
+    annotations = string_map(metadata.get("annotations"), "metadata.annotations")
     policy = mapping_field(spec.get("schedulingPolicy"), "spec.schedulingPolicy")
     gang = policy.get("gang")
     if gang is None and "basic" not in policy:
@@ -418,7 +421,8 @@ def pod_group_from(obj: Mapping[str, Any]) -> GroupRecord:
         plan=string_map(status.get("plan"), "status.plan"),
         refusals=refusals_from(status),
         lifecycle=lifecycle_from(status),
-        runtime=runtime_from(string_map(metadata.get("annotations"), "metadata.annotations")),
+        runtime=runtime_from(annotations),
+        cron_job=annotations.get(CRON_JOB_ANNOTATION) or None,
         reason=_reason(status),
         admitted_at=parse_time(status.get("admittedAt")),
         generation=integer_field(metadata.get("generation"), "metadata.generation") or 0,

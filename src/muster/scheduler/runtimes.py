@@ -3,8 +3,9 @@ estimates.
 
 Most specific first: a runtime declared by the user (the expected-runtime annotation,
 on the PodGroup or the pod), then a deadline (`activeDeadlineSeconds`, an upper bound:
-the pod is killed by then at the latest), then what earlier pods of the same group took.
-Anything else is unknown, and a forecast never invents a number for it.
+the pod is killed by then at the latest), then what earlier pods of the same group took,
+then what the pods of the earlier Jobs of the same CronJob took. Anything else is
+unknown, and a forecast never invents a number for it.
 """
 
 from __future__ import annotations

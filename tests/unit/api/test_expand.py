@@ -180,3 +180,14 @@ def test_a_jobs_expected_runtime_and_deadline_are_copied_onto_its_pod_group() ->
     }
     PodGroup.from_manifest(pod_group)
     assert "annotations" not in expand_job(training_job(), GANG).pod_group["metadata"]
+
+
+def test_a_cron_jobs_job_names_its_cron_job_on_its_pod_group() -> None:
+    job = training_job()
+    job["metadata"]["ownerReferences"] = [
+        {"apiVersion": "batch/v1", "kind": "CronJob", "name": "nightly", "controller": True},
+    ]
+    pod_group = expand_job(job, GANG).pod_group
+    assert pod_group["metadata"]["annotations"] == {"scheduling.muster.dev/cron-job": "nightly"}
+    job["metadata"]["ownerReferences"][0]["controller"] = False  # owned, not controlled
+    assert "annotations" not in expand_job(job, GANG).pod_group["metadata"]

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import threading
 import time
 from typing import Any
 
 from muster.operator.cache import LiveCache
 from muster.operator.config import OperatorConfig
-from muster.operator.estimates import Allowance, EstimateWriter
+from muster.operator.estimates import EstimateWriter
 from muster.scheduler import EngineConfig
 from muster.scheduler.results import GroupKey
 from tests.unit.operator.test_loop import FakeEvents
@@ -69,15 +68,3 @@ async def test_a_forecast_waits_for_a_change_and_for_the_interval() -> None:
     await estimates.round(now + 31)
     await estimates.round(now + 90)  # nothing changed since
     assert estimates.forecasts == 2
-
-
-def test_the_allowance_counts_only_the_time_the_forecast_ran() -> None:
-    idle = threading.Event()
-    allowance = Allowance(0.05, idle)
-    idle.set()
-    assert allowance()
-    idle.clear()
-    threading.Timer(0.1, idle.set).start()
-    assert allowance()  # paused for longer than its budget, not spent
-    time.sleep(0.06)
-    assert not allowance()

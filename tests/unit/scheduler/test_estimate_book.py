@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from muster.scheduler import ClusterState, EngineConfig
-from muster.scheduler.estimate_book import EstimateBook
+from muster.scheduler.estimate_book import EstimateBook, describe, topology_keys
 from muster.scheduler.forecast import forecast
 from muster.scheduler.results import GroupKey
 from tests.unit.scheduler.builders import Obj, cluster, gang, node, pod
-from tests.unit.scheduler.test_forecast import T0, running
+from tests.unit.scheduler.test_forecast import T0, in_backoff, running
 
 B = GroupKey("default", "b")
 
@@ -23,8 +23,8 @@ def _state(runtime: str, *extra: Obj) -> ClusterState:
 
 def _book_of(state: ClusterState, now: float, book: EstimateBook | None = None) -> EstimateBook:
     book = book or EstimateBook()
-    topology = {key: state.groups[key].topology_key for key in state.unadmitted_gangs}
-    book.take(forecast(state, now=now, config=EngineConfig()), topology)
+    ahead = forecast(state, now=now, config=EngineConfig())
+    book.take(ahead, describe(ahead, topology_keys(state)))
     return book
 
 
@@ -59,3 +59,13 @@ def test_a_gang_no_longer_waiting_is_forgotten() -> None:
     book.take(forecast(cluster(node("gpu", gpu="4")), now=T0, config=EngineConfig()), {})
     assert book.updates(T0) == {}
     assert book.told == {}
+
+
+def test_a_gang_that_waits_out_its_backoff_says_so() -> None:
+    state = cluster(
+        node("gpu", gpu="4"), *in_backoff(gang("b", 4, gpu="1"), "2026-01-01T00:10:00Z")
+    )
+    fields = _book_of(state, T0).updates(T0)[B].fields
+    assert fields["estimatedStartTime"] == "2026-01-01T00:10:00Z"
+    assert fields["estimate"]["basis"] == "backoff"
+    assert fields["estimate"]["waitingFor"] == "in backoff until ~00:10 UTC; it fits then"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from muster.api.constants import EXPECTED_RUNTIME_ANNOTATION
 from muster.scheduler import EngineConfig
 from muster.scheduler.forecast import Outcome, forecast
@@ -202,3 +204,43 @@ def test_the_budget_bounds_the_run() -> None:
     assert not result.complete
     assert result.estimates[key("b")].start == T0 + 60
     assert result.estimates[key("c")].outcome is Outcome.UNKNOWN
+
+
+def in_backoff(objects: list[Obj], until: str) -> list[Obj]:
+    """The gang rolled back, not to be admitted again before `until`."""
+    objects[0]["status"] = {
+        "conditions": [
+            {"type": "PodGroupScheduled", "status": "False", "reason": "RolledBack"},
+        ],
+        "lifecycle": {"rollbacks": 1, "backoffUntil": until},
+    }
+    return objects
+
+
+def test_a_gang_in_backoff_starts_when_its_backoff_ends_on_a_free_cluster() -> None:
+    state = cluster(
+        node("gpu", gpu="4"), *in_backoff(gang("b", 4, gpu="1"), "2026-01-01T00:00:30Z")
+    )
+    estimate = forecast(state, now=T0, config=CONFIG).estimates[key("b")]
+    assert estimate.outcome is Outcome.STARTS
+    assert estimate.start == T0 + 30
+    assert estimate.backoff_until == T0 + 30
+
+
+@pytest.mark.parametrize(
+    ("until", "start", "by_backoff"),
+    [("2026-01-01T00:02:00Z", 120, True), ("2026-01-01T00:00:10Z", 60, False)],
+    ids=["backoff-ends-last", "capacity-frees-last"],
+)
+def test_a_gang_in_backoff_starts_when_both_its_backoff_ended_and_capacity_freed(
+    until: str, start: float, by_backoff: bool
+) -> None:
+    state = cluster(
+        node("gpu", gpu="4"),
+        *running("a", 4, ["gpu"], runtime="60s", gpu="1"),
+        *in_backoff(gang("b", 4, gpu="1"), until),
+    )
+    estimate = forecast(state, now=T0, config=CONFIG).estimates[key("b")]
+    assert estimate.start == T0 + start
+    assert estimate.backoff_until == (T0 + start if by_backoff else None)
+    assert [release.owner for release in estimate.releases] == ["default/a"]

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from muster.api.constants import ACTIVE_DEADLINE_ANNOTATION, EXPECTED_RUNTIME_ANNOTATION
+from muster.api.constants import (
+    ACTIVE_DEADLINE_ANNOTATION,
+    CRON_JOB_ANNOTATION,
+    EXPECTED_RUNTIME_ANNOTATION,
+)
 from muster.scheduler.endings import Endings
 from muster.scheduler.results import GroupKey, PodKey
 from muster.scheduler.runtimes import (
@@ -17,7 +21,7 @@ from muster.scheduler.runtimes import (
     weakest,
 )
 
-from .builders import cluster, node, pod, pod_group
+from .builders import Obj, cluster, node, pod, pod_group
 
 
 @pytest.mark.parametrize(
@@ -59,11 +63,7 @@ def test_runtimes_are_looked_for_pod_first_then_group_then_deadline_then_history
     declared["metadata"]["annotations"] = {EXPECTED_RUNTIME_ANNOTATION: "5m"}
     plain = pod("plain", group="g", node_name="n", gated=False)
     lone = pod("lone", node_name="n", spec={"activeDeadlineSeconds": 30})
-    done = pod("done", group="h", node_name="n", gated=False, phase="Succeeded")
-    done["status"].update(
-        startTime="2026-01-01T00:00:00Z",
-        containerStatuses=[{"state": {"terminated": {"finishedAt": "2026-01-01T00:02:00Z"}}}],
-    )
+    done = _finished("done", "h", "00:02:00")
     state = cluster(node("n"), group, pod_group("h", min_count=1), declared, plain, lone, done)
     endings = Endings(state, now=0.0)
     record = state.groups[GroupKey("default", "g")]
@@ -80,3 +80,48 @@ def test_runtimes_are_looked_for_pod_first_then_group_then_deadline_then_history
     )
     history = state.groups[GroupKey("default", "h")]
     assert endings.group_runtime(history) == Runtime(120, Basis.OBSERVED)
+
+
+def _finished(name: str, group: str, took: str) -> Obj:
+    """A Succeeded member pod that ran from midnight for `took` (`00:02:00`)."""
+    done = pod(name, group=group, node_name="n", gated=False, phase="Succeeded")
+    done["status"].update(
+        startTime="2026-01-01T00:00:00Z",
+        containerStatuses=[{"state": {"terminated": {"finishedAt": f"2026-01-01T{took}Z"}}}],
+    )
+    return done
+
+
+def _of_cron_job(group: Obj, cron_job: str) -> Obj:
+    group["metadata"]["annotations"] = {CRON_JOB_ANNOTATION: cron_job}
+    return group
+
+
+def test_a_cron_jobs_new_job_is_expected_to_take_what_its_earlier_jobs_took() -> None:
+    state = cluster(
+        node("n"),
+        _of_cron_job(pod_group("nightly-1", min_count=1), "nightly"),
+        _of_cron_job(pod_group("nightly-2", min_count=1), "nightly"),
+        _of_cron_job(pod_group("hourly-1", min_count=1), "hourly"),
+        _of_cron_job(pod_group("nightly-3", min_count=1), "nightly"),
+        _of_cron_job(pod_group("again-1", min_count=1), "again"),
+        _of_cron_job(pod_group("again-2", min_count=1), "again"),
+        _finished("nightly-1-a", "nightly-1", "00:02:00"),
+        _finished("nightly-2-a", "nightly-2", "00:04:00"),
+        _finished("nightly-2-b", "nightly-2", "00:03:00"),
+        _finished("hourly-1-a", "hourly-1", "00:30:00"),
+        _finished("again-1-a", "again-1", "00:10:00"),
+        _finished("again-2-a", "again-2", "00:01:00"),
+    )
+    endings = Endings(state, now=0.0)
+    waiting = state.groups[GroupKey("default", "nightly-3")]
+    assert endings.group_runtime(waiting) == Runtime(180, Basis.OBSERVED)  # not hourly's
+    member = pod("nightly-3-a", group="nightly-3")
+    state.apply_pod(member)
+    assert endings.runtime_of(state.pods[PodKey("default", "nightly-3-a")].record, waiting) == (
+        Runtime(180, Basis.OBSERVED)
+    )
+    # a group's own finished pods are more specific than its CronJob's
+    assert endings.group_runtime(state.groups[GroupKey("default", "again-2")]) == Runtime(
+        60, Basis.OBSERVED
+    )
