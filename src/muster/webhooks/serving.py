@@ -14,11 +14,15 @@ included. This endpoint:
   failurePolicy), logs it, and keeps serving;
 - gives each request REQUEST_TIMEOUT, below the webhooks' timeoutSeconds, so the
   API server hears a clear answer instead of timing out itself;
-- runs on a thread of its own with its own event loop, so admission never waits for
-  the operator's loop nor the operator's loop for admission.
+- runs on a thread of its own with its own event loop, so the operator's loop never
+  waits for admission, nor admission for the operator's loop, but for the rare
+  handler that asks the API server.
 
-kopf's admission function (what `fn` is) is pure computation over the review plus
-the handlers, which read only thread-safe state (the PriorityClass store's dict).
+kopf's admission function (what `fn` is) is computation over the review plus the
+handlers, which read thread-safe state (the PriorityClass and Workload stores'
+dicts). The few that ask the API server (a Workload reference the cache cannot
+confirm, the event for a pod created bound) go through the operator's client,
+which sends such a request from its own loop (:class:`muster.operator.kube.Kube`).
 """
 
 from __future__ import annotations
