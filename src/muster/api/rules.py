@@ -166,6 +166,7 @@ NAME_IS_A_LABEL_VALUE = CelRule(
         f" label value is at most {LABEL_NAME_MAX_LENGTH} characters"
     ),
     check=_name_fits_a_label_value,
+    field_path=".metadata.name",
 )
 
 POD_GROUP_NAMES_ARE_LABEL_VALUES = CelRule(
@@ -181,6 +182,7 @@ POD_GROUP_NAMES_ARE_LABEL_VALUES = CelRule(
         " characters"
     ),
     check=_pod_group_names_fit_label_values,
+    field_path=".metadata.name",
 )
 
 POLICY_KIND_IMMUTABLE = CelRule(
