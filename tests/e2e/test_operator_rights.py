@@ -17,8 +17,9 @@ import pytest
 import yaml
 
 from muster.api.constants import GANG_GATE, POD_GROUP_LABEL
-from muster.operator.pods import release_patch
+from muster.operator.pods import release_patch, required_terms
 from tests.e2e.cluster import ROOT, Kubectl, wait_until
+from tests.e2e.harness import pinned_to
 
 pytestmark = pytest.mark.e2e
 
@@ -123,13 +124,15 @@ def test_the_operator_may_release_a_pod_but_not_change_it_otherwise(
         {"metadata": {"annotations": {"anything": "at-all"}}},
         {"spec": {"activeDeadlineSeconds": 1}},
         {"spec": {"nodeSelector": {"example.com/zone": "a"}}},
+        # The pin is node affinity on the node's name, never a nodeSelector.
+        {"spec": {"nodeSelector": {"kubernetes.io/hostname": NOWHERE}}},
     ):
         outcome = patch_as_operator(kubectl, namespace, "member", change)
         assert refused_by_policy(outcome), (change, outcome)
 
     assert patch_as_operator(kubectl, namespace, "member", release_patch(NOWHERE)) == (True, "")
     pod = kubectl.json("get", "pod", "member", "-n", namespace)
-    assert pod["spec"]["nodeSelector"] == {"kubernetes.io/hostname": NOWHERE}
+    assert pinned_to(pod) == NOWHERE and not pod["spec"].get("nodeSelector")
     assert not pod["spec"].get("schedulingGates")
     assert pod["spec"]["containers"][0]["image"] == "registry.example/trainer:1"
 
@@ -146,11 +149,7 @@ def test_only_its_own_gate_comes_off(as_operator: Kubectl, namespace: str) -> No
     assert gates == [{"name": "example.com/quota"}]
 
 
-def pin_field(node: str) -> dict[str, Any]:
-    return {"key": "metadata.name", "operator": "In", "values": [node]}
-
-
-def test_the_node_pin_may_also_be_a_required_node_affinity_on_the_node_name(
+def test_the_pin_narrows_the_pods_own_required_node_affinity_and_nothing_else(
     as_operator: Kubectl, namespace: str
 ) -> None:
     kubectl = as_operator
@@ -163,9 +162,7 @@ def test_the_node_pin_may_also_be_a_required_node_affinity_on_the_node_name(
         }
     }
     kubectl.apply(gated_pod("zoned", member=True, affinity=affinity), namespace)
-    kubectl.apply(gated_pod("free", member=True), namespace)
     terms = "/spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution"
-    ungate = {"op": "remove", "path": "/spec/schedulingGates/0"}
     for wrong in (
         {"op": "add", "path": f"{terms}/nodeSelectorTerms/0/matchExpressions/-",
          "value": {"key": "example.com/other", "operator": "Exists"}},
@@ -174,21 +171,13 @@ def test_the_node_pin_may_also_be_a_required_node_affinity_on_the_node_name(
     ):  # fmt: skip
         assert refused_by_policy(patch_as_operator(kubectl, namespace, "zoned", [wrong], "json"))
 
-    pin = {"op": "add", "path": f"{terms}/nodeSelectorTerms/0/matchFields", "value": [pin_field(NOWHERE)]}  # fmt: skip  # noqa: E501
-    assert patch_as_operator(kubectl, namespace, "zoned", [ungate, pin], "json")[0]
-    released = {
-        "spec": {
-            "schedulingGates": [{"$patch": "delete", "name": GANG_GATE}],
-            "affinity": {
-                "nodeAffinity": {
-                    "requiredDuringSchedulingIgnoredDuringExecution": {
-                        "nodeSelectorTerms": [{"matchFields": [pin_field(NOWHERE)]}]
-                    }
-                }
-            },
-        }
-    }
-    assert patch_as_operator(kubectl, namespace, "free", released)[0]
+    pod = kubectl.json("get", "pod", "zoned", "-n", namespace)
+    release = release_patch(NOWHERE, required_terms(pod))
+    assert patch_as_operator(kubectl, namespace, "zoned", release) == (True, "")
+    pod = kubectl.json("get", "pod", "zoned", "-n", namespace)
+    assert pinned_to(pod) == NOWHERE and not pod["spec"].get("schedulingGates")
+    (term,) = required_terms(pod)
+    assert term["matchExpressions"] == [zones]
 
 
 def test_the_operator_deletes_only_pods_of_a_pod_group(
