@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.e2e.cluster import ROOT, Kubectl, wait_until
+from tests.e2e.cluster import ROOT, Kubectl
 from tests.e2e.harness import (
     WEBHOOK_CONFIGURATION,
     NodePool,
@@ -29,6 +29,7 @@ from tests.e2e.harness import (
     events_for,
     gang_job,
     wait_all_bound,
+    wait_for_pod_rights,
     wait_for_reason,
 )
 
@@ -166,26 +167,9 @@ def pod_rights(identity: Identity, kubectl: Kubectl) -> Iterator[None]:
             assert INSTALLED_USER in condition["expression"], condition
             condition["expression"] = condition["expression"].replace(INSTALLED_USER, user)
     kubectl.apply({"apiVersion": "v1", "kind": "List", "items": documents})
-    probe = {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": "policy-probe"},
-        "spec": {
-            "schedulingGates": [{"name": "example.com/never"}],
-            "containers": [{"name": "main", "image": "registry.example/probe:1"}],
-        },
-    }
     try:
-        kubectl.apply(probe, identity.namespace)
-        relabel = (
-            "patch", "pod", "policy-probe", "-n", identity.namespace, f"--as={user}",
-            "--dry-run=server", "-p", '{"metadata":{"labels":{"probe":"relabelled"}}}',
-        )  # fmt: skip
-        wait_until(
-            "the pod-rights policy to judge the ServiceAccount",
-            lambda: "ValidatingAdmissionPolicy" in kubectl(*relabel, check=False).stderr,
-        )
-        kubectl("delete", "pod", "policy-probe", "-n", identity.namespace, "--wait=false")
+        policy = next(d for d in documents if d["kind"] == "ValidatingAdmissionPolicy")
+        wait_for_pod_rights(kubectl, policy["metadata"]["name"], user)
         yield
     finally:
         for document in documents:

@@ -19,7 +19,7 @@ import yaml
 from muster.api.constants import GANG_GATE, POD_GROUP_LABEL
 from muster.operator.pods import release_patch, required_terms
 from tests.e2e.cluster import ROOT, Kubectl, wait_until
-from tests.e2e.harness import pinned_to
+from tests.e2e.harness import pinned_to, wait_for_pod_rights
 
 pytestmark = pytest.mark.e2e
 
@@ -62,6 +62,7 @@ def installed(kubectl: Kubectl) -> Iterator[None]:
         )
         status = kubectl.json("get", "validatingadmissionpolicy", POLICY)["status"]
         assert not status["typeChecking"].get("expressionWarnings"), status
+        wait_for_pod_rights(kubectl, POLICY, OPERATOR)
         yield
     finally:
         for document in documents:
