@@ -1,15 +1,26 @@
 # Muster operator image: multi-stage, slim, runs as a non-root user with a
 # read-only root filesystem (see manifests/base/deployment.yaml).
-FROM python:3.11-slim AS build
-WORKDIR /src
-COPY pyproject.toml README.md ./
-COPY src ./src
-RUN pip install --no-cache-dir --prefix=/install .
+#
+# Reproducible: the base image is one exact Python release, and every Python package
+# comes from requirements/runtime.txt, checked against its hash (`make lock` renews
+# it). For a release, pin the base by digest too:
+#   docker build --build-arg BASE=python:3.11.7-slim-bookworm@sha256:<digest> .
+# (`docker buildx imagetools inspect python:3.11.7-slim-bookworm` prints it).
+ARG BASE=python:3.11.7-slim-bookworm
 
-FROM python:3.11-slim
-COPY --from=build /install /usr/local
+FROM ${BASE} AS build
+RUN python -m venv /opt/muster
+COPY requirements/runtime.txt /src/requirements/
+RUN /opt/muster/bin/pip install --no-cache-dir --require-hashes --no-deps \
+        -r /src/requirements/runtime.txt
+COPY pyproject.toml README.md /src/
+COPY src /src/src
+RUN /opt/muster/bin/pip install --no-cache-dir --no-deps --no-build-isolation /src
+
+FROM ${BASE}
+COPY --from=build /opt/muster /opt/muster
 RUN useradd --uid 65532 --no-create-home --shell /usr/sbin/nologin muster
 USER 65532:65532
-ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
+ENV PATH=/opt/muster/bin:$PATH PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
 EXPOSE 9443 8080
 ENTRYPOINT ["muster", "run"]

@@ -6,13 +6,15 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: test unit e2e faults lint crds docs manifests cluster-up cluster-down cluster-status control-plane \
-        demo demo-down bench bench-engine clean
+.PHONY: test unit e2e faults lint lock crds docs manifests cluster-up cluster-down cluster-status \
+        control-plane demo demo-down bench bench-engine bench-admission clean
 
-$(STAMP): pyproject.toml
+# Dependencies come from the lock only, every file checked against its hash; Muster
+# itself is then installed on top, with nothing else fetched.
+$(STAMP): pyproject.toml requirements/dev.txt
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet --require-hashes --no-deps -r requirements/dev.txt
+	$(BIN)/pip install --quiet --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
 venv: $(STAMP)
@@ -42,6 +44,14 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check src tests bench hack
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+
+## Re-resolve the locks (requirements/*.txt, with hashes) from pyproject.toml: after a
+## change of dependencies, or to take upgrades. Needs uv (`pip install uv`).
+UV_COMPILE := uv pip compile pyproject.toml requirements/build.in --universal \
+	--python-version 3.11 --generate-hashes --quiet --custom-compile-command "make lock"
+lock:
+	$(UV_COMPILE) -o requirements/runtime.txt
+	$(UV_COMPILE) --extra test -o requirements/dev.txt
 
 ## Regenerate the CRDs from the pydantic models (never edit crds/ by hand), and with
 ## them the generated parts of manifests/ (CRD copies, webhook configurations).
@@ -83,6 +93,11 @@ bench: $(STAMP) control-plane
 
 bench-engine: $(STAMP)
 	$(BIN)/python bench/engine.py
+
+## Admission load (200 reviews/s for 60 s) against the leader's Lease renewals, on the
+## cluster of `make cluster-up`; writes bench/results/admission.json.
+bench-admission: $(STAMP)
+	$(BIN)/python bench/admission.py --kubeconfig .cluster/kubeconfig
 
 clean: cluster-down
 	rm -rf $(VENV) .cluster-e2e

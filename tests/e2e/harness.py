@@ -539,3 +539,35 @@ def priorities(kubectl: Kubectl, namespace: str) -> Iterator[tuple[str, str]]:
         )
     yield low, high
     kubectl("delete", "priorityclass", low, high, "--ignore-not-found", check=False)
+
+
+def wait_for_pod_rights(kubectl: Kubectl, policy: str, user: str) -> None:
+    """Wait until the pod-rights ValidatingAdmissionPolicy `policy` judges `user`.
+
+    A policy and its binding take effect a while after they are created (the API
+    server's admission reads them from an informer), so an image change of a probe
+    pod is tried (as a dry run) until the policy refuses it.
+    """
+    name = f"pod-rights-probe-{uuid.uuid4().hex[:6]}"
+    probe = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name},
+        "spec": {
+            "schedulingGates": [{"name": "example.com/never"}],
+            "containers": [{"name": "main", "image": "registry.example/probe:1"}],
+        },
+    }
+    image = {"spec": {"containers": [{"name": "main", "image": "registry.example/other:1"}]}}
+    change = (
+        "patch", "pod", name, "-n", "default", f"--as={user}", "--dry-run=server",
+        "-p", json.dumps(image),
+    )  # fmt: skip
+    kubectl.apply(probe, "default")
+    try:
+        wait_until(
+            f"the ValidatingAdmissionPolicy {policy} to judge {user}",
+            lambda: f"ValidatingAdmissionPolicy '{policy}'" in kubectl(*change, check=False).stderr,
+        )
+    finally:
+        kubectl("delete", "pod", name, "-n", "default", "--wait=false", check=False)

@@ -4,6 +4,7 @@ Job's PodGroup follows its minCount, while a size the Job cannot run is refused.
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 from pathlib import Path
 from typing import Any
@@ -84,6 +85,29 @@ def test_a_workload_ref_must_name_an_existing_workload_and_template(
 
     plain = {**referring("plain", "-", "-"), "spec": {"schedulingPolicy": {"basic": {}}}}
     assert create(kubectl, namespace, plain).returncode == 0
+
+
+def test_admission_asks_the_api_server_from_the_webhook_thread(
+    operator: OperatorProcess, kubectl: Kubectl, namespace: str
+) -> None:
+    """The webhooks answer on a thread and event loop of their own, while the client
+    they ask the API server with belongs to the operator's loop. A reference the
+    Workload cache cannot honour is looked up live before it is refused: several at
+    once, each is refused with the API server's present answer (not an error of the
+    webhook), and one whose Workload the cache may not hold yet is admitted."""
+    names = [f"missing-{index}" for index in range(6)]
+    with concurrent.futures.ThreadPoolExecutor(len(names)) as pool:
+        refusals = list(
+            pool.map(lambda name: create(kubectl, namespace, referring(name, name, "w")), names)
+        )
+    for name, refused in zip(names, refusals, strict=True):
+        assert refused.returncode != 0
+        expected = f'spec.workloadRef.workloadName: Forbidden: Workload "{name}" not found'
+        assert expected in refused.stderr, refused.stderr
+
+    kubectl.apply(workload("fresh", "workers"), namespace)
+    created = create(kubectl, namespace, referring("fresh-workers-by-hand", "fresh", "workers"))
+    assert created.returncode == 0, created.stderr
 
 
 def test_a_workload_being_deleted_may_not_be_referred_to(

@@ -8,7 +8,9 @@ Admission requests go with ``--dry-run=server``: the API server runs every check
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -227,6 +229,32 @@ def field_of(problem: str) -> str:
     return problem.split(": ", 1)[0]
 
 
+@contextlib.contextmanager
+def context_applied(
+    kubectl: Kubectl, namespace: str, context: tuple[dict[str, Any], ...]
+) -> Iterator[None]:
+    """A case's context in the cluster; its PriorityClasses (cluster-scoped, so the
+    namespace does not take them) known to admission, and removed afterwards."""
+    classes = [obj["metadata"]["name"] for obj in context if obj["kind"] == "PriorityClass"]
+    try:
+        for existing in context:
+            kubectl.apply(existing, namespace)
+        for name in classes:
+            # Admission resolves priorities from the operator's informer of classes.
+            probe = pod_group(
+                "probe", {"schedulingPolicy": {"basic": {}}, "priorityClassName": name}
+            )
+
+            def known(probe: dict[str, Any] = probe) -> bool:
+                return bool(dry_run(kubectl, namespace, probe).returncode == 0)
+
+            wait_until(f"admission to know the PriorityClass {name}", known)
+        yield
+    finally:
+        for name in classes:
+            kubectl("delete", "priorityclass", name, "--ignore-not-found", check=False)
+
+
 @pytest.mark.parametrize("case", ADMISSION_CASES, ids=[case.name for case in ADMISSION_CASES])
 def test_the_api_server_and_muster_validate_agree_field_by_field(
     kubectl: Kubectl, operator: OperatorProcess, namespace: str, case: Case
@@ -234,9 +262,8 @@ def test_the_api_server_and_muster_validate_agree_field_by_field(
     """Every case goes to the real API server (CRD schema, CEL, Muster's webhooks)
     after its context: the verdict, each problem's field, and its message (the
     server may add the offending value before it) are those of `muster validate`."""
-    for existing in case.context:
-        kubectl.apply(existing, namespace)
-    result = dry_run(kubectl, namespace, case.manifest)
+    with context_applied(kubectl, namespace, case.context):
+        result = dry_run(kubectl, namespace, case.manifest)
     if not case.problems:
         assert result.returncode == 0, result.stderr
         return

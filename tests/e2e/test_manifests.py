@@ -2,10 +2,12 @@
 
 No container engine is needed: the operator runs as a local process, but it
 authenticates as the manifests' ServiceAccount (a token from the TokenRequest API)
-with exactly the manifests' roles bound, and keeps its certificate in a Secret as it
-does in a cluster. The only difference from an installation is where the API server
-finds the webhooks (a URL on 127.0.0.1 instead of the Service), so the roles are
-bound in the test's namespace and the cluster-scoped names carry a unique suffix.
+with exactly the manifests' roles bound and their pod-rights policy judging it, and
+keeps its certificate in a Secret as it does in a cluster. The only difference from
+an installation is where the API server finds the webhooks (a URL on 127.0.0.1
+instead of the Service), so the roles are bound in the test's namespace, the policy
+names that namespace's ServiceAccount, and the cluster-scoped names carry a unique
+suffix.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from tests.e2e.harness import (
     events_for,
     gang_job,
     wait_all_bound,
+    wait_for_pod_rights,
     wait_for_reason,
 )
 
@@ -37,6 +40,7 @@ BASE = MANIFESTS / "base"
 SERVICE_ACCOUNT = "muster-operator"
 SECRET = "muster-webhook-tls"
 INSTALLED_CONFIGURATION = "muster.scheduling.muster.dev"
+INSTALLED_USER = f"system:serviceaccount:muster-system:{SERVICE_ACCOUNT}"
 WEBHOOK_KINDS = ("mutatingwebhookconfiguration", "validatingwebhookconfiguration")
 
 
@@ -149,6 +153,31 @@ def identity(kubectl: Kubectl, namespace: str, tmp_path: Path) -> Iterator[Ident
 
 
 @pytest.fixture
+def pod_rights(identity: Identity, kubectl: Kubectl) -> Iterator[None]:
+    """The manifests' pod-rights policy, judging this test's ServiceAccount (its match
+    condition names the installation's user), in force before the test goes on."""
+    user = f"system:serviceaccount:{identity.namespace}:{SERVICE_ACCOUNT}"
+    documents = rendered(kubectl, BASE / "policies")
+    for document in documents:
+        document["metadata"]["name"] += f"-{identity.namespace}"
+        spec = document["spec"]
+        if document["kind"] == "ValidatingAdmissionPolicyBinding":
+            spec["policyName"] += f"-{identity.namespace}"
+        for condition in spec.get("matchConditions", []):
+            assert INSTALLED_USER in condition["expression"], condition
+            condition["expression"] = condition["expression"].replace(INSTALLED_USER, user)
+    kubectl.apply({"apiVersion": "v1", "kind": "List", "items": documents})
+    try:
+        policy = next(d for d in documents if d["kind"] == "ValidatingAdmissionPolicy")
+        wait_for_pod_rights(kubectl, policy["metadata"]["name"], user)
+        yield
+    finally:
+        for document in documents:
+            name = f"{document['kind'].lower()}/{document['metadata']['name']}"
+            kubectl("delete", name, "--ignore-not-found", check=False)
+
+
+@pytest.fixture
 def sole_operator(operator: OperatorProcess, kubectl: Kubectl) -> Iterator[None]:
     """The session's operator (admin credentials) steps aside, webhooks and all, so that
     whatever happens next is done by the operator under test."""
@@ -174,8 +203,10 @@ def local_webhook_configurations(
 
 @pytest.fixture
 def operator_as_service_account(
-    identity: Identity, sole_operator: None, kubectl: Kubectl, tmp_path: Path
+    identity: Identity, pod_rights: None, sole_operator: None, kubectl: Kubectl, tmp_path: Path
 ) -> Iterator[OperatorProcess]:
+    """The operator under test, with the manifests' rights and under their pod-rights
+    policy."""
     process = OperatorProcess(
         kubeconfig=identity.kubeconfig,
         log_path=tmp_path / "operator.log",
@@ -228,10 +259,12 @@ def test_the_operator_schedules_a_gang_with_only_the_manifests_rights(
     for kind in WEBHOOK_KINDS:
         webhooks = kubectl.json("get", kind, identity.configuration)["webhooks"]
         assert {hook["clientConfig"]["caBundle"] for hook in webhooks} == {secret["data"]["ca.crt"]}
-    # No request was refused for want of a right: RBAC's refusals name the user, and
-    # kopf warns of "not enough permissions" when it cannot watch what it wants.
+    # No request was refused for want of a right: RBAC's refusals name the user, the
+    # pod-rights policy's name itself, and kopf warns of "not enough permissions" when
+    # it cannot watch what it wants.
     log = operator_as_service_account.log_path.read_text()
     assert "system:serviceaccount:" not in log, operator_as_service_account.log_tail()
+    assert "ValidatingAdmissionPolicy" not in log, operator_as_service_account.log_tail()
     assert "not enough permissions" not in log.lower(), operator_as_service_account.log_tail()
 
 

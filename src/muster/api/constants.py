@@ -65,6 +65,19 @@ PREEMPT_NEVER: Final = "Never"
 MAX_POD_GROUP_TEMPLATES: Final = 8
 MAX_TOPOLOGY_CONSTRAINTS: Final = 1
 
+# The largest gang: its whole plan (pod name to node name) lives in the PodGroup's
+# status, which etcd stores as one object of at most 1.5 MiB. Measured on the API
+# server, a plan of 63-character pod names on 253-character node names (the longest
+# names Kubernetes allows) stops fitting near 4,850 pods; 4,000 leaves room for the
+# rest of the status (conditions, refusals, counts) and its managedFields.
+MAX_GANG_SIZE: Final = 4000
+
+# Upstream's bound on a user-set priority: higher values are reserved for the system
+# PriorityClasses (system-cluster-critical, system-node-critical), the only classes
+# whose names may start with "system-".
+HIGHEST_USER_PRIORITY: Final = 1_000_000_000
+SYSTEM_PRIORITY_CLASS_PREFIX: Final = "system-"
+
 # Muster's own bounds on what a PodGroup's status remembers of kube-scheduler's refusals.
 MAX_REFUSED_NODES: Final = 32
 MAX_REFUSAL_MESSAGE: Final = 1024

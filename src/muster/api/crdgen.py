@@ -119,7 +119,9 @@ _TYPE_META = {
         "description": "Kind is a string value representing the REST resource this object"
         " represents.",
     },
-    "metadata": {"type": "object"},
+    # The one field of metadata a CRD may describe: listed so that a rule on the root
+    # can report its failure at metadata.name (a rule's fieldPath must be in the schema).
+    "metadata": {"type": "object", "properties": {"name": {"type": "string"}}},
 }
 
 

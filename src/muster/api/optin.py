@@ -18,6 +18,7 @@ from muster.api.constants import (
     DISRUPTION_ALL,
     DISRUPTION_MODE_ANNOTATION,
     DISRUPTION_SINGLE,
+    MAX_GANG_SIZE,
     MIN_COUNT_ANNOTATION,
     POLICY_BASIC,
     POLICY_GANG,
@@ -201,6 +202,15 @@ def _gang_size(
     completions = spec.get("completions")
     if not isinstance(parallelism, int):
         return min_count
+    if parallelism > MAX_GANG_SIZE:
+        problems.append(
+            Problem(
+                "spec.parallelism",
+                f"{parallelism} exceeds {MAX_GANG_SIZE}, the largest gang Muster schedules:"
+                " a gang's plan is kept in its PodGroup's status, which must fit in an"
+                " etcd object",
+            )
+        )
     if min_count is None:
         at_once = min(parallelism, completions) if isinstance(completions, int) else parallelism
         return max(at_once, 1)

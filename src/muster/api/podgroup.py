@@ -22,6 +22,8 @@ from muster.api.policy import (
     PreemptionPolicy,
 )
 from muster.api.rules import (
+    NAME_IS_A_LABEL_VALUE,
+    PRIORITY_AT_MOST_HIGHEST_USER_PRIORITY,
     PRIORITY_CLASS_NAME_IS_DNS_SUBDOMAIN,
     WORKLOAD_REF_IMMUTABLE,
     WORKLOAD_REF_NAME_IS_DNS_SUBDOMAIN,
@@ -50,7 +52,9 @@ class PodGroupSpec(KubeModel):
     """The desired scheduling of a group of pods. Pods join the group with the label
     scheduling.muster.dev/pod-group set to the PodGroup's name."""
 
-    model_config = ConfigDict(json_schema_extra=cel(WORKLOAD_REF_IMMUTABLE))
+    model_config = ConfigDict(
+        json_schema_extra=cel(WORKLOAD_REF_IMMUTABLE, PRIORITY_AT_MOST_HIGHEST_USER_PRIORITY)
+    )
 
     workload_ref: WorkloadReference | None = None
     """The Workload template this group was created from, if any. Immutable. A new
@@ -241,6 +245,8 @@ class PodGroupStatus(KubeModel):
 class PodGroup(KubeModel):
     """A group of pods scheduled together: with the gang policy, none of them starts
     until at least minCount of them can start at once."""
+
+    model_config = ConfigDict(json_schema_extra=cel(NAME_IS_A_LABEL_VALUE))
 
     api_version: Literal["scheduling.muster.dev/v1beta1"] = "scheduling.muster.dev/v1beta1"
     """APIVersion defines the versioned schema of this representation of an object."""

@@ -13,6 +13,7 @@ from muster.api.names import LABEL_KEY_MAX_LENGTH
 from muster.api.rules import (
     EXACTLY_ONE_DISRUPTION_MODE,
     EXACTLY_ONE_POLICY,
+    MIN_COUNT_AT_MOST_MAX_GANG_SIZE,
     MIN_COUNT_POSITIVE,
     POLICY_KIND_IMMUTABLE,
     TOPOLOGY_KEY_IS_LABEL_KEY,
@@ -32,7 +33,9 @@ class GangSchedulingPolicy(KubeModel):
     """All-or-nothing scheduling: no pod of the group starts until at least
     minCount of them can start at the same time."""
 
-    model_config = ConfigDict(json_schema_extra=cel(MIN_COUNT_POSITIVE))
+    model_config = ConfigDict(
+        json_schema_extra=cel(MIN_COUNT_POSITIVE, MIN_COUNT_AT_MOST_MAX_GANG_SIZE)
+    )
 
     min_count: int = Field(json_schema_extra=INT32)
     """The minimum number of pods that must be schedulable at the same time for the

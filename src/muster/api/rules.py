@@ -15,7 +15,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from muster.api.names import is_dns_label, is_dns_subdomain, is_label_key
+from muster.api.constants import (
+    HIGHEST_USER_PRIORITY,
+    MAX_GANG_SIZE,
+    POD_GROUP_LABEL,
+    SYSTEM_PRIORITY_CLASS_PREFIX,
+)
+from muster.api.names import LABEL_NAME_MAX_LENGTH, is_dns_label, is_dns_subdomain, is_label_key
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +67,41 @@ def _min_count_positive(gang: Any) -> bool:
     return not isinstance(count, int) or count >= 1
 
 
+def _min_count_at_most_max(gang: Any) -> bool:
+    count = gang.get("minCount") if isinstance(gang, dict) else None
+    return not isinstance(count, int) or count <= MAX_GANG_SIZE
+
+
+def _priority_for_users(spec: Any) -> bool:
+    if not isinstance(spec, dict):
+        return True
+    priority, class_name = spec.get("priority"), spec.get("priorityClassName")
+    if not isinstance(priority, int) or priority <= HIGHEST_USER_PRIORITY:
+        return True
+    return isinstance(class_name, str) and class_name.startswith(SYSTEM_PRIORITY_CLASS_PREFIX)
+
+
+def _name_fits_a_label_value(obj: Any) -> bool:
+    metadata = obj.get("metadata") if isinstance(obj, dict) else None
+    name = metadata.get("name") if isinstance(metadata, dict) else None
+    return not isinstance(name, str) or len(name) <= LABEL_NAME_MAX_LENGTH
+
+
+def _pod_group_names_fit_label_values(workload: Any) -> bool:
+    if not _name_fits_a_label_value(workload):
+        return False
+    name = workload["metadata"].get("name") if isinstance(workload, dict) else None
+    spec = workload.get("spec") if isinstance(workload, dict) else None
+    templates = spec.get("podGroupTemplates") if isinstance(spec, dict) else None
+    if not isinstance(name, str) or not isinstance(templates, list):
+        return True
+    return all(
+        len(name) + 1 + len(template["name"]) <= LABEL_NAME_MAX_LENGTH
+        for template in templates
+        if isinstance(template, dict) and isinstance(template.get("name"), str)
+    )
+
+
 def _same_policy_kind(new: Any, old: Any) -> bool:
     if not isinstance(new, dict) or not isinstance(old, dict):
         return True
@@ -91,6 +132,57 @@ MIN_COUNT_POSITIVE = CelRule(
     message="gang.minCount must be at least 1",
     check=_min_count_positive,
     field_path=".minCount",
+)
+
+MIN_COUNT_AT_MOST_MAX_GANG_SIZE = CelRule(
+    expression=f"self.minCount <= {MAX_GANG_SIZE}",
+    message=(
+        f"gang.minCount must be at most {MAX_GANG_SIZE}: a gang's plan is kept in the"
+        " PodGroup's status, and a larger one may not fit in an etcd object"
+    ),
+    check=_min_count_at_most_max,
+    field_path=".minCount",
+)
+
+PRIORITY_AT_MOST_HIGHEST_USER_PRIORITY = CelRule(
+    expression=(
+        f"!has(self.priority) || self.priority <= {HIGHEST_USER_PRIORITY}"
+        f" || (has(self.priorityClassName)"
+        f" && self.priorityClassName.startsWith('{SYSTEM_PRIORITY_CLASS_PREFIX}'))"
+    ),
+    message=(
+        f"priority must be at most {HIGHEST_USER_PRIORITY}: higher priorities are reserved"
+        " for the system PriorityClasses"
+    ),
+    check=_priority_for_users,
+    field_path=".priority",
+)
+
+NAME_IS_A_LABEL_VALUE = CelRule(
+    expression=f"size(self.metadata.name) <= {LABEL_NAME_MAX_LENGTH}",
+    message=(
+        f"metadata.name must be at most {LABEL_NAME_MAX_LENGTH} characters: member pods"
+        f" carry the PodGroup's name as the value of the label {POD_GROUP_LABEL}, and a"
+        f" label value is at most {LABEL_NAME_MAX_LENGTH} characters"
+    ),
+    check=_name_fits_a_label_value,
+    field_path=".metadata.name",
+)
+
+POD_GROUP_NAMES_ARE_LABEL_VALUES = CelRule(
+    expression=(
+        f"size(self.metadata.name) <= {LABEL_NAME_MAX_LENGTH}"
+        " && self.spec.podGroupTemplates.all(t,"
+        f" size(self.metadata.name) + 1 + size(t.name) <= {LABEL_NAME_MAX_LENGTH})"
+    ),
+    message=(
+        "metadata.name is too long: each template makes a PodGroup named"
+        f" <workload>-<template>, whose member pods carry that name as the value of the"
+        f" label {POD_GROUP_LABEL}, and a label value is at most {LABEL_NAME_MAX_LENGTH}"
+        " characters"
+    ),
+    check=_pod_group_names_fit_label_values,
+    field_path=".metadata.name",
 )
 
 POLICY_KIND_IMMUTABLE = CelRule(
@@ -160,6 +252,10 @@ PRIORITY_CLASS_NAME_IS_DNS_SUBDOMAIN = CelRule(
 ALL_RULES: tuple[CelRule, ...] = (
     EXACTLY_ONE_POLICY,
     MIN_COUNT_POSITIVE,
+    MIN_COUNT_AT_MOST_MAX_GANG_SIZE,
+    PRIORITY_AT_MOST_HIGHEST_USER_PRIORITY,
+    NAME_IS_A_LABEL_VALUE,
+    POD_GROUP_NAMES_ARE_LABEL_VALUES,
     POLICY_KIND_IMMUTABLE,
     EXACTLY_ONE_DISRUPTION_MODE,
     TOPOLOGY_KEY_IS_LABEL_KEY,

@@ -28,8 +28,6 @@ import jsonschema
 
 from muster.api.constants import GROUP, POD_GROUP_KIND, WORKLOAD_KIND
 from muster.api.crdgen import custom_resource_definitions
-from muster.api.expand import pod_group_name
-from muster.api.names import DNS_SUBDOMAIN_MAX_LENGTH
 from muster.api.optin import OptInError, read_job_opt_in
 from muster.api.priority import priority_class_not_found
 from muster.api.problems import Problem, join_path
@@ -73,26 +71,9 @@ def schema_problems(kind: str, manifest: Mapping[str, Any]) -> list[Problem]:
 def validate_workload(
     workload: Mapping[str, Any], *, old: Mapping[str, Any] | None = None
 ) -> list[Problem]:
-    """Every problem of a Workload, including PodGroup names that would be too long."""
-    problems = _schema_and_rules(WORKLOAD_KIND, workload, old)
-    name = _name(workload)
-    spec = workload.get("spec")
-    templates = spec.get("podGroupTemplates") if isinstance(spec, Mapping) else None
-    if isinstance(name, str) and isinstance(templates, list):
-        for index, template in enumerate(templates):
-            template_name = template.get("name") if isinstance(template, Mapping) else None
-            if not isinstance(template_name, str):
-                continue
-            group = pod_group_name(name, template_name)
-            if len(group) > DNS_SUBDOMAIN_MAX_LENGTH:
-                problems.append(
-                    Problem(
-                        f"spec.podGroupTemplates[{index}].name",
-                        f"the PodGroup name {json.dumps(group)} would be longer than"
-                        f" {DNS_SUBDOMAIN_MAX_LENGTH} characters",
-                    )
-                )
-    return problems
+    """Every problem of a Workload (the names of the PodGroups it makes included: a
+    CEL rule of its schema checks them)."""
+    return _schema_and_rules(WORKLOAD_KIND, workload, old)
 
 
 def validate_job(job: Mapping[str, Any]) -> list[Problem]:

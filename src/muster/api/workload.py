@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from muster.api.base import INT32, KubeModel, ObjectMeta
 from muster.api.constants import MAX_POD_GROUP_TEMPLATES
@@ -18,6 +18,8 @@ from muster.api.policy import (
     PreemptionPolicy,
 )
 from muster.api.rules import (
+    POD_GROUP_NAMES_ARE_LABEL_VALUES,
+    PRIORITY_AT_MOST_HIGHEST_USER_PRIORITY,
     PRIORITY_CLASS_NAME_IS_DNS_SUBDOMAIN,
     TEMPLATE_NAME_IS_DNS_LABEL,
     TEMPLATE_NAMES_UNIQUE,
@@ -41,6 +43,8 @@ class TypedLocalObjectReference(KubeModel):
 class PodGroupTemplate(KubeModel):
     """A template for one PodGroup of the Workload; the PodGroup made from it is
     named <workload>-<template>."""
+
+    model_config = ConfigDict(json_schema_extra=cel(PRIORITY_AT_MOST_HIGHEST_USER_PRIORITY))
 
     name: str = Field(
         json_schema_extra={"maxLength": DNS_LABEL_MAX_LENGTH} | cel(TEMPLATE_NAME_IS_DNS_LABEL)
@@ -92,6 +96,8 @@ class WorkloadSpec(KubeModel):
 class Workload(KubeModel):
     """The scheduling shape of an application: from each of its templates Muster
     makes one PodGroup."""
+
+    model_config = ConfigDict(json_schema_extra=cel(POD_GROUP_NAMES_ARE_LABEL_VALUES))
 
     api_version: Literal["scheduling.muster.dev/v1beta1"] = "scheduling.muster.dev/v1beta1"
     """APIVersion defines the versioned schema of this representation of an object."""

@@ -38,6 +38,7 @@ from muster.operator.workloads import PATH as WORKLOADS
 from muster.operator.workloads import WorkloadStore
 from muster.webhooks import server
 from muster.webhooks.gating import BYPASS_MEMO
+from muster.webhooks.memories import AdmissionMemories
 from muster.webhooks.priority import PRIORITY_CLASSES_MEMO
 from muster.webhooks.workloads import WORKLOADS_MEMO
 
@@ -265,6 +266,7 @@ class Operator:
         await kopf.operator(
             registry=registry,
             memo=memo,
+            memories=AdmissionMemories(),
             settings=settings,
             clusterwide=True,
             standalone=True,

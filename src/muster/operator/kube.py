@@ -11,8 +11,8 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
+from typing import Any, TypeVar
 
 import aiohttp
 from kubernetes_asyncio import client, config
@@ -21,6 +21,7 @@ from muster.operator.retry import ExponentialBackoff
 from muster.operator.throttle import RateLimiter
 
 JsonObject = dict[str, Any]
+T = TypeVar("T")
 
 JSON = "application/json"
 MERGE_PATCH = "application/merge-patch+json"
@@ -114,6 +115,12 @@ class Kube:
     A `Kube` may be narrowed with `view`: the same connections, with a rate limit of
     their own and a `fence` that every write must pass just before it is sent (the
     leader's proof that it still leads).
+
+    Its connections belong to the event loop it was made on (`loop`; aiohttp's
+    session and its timeouts work only inside that loop's tasks). A request made from
+    another thread's loop (the webhook server's, :mod:`muster.webhooks.serving`) is
+    sent from that home loop and awaited where it was made, so every caller may use
+    the one client.
     """
 
     def __init__(
@@ -122,15 +129,17 @@ class Kube:
         *,
         limiter: RateLimiter | None = None,
         fence: Callable[[], bool] | None = None,
+        loop: asyncio.AbstractEventLoop | None = None,
     ) -> None:
         self.api_client = api_client
         self.limiter = limiter
         self.fence = fence
+        self.loop = loop or _running_loop()
 
     def view(
         self, *, limiter: RateLimiter | None = None, fence: Callable[[], bool] | None = None
     ) -> Kube:
-        return Kube(self.api_client, limiter=limiter, fence=fence)
+        return Kube(self.api_client, limiter=limiter, fence=fence, loop=self.loop)
 
     async def close(self) -> None:
         await self.api_client.close()
@@ -152,6 +161,12 @@ class Kube:
         reached it, and reads on any transient failure. Writes that may have reached
         the server are not repeated here; their callers decide.
         """
+        home = self.loop
+        if home is not None and home is not asyncio.get_running_loop():
+            again = self.request(
+                method, path, query=query, body=body, content_type=content_type, timeout=timeout
+            )
+            return await _on_loop(home, again, f"{method} {path}")
         deadline = time.monotonic() + timeout
         backoff = ExponentialBackoff(initial=0.2, maximum=MAX_RETRY_DELAY)
         while True:
@@ -308,6 +323,28 @@ class Kube:
             raise UnreachableError(f"{method} {path}: {error}", unsent=True) from error
         except (aiohttp.ClientError, TimeoutError, OSError) as error:
             raise UnreachableError(f"{method} {path}: {error!r}", unsent=False) from error
+
+
+async def _on_loop(
+    loop: asyncio.AbstractEventLoop, coroutine: Coroutine[Any, Any, T], what: str
+) -> T:
+    """The coroutine run on another thread's `loop`, awaited from this one.
+
+    Cancelling the wait here (the webhook's time bound) cancels it there too.
+    """
+    try:
+        future = asyncio.run_coroutine_threadsafe(coroutine, loop)
+    except RuntimeError as error:  # that loop is closed: the operator is stopping
+        coroutine.close()
+        raise UnreachableError(f"{what}: {error}", unsent=True) from error
+    return await asyncio.wrap_future(future)
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 def _repeatable(method: str, error: KubeError) -> bool:

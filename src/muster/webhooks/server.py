@@ -16,8 +16,11 @@ Importing this module registers every webhook handler of the package with kopf.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import datetime
+import hashlib
+import logging
 import re
 import tempfile
 import urllib.parse
@@ -35,15 +38,21 @@ from kopf._core.intents.handlers import WebhookHandler
 import muster.webhooks.gating
 import muster.webhooks.priority
 import muster.webhooks.validation  # noqa: F401
+from muster.webhooks import serving
 from muster.webhooks.certificates import issue
+
+logger = logging.getLogger(__name__)
 
 
 class WebhookServer(kopf.WebhookServer):
-    """kopf's HTTPS server that also routes a handler's lowercased id to the handler.
+    """kopf's HTTPS webhook server, served by :mod:`muster.webhooks.serving` instead:
+    bounded, time-limited requests answered on a thread of their own.
 
-    A Service's `clientConfig.service.path` must be lowercase, while kopf keeps the
-    case of a field filter in the handler's id (`.../spec.scheduling.schedulingPolicy`)
-    and routes by the exact id; so the in-cluster configurations call lowercased paths.
+    It also routes a handler's lowercased id to the handler: a Service's
+    `clientConfig.service.path` must be lowercase, while kopf keeps the case of a
+    field filter in the handler's id (`.../spec.scheduling.schedulingPolicy`) and
+    routes by the exact id; so the in-cluster configurations call lowercased paths.
+    Like kopf's, it restarts with the new files when its certificate is renewed.
     """
 
     async def __call__(self, fn: kopf.WebhookFn) -> AsyncGenerator[kopf.WebhookClientConfig, None]:
@@ -57,8 +66,37 @@ class WebhookServer(kopf.WebhookServer):
                 webhook = ids.get(webhook, webhook)
             return await fn(request, webhook=webhook, **rest)
 
-        async for client_config in super().__call__(routed):
-            yield client_config
+        while True:
+            cadata, context = self._build_ssl()  # no context: plain HTTP (`insecure`)
+            port = self.port or self._allocate_free_port()
+            site = serving.ThreadedSite(
+                serving.application(routed), host=self.addr or None, port=port, ssl=context
+            )
+            await site.start()
+            try:
+                scheme = "http" if context is None else "https"
+                url = self._build_url(scheme, self.host or "localhost", port, "")
+                client_config = kopf.WebhookClientConfig(url=url)
+                if cadata is not None:
+                    client_config["caBundle"] = base64.b64encode(cadata).decode("ascii")
+                yield client_config
+                await self._certificate_changed()
+                logger.info("serving the webhooks with the renewed certificate")
+            finally:
+                await site.stop()
+
+    async def _certificate_changed(self) -> None:
+        """Returns once the certificate files differ from when it was called."""
+        initial = self._certificate_digest()
+        while self._certificate_digest() == initial:
+            await asyncio.sleep(self.file_check_interval)
+
+    def _certificate_digest(self) -> str:
+        digest = hashlib.sha256()
+        for path in (self.certfile, self.pkeyfile, self.cafile):
+            if path is not None:
+                digest.update(Path(path).read_bytes())
+        return digest.hexdigest()
 
 
 def webhook_server(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from typing import Any
@@ -9,7 +10,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from muster.operator.kube import Kube, KubeError, NotLeadingError, UnreachableError
+from muster.operator.kube import JsonObject, Kube, KubeError, NotLeadingError, UnreachableError
 from muster.operator.retry import ExponentialBackoff
 from muster.operator.throttle import RateLimiter
 
@@ -28,14 +29,17 @@ class Response:
 
 
 class ScriptedApiClient:
-    """Answers `call_api` from a script of responses and exceptions, and counts the calls."""
+    """Answers `call_api` from a script of responses and exceptions, and counts the calls
+    (and the loops they were made on)."""
 
     def __init__(self, *script: Response | Exception) -> None:
         self.script = list(script)
         self.calls: list[tuple[str, float]] = []
+        self.loops: list[asyncio.AbstractEventLoop] = []
 
     async def call_api(self, path: str, method: str, **_: Any) -> Response:
         self.calls.append((method, time.monotonic()))
+        self.loops.append(asyncio.get_running_loop())
         answer = self.script.pop(0)
         if isinstance(answer, Exception):
             raise answer
@@ -112,6 +116,52 @@ async def test_the_rate_limit_allows_a_burst_then_the_rate() -> None:
     for _ in range(10):
         await limiter.acquire()
     assert 0.2 <= time.monotonic() - started < 0.6  # 5 at once, then 5 at 20 per second
+
+
+async def test_a_request_from_another_threads_loop_is_sent_from_the_clients_own() -> None:
+    api = ScriptedApiClient(Response(404, {"reason": "NotFound"}), OK)
+    kube = client(api).view()  # a view keeps the loop of the client it narrows
+
+    async def from_elsewhere() -> tuple[int, JsonObject]:
+        with pytest.raises(KubeError) as raised:
+            await kube.request("GET", "/api/v1/pods/x")
+        return raised.value.status, await kube.request("POST", "/api/v1/pods", body={})
+
+    assert await asyncio.to_thread(asyncio.run, from_elsewhere()) == (404, {"kind": "Pod"})
+    assert api.loops == [asyncio.get_running_loop()] * 2
+
+
+async def test_a_request_given_up_on_another_loop_is_cancelled_on_the_clients_own() -> None:
+    cancelled = asyncio.Event()
+
+    class StalledApiClient:
+        async def call_api(self, path: str, method: str, **_: Any) -> Response:
+            try:
+                await asyncio.sleep(60)
+            finally:
+                cancelled.set()
+            raise AssertionError("not reached")
+
+    kube = client(StalledApiClient())  # type: ignore[arg-type]
+
+    async def from_elsewhere() -> None:
+        with pytest.raises(TimeoutError):
+            async with asyncio.timeout(0.1):
+                await kube.request("GET", "/api/v1/pods/x")
+
+    await asyncio.to_thread(asyncio.run, from_elsewhere())
+    await asyncio.wait_for(cancelled.wait(), 5)
+
+
+async def test_a_request_from_another_loop_fails_as_unsent_once_the_clients_loop_is_closed() -> (
+    None
+):
+    api = ScriptedApiClient(OK)
+    loop = asyncio.new_event_loop()
+    loop.close()
+    with pytest.raises(UnreachableError) as raised:
+        await Kube(api, loop=loop).request("GET", "/api/v1/pods/x")  # type: ignore[arg-type]
+    assert raised.value.unsent and api.calls == []
 
 
 def test_backoff_doubles_with_jitter_up_to_its_cap() -> None:

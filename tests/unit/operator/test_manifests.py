@@ -73,3 +73,26 @@ def test_the_operator_is_pointed_at_the_names_its_roles_allow() -> None:
     } == role_names
     assert env["MUSTER_WEBHOOK_SERVICE"] == f"$(POD_NAMESPACE)/{SERVICE.name}"
     assert env["MUSTER_MANAGE_WEBHOOKS"] == "false"
+
+
+def test_the_replicas_run_on_different_nodes_with_a_priority_of_their_own() -> None:
+    [deployment] = documents(BASE / "deployment.yaml")
+    pod = deployment["spec"]["template"]["spec"]
+    [term] = pod["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    assert term["topologyKey"] == "kubernetes.io/hostname"
+    assert term["labelSelector"]["matchLabels"] == deployment["spec"]["selector"]["matchLabels"]
+    # No surge: a third replica could find no node free of the other two.
+    assert deployment["spec"]["strategy"]["rollingUpdate"] == {"maxUnavailable": 1, "maxSurge": 0}
+    [priority_class] = documents(BASE / "priority-class.yaml")
+    assert pod["priorityClassName"] == priority_class["metadata"]["name"]
+    assert priority_class["value"] == 1_000_000_000  # the highest a user-defined class may have
+
+
+def test_only_the_webhook_and_health_ports_admit_traffic() -> None:
+    [deployment] = documents(BASE / "deployment.yaml")
+    [container] = deployment["spec"]["template"]["spec"]["containers"]
+    [policy] = documents(BASE / "network-policy.yaml")
+    assert policy["spec"]["podSelector"] == deployment["spec"]["selector"]
+    assert policy["spec"]["policyTypes"] == ["Ingress"]
+    ports = [port for rule in policy["spec"]["ingress"] for port in rule["ports"]]
+    assert {port["port"] for port in ports} == {port["name"] for port in container["ports"]}

@@ -138,7 +138,8 @@ async def test_a_lowercased_handler_id_reaches_the_handler() -> None:
     try:
         async with aiohttp.ClientSession() as session:
             url = f"{client_config['url']}/{native.lower()}"
-            async with session.post(url, json={}) as response:
+            review = {"kind": "AdmissionReview", "request": {"uid": "u"}}
+            async with session.post(url, json=review) as response:
                 assert response.status == 200
     finally:
         await serving.aclose()

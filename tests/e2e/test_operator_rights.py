@@ -1,0 +1,234 @@
+"""What the installed operator may do to pods and webhook configurations, on the real
+API server: RBAC and the admission policy of manifests/base/policies, as installed.
+
+Requests are made with `kubectl --as` the installation's ServiceAccount, so they are
+judged exactly as the operator's own would be. `kubectl patch` reads the pod before
+it patches, so the tests grant that ServiceAccount `get` on pods in their namespace:
+a read, which changes nothing of what it may write.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import yaml
+
+from muster.api.constants import GANG_GATE, POD_GROUP_LABEL
+from muster.operator.pods import release_patch, required_terms
+from tests.e2e.cluster import ROOT, Kubectl, wait_until
+from tests.e2e.harness import pinned_to, wait_for_pod_rights
+
+pytestmark = pytest.mark.e2e
+
+MANIFESTS = ROOT / "manifests"
+NAMESPACE = "muster-system"
+OPERATOR = f"system:serviceaccount:{NAMESPACE}:muster-operator"
+POLICY = "muster-operator-pod-rights"
+CONFIGURATION = "muster.scheduling.muster.dev"
+INSTALLED_KINDS = {
+    "ServiceAccount",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "ValidatingAdmissionPolicy",
+    "ValidatingAdmissionPolicyBinding",
+}
+# A node that does not exist: a released pod stays pending rather than run.
+NOWHERE = "no-such-node"
+
+
+def rendered(kubectl: Kubectl, directory: str, kinds: set[str]) -> list[dict[str, Any]]:
+    text = kubectl("kustomize", str(MANIFESTS / directory)).stdout
+    return [doc for doc in yaml.safe_load_all(text) if doc and doc["kind"] in kinds]
+
+
+@pytest.fixture(scope="module")
+def installed(kubectl: Kubectl) -> Iterator[None]:
+    """The installation's ServiceAccount, cluster roles and pod-rights policy."""
+    created_namespace = kubectl("get", "namespace", NAMESPACE, check=False).returncode != 0
+    if created_namespace:
+        kubectl("create", "namespace", NAMESPACE)
+    documents = rendered(kubectl, ".", INSTALLED_KINDS)
+    kubectl.apply({"apiVersion": "v1", "kind": "List", "items": documents})
+    try:
+        wait_until(
+            "the pod-rights policy to be type-checked",
+            lambda: (
+                "typeChecking"
+                in (kubectl.json("get", "validatingadmissionpolicy", POLICY).get("status") or {})
+            ),
+        )
+        status = kubectl.json("get", "validatingadmissionpolicy", POLICY)["status"]
+        assert not status["typeChecking"].get("expressionWarnings"), status
+        wait_for_pod_rights(kubectl, POLICY, OPERATOR)
+        yield
+    finally:
+        for document in documents:
+            if document["kind"] != "ServiceAccount":
+                name = f"{document['kind'].lower()}/{document['metadata']['name']}"
+                kubectl("delete", name, "--ignore-not-found", check=False)
+        if created_namespace:
+            kubectl("delete", "namespace", NAMESPACE, "--wait=false", check=False)
+
+
+@pytest.fixture
+def as_operator(installed: None, kubectl: Kubectl, namespace: str) -> Kubectl:
+    kubectl("create", "role", "read-pods", "--verb=get", "--resource=pods", "-n", namespace)
+    kubectl(
+        "create", "rolebinding", "read-pods", "--role=read-pods",
+        f"--serviceaccount={NAMESPACE}:muster-operator", "-n", namespace,
+    )  # fmt: skip
+    return kubectl
+
+
+def gated_pod(name: str, *, member: bool, **spec: Any) -> dict[str, Any]:
+    labels = {"app": "trainer"} | ({POD_GROUP_LABEL: "train"} if member else {})
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "labels": labels},
+        "spec": {
+            "schedulingGates": [{"name": GANG_GATE}],
+            "containers": [{"name": "main", "image": "registry.example/trainer:1"}],
+            **spec,
+        },
+    }
+
+
+def patch_as_operator(
+    kubectl: Kubectl, namespace: str, pod: str, patch: Any, kind: str = "strategic"
+) -> tuple[bool, str]:
+    """(allowed, stderr) of the operator's patch of a pod."""
+    result = kubectl(
+        "patch", "pod", pod, "-n", namespace, f"--as={OPERATOR}",
+        f"--type={kind}", "-p", json.dumps(patch), check=False,
+    )  # fmt: skip
+    return result.returncode == 0, result.stderr
+
+
+def refused_by_policy(outcome: tuple[bool, str]) -> bool:
+    allowed, stderr = outcome
+    return not allowed and f"ValidatingAdmissionPolicy '{POLICY}'" in stderr
+
+
+def test_the_operator_may_release_a_pod_but_not_change_it_otherwise(
+    as_operator: Kubectl, namespace: str
+) -> None:
+    kubectl = as_operator
+    kubectl.apply(gated_pod("member", member=True), namespace)
+    for change in (
+        {"spec": {"containers": [{"name": "main", "image": "attacker.example/miner:1"}]}},
+        {"metadata": {"labels": {"app": "something-else"}}},
+        {"metadata": {"labels": {POD_GROUP_LABEL: "another-group"}}},
+        {"metadata": {"annotations": {"anything": "at-all"}}},
+        {"spec": {"activeDeadlineSeconds": 1}},
+        {"spec": {"nodeSelector": {"example.com/zone": "a"}}},
+        # The pin is node affinity on the node's name, never a nodeSelector.
+        {"spec": {"nodeSelector": {"kubernetes.io/hostname": NOWHERE}}},
+    ):
+        outcome = patch_as_operator(kubectl, namespace, "member", change)
+        assert refused_by_policy(outcome), (change, outcome)
+
+    assert patch_as_operator(kubectl, namespace, "member", release_patch(NOWHERE)) == (True, "")
+    pod = kubectl.json("get", "pod", "member", "-n", namespace)
+    assert pinned_to(pod) == NOWHERE and not pod["spec"].get("nodeSelector")
+    assert not pod["spec"].get("schedulingGates")
+    assert pod["spec"]["containers"][0]["image"] == "registry.example/trainer:1"
+
+
+def test_only_its_own_gate_comes_off(as_operator: Kubectl, namespace: str) -> None:
+    kubectl = as_operator
+    pod = gated_pod("member", member=True)
+    pod["spec"]["schedulingGates"].append({"name": "example.com/quota"})
+    kubectl.apply(pod, namespace)
+    theirs = {"spec": {"schedulingGates": [{"$patch": "delete", "name": "example.com/quota"}]}}
+    assert refused_by_policy(patch_as_operator(kubectl, namespace, "member", theirs))
+    assert patch_as_operator(kubectl, namespace, "member", release_patch(NOWHERE))[0]
+    gates = kubectl.json("get", "pod", "member", "-n", namespace)["spec"]["schedulingGates"]
+    assert gates == [{"name": "example.com/quota"}]
+
+
+def test_the_pin_narrows_the_pods_own_required_node_affinity_and_nothing_else(
+    as_operator: Kubectl, namespace: str
+) -> None:
+    kubectl = as_operator
+    zones = {"key": "example.com/zone", "operator": "In", "values": ["a", "b"]}
+    affinity = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchExpressions": [zones]}]
+            }
+        }
+    }
+    kubectl.apply(gated_pod("zoned", member=True, affinity=affinity), namespace)
+    terms = "/spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution"
+    for wrong in (
+        {"op": "add", "path": f"{terms}/nodeSelectorTerms/0/matchExpressions/-",
+         "value": {"key": "example.com/other", "operator": "Exists"}},
+        {"op": "add", "path": f"{terms}/nodeSelectorTerms/0/matchFields",
+         "value": [{"key": "metadata.name", "operator": "NotIn", "values": [NOWHERE]}]},
+    ):  # fmt: skip
+        assert refused_by_policy(patch_as_operator(kubectl, namespace, "zoned", [wrong], "json"))
+
+    pod = kubectl.json("get", "pod", "zoned", "-n", namespace)
+    release = release_patch(NOWHERE, required_terms(pod))
+    assert patch_as_operator(kubectl, namespace, "zoned", release) == (True, "")
+    pod = kubectl.json("get", "pod", "zoned", "-n", namespace)
+    assert pinned_to(pod) == NOWHERE and not pod["spec"].get("schedulingGates")
+    (term,) = required_terms(pod)
+    assert term["matchExpressions"] == [zones]
+
+
+def test_the_operator_deletes_only_pods_of_a_pod_group(
+    as_operator: Kubectl, namespace: str
+) -> None:
+    kubectl = as_operator
+    kubectl.apply(gated_pod("plain", member=False), namespace)
+    kubectl.apply(gated_pod("member", member=True), namespace)
+    as_operator_args = ("-n", namespace, f"--as={OPERATOR}", "--wait=false")
+    plain = kubectl("delete", "pod", "plain", *as_operator_args, check=False)
+    assert plain.returncode != 0 and f"ValidatingAdmissionPolicy '{POLICY}'" in plain.stderr
+    assert kubectl("delete", "pod", "member", *as_operator_args, check=False).returncode == 0
+
+    # Evictions (preemption takes plain pods too) keep the pod's own grace period.
+    eviction = {
+        "apiVersion": "policy/v1",
+        "kind": "Eviction",
+        "metadata": {"name": "plain", "namespace": namespace},
+        "deleteOptions": {"gracePeriodSeconds": 0},
+    }
+    path = f"/api/v1/namespaces/{namespace}/pods/plain/eviction"
+    forced = kubectl(
+        "create", "--raw", path, f"--as={OPERATOR}", "-f", "-",
+        input=json.dumps(eviction), check=False,
+    )  # fmt: skip
+    assert forced.returncode != 0 and "grace period" in forced.stderr
+    del eviction["deleteOptions"]
+    kubectl("create", "--raw", path, f"--as={OPERATOR}", "-f", "-", input=json.dumps(eviction))
+
+
+def can_i(kubectl: Kubectl, *request: str) -> str:
+    return kubectl("auth", "can-i", *request, f"--as={OPERATOR}", check=False).stdout.strip()
+
+
+def test_the_operator_may_patch_only_its_own_webhook_configurations(
+    installed: None, kubectl: Kubectl
+) -> None:
+    for kind in ("mutatingwebhookconfigurations", "validatingwebhookconfigurations"):
+        assert can_i(kubectl, "patch", f"{kind}/{CONFIGURATION}") == "yes"
+        assert can_i(kubectl, "patch", f"{kind}/someone-elses") == "no"
+        assert can_i(kubectl, "patch", kind) == "no"
+        assert can_i(kubectl, "create", kind) == "no"
+        assert can_i(kubectl, "delete", f"{kind}/{CONFIGURATION}") == "no"
+    assert can_i(kubectl, "patch", "validatingadmissionpolicies/muster-operator-pod-rights") == "no"
+    assert can_i(kubectl, "delete", "validatingadmissionpolicybindings") == "no"
+
+    # With cert-manager, its cainjector keeps the caBundle: the operator may not even
+    # patch its own configurations.
+    overlay = rendered(kubectl, "overlays/cert-manager", {"ClusterRole"})
+    kubectl.apply({"apiVersion": "v1", "kind": "List", "items": overlay})
+    for kind in ("mutatingwebhookconfigurations", "validatingwebhookconfigurations"):
+        assert can_i(kubectl, "patch", f"{kind}/{CONFIGURATION}") == "no"
+        assert can_i(kubectl, "get", f"{kind}/{CONFIGURATION}") == "no"
