@@ -147,8 +147,9 @@ class SchedulingLoop:
         if step.kind is StepKind.PREEMPT:
             self.metrics.preemptions.inc(len(outcome.done))
         failed = sorted(outcome.failed)
-        if action.force and failed:
-            failed = sorted((await self.pods.delete(failed)).failed)
+        if action.force and outcome.refused:
+            deleted = await self.pods.delete(sorted(outcome.refused))
+            failed = sorted({*outcome.failed.keys() - outcome.refused, *deleted.failed})
         if not failed:
             return True
         pod_group = self.cache.pod_groups.get(step.group)

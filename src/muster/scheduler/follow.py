@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from muster.scheduler.config import EngineConfig
 from muster.scheduler.intake import GroupRecord
 from muster.scheduler.refusals import Refused
-from muster.scheduler.results import PodKey
+from muster.scheduler.results import GroupKey, PodKey
 from muster.scheduler.state import ClusterState
 
 
@@ -64,7 +64,11 @@ def follow(
                 )
             )
         leaving = {v for v in awaiting if state.pods[v].record.terminating}
-        evict = tuple(victim for victim in awaiting if victim not in leaving)
+        evict = tuple(
+            victim
+            for victim in awaiting
+            if victim not in leaving and not _taken_down_whole(state, victim)
+        )
         return Following(awaiting=awaiting, evict=evict, deadline=deadline)
     to_release: list[tuple[str, str]] = []
     unbound: list[str] = []
@@ -121,6 +125,14 @@ def follow(
         complete=not waiting and not release_held,
         deadline=deadline if unbound else None,
     )
+
+
+def _taken_down_whole(state: ClusterState, pod: PodKey) -> bool:
+    """Whether the victim's gang falls whole: its own step takes it down (see
+    `transitions.take_down`), deleting what an eviction is refused for."""
+    group_name = state.pods[pod].record.group_name
+    group = state.groups.get(GroupKey(pod.namespace, group_name)) if group_name else None
+    return group is not None and group.falls_whole
 
 
 def _still_there(state: ClusterState, pod: PodKey) -> bool:
