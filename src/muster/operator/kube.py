@@ -58,7 +58,7 @@ class KubeError(Exception):
         self.reason = reason
         self.message = message
         self.retry_after = retry_after
-        self.causes = causes  # details.causes[].type of the Status
+        self.causes = causes  # the Status's details.causes[].reason (a StatusCause's type)
 
     @property
     def budget_refused(self) -> bool:
@@ -389,7 +389,7 @@ def _error(response: Any, payload: bytes) -> KubeError:
             str(decoded.get("message", "")),
             retry_after=retry_after,
             causes=tuple(
-                str(cause.get("type", "")) for cause in causes or () if isinstance(cause, dict)
+                str(cause.get("reason", "")) for cause in causes or () if isinstance(cause, dict)
             ),
         )
     return KubeError(status, "", str(decoded), retry_after=retry_after)

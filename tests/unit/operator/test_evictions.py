@@ -25,7 +25,7 @@ BUDGET_REFUSAL = {
     "kind": "Status",
     "reason": "TooManyRequests",
     "message": "Cannot evict pod as it would violate the pod's disruption budget.",
-    "details": {"causes": [{"type": "DisruptionBudget", "message": "needs 3 healthy pods"}]},
+    "details": {"causes": [{"reason": "DisruptionBudget", "message": "needs 3 healthy pods"}]},
 }
 THROTTLED = {"kind": "Status", "reason": "TooManyRequests", "message": "slow down"}
 
