@@ -175,6 +175,7 @@ class LiveCache:
         self.namespaces = _Sink(self._upsert_namespace, self._remove_namespace)
         self.claims = _Sink(self._upsert_claim, self._remove_claim)
         self.volumes = _Sink(self._upsert_volume, self._remove_volume)
+        self.budgets = _Sink(self._upsert_budget, self._remove_budget)
 
     def apply_pod_group(self, pod_group: JsonObject) -> bool:
         """Record a PodGroup as seen by a watch or as returned by our own write."""
@@ -315,6 +316,22 @@ class LiveCache:
         self.rejections.pop(_object_key("PersistentVolume", volume), None)
         self._fingerprints.pop(("volume", "", name), None)
         return True
+
+    def _upsert_budget(self, budget: JsonObject) -> bool:
+        """PodDisruptionBudgets: which victims preemption should spare (`budgets`).
+
+        A change in what a budget allows triggers no cycle of its own: it only weighs
+        in a preemption that something else asks for.
+        """
+        self._take_in("PodDisruptionBudget", budget)
+        return False
+
+    def _remove_budget(self, budget: JsonObject) -> bool:
+        metadata = _metadata(budget)
+        namespace, name = str(metadata.get("namespace", "")), str(metadata.get("name", ""))
+        self._delete("PodDisruptionBudget", namespace, name)
+        self.rejections.pop(_object_key("PodDisruptionBudget", budget), None)
+        return False
 
     def _changed(self, key: tuple[str, str, str], fingerprint: Hashable) -> bool:
         if self._fingerprints.get(key) == fingerprint:

@@ -42,6 +42,7 @@ CLAIMS = "/api/v1/persistentvolumeclaims"
 VOLUMES = "/api/v1/persistentvolumes"
 PODS = "/api/v1/pods"
 PRIORITY_CLASSES = "/apis/scheduling.k8s.io/v1/priorityclasses"
+BUDGETS = "/apis/policy/v1/poddisruptionbudgets"
 POD_GROUPS = f"/apis/{API_VERSION}/{POD_GROUP_PLURAL}"
 WORKLOADS = f"/apis/{API_VERSION}/{WORKLOAD_PLURAL}"
 JOBS = "/apis/batch/v1/jobs"
@@ -63,6 +64,7 @@ def scheduling_sources(cache: LiveCache, pods: Sink | None = None) -> list[Sourc
         (VOLUMES, {}, cache.volumes),
         (CLAIMS, {}, cache.claims),
         (PRIORITY_CLASSES, {}, cache.priority_classes),
+        (BUDGETS, {}, cache.budgets),
         (POD_GROUPS, {}, cache.pod_group_sink),
         (PODS, CAPACITY_QUERY, views.view()),
         (PODS, MEMBER_QUERY, views.view()),

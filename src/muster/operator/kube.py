@@ -34,6 +34,8 @@ CONNECT_TIMEOUT = 5.0
 # The longest wait between two attempts of one request, whatever Retry-After says:
 # beyond it the caller's own retry (next cycle, next watch) is the better judge.
 MAX_RETRY_DELAY = 10.0
+# The cause the Eviction API gives when a PodDisruptionBudget refuses (policy/v1).
+DISRUPTION_BUDGET_CAUSE = "DisruptionBudget"
 
 
 class KubeError(Exception):
@@ -44,13 +46,31 @@ class KubeError(Exception):
     """
 
     def __init__(
-        self, status: int, reason: str, message: str, *, retry_after: float | None = None
+        self,
+        status: int,
+        reason: str,
+        message: str,
+        *,
+        retry_after: float | None = None,
+        causes: tuple[str, ...] = (),
     ) -> None:
         super().__init__(f"{status} {reason}: {message}" if status else f"{reason}: {message}")
         self.status = status
         self.reason = reason
         self.message = message
         self.retry_after = retry_after
+        self.causes = causes  # the Status's details.causes[].reason (a StatusCause's type)
+
+    @property
+    def budget_refused(self) -> bool:
+        """A PodDisruptionBudget refused an eviction (429 or 403 with its cause): not
+        throttling, so repeating at once changes nothing."""
+        return DISRUPTION_BUDGET_CAUSE in self.causes
+
+    @property
+    def throttled(self) -> bool:
+        """The server asked to be asked again later (429, not a budget's refusal)."""
+        return self.status == 429 and not self.budget_refused
 
     @property
     def not_found(self) -> bool:
@@ -349,7 +369,7 @@ def _running_loop() -> asyncio.AbstractEventLoop | None:
 
 def _repeatable(method: str, error: KubeError) -> bool:
     """Whether repeating the request can do no harm that the first attempt did not."""
-    if error.status == 429 or (isinstance(error, UnreachableError) and error.unsent):
+    if error.throttled or (isinstance(error, UnreachableError) and error.unsent):
         return True
     return method == "GET" and error.transient
 
@@ -398,10 +418,15 @@ def _error(response: Any, payload: bytes) -> KubeError:
     except ValueError:
         return KubeError(status, "", payload.decode(errors="replace"), retry_after=retry_after)
     if isinstance(decoded, dict):
+        details = decoded.get("details")
+        causes = details.get("causes") if isinstance(details, dict) else None
         return KubeError(
             status,
             str(decoded.get("reason", "")),
             str(decoded.get("message", "")),
             retry_after=retry_after,
+            causes=tuple(
+                str(cause.get("reason", "")) for cause in causes or () if isinstance(cause, dict)
+            ),
         )
     return KubeError(status, "", str(decoded), retry_after=retry_after)

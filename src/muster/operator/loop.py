@@ -171,8 +171,9 @@ class SchedulingLoop:
         if step.kind is StepKind.PREEMPT:
             self.metrics.preemptions.inc(len(outcome.done))
         failed = sorted(outcome.failed)
-        if action.force and failed:
-            failed = sorted((await self.pods.delete(failed)).failed)
+        if action.force and outcome.refused:
+            deleted = await self.pods.delete(sorted(outcome.refused))
+            failed = sorted({*(outcome.failed.keys() - outcome.refused), *deleted.failed})
         return not failed  # the decision is written: the next cycle tries again
 
     async def _release(self, action: Release) -> bool:

@@ -125,10 +125,13 @@ class Failure:
 
 @dataclass(frozen=True, slots=True)
 class BatchOutcome:
-    """Which pods an action succeeded on, and which failed with what."""
+    """Which pods an action succeeded on, and which failed with what; of those, the
+    ones the API server refused outright (not throttled, not unanswered, not held
+    back for want of leadership), where asking again at once would change nothing."""
 
     done: tuple[PodKey, ...]
     failed: dict[PodKey, Failure]
+    refused: frozenset[PodKey] = frozenset()
 
 
 class PodActions:
@@ -193,23 +196,37 @@ class PodActions:
             unsent = Failure(0, NOT_LEADING)
             return BatchOutcome(done=(), failed={key(item): unsent for item in items})
 
-        async def guarded(item: T) -> Failure | None:
+        async def guarded(item: T) -> Exception | None:
             async with self.semaphore:
                 try:
                     await action(item)
                 except KubeError as error:
                     logger.warning("pod %s: %s", key(item), error)
-                    return Failure(error.status, error.message)
-                except ValueError as error:
-                    logger.warning("pod %s: %s", key(item), error)
-                    return Failure(0, str(error))
+                    return error
                 return None
 
         results = await asyncio.gather(*(guarded(item) for item in items))
         done = tuple(key(item) for item, error in zip(items, results, strict=True) if error is None)
-        failed = {
+        errors = {
             key(item): error
             for item, error in zip(items, results, strict=True)
             if error is not None
         }
-        return BatchOutcome(done=done, failed=failed)
+        return BatchOutcome(
+            done=done,
+            failed={pod: _failure(error) for pod, error in errors.items()},
+            refused=frozenset(pod for pod, error in errors.items() if _refusal(error)),
+        )
+
+
+def _failure(error: Exception) -> Failure:
+    if isinstance(error, KubeError):
+        return Failure(error.status, error.message)
+    return Failure(0, str(error))
+
+
+def _refusal(error: Exception) -> bool:
+    """An answer that stands: anything but throttling, no answer, or no leadership."""
+    if not isinstance(error, KubeError):
+        return True
+    return error.status != 0 and not error.throttled

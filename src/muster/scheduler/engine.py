@@ -376,7 +376,13 @@ class _Cycle:
         if placement.domain is not None and gang.record.topology_key is not None:
             domain = (gang.record.topology_key, placement.domain)
         self.admissions.append(
-            Admission(gang.key, self._node_names(placement.placements), domain, plan.victims)
+            Admission(
+                gang.key,
+                self._node_names(placement.placements),
+                domain,
+                plan.victims,
+                plan.violations,
+            )
         )
         return True
 

@@ -27,7 +27,7 @@ from muster.scheduler.config import EngineConfig
 from muster.scheduler.intake import GroupRecord
 from muster.scheduler.refusals import Refused
 from muster.scheduler.release_failures import RETRY_SECONDS, ReleaseFailure
-from muster.scheduler.results import PodKey
+from muster.scheduler.results import GroupKey, PodKey
 from muster.scheduler.state import ClusterState
 
 
@@ -75,7 +75,11 @@ def follow(
                 )
             )
         leaving = {v for v in awaiting if state.pods[v].record.terminating}
-        evict = tuple(victim for victim in awaiting if victim not in leaving)
+        evict = tuple(
+            victim
+            for victim in awaiting
+            if victim not in leaving and not _taken_down_whole(state, victim)
+        )
         return Following(awaiting=awaiting, evict=evict, deadline=deadline)
     victims_gone = bool(memory.victims)
     started = now if victims_gone else memory.release_started or group.admitted_at or now
@@ -173,6 +177,14 @@ def _undone(progress: _Progress, *, overdue: bool, config: EngineConfig) -> Roll
 
 def _more(others: int) -> str:
     return f" (and {others} more pod(s))" if others else ""
+
+
+def _taken_down_whole(state: ClusterState, pod: PodKey) -> bool:
+    """Whether the victim's gang falls whole: its own step takes it down (see
+    `transitions.take_down`), deleting what an eviction is refused for."""
+    group_name = state.pods[pod].record.group_name
+    group = state.groups.get(GroupKey(pod.namespace, group_name)) if group_name else None
+    return group is not None and group.falls_whole
 
 
 def _still_there(state: ClusterState, pod: PodKey) -> bool:

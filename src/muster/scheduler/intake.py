@@ -20,6 +20,7 @@ from muster.api.constants import (
     PREEMPT_NEVER,
 )
 from muster.api.gates import has_gang_gate
+from muster.scheduler.budgets import Budget
 from muster.scheduler.fields import (
     IntakeError,
     integer_field,
@@ -29,7 +30,7 @@ from muster.scheduler.fields import (
 )
 from muster.scheduler.lifecycle import NO_MEMORY, Lifecycle, lifecycle_from
 from muster.scheduler.node_affinity import Requirement, Term
-from muster.scheduler.pod_terms import NO_RULES, InterPodRules, inter_pod_rules
+from muster.scheduler.pod_terms import NO_RULES, InterPodRules, inter_pod_rules, label_selector
 from muster.scheduler.quantity import QuantityError, to_amount
 from muster.scheduler.refusals import RefusalMemory, refusals_from
 from muster.scheduler.requests import pod_requests
@@ -110,6 +111,11 @@ class GroupRecord:
     status: Mapping[str, Any] = field(default_factory=dict)  # as read, for what it keeps
     runtime: Runtime | None = None  # its pods' expected runtime (see `runtimes`)
     cron_job: str | None = None  # the CronJob whose Job it was made for, if any
+
+    @property
+    def falls_whole(self) -> bool:
+        """A gang disrupted together (disruptionMode all): one victim takes them all."""
+        return self.gang and not self.disrupt_single
 
 
 @dataclass(frozen=True, slots=True)
@@ -448,4 +454,24 @@ def priority_class_from(obj: Mapping[str, Any]) -> PriorityClassRecord:
     value = integer_field(obj.get("value"), "value")
     return PriorityClassRecord(
         name=name, value=value or 0, global_default=bool(obj.get("globalDefault", False))
+    )
+
+
+def budget_from(obj: Mapping[str, Any]) -> Budget:
+    """A policy/v1 PodDisruptionBudget: its selector and what its status allows now.
+
+    A budget whose controller has not counted it yet allows nothing (its status has
+    no disruptionsAllowed), as the API server's eviction handler treats it.
+    """
+    namespace, name = _name(obj)
+    spec = mapping_field(obj.get("spec"), "spec")
+    status = mapping_field(obj.get("status"), "status")
+    allowed = integer_field(status.get("disruptionsAllowed"), "status.disruptionsAllowed")
+    disrupted = mapping_field(status.get("disruptedPods"), "status.disruptedPods")
+    return Budget(
+        namespace=namespace,
+        name=name,
+        selector=label_selector(spec.get("selector"), "spec.selector"),
+        disruptions_allowed=allowed or 0,
+        disrupted=frozenset(str(pod) for pod in disrupted),
     )

@@ -38,8 +38,11 @@ class WriteStatus:
 
 @dataclass(frozen=True, slots=True)
 class Evict:
-    """Evict these pods; `force` deletes what an eviction may not take (a rollback must
-    not leave half a gang behind a PodDisruptionBudget), else failures stop the step."""
+    """Evict these pods; `force`: the engine decided they must go, so a pod whose
+    eviction is refused (a PodDisruptionBudget, or any other refusal that stands) is
+    deleted, since a gang taken down must not keep half its pods. Throttling and
+    failures without an answer are never turned into a delete: they fail the step,
+    and the next cycle asks again (after the server's Retry-After)."""
 
     pods: tuple[PodKey, ...]
     force: bool

@@ -179,6 +179,11 @@ def _selector(
     return Selector(tuple(sorted(set(requirements), key=_requirement_order)))
 
 
+def label_selector(raw: object, where: str) -> Selector | None:
+    """A plain `metav1.LabelSelector` (matchLabels, matchExpressions); None when absent."""
+    return _selector(raw, where, {}, [], [])
+
+
 def _requirement_order(requirement: Requirement) -> tuple[str, str, tuple[str, ...]]:
     return (requirement.key, requirement.operator, requirement.values)
 

@@ -16,6 +16,16 @@ member counts with its gang's priority), and the search minimises:
    On random tiny clusters this takes more victims than an exhaustive search in about
    0.2% of the cases (see the unit tests).
 
+PodDisruptionBudgets weigh as they do in kube-scheduler, at the level of units (see
+`budgets`): a unit that, taken alone, would take more pods of a budget than it allows
+*violates* it. The whole search is first made among the units that violate nothing;
+only when they cannot make room is it made again with every unit, and then nodes with
+fewer violating candidates come first, non-violating units are taken first and
+violating ones are the first tried away again (kube-scheduler reprieves PDB-violating
+victims first, and picks the node with the fewest PDB violations). Victims that
+violate a budget, and the pods of a gang that falls whole, must go even if an
+eviction is refused (`Victim.must_go`): kube-scheduler deletes its victims.
+
 With a topology key, the domains where more of the gang fits before any victim leaves
 are tried first (the domain choice is not searched exhaustively for the fewest
 victims). The gang is never admitted with victims unless its placement fits after they
@@ -30,9 +40,10 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from muster.scheduler.budgets import Violations, violations
 from muster.scheduler.fit import Counts, Matrix
 from muster.scheduler.predicates import NodeTable
-from muster.scheduler.results import GroupKey, Victim
+from muster.scheduler.results import GroupKey, PodKey, Victim
 from muster.scheduler.state import NO_GROUP, ClusterState
 from muster.scheduler.topology import GangPlacement
 
@@ -48,13 +59,15 @@ class PreemptionPlan:
     placement: GangPlacement  # where the gang goes once the victims are gone
     victims: tuple[Victim, ...]  # sorted by pod
     remaining_free: Matrix  # the cycle's view afterwards, for the gangs behind
+    violations: Violations  # what the victims break, taken together
 
 
 @dataclass(frozen=True, slots=True)
 class _Unit:
-    """Pods that fall together, ranked cheapest first: priority, pods, first pod's name."""
+    """Pods that fall together, ranked cheapest first: violating no budget before
+    violating one, then priority, pods, first pod's name."""
 
-    rank: tuple[int, int, str, str]
+    rank: tuple[int, int, int, str, str]
     slots: tuple[int, ...]  # pod slots of its pods that hold capacity
     nodes: tuple[int, ...]  # the node slot of each of those pods
 
@@ -66,11 +79,15 @@ class _LevelView:
     freed: Matrix
     count: Counts
     top: Counts  # rank of the highest candidate priority per node (-1: none)
+    violating: Counts  # candidates per node whose unit violates a budget
     scale: int  # more than any count, so that cost orders by top first
+    ranks: int  # more than any top + 1, so that cost orders by violations first
 
     def cost(self) -> Counts:
-        """Per node: 0 without candidates, else (their top priority, their count)."""
-        cost: Counts = np.where(self.count > 0, (self.top + 1) * self.scale + self.count, 0)
+        """Per node: 0 without candidates, else (their budget violations, their top
+        priority, their count)."""
+        order = self.violating * self.ranks + self.top + 1
+        cost: Counts = np.where(self.count > 0, order * self.scale + self.count, 0)
         return cost
 
 
@@ -82,7 +99,7 @@ class PreemptionSearch:
         self.table = table
         self._prepared = False
         self.gone = np.zeros(len(state.pod_keys), dtype=np.bool_)
-        self._at_level: dict[int, _LevelView] = {}
+        self._at_level: dict[tuple[int, bool], _LevelView] = {}
 
     def _prepare(self) -> None:
         state = self.state
@@ -94,7 +111,7 @@ class PreemptionSearch:
             record = state.groups.get(key)
             if record is not None and record.gang:
                 in_gang[group_id] = True
-                whole[group_id] = not record.disrupt_single
+                whole[group_id] = record.falls_whole
                 group_priority[group_id] = state.resolve_priority(
                     record.priority, record.priority_class
                 )
@@ -105,12 +122,36 @@ class PreemptionSearch:
             in_gang[safe], group_priority[safe], state.pod_priority[:size]
         )
         self.unit_of: IntArray = np.where(whole[safe], safe, groups + 1 + np.arange(size))
+        self.falls_whole: BoolArray = whole[safe]
         self.node_of = state.pod_node[:size].astype(np.int64)
         self.demand = state.pod_demand[:size]
         self.live = self.node_of >= 0
         self.levels: IntArray = np.unique(self.priority[self.live])
         self.priority_rank = np.searchsorted(self.levels, self.priority)
+        self.violating = self._violating()
         self._prepared = True
+
+    def _violating(self) -> BoolArray:
+        """Per pod slot: whether its unit, taken alone, violates a PodDisruptionBudget."""
+        violating = np.zeros(len(self.node_of), dtype=np.bool_)
+        budgets = list(self.state.budgets.values())
+        namespaces = {budget.namespace for budget in budgets}
+        if not budgets:
+            return violating
+        by_unit: dict[int, list[int]] = {}
+        for slot in np.flatnonzero(self.live):
+            key = self.state.pod_keys[slot]
+            if key is not None and key.namespace in namespaces:
+                by_unit.setdefault(int(self.unit_of[slot]), []).append(int(slot))
+        for slots in by_unit.values():
+            if violations([self._labelled(slots)], budgets):
+                violating[slots] = True
+        return violating
+
+    def _labelled(self, slots: list[int]) -> list[tuple[PodKey, Mapping[str, str]]]:
+        """The pods of these slots with their labels, by name (what budgets match)."""
+        keys = sorted(key for key in (self.state.pod_keys[slot] for slot in slots) if key)
+        return [(key, self.state.pods[key].record.labels) for key in keys]
 
     def _freed(self, slots: npt.NDArray[np.int64]) -> Matrix:
         """Capacity per node that leaves with these pods."""
@@ -119,15 +160,21 @@ class PreemptionSearch:
             np.add.at(freed, self.node_of[slots], self.demand[slots])
         return freed
 
-    def _level(self, level: int) -> _LevelView:
+    def _pool(self, level: int, spare_budgets: bool) -> BoolArray:
+        """The candidates at or below `level`; only those violating no budget when
+        `spare_budgets`."""
+        pool: BoolArray = self.live & ~self.gone & (self.priority <= level)
+        return pool & ~self.violating if spare_budgets else pool
+
+    def _level(self, level: int, spare_budgets: bool) -> _LevelView:
         """What every candidate at or below `level` frees, and where they are.
 
         This depends only on the level (not on the gang asking), so the gangs of one
         cycle share it; victims taken are subtracted from it (`_forget`).
         """
-        view = self._at_level.get(level)
+        view = self._at_level.get((level, spare_budgets))
         if view is None:
-            pool = self.live & ~self.gone & (self.priority <= level)
+            pool = self._pool(level, spare_budgets)
             nodes, demand = self.node_of[pool], self.demand[pool]
             freed = np.zeros((self.table.size, demand.shape[1]), dtype=np.int64)
             for column in range(demand.shape[1]):
@@ -137,8 +184,13 @@ class PreemptionSearch:
             count = np.bincount(nodes, minlength=self.table.size).astype(np.int64)
             top = np.full(self.table.size, -1, dtype=np.int64)
             np.maximum.at(top, nodes, self.priority_rank[pool])
-            view = _LevelView(freed, count, top, len(self.node_of) + 1)
-            self._at_level[level] = view
+            against = np.bincount(
+                self.node_of[pool & self.violating], minlength=self.table.size
+            ).astype(np.int64)
+            view = _LevelView(
+                freed, count, top, against, len(self.node_of) + 1, len(self.levels) + 1
+            )
+            self._at_level[(level, spare_budgets)] = view
         return view
 
     def _forget(self, victim_slots: npt.NDArray[np.int64]) -> None:
@@ -148,10 +200,14 @@ class PreemptionSearch:
         only makes that node look a little dearer in the placement's preference order.
         """
         self.gone[victim_slots] = True
-        for level, view in self._at_level.items():
-            slots = victim_slots[self.priority[victim_slots] <= level]
+        for (level, spare_budgets), view in self._at_level.items():
+            inside = self.priority[victim_slots] <= level
+            if spare_budgets:
+                inside &= ~self.violating[victim_slots]
+            slots = victim_slots[inside]
             np.subtract.at(view.freed, self.node_of[slots], self.demand[slots])
             np.subtract.at(view.count, self.node_of[slots], 1)
+            np.subtract.at(view.violating, self.node_of[slots], self.violating[slots])
 
     def has_candidates(self, priority: int) -> bool:
         """Whether any pod of lower priority holds capacity (so preemption was an option)."""
@@ -171,9 +227,29 @@ class PreemptionSearch:
         levels = self.levels[self.levels < priority]
         if not levels.size:
             return None
+        below = self.live & ~self.gone & (self.priority < priority)
+        for spare_budgets in (True, False) if (below & self.violating).any() else (True,):
+            lowest = self._lowest_level(free, levels, fits, spare_budgets)
+            if lowest is None:
+                continue
+            level, best = lowest
+            pool = self._pool(level, spare_budgets)
+            chosen = self._cover(free, self._need(free, best, demands), pool)
+            placement, chosen = self._refit_without(free, chosen, best, fits)
+            return self._plan(free, placement, chosen, demands)
+        return None
+
+    def _lowest_level(
+        self,
+        free: Matrix,
+        levels: IntArray,
+        fits: Callable[[Matrix, Counts], GangPlacement],
+        spare_budgets: bool,
+    ) -> tuple[int, GangPlacement] | None:
+        """The lowest priority level whose candidates make room, and the placement then."""
 
         def placement_at(level: int) -> GangPlacement:
-            view = self._level(level)
+            view = self._level(level, spare_budgets)
             return fits(free + view.freed, view.cost())
 
         low, high = 0, len(levels) - 1
@@ -187,10 +263,7 @@ class PreemptionSearch:
                 high, best = middle, attempt
             else:
                 low = middle + 1
-        pool = self.live & ~self.gone & (self.priority <= levels[high])
-        chosen = self._cover(free, self._need(free, best, demands), pool)
-        placement, chosen = self._refit_without(free, chosen, best, fits)
-        return self._plan(free, placement, chosen, demands)
+        return int(levels[high]), best
 
     @staticmethod
     def _need(free: Matrix, placement: GangPlacement, demands: Mapping[str, Demand]) -> Matrix:
@@ -265,10 +338,16 @@ class PreemptionSearch:
         victim_slots = sorted(slot for unit in chosen for slot in unit.slots)
         self._forget(np.array(victim_slots, dtype=np.int64))
         freed = self._freed(np.array(victim_slots, dtype=np.int64))
+        important_first = sorted(chosen, key=lambda unit: (-unit.rank[1], unit.rank[2:]))
+        broken = violations(
+            [self._labelled(list(unit.slots)) for unit in important_first],
+            self.state.budgets.values(),
+        )
         return PreemptionPlan(
             placement=placement,
-            victims=self._victims(victim_slots),
+            victims=self._victims(victim_slots, broken),
             remaining_free=np.minimum(free, free + freed - need),
+            violations=broken,
         )
 
     def _give(self, available: Matrix, unit: _Unit, sign: int) -> None:
@@ -288,16 +367,17 @@ class PreemptionSearch:
         for slots in slots_by_unit.values():
             first = min(key for key in (self.state.pod_keys[slot] for slot in slots) if key)
             priority = int(self.priority[slots].max())
+            violates = int(self.violating[slots].any())
             units.append(
                 _Unit(
-                    rank=(priority, len(slots), first.namespace, first.name),
+                    rank=(violates, priority, len(slots), first.namespace, first.name),
                     slots=tuple(slots),
                     nodes=tuple(int(node) for node in self.node_of[slots]),
                 )
             )
         return sorted(units, key=lambda unit: unit.rank)
 
-    def _victims(self, slots: list[int]) -> tuple[Victim, ...]:
+    def _victims(self, slots: list[int], broken: Violations) -> tuple[Victim, ...]:
         victims = []
         for slot in slots:
             key = self.state.pod_keys[slot]
@@ -307,5 +387,6 @@ class PreemptionSearch:
             if record.group_name is not None:
                 candidate = GroupKey(key.namespace, record.group_name)
                 group = candidate if candidate in self.state.groups else None
-            victims.append(Victim(key, group, int(self.priority[slot])))
+            must_go = bool(self.falls_whole[slot] or self.violating[slot]) or key in broken.pods
+            victims.append(Victim(key, group, int(self.priority[slot]), must_go))
         return tuple(sorted(victims, key=lambda victim: victim.pod))

@@ -18,6 +18,7 @@ from muster.api.constants import (
     REASON_UNSCHEDULABLE,
     REASON_WAITING_FOR_PODS,
 )
+from muster.scheduler.budgets import NO_VIOLATIONS, Violations
 from muster.scheduler.keys import GroupKey, PodKey
 from muster.scheduler.plan import Plan
 
@@ -113,6 +114,7 @@ class Victim:
     pod: PodKey
     group: GroupKey | None
     priority: int
+    must_go: bool = False  # taken even if a PodDisruptionBudget refuses its eviction
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +125,7 @@ class Admission:
     placements: dict[str, str]  # pod name -> node name
     domain: tuple[str, str] | None = None  # (topology key, value) when constrained
     victims: tuple[Victim, ...] = ()
+    violations: Violations = NO_VIOLATIONS  # PodDisruptionBudgets its victims break
 
 
 @dataclass(frozen=True, slots=True)

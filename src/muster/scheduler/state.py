@@ -21,6 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from muster.api.priority import DEFAULT_PRIORITY, lowest_default
+from muster.scheduler.budgets import Budget
 from muster.scheduler.fields import IntakeError
 from muster.scheduler.intake import (
     POD_COUNT,
@@ -28,6 +29,7 @@ from muster.scheduler.intake import (
     NodeRecord,
     PodRecord,
     PriorityClassRecord,
+    budget_from,
     claim_from,
     namespace_from,
     node_from,
@@ -105,7 +107,7 @@ def _grown(array: npt.NDArray[Any], rows: int, fill: object = 0) -> npt.NDArray[
 
 
 class ClusterState:
-    """Nodes, pods, PodGroups and PriorityClasses, as given by the API (plain mappings).
+    """Nodes, pods, PodGroups, PriorityClasses and more, as given by the API (plain mappings).
 
     `apply_*` adds or replaces an object, `delete_*` removes it. An object the engine
     cannot use is skipped: `apply_*` returns the reason (None when accepted), and
@@ -137,6 +139,7 @@ class ClusterState:
         self.namespace_labels: dict[str, Mapping[str, str]] = {}
         self.volumes = Volumes()
         self.priority_classes: dict[str, PriorityClassRecord] = {}
+        self.budgets: dict[tuple[str, str], Budget] = {}  # (namespace, name)
         self._pod_slots = _Slots()
         self.pod_demand: Matrix = np.zeros((0, 1), dtype=np.int64)
         self.pod_node: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)
@@ -181,6 +184,7 @@ class ClusterState:
         twin.namespace_labels = dict(self.namespace_labels)
         twin.volumes = self.volumes.copy()
         twin.priority_classes = dict(self.priority_classes)
+        twin.budgets = dict(self.budgets)
         twin._pod_slots = self._pod_slots.copy()
         twin.pod_demand = self.pod_demand.copy()
         twin.pod_node = self.pod_node.copy()
@@ -542,6 +546,22 @@ class ClusterState:
         self.rejected.pop(("PersistentVolume", "", name), None)
         self.volumes.delete_volume(name)
 
+    # ---- disruption budgets ----------------------------------------------------
+
+    def apply_pod_disruption_budget(self, budget: Mapping[str, Any]) -> str | None:
+        """A PodDisruptionBudget: which pods it protects and how many may go now."""
+        try:
+            record = budget_from(budget)
+        except IntakeError as error:
+            return self._reject("PodDisruptionBudget", budget, str(error))
+        self.rejected.pop(("PodDisruptionBudget", record.namespace, record.name), None)
+        self.budgets[(record.namespace, record.name)] = record
+        return None
+
+    def delete_pod_disruption_budget(self, namespace: str, name: str) -> None:
+        self.rejected.pop(("PodDisruptionBudget", namespace, name), None)
+        self.budgets.pop((namespace, name), None)
+
     # ---- priority classes ------------------------------------------------------
 
     def apply_priority_class(self, priority_class: Mapping[str, Any]) -> str | None:
@@ -613,6 +633,8 @@ class ClusterState:
             self.delete_claim(namespace, name)
         elif name and kind == "Pod":
             self.delete_pod(namespace, name)
+        elif name and kind == "PodDisruptionBudget":
+            self.delete_pod_disruption_budget(namespace, name)
         elif name:
             self.delete_pod_group(namespace, name)
         self.rejected[(kind, namespace, name)] = reason

@@ -15,6 +15,7 @@ from typing import Any
 
 from muster.api.constants import CONDITION_SCHEDULED, REASON_PREEMPTED, REASON_ROLLED_BACK
 from muster.api.times import rfc3339
+from muster.scheduler.budgets import Violations
 from muster.scheduler.config import EngineConfig
 from muster.scheduler.follow import Following, Rollback
 from muster.scheduler.intake import GroupRecord, PodRecord
@@ -113,8 +114,9 @@ class Planner:
         group = self.state.groups[key]
         victims = tuple(sorted(victim.pod for victim in admission.victims))
         actions: list[Action | None] = []
+        against = _against_budgets(admission.violations)
         if victims:
-            notice = f"preempted by PodGroup {key} to make room for its gang"
+            notice = f"preempted by PodGroup {key} to make room for its gang{against}"
             for victim_group in sorted({v.group for v in admission.victims if v.group}):
                 actions.append(self._disrupt(victim_group, victims, notice))
         lifecycle = Lifecycle(
@@ -122,7 +124,7 @@ class Planner:
             release_started=None if victims else self.now,
             victims=victims,
         )
-        message = admitted_message(len(admission.placements), admission.domain)
+        message = admitted_message(len(admission.placements), admission.domain) + against
         actions.append(
             self.change(
                 key,
@@ -135,7 +137,10 @@ class Planner:
             )
         )
         if victims:
-            actions.append(Evict(victims, force=False))
+            must_go = tuple(sorted(victim.pod for victim in admission.victims if victim.must_go))
+            may_stay = tuple(pod for pod in victims if pod not in set(must_go))
+            actions.append(Evict(must_go, force=True) if must_go else None)
+            actions.append(Evict(may_stay, force=False) if may_stay else None)
             self.wake.append(self.now + self.config.victims_timeout)
             self._step(key, StepKind.PREEMPT, actions)
             return
@@ -151,7 +156,7 @@ class Planner:
         group = self.state.groups.get(key)
         if group is None:
             return None
-        if group.gang and group.admitted and not group.disrupt_single:
+        if group.admitted and group.falls_whole:
             return self.change(
                 key,
                 StatusChange(
@@ -311,6 +316,18 @@ def _blocked(key: GroupKey, pods: tuple[PodKey, ...]) -> RecordEvent:
 
 def _release(key: GroupKey, placements: Iterable[tuple[str, str]]) -> Release:
     return Release(key, tuple(sorted(placements)))
+
+
+def _against_budgets(violations: Violations) -> str:
+    """What a preemption says when only victims a PodDisruptionBudget protects could
+    make room (kube-scheduler preempts them all the same, as few as it can)."""
+    if not violations:
+        return ""
+    budgets = ", ".join(violations.budgets)
+    return (
+        f"; against PodDisruptionBudget {budgets}: {len(violations.pods)} victim pod(s) beyond "
+        "what it allows, as no other victims could make room"
+    )
 
 
 def _backoff_message(until: float, rollbacks: int) -> str:

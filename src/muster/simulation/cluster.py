@@ -52,6 +52,7 @@ class SimulatedCluster:
         claims: Iterable[Entry],
         pod_groups: Iterable[Entry],
         pods: Iterable[Entry],
+        budgets: Iterable[Entry] = (),
     ) -> None:
         """Hand every object to the engine; raise `InvalidInputError` for those it rejects.
 
@@ -69,6 +70,8 @@ class SimulatedCluster:
             self._check(entry, self.state.apply_volume(entry.body), problems)
         for entry in claims:
             self._check(entry, self.state.apply_claim(entry.body), problems)
+        for entry in budgets:
+            self._check(entry, self.state.apply_pod_disruption_budget(entry.body), problems)
         for entry in pod_groups:
             self.pod_groups[GroupKey(entry.namespace, entry.name)] = entry.body
             self._check(entry, self.state.apply_pod_group(entry.body), problems)

@@ -49,6 +49,7 @@ class Inventory:
     claims: list[Entry] = field(default_factory=list)
     pods: list[Entry] = field(default_factory=list)
     priority_classes: list[Entry] = field(default_factory=list)
+    budgets: list[Entry] = field(default_factory=list)
     pod_groups: list[Entry] = field(default_factory=list)
     workloads: list[Entry] = field(default_factory=list)
     jobs: list[Entry] = field(default_factory=list)
@@ -63,6 +64,7 @@ class Inventory:
             "PersistentVolumeClaim": self.claims,
             "Pod": self.pods,
             "PriorityClass": self.priority_classes,
+            "PodDisruptionBudget": self.budgets,
             POD_GROUP_KIND: self.pod_groups,
             WORKLOAD_KIND: self.workloads,
             "Job": self.jobs,

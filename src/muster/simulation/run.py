@@ -85,6 +85,7 @@ def load(
         namespaces=inventory.namespaces,
         volumes=inventory.volumes,
         claims=inventory.claims,
+        budgets=inventory.budgets,
         pod_groups=expansion.pod_groups,
         pods=expansion.pods,
     )

@@ -44,8 +44,9 @@ _APPLY: dict[str, Callable[[ClusterState, Mapping[str, Any]], str | None]] = {
     "Namespace": ClusterState.apply_namespace,
     "PersistentVolumeClaim": ClusterState.apply_claim,
     "PersistentVolume": ClusterState.apply_volume,
+    "PodDisruptionBudget": ClusterState.apply_pod_disruption_budget,
 }
-_NAMESPACED = {"Pod", "PodGroup", "PersistentVolumeClaim"}
+_NAMESPACED = {"Pod", "PodGroup", "PersistentVolumeClaim", "PodDisruptionBudget"}
 
 
 def apply_object(state: ClusterState, kind: str, obj: Mapping[str, Any]) -> str | None:
@@ -67,6 +68,8 @@ def delete_object(state: ClusterState, kind: str, namespace: str, name: str) -> 
         state.delete_namespace(name)
     elif kind == "PersistentVolumeClaim":
         state.delete_claim(namespace, name)
+    elif kind == "PodDisruptionBudget":
+        state.delete_pod_disruption_budget(namespace, name)
     else:
         state.delete_volume(name)
 

@@ -69,6 +69,7 @@ class Request:
     name: str
     code: int
     received: datetime
+    subresource: str = ""
 
     @property
     def write(self) -> bool:
@@ -93,6 +94,7 @@ def audit_log(state_dir: Path) -> list[Request]:
                 name=str(ref.get("name", "")),
                 code=int((entry.get("responseStatus") or {}).get("code") or 0),
                 received=datetime.fromisoformat(entry["requestReceivedTimestamp"]),
+                subresource=str(ref.get("subresource", "")),
             )
         )
     return requests

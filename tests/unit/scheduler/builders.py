@@ -131,6 +131,30 @@ def pod_group(
     }
 
 
+def budget(
+    name: str,
+    match_labels: dict[str, str] | None,
+    *,
+    allowed: int,
+    namespace: str = "default",
+    disrupted: tuple[str, ...] = (),
+) -> Obj:
+    """A policy/v1 PodDisruptionBudget as its controller left it (`allowed` now)."""
+    spec: Obj = {"minAvailable": 1}
+    if match_labels is not None:
+        spec["selector"] = {"matchLabels": match_labels}
+    status: Obj = {"disruptionsAllowed": allowed}
+    if disrupted:
+        status["disruptedPods"] = {pod: "2026-01-01T00:00:00Z" for pod in disrupted}
+    return {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": spec,
+        "status": status,
+    }
+
+
 def priority_class(name: str, value: int, *, global_default: bool = False) -> Obj:
     return {
         "apiVersion": "scheduling.k8s.io/v1",
@@ -149,6 +173,7 @@ def cluster(*objects: Obj) -> ClusterState:
         "Pod": state.apply_pod,
         "PodGroup": state.apply_pod_group,
         "PriorityClass": state.apply_priority_class,
+        "PodDisruptionBudget": state.apply_pod_disruption_budget,
     }
     for obj in objects:
         problem = appliers[obj["kind"]](obj)

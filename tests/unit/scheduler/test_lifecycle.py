@@ -61,6 +61,7 @@ def victim_cluster() -> ClusterState:
 
 
 def test_a_preemption_records_every_gang_before_evicting_and_releases_nothing_yet() -> None:
+    """The victim's gang falls whole: its pods must go even if an eviction is refused."""
     result = schedule(victim_cluster(), now=NOW, config=CONFIG)
     [step] = [s for s in result.plan.steps if s.kind is StepKind.PREEMPT]
     low_key, high_key = GroupKey("default", "low"), GroupKey("default", "high")
@@ -71,7 +72,7 @@ def test_a_preemption_records_every_gang_before_evicting_and_releases_nothing_ye
         RecordEvent(low_key, True, "PreemptionByScheduler", told),
         WriteStatus(high_key),
         RecordEvent(high_key, False, "Scheduled", "1 pods placed"),
-        Evict((PodKey("default", "low-0"),), force=False),
+        Evict((PodKey("default", "low-0"),), force=True),
     )
     assert not any(isinstance(a, Release) for s in result.plan.steps for a in s.actions)
     high = result.plan.statuses[GroupKey("default", "high")]
