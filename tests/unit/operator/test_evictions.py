@@ -14,7 +14,7 @@ from typing import Any
 
 from muster.operator.kube import KubeError
 from muster.operator.loop import SchedulingLoop
-from muster.operator.pods import BatchOutcome, PodActions
+from muster.operator.pods import BatchOutcome, Failure, PodActions
 from muster.scheduler.plan import Evict, Step, StepKind
 from muster.scheduler.results import GroupKey, PodKey
 from tests.unit.operator.test_kube import Response as Answer
@@ -96,7 +96,7 @@ def refusing(loop: SchedulingLoop) -> RefusingPods:
     pods = RefusingPods(
         BatchOutcome(
             done=(PodKey("ns", "gone"),),
-            failed={budget: "429 pdb", throttled: "429 slow down"},
+            failed={budget: Failure(429, "pdb"), throttled: Failure(429, "slow down")},
             refused=frozenset({budget}),
         )
     )

@@ -111,10 +111,14 @@ def test_a_preemptor_is_released_once_its_victims_are_gone_even_after_a_restart(
 
 
 def test_a_victim_whose_eviction_did_not_take_is_told_blocked_and_evicted_again() -> None:
+    """A victim of a gang disrupted pod by pod (one that falls whole is taken down by its
+    own step, deleted where its eviction is refused: see test_budgets)."""
     first = schedule(victim_cluster(), now=NOW, config=CONFIG)
     high = GroupKey("default", "high")
     high_obj = with_status(pod_group("high", priority=1000), first, high)
-    low_obj = with_status(pod_group("low", priority=0), first, GroupKey("default", "low"))
+    low_obj = with_status(
+        pod_group("low", priority=0, single=True), first, GroupKey("default", "low")
+    )
     staying = pod("low-0", group="low", cpu="4", node_name="n1", gated=False)
     state = cluster(
         node("n1", cpu="4"), low_obj, staying, high_obj, pod("high-0", group="high", cpu="4")
