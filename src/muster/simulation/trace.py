@@ -56,22 +56,19 @@ def apply_object(state: ClusterState, kind: str, obj: Mapping[str, Any]) -> str 
 
 def delete_object(state: ClusterState, kind: str, namespace: str, name: str) -> None:
     """Take an object out of the state."""
-    if kind == "Node":
-        state.delete_node(name)
-    elif kind == "Pod":
-        state.delete_pod(namespace, name)
-    elif kind == "PodGroup":
-        state.delete_pod_group(namespace, name)
-    elif kind == "PriorityClass":
-        state.delete_priority_class(name)
-    elif kind == "Namespace":
-        state.delete_namespace(name)
-    elif kind == "PersistentVolumeClaim":
-        state.delete_claim(namespace, name)
-    elif kind == "PodDisruptionBudget":
-        state.delete_pod_disruption_budget(namespace, name)
-    else:
-        state.delete_volume(name)
+    _DELETE[kind](state, namespace, name)
+
+
+_DELETE: dict[str, Callable[[ClusterState, str, str], None]] = {
+    "Node": lambda state, _, name: state.delete_node(name),
+    "Pod": ClusterState.delete_pod,
+    "PodGroup": ClusterState.delete_pod_group,
+    "PriorityClass": lambda state, _, name: state.delete_priority_class(name),
+    "Namespace": lambda state, _, name: state.delete_namespace(name),
+    "PersistentVolumeClaim": ClusterState.delete_claim,
+    "PersistentVolume": lambda state, _, name: state.delete_volume(name),
+    "PodDisruptionBudget": ClusterState.delete_pod_disruption_budget,
+}
 
 
 def start_line(config: EngineConfig) -> JsonObject:
