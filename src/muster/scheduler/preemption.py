@@ -135,9 +135,9 @@ class PreemptionSearch:
         """Per pod slot: whether its unit, taken alone, violates a PodDisruptionBudget."""
         violating = np.zeros(len(self.node_of), dtype=np.bool_)
         budgets = list(self.state.budgets.values())
-        namespaces = {budget.namespace for budget in budgets}
         if not budgets:
             return violating
+        namespaces = {budget.namespace for budget in budgets}
         by_unit: dict[int, list[int]] = {}
         for slot in np.flatnonzero(self.live):
             key = self.state.pod_keys[slot]
