@@ -6,7 +6,7 @@ simulates the nodes and their kubelets) as plain processes on loopback ports, fr
 the binaries `hack/build.sh` compiles. Only the standard library is used, so this
 works before any virtualenv exists.
 
-    cluster.py up [--nodes FILE] [--job-scheduling-field | --native-gang] [--audit]
+    cluster.py up [--nodes FILE] [--job-scheduling-field | --native-gang] [--kueue] [--audit]
                   [--no-watch-cache] [--nodes-timeout SECONDS] [--node-lease-seconds SECONDS]
     cluster.py down
     cluster.py status
@@ -42,6 +42,8 @@ DEFAULT_NODES = HACK / "nodes" / "gpu-cluster.yaml"
 
 # Components in start order; `down` stops them in reverse.
 COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok")
+# Started after them with `up --kueue` (hack/kueue.py).
+KUEUE = "kueue"
 
 # Feature gates for the two optional API server modes (see docs/native-job-field.md):
 # the Job `spec.scheduling` field alone, or the whole native gang scheduling stack.
@@ -75,9 +77,13 @@ def versions() -> dict[str, str]:
     return pairs
 
 
+def cache_dir() -> Path:
+    """Where `build.sh` keeps what it builds."""
+    return Path(os.environ.get("MUSTER_CACHE", Path.home() / ".cache" / "muster"))
+
+
 def bin_dir() -> Path:
-    cache = Path(os.environ.get("MUSTER_CACHE", Path.home() / ".cache" / "muster"))
-    return cache / "k8s" / versions()["KUBE_VERSION"] / "bin"
+    return cache_dir() / "k8s" / versions()["KUBE_VERSION"] / "bin"
 
 
 def log(message: str) -> None:
@@ -374,8 +380,13 @@ def kwok_config(path: Path, node_lease_seconds: int = DEFAULT_NODE_LEASE_SECONDS
 # --- commands -----------------------------------------------------------------------
 
 
+def components() -> tuple[str, ...]:
+    """The components `up` started, in start order: Kueue too when it was asked for."""
+    return (*COMPONENTS, KUEUE) if pid_of(KUEUE) is not None else COMPONENTS
+
+
 def healthy() -> bool:
-    if not KUBECONFIG.exists() or not all(alive(pid_of(c)) for c in COMPONENTS):
+    if not KUBECONFIG.exists() or not all(alive(pid_of(c)) for c in components()):
         return False
     try:
         kubectl("get", "--raw", "/readyz")
@@ -406,7 +417,13 @@ def grace_period_flags(node_lease_seconds: int) -> list[str]:
 def up(args: argparse.Namespace) -> None:
     if healthy():
         log(f"already up; KUBECONFIG={KUBECONFIG}")
-        return
+    else:
+        start_control_plane(args)
+    if args.kueue and not alive(pid_of(KUEUE)):
+        start_kueue()
+
+
+def start_control_plane(args: argparse.Namespace) -> None:
     if STATE.exists():
         log("found a partial cluster; cleaning it up first")
         down(args)
@@ -562,6 +579,12 @@ def up(args: argparse.Namespace) -> None:
     log(f"kubectl: {bins / 'kubectl'}")
 
 
+def start_kueue() -> None:
+    """Kueue's manager beside the control plane (hack/kueue.py, on this cluster)."""
+    env = {**os.environ, "MUSTER_CLUSTER_DIR": str(STATE)}
+    subprocess.run([sys.executable, "-m", "hack.kueue", "up"], check=True, cwd=ROOT, env=env)
+
+
 def stop(name: str) -> None:
     """SIGTERM to the component's process group, SIGKILL after 10 s."""
     pid = pid_of(name)
@@ -578,7 +601,7 @@ def stop(name: str) -> None:
 
 
 def down(_: argparse.Namespace) -> None:
-    for name in reversed(COMPONENTS):
+    for name in reversed(components()):
         stop(name)
     shutil.rmtree(STATE, ignore_errors=True)
     log("down")
@@ -634,7 +657,7 @@ def status(_: argparse.Namespace) -> None:
         log("down")
         sys.exit(1)
     ok = True
-    for name in COMPONENTS:
+    for name in components():
         pid = pid_of(name)
         state = "running" if alive(pid) else "NOT RUNNING"
         ok &= alive(pid)
@@ -674,6 +697,11 @@ def main() -> None:
         help="enable the native 1.37 gang scheduling in every component",
     )
     up_parser.add_argument(
+        "--kueue",
+        action="store_true",
+        help="run Kueue's manager beside the control plane (webhooks on loopback)",
+    )
+    up_parser.add_argument(
         "--nodes-timeout",
         type=float,
         default=120.0,
@@ -702,7 +730,7 @@ def main() -> None:
     )
     sub.add_parser("status", help="component health, memory and nodes").set_defaults(handler=status)
     restart_parser = sub.add_parser("restart", help="stop one component and start it again")
-    restart_parser.add_argument("component", choices=COMPONENTS)
+    restart_parser.add_argument("component", choices=(*COMPONENTS, KUEUE))
     restart_parser.set_defaults(handler=restart)
     sub.add_parser("compact", help="compact etcd up to its current revision").set_defaults(
         handler=compact
