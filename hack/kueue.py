@@ -252,7 +252,7 @@ def up() -> None:
     for name in ("tls.crt", "tls.key"):
         (cert_dir / name).write_bytes((pki / name).read_bytes())
     ca_bundle = base64.b64encode((pki / "ca.crt").read_bytes()).decode()
-    ports = {name: free_port() for name in ("health", "metrics", "webhook", "visibility")}
+    ports = {name: free_port() for name in ("health", "metrics", "webhook")}
     url = f"https://127.0.0.1:{ports['webhook']}"
 
     kubectl("create", "namespace", NAMESPACE)
@@ -268,8 +268,8 @@ def up() -> None:
             str(binary),
             f"--config={config}",
             f"--kubeconfig={KUBECONFIG}",
-            f"--visibility-server-port={ports['visibility']}",
-            # Its API service would need an APIService and in-cluster routing.
+            # Its API server would need an APIService and in-cluster routing, and its
+            # default port would clash between clusters run side by side.
             "--feature-gates=VisibilityOnDemand=false",
         ],
     )

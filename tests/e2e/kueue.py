@@ -60,11 +60,12 @@ def kueue_queue(
     """Makes the test's queue: `kueue_queue(gpus=8)`; removed after the test."""
     made: list[KueueQueue] = []
 
-    def make(*, gpus: int) -> KueueQueue:
+    def make(*, gpus: int, preempt_lower: bool = False) -> KueueQueue:
+        """`preempt_lower`: Kueue evicts lower-priority Jobs of the queue for higher ones."""
         queue = KueueQueue(
             cluster_queue=namespace, flavor=namespace, node_labels={FLAVOR_LABEL: namespace}
         )
-        for manifest in _manifests(queue, namespace, gpus):
+        for manifest in _manifests(queue, namespace, gpus, preempt_lower=preempt_lower):
             kubectl.apply(manifest)
         made.append(queue)
         wait_until(
@@ -85,7 +86,10 @@ def kueue_queue(
         kubectl("delete", "resourceflavor", queue.flavor, "--wait=false", check=False)
 
 
-def _manifests(queue: KueueQueue, namespace: str, gpus: int) -> list[dict[str, Any]]:
+def _manifests(
+    queue: KueueQueue, namespace: str, gpus: int, *, preempt_lower: bool
+) -> list[dict[str, Any]]:
+    preemption = {"withinClusterQueue": "LowerPriority" if preempt_lower else "Never"}
     return [
         {
             "apiVersion": KUEUE_API,
@@ -98,6 +102,7 @@ def _manifests(queue: KueueQueue, namespace: str, gpus: int) -> list[dict[str, A
             "kind": "ClusterQueue",
             "metadata": {"name": queue.cluster_queue},
             "spec": {
+                "preemption": preemption,
                 "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}},
                 "resourceGroups": [
                     {

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import pytest
+
 from tests.e2e.cluster import Kubectl, wait_until
 from tests.e2e.harness import (
     NodePool,
@@ -149,3 +151,52 @@ def test_admitted_by_quota_but_fragmented_muster_holds_it_and_kueue_takes_it_bac
     assert waiting["status"] == "False"
     assert scheduled_condition(kubectl, namespace, "spread")["reason"] == "Scheduled"
     assert kueue_workload(kubectl, namespace, "together")["spec"].get("active", True)
+
+
+@pytest.mark.usefixtures("operator")
+def test_a_gang_kueue_preempts_waits_podless_and_runs_whole_when_readmitted(
+    kubectl: Kubectl,
+    namespace: str,
+    pool: NodePool,
+    priorities: tuple[str, str],
+    kueue_queue: Callable[..., KueueQueue],
+) -> None:
+    low, high = priorities
+    for _ in range(2):
+        pool.add(gpus=2, labels={FLAVOR_LABEL: namespace})
+    queue = kueue_queue(gpus=4, preempt_lower=True)
+
+    kubectl.apply(
+        gang_job("background", pool, workers=4, priority_class=low, labels=queue.labels),
+        namespace,
+    )
+    wait_all_bound(kubectl, namespace, "background", 4, timeout=60)
+    wait_for_reason(kubectl, namespace, "background", "Scheduled")
+
+    # Kueue preempts the running gang (suspends its Job) for the urgent one.
+    kubectl.apply(
+        gang_job(
+            "urgent", pool, workers=4, run_for="20s", priority_class=high, labels=queue.labels
+        ),
+        namespace,
+    )
+    wait_until(
+        "Kueue to preempt the background Job",
+        lambda: (
+            workload_condition(kubectl, namespace, "background", "Evicted").get("reason")
+            == "Preempted"
+        ),
+        timeout=60,
+    )
+    wait_all_bound(kubectl, namespace, "urgent", 4, timeout=60)
+    assert suspended(kubectl, namespace, "background")
+    assert pods_of(kubectl, namespace, "background") == []
+    # Podless, the gang is no longer admitted: it holds nothing and says it waits.
+    waiting = wait_for_reason(kubectl, namespace, "background", "WaitingForPods")
+    assert waiting["status"] == "False"
+    assert waiting["message"] == "0/4 member pods exist; waiting for 4 more"
+
+    # The urgent Job finishes; Kueue admits the background one again, and Muster
+    # places its new pods as a whole gang.
+    wait_all_bound(kubectl, namespace, "background", 4, timeout=120)
+    assert wait_for_reason(kubectl, namespace, "background", "Scheduled")["status"] == "True"

@@ -8,6 +8,9 @@ also how a release left half-done by a restarted operator is finished); pods rel
 but not bound are waited for until the release deadline; a pod that can no longer
 bind where it was planned (its node gone or cordoned), or that kube-scheduler refused
 to bind there, means the gang cannot complete as planned: it is rolled back at once.
+An admitted gang none of whose pods exists any more (its Job suspended, as Kueue
+suspends the Jobs it evicts or preempts; every pod deleted) is *vacated*: it is no
+longer admitted, and its next pods wait and are admitted like any gang's.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ class Following:
     """What one admitted gang needs this cycle."""
 
     rollback: Rollback | None = None
+    vacated: bool = False  # none of its pods exists any more
     awaiting: tuple[PodKey, ...] = ()  # its victims still there
     evict: tuple[PodKey, ...] = ()  # of those, the ones not on their way out yet
     victims_gone: bool = False  # the last of its victims left since the last cycle
@@ -51,6 +55,8 @@ def follow(
     release_held: bool = False,
 ) -> Following:
     """`release_held`: its minCount was raised beyond what fits; its gated pods wait."""
+    if not state.members.get(group.key):
+        return Following(vacated=True)
     memory = group.lifecycle
     awaiting = tuple(victim for victim in memory.victims if _still_there(state, victim))
     if awaiting:
