@@ -104,15 +104,19 @@ def run(*args: str, **kwargs: object) -> subprocess.CompletedProcess[str]:
 # --- PKI ------------------------------------------------------------------------------
 
 
-def make_pki(pki: Path) -> None:
-    """A CA, the API server's serving cert, an admin client cert and the SA key pair."""
-    pki.mkdir(parents=True, exist_ok=True)
+def openssl(pki: Path, *args: str) -> None:
+    run("openssl", *args, cwd=str(pki))
 
-    def openssl(*args: str) -> None:
-        run("openssl", *args, cwd=str(pki))
 
-    openssl("genrsa", "-out", "ca.key", "2048")
+def make_ca(pki: Path, subject: str, *extensions: str) -> None:
+    """`ca.key` and a self-signed `ca.crt` in `pki`, with extra `-addext` extensions.
+
+    Keys are written in PKCS #1 (`-traditional`), which every reader here accepts
+    (Kueue parses its CA key only in that form)."""
+    openssl(pki, "genrsa", "-traditional", "-out", "ca.key", "2048")
+    added = [arg for extension in extensions for arg in ("-addext", extension)]
     openssl(
+        pki,
         "req",
         "-x509",
         "-new",
@@ -120,12 +124,43 @@ def make_pki(pki: Path) -> None:
         "-key",
         "ca.key",
         "-subj",
-        "/CN=muster-local-ca",
+        subject,
+        *added,
         "-days",
         "3650",
         "-out",
         "ca.crt",
     )
+
+
+def issue_cert(pki: Path, name: str, subject: str, ext: str) -> None:
+    """`NAME.key` and `NAME.crt` signed by the CA in `pki`, with the extensions in `ext`."""
+    openssl(pki, "genrsa", "-traditional", "-out", f"{name}.key", "2048")
+    openssl(pki, "req", "-new", "-key", f"{name}.key", "-subj", subject, "-out", f"{name}.csr")
+    openssl(
+        pki,
+        "x509",
+        "-req",
+        "-in",
+        f"{name}.csr",
+        "-CA",
+        "ca.crt",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-days",
+        "3650",
+        "-extfile",
+        ext,
+        "-out",
+        f"{name}.crt",
+    )
+
+
+def make_pki(pki: Path) -> None:
+    """A CA, the API server's serving cert, an admin client cert and the SA key pair."""
+    pki.mkdir(parents=True, exist_ok=True)
+    make_ca(pki, "/CN=muster-local-ca")
     (pki / "server.ext").write_text(
         "subjectAltName=IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,"
         "DNS:kubernetes.default,DNS:kubernetes.default.svc\n"
@@ -134,31 +169,10 @@ def make_pki(pki: Path) -> None:
     (pki / "client.ext").write_text(
         "extendedKeyUsage=clientAuth\nkeyUsage=digitalSignature,keyEncipherment\n"
     )
-    for name, subject, ext in (
-        ("apiserver", "/CN=kube-apiserver", "server.ext"),
-        ("admin", "/O=system:masters/CN=muster-admin", "client.ext"),
-    ):
-        openssl("genrsa", "-out", f"{name}.key", "2048")
-        openssl("req", "-new", "-key", f"{name}.key", "-subj", subject, "-out", f"{name}.csr")
-        openssl(
-            "x509",
-            "-req",
-            "-in",
-            f"{name}.csr",
-            "-CA",
-            "ca.crt",
-            "-CAkey",
-            "ca.key",
-            "-CAcreateserial",
-            "-days",
-            "3650",
-            "-extfile",
-            ext,
-            "-out",
-            f"{name}.crt",
-        )
-    openssl("genrsa", "-out", "sa.key", "2048")
-    openssl("rsa", "-in", "sa.key", "-pubout", "-out", "sa.pub")
+    issue_cert(pki, "apiserver", "/CN=kube-apiserver", "server.ext")
+    issue_cert(pki, "admin", "/O=system:masters/CN=muster-admin", "client.ext")
+    openssl(pki, "genrsa", "-out", "sa.key", "2048")
+    openssl(pki, "rsa", "-in", "sa.key", "-pubout", "-out", "sa.pub")
 
 
 def write_kubeconfig(path: Path, pki: Path, server: str) -> None:

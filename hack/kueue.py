@@ -38,9 +38,10 @@ from hack.cluster import (
     cache_dir,
     free_port,
     http_ok,
+    issue_cert,
     kubectl,
     log,
-    run,
+    make_ca,
     start,
     versions,
     wait_for,
@@ -70,57 +71,21 @@ def kueue_dir() -> Path:
 
 
 def make_certificates(pki: Path) -> None:
-    """A CA of Kueue's own (an RSA key in PKCS #1, which Kueue parses) and a serving
-    certificate for its Service's DNS name and 127.0.0.1."""
+    """A CA of Kueue's own (named as Kueue checks it) and a serving certificate for
+    its Service's DNS name and 127.0.0.1."""
     pki.mkdir(parents=True, exist_ok=True)
-
-    def openssl(*args: str) -> None:
-        run("openssl", *args, cwd=str(pki))
-
-    openssl("genrsa", "-traditional", "-out", "ca.key", "2048")
-    openssl(
-        "req",
-        "-x509",
-        "-new",
-        "-nodes",
-        "-key",
-        "ca.key",
-        "-subj",
+    make_ca(
+        pki,
         f"/O=kueue/CN={CA_NAME}",
-        "-addext",
         f"subjectAltName=DNS:{CA_NAME}",
-        "-addext",
         "basicConstraints=critical,CA:TRUE",
-        "-addext",
         "keyUsage=critical,digitalSignature,keyEncipherment,keyCertSign",
-        "-days",
-        "3650",
-        "-out",
-        "ca.crt",
     )
     (pki / "server.ext").write_text(
         f"subjectAltName=DNS:{SERVICE}.{NAMESPACE}.svc,IP:127.0.0.1\n"
         "extendedKeyUsage=serverAuth\nkeyUsage=digitalSignature,keyEncipherment\n"
     )
-    openssl("genrsa", "-traditional", "-out", "tls.key", "2048")
-    openssl("req", "-new", "-key", "tls.key", "-subj", f"/CN={SERVICE}", "-out", "tls.csr")
-    openssl(
-        "x509",
-        "-req",
-        "-in",
-        "tls.csr",
-        "-CA",
-        "ca.crt",
-        "-CAkey",
-        "ca.key",
-        "-CAcreateserial",
-        "-days",
-        "3650",
-        "-extfile",
-        "server.ext",
-        "-out",
-        "tls.crt",
-    )
+    issue_cert(pki, "tls", f"/CN={SERVICE}", "server.ext")
 
 
 def secret(pki: Path) -> dict[str, Any]:

@@ -151,5 +151,17 @@ def workload_condition(kubectl: Kubectl, namespace: str, job: str, kind: str) ->
     return _condition(kueue_workload(kubectl, namespace, job), kind)
 
 
+def wait_for_workload(
+    kubectl: Kubectl, namespace: str, job: str, kind: str, reason: str, *, timeout: float = 60
+) -> dict[str, Any]:
+    """Wait until Kueue's Workload for the Job has the condition with that reason."""
+    wait_until(
+        f"Kueue's Workload for {job} to say {kind} {reason}",
+        lambda: workload_condition(kubectl, namespace, job, kind).get("reason") == reason,
+        timeout=timeout,
+    )
+    return workload_condition(kubectl, namespace, job, kind)
+
+
 def suspended(kubectl: Kubectl, namespace: str, job: str) -> bool:
     return bool(kubectl.json("get", "job", job, "-n", namespace)["spec"].get("suspend"))

@@ -31,6 +31,7 @@ from tests.e2e.kueue import (
     KueueQueue,
     kueue_workload,
     suspended,
+    wait_for_workload,
     workload_condition,
 )
 
@@ -56,14 +57,7 @@ def test_quota_admits_two_gangs_the_third_waits_in_kueue_then_runs(
 
     # Kueue's quota is used up: the third waits in Kueue's queue, suspended, podless.
     kubectl.apply(gang_job("third", pool, workers=4, labels=queue.labels), namespace)
-    wait_until(
-        "Kueue to leave the third Job pending for quota",
-        lambda: (
-            workload_condition(kubectl, namespace, "third", "QuotaReserved").get("reason")
-            == "Pending"
-        ),
-    )
-    pending = workload_condition(kubectl, namespace, "third", "QuotaReserved")
+    pending = wait_for_workload(kubectl, namespace, "third", "QuotaReserved", "Pending")
     assert pending["status"] == "False" and "nvidia.com/gpu" in pending["message"]
     assert suspended(kubectl, namespace, "third")
     assert pods_of(kubectl, namespace, "third") == []
@@ -121,24 +115,11 @@ def test_admitted_by_quota_but_fragmented_muster_holds_it_and_kueue_takes_it_bac
 
     # A Job that fits the same nodes waits in Kueue's queue: the quota is taken.
     kubectl.apply(gang_job("spread", pool, workers=4, labels=queue.labels), namespace)
-    wait_until(
-        "Kueue to leave the spread Job pending for quota",
-        lambda: (
-            workload_condition(kubectl, namespace, "spread", "QuotaReserved").get("reason")
-            == "Pending"
-        ),
-    )
+    wait_for_workload(kubectl, namespace, "spread", "QuotaReserved", "Pending")
 
     # Its pods never become Ready, so Kueue's waitForPodsReady evicts it: the Job is
     # suspended, its pods go, and its quota goes to the Job that fits.
-    wait_until(
-        "Kueue to evict the held Job for its pods not being ready",
-        lambda: (
-            workload_condition(kubectl, namespace, "together", "Evicted").get("reason")
-            == "PodsReadyTimeout"
-        ),
-        timeout=120,
-    )
+    wait_for_workload(kubectl, namespace, "together", "Evicted", "PodsReadyTimeout", timeout=120)
     pods = wait_all_bound(kubectl, namespace, "spread", 4, timeout=90)
     assert len({pod["spec"]["nodeName"] for pod in pods}) == 4
     wait_until("the held Job to be suspended", lambda: suspended(kubectl, namespace, "together"))
@@ -180,14 +161,7 @@ def test_a_gang_kueue_preempts_waits_podless_and_runs_whole_when_readmitted(
         ),
         namespace,
     )
-    wait_until(
-        "Kueue to preempt the background Job",
-        lambda: (
-            workload_condition(kubectl, namespace, "background", "Evicted").get("reason")
-            == "Preempted"
-        ),
-        timeout=60,
-    )
+    wait_for_workload(kubectl, namespace, "background", "Evicted", "Preempted", timeout=60)
     wait_all_bound(kubectl, namespace, "urgent", 4, timeout=60)
     assert suspended(kubectl, namespace, "background")
     assert pods_of(kubectl, namespace, "background") == []
