@@ -34,6 +34,7 @@ from typing import Any
 
 from hack.cluster import (
     KUBECONFIG,
+    KUEUE,
     STATE,
     cache_dir,
     free_port,
@@ -52,7 +53,6 @@ SERVICE = "kueue-webhook-service"
 SECRET = "kueue-webhook-server-cert"
 CA_NAME = "kueue-ca"  # the name Kueue checks its CA certificate for
 QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
-COMPONENT = "kueue"
 
 # `waitForPodsReady`: a Job whose pods are not all Ready this long after Kueue
 # admitted it is evicted and requeued, after a backoff of BASE x 2^(n-1) seconds.
@@ -228,7 +228,7 @@ def up() -> None:
     config = home / "config.yaml"
     config.write_text(json.dumps(configuration(ports, cert_dir), indent=2) + "\n")
     start(
-        COMPONENT,
+        KUEUE,
         [
             str(binary),
             f"--config={config}",
@@ -239,7 +239,7 @@ def up() -> None:
         ],
     )
     health = f"http://127.0.0.1:{ports['health']}"
-    wait_for("Kueue /readyz", lambda: http_ok(f"{health}/readyz"), COMPONENT)
+    wait_for("Kueue /readyz", lambda: http_ok(f"{health}/readyz"), KUEUE)
     probe = {
         "apiVersion": "kueue.x-k8s.io/v1beta2",
         "kind": "ResourceFlavor",
@@ -250,7 +250,7 @@ def up() -> None:
         kubectl("create", "--dry-run=server", "-f", "-", stdin=json.dumps(probe))
         return True
 
-    wait_for("Kueue's webhooks through the API server", webhooks_answer, COMPONENT)
+    wait_for("Kueue's webhooks through the API server", webhooks_answer, KUEUE)
     log(f"Kueue {versions()['KUEUE_VERSION']} up (webhooks on {url})")
 
 
