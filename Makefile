@@ -65,8 +65,9 @@ manifests: crds
 docs: $(STAMP)
 	$(BIN)/python -m muster.api.docgen docs/api-reference.md
 
-## Build kube-apiserver, controller-manager, scheduler, kubectl, etcd and KWOK from Go
-## modules (cached under ~/.cache/muster; the first build takes 20-40 minutes).
+## Build kube-apiserver, controller-manager, scheduler, kubectl, etcd, KWOK and Kueue's
+## manager from Go modules (cached under ~/.cache/muster; the first build takes 20-40
+## minutes, Kueue about 12 of them).
 control-plane:
 	hack/build.sh
 

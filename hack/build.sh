@@ -3,8 +3,10 @@
 # Muster's tests have no container engine and cannot download release binaries.
 #
 # Output: $MUSTER_CACHE/k8s/$KUBE_VERSION/bin/{kube-apiserver,kube-controller-manager,
-# kube-scheduler,kubectl,etcd,kwok}. A component whose binary exists is skipped, so
-# every call after the first returns in seconds.
+# kube-scheduler,kubectl,etcd,kwok}, and Kueue's manager with its CRDs and webhook
+# manifests in $MUSTER_CACHE/kueue/$KUEUE_VERSION/{bin/kueue,crds/,webhooks.yaml}. A
+# component whose binary exists is skipped, so every call after the first returns in
+# seconds.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -113,6 +115,24 @@ build_kwok() {
   chmod -R u+w "$bin/../stages"
 }
 
+# Kueue's module has no replace directives, so `go install @version` builds it as is.
+# It pins its own k8s.io libraries (not the control plane's), so little is shared
+# with the Kubernetes build. The CRDs and webhook manifests ship inside the module;
+# keep a copy beside the binary (hack/kueue.py installs them).
+kueue_dir="$cache/kueue/$KUEUE_VERSION"
+build_kueue() {
+  mkdir -p "$kueue_dir/bin"
+  local ldf="-X sigs.k8s.io/kueue/pkg/version.GitVersion=$KUEUE_VERSION"
+  ldf+=" -X sigs.k8s.io/kueue/pkg/version.BuildDate=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  GOBIN="$kueue_dir/bin" go install -trimpath -ldflags "-s -w $ldf" \
+    "sigs.k8s.io/kueue/cmd/kueue@$KUEUE_VERSION"
+  local config="$GOMODCACHE/sigs.k8s.io/kueue@$KUEUE_VERSION/config/components"
+  rm -rf "$kueue_dir/crds"
+  cp -r "$config/crd/bases" "$kueue_dir/crds"
+  cp "$config/webhook/manifests.yaml" "$kueue_dir/webhooks.yaml"
+  chmod -R u+w "$kueue_dir/crds" "$kueue_dir/webhooks.yaml"
+}
+
 have() { for b in "$@"; do [ -x "$bin/$b" ] || return 1; done; }
 
 if ! have kube-apiserver kube-controller-manager kube-scheduler kubectl; then
@@ -121,5 +141,9 @@ if ! have kube-apiserver kube-controller-manager kube-scheduler kubectl; then
 fi
 have etcd || step etcd build_etcd
 have kwok || step kwok build_kwok
+if [ ! -x "$kueue_dir/bin/kueue" ] || [ ! -f "$kueue_dir/webhooks.yaml" ]; then
+  echo "First build of Kueue $KUEUE_VERSION on this machine: expect about 12 minutes."
+  step kueue build_kueue
+fi
 
 echo "control plane binaries ready in $bin ($(( $(date +%s) - started ))s)"

@@ -6,7 +6,7 @@ simulates the nodes and their kubelets) as plain processes on loopback ports, fr
 the binaries `hack/build.sh` compiles. Only the standard library is used, so this
 works before any virtualenv exists.
 
-    cluster.py up [--nodes FILE] [--job-scheduling-field | --native-gang] [--audit]
+    cluster.py up [--nodes FILE] [--job-scheduling-field | --native-gang] [--kueue] [--audit]
                   [--no-watch-cache] [--nodes-timeout SECONDS] [--node-lease-seconds SECONDS]
     cluster.py down
     cluster.py status
@@ -42,6 +42,8 @@ DEFAULT_NODES = HACK / "nodes" / "gpu-cluster.yaml"
 
 # Components in start order; `down` stops them in reverse.
 COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok")
+# Started after them with `up --kueue` (hack/kueue.py).
+KUEUE = "kueue"
 
 # Feature gates for the two optional API server modes (see docs/native-job-field.md):
 # the Job `spec.scheduling` field alone, or the whole native gang scheduling stack.
@@ -75,9 +77,13 @@ def versions() -> dict[str, str]:
     return pairs
 
 
+def cache_dir() -> Path:
+    """Where `build.sh` keeps what it builds."""
+    return Path(os.environ.get("MUSTER_CACHE", Path.home() / ".cache" / "muster"))
+
+
 def bin_dir() -> Path:
-    cache = Path(os.environ.get("MUSTER_CACHE", Path.home() / ".cache" / "muster"))
-    return cache / "k8s" / versions()["KUBE_VERSION"] / "bin"
+    return cache_dir() / "k8s" / versions()["KUBE_VERSION"] / "bin"
 
 
 def log(message: str) -> None:
@@ -98,15 +104,19 @@ def run(*args: str, **kwargs: object) -> subprocess.CompletedProcess[str]:
 # --- PKI ------------------------------------------------------------------------------
 
 
-def make_pki(pki: Path) -> None:
-    """A CA, the API server's serving cert, an admin client cert and the SA key pair."""
-    pki.mkdir(parents=True, exist_ok=True)
+def openssl(pki: Path, *args: str) -> None:
+    run("openssl", *args, cwd=str(pki))
 
-    def openssl(*args: str) -> None:
-        run("openssl", *args, cwd=str(pki))
 
-    openssl("genrsa", "-out", "ca.key", "2048")
+def make_ca(pki: Path, subject: str, *extensions: str) -> None:
+    """`ca.key` and a self-signed `ca.crt` in `pki`, with extra `-addext` extensions.
+
+    Keys are written in PKCS #1 (`-traditional`), which every reader here accepts
+    (Kueue parses its CA key only in that form)."""
+    openssl(pki, "genrsa", "-traditional", "-out", "ca.key", "2048")
+    added = [arg for extension in extensions for arg in ("-addext", extension)]
     openssl(
+        pki,
         "req",
         "-x509",
         "-new",
@@ -114,12 +124,43 @@ def make_pki(pki: Path) -> None:
         "-key",
         "ca.key",
         "-subj",
-        "/CN=muster-local-ca",
+        subject,
+        *added,
         "-days",
         "3650",
         "-out",
         "ca.crt",
     )
+
+
+def issue_cert(pki: Path, name: str, subject: str, ext: str) -> None:
+    """`NAME.key` and `NAME.crt` signed by the CA in `pki`, with the extensions in `ext`."""
+    openssl(pki, "genrsa", "-traditional", "-out", f"{name}.key", "2048")
+    openssl(pki, "req", "-new", "-key", f"{name}.key", "-subj", subject, "-out", f"{name}.csr")
+    openssl(
+        pki,
+        "x509",
+        "-req",
+        "-in",
+        f"{name}.csr",
+        "-CA",
+        "ca.crt",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-days",
+        "3650",
+        "-extfile",
+        ext,
+        "-out",
+        f"{name}.crt",
+    )
+
+
+def make_pki(pki: Path) -> None:
+    """A CA, the API server's serving cert, an admin client cert and the SA key pair."""
+    pki.mkdir(parents=True, exist_ok=True)
+    make_ca(pki, "/CN=muster-local-ca")
     (pki / "server.ext").write_text(
         "subjectAltName=IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,"
         "DNS:kubernetes.default,DNS:kubernetes.default.svc\n"
@@ -128,31 +169,10 @@ def make_pki(pki: Path) -> None:
     (pki / "client.ext").write_text(
         "extendedKeyUsage=clientAuth\nkeyUsage=digitalSignature,keyEncipherment\n"
     )
-    for name, subject, ext in (
-        ("apiserver", "/CN=kube-apiserver", "server.ext"),
-        ("admin", "/O=system:masters/CN=muster-admin", "client.ext"),
-    ):
-        openssl("genrsa", "-out", f"{name}.key", "2048")
-        openssl("req", "-new", "-key", f"{name}.key", "-subj", subject, "-out", f"{name}.csr")
-        openssl(
-            "x509",
-            "-req",
-            "-in",
-            f"{name}.csr",
-            "-CA",
-            "ca.crt",
-            "-CAkey",
-            "ca.key",
-            "-CAcreateserial",
-            "-days",
-            "3650",
-            "-extfile",
-            ext,
-            "-out",
-            f"{name}.crt",
-        )
-    openssl("genrsa", "-out", "sa.key", "2048")
-    openssl("rsa", "-in", "sa.key", "-pubout", "-out", "sa.pub")
+    issue_cert(pki, "apiserver", "/CN=kube-apiserver", "server.ext")
+    issue_cert(pki, "admin", "/O=system:masters/CN=muster-admin", "client.ext")
+    openssl(pki, "genrsa", "-out", "sa.key", "2048")
+    openssl(pki, "rsa", "-in", "sa.key", "-pubout", "-out", "sa.pub")
 
 
 def write_kubeconfig(path: Path, pki: Path, server: str) -> None:
@@ -374,8 +394,13 @@ def kwok_config(path: Path, node_lease_seconds: int = DEFAULT_NODE_LEASE_SECONDS
 # --- commands -----------------------------------------------------------------------
 
 
+def components() -> tuple[str, ...]:
+    """The components `up` started, in start order: Kueue too when it was asked for."""
+    return (*COMPONENTS, KUEUE) if pid_of(KUEUE) is not None else COMPONENTS
+
+
 def healthy() -> bool:
-    if not KUBECONFIG.exists() or not all(alive(pid_of(c)) for c in COMPONENTS):
+    if not KUBECONFIG.exists() or not all(alive(pid_of(c)) for c in components()):
         return False
     try:
         kubectl("get", "--raw", "/readyz")
@@ -406,7 +431,13 @@ def grace_period_flags(node_lease_seconds: int) -> list[str]:
 def up(args: argparse.Namespace) -> None:
     if healthy():
         log(f"already up; KUBECONFIG={KUBECONFIG}")
-        return
+    else:
+        start_control_plane(args)
+    if args.kueue and not alive(pid_of(KUEUE)):
+        start_kueue()
+
+
+def start_control_plane(args: argparse.Namespace) -> None:
     if STATE.exists():
         log("found a partial cluster; cleaning it up first")
         down(args)
@@ -562,6 +593,12 @@ def up(args: argparse.Namespace) -> None:
     log(f"kubectl: {bins / 'kubectl'}")
 
 
+def start_kueue() -> None:
+    """Kueue's manager beside the control plane (hack/kueue.py, on this cluster)."""
+    env = {**os.environ, "MUSTER_CLUSTER_DIR": str(STATE)}
+    subprocess.run([sys.executable, "-m", "hack.kueue", "up"], check=True, cwd=ROOT, env=env)
+
+
 def stop(name: str) -> None:
     """SIGTERM to the component's process group, SIGKILL after 10 s."""
     pid = pid_of(name)
@@ -578,7 +615,7 @@ def stop(name: str) -> None:
 
 
 def down(_: argparse.Namespace) -> None:
-    for name in reversed(COMPONENTS):
+    for name in reversed(components()):
         stop(name)
     shutil.rmtree(STATE, ignore_errors=True)
     log("down")
@@ -634,7 +671,7 @@ def status(_: argparse.Namespace) -> None:
         log("down")
         sys.exit(1)
     ok = True
-    for name in COMPONENTS:
+    for name in components():
         pid = pid_of(name)
         state = "running" if alive(pid) else "NOT RUNNING"
         ok &= alive(pid)
@@ -674,6 +711,11 @@ def main() -> None:
         help="enable the native 1.37 gang scheduling in every component",
     )
     up_parser.add_argument(
+        "--kueue",
+        action="store_true",
+        help="run Kueue's manager beside the control plane (webhooks on loopback)",
+    )
+    up_parser.add_argument(
         "--nodes-timeout",
         type=float,
         default=120.0,
@@ -702,7 +744,7 @@ def main() -> None:
     )
     sub.add_parser("status", help="component health, memory and nodes").set_defaults(handler=status)
     restart_parser = sub.add_parser("restart", help="stop one component and start it again")
-    restart_parser.add_argument("component", choices=COMPONENTS)
+    restart_parser.add_argument("component", choices=(*COMPONENTS, KUEUE))
     restart_parser.set_defaults(handler=restart)
     sub.add_parser("compact", help="compact etcd up to its current revision").set_defaults(
         handler=compact

@@ -97,8 +97,9 @@ class LocalCluster:
         if given:
             return cls(Path(given), started_here=False, state_dir=Path(given).parent)
         state = Path(os.environ.get("MUSTER_E2E_CLUSTER_DIR", ROOT / ".cluster-e2e"))
-        # The API server keeps the Job `spec.scheduling` field, so the native-field tests run.
-        return cls.at(state, "--job-scheduling-field")
+        # The API server keeps the Job `spec.scheduling` field, so the native-field tests
+        # run; Kueue runs beside it for the tests of Muster with Kueue.
+        return cls.at(state, "--job-scheduling-field", "--kueue")
 
     @classmethod
     def at(cls, state: Path, *flags: str) -> LocalCluster:

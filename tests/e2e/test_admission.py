@@ -16,6 +16,7 @@ from tests.e2e.harness import (
     GROUP_LABEL,
     POD_GROUPS,
     POOL_LABEL,
+    WORKLOADS,
     NodePool,
     OperatorProcess,
     cluster_mode,
@@ -116,11 +117,11 @@ def test_a_workload_being_deleted_may_not_be_referred_to(
     finalizer = "example.com/hold"
     kubectl.apply(workload("leaving", "workers", finalizers=[finalizer]), namespace)
     try:
-        kubectl("delete", "workload", "leaving", "-n", namespace, "--wait=false")
+        kubectl("delete", WORKLOADS, "leaving", "-n", namespace, "--wait=false")
         wait_until(
             "the Workload to be marked for deletion",
             lambda: bool(
-                kubectl.json("get", "workload", "leaving", "-n", namespace)["metadata"].get(
+                kubectl.json("get", WORKLOADS, "leaving", "-n", namespace)["metadata"].get(
                     "deletionTimestamp"
                 )
             ),
@@ -130,7 +131,7 @@ def test_a_workload_being_deleted_may_not_be_referred_to(
         assert 'Forbidden: Workload "leaving" is being deleted' in refused.stderr
     finally:
         kubectl(
-            "patch", "workload", "leaving", "-n", namespace, "--type=merge",
+            "patch", WORKLOADS, "leaving", "-n", namespace, "--type=merge",
             "-p", '{"metadata":{"finalizers":[]}}', check=False,
         )  # fmt: skip
 

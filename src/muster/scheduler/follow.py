@@ -17,6 +17,9 @@ restarted operator) does not restart it, so a release that cannot finish is roll
 back at its deadline: pods released and not bound, or pods whose release failed.
 Members kept back (a gang whose minCount was raised) and members a restarted
 operator has yet to release are not late, since nobody tried to release them.
+An admitted gang none of whose pods exists any more (its Job suspended, as Kueue
+suspends the Jobs it evicts or preempts; every pod deleted) is *vacated*: it is no
+longer admitted, and its next pods wait and are admitted like any gang's.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ class Following:
     """What one admitted gang needs this cycle."""
 
     rollback: Rollback | None = None
+    vacated: bool = False  # none of its pods exists any more
     awaiting: tuple[PodKey, ...] = ()  # its victims still there
     evict: tuple[PodKey, ...] = ()  # of those, the ones not on their way out yet
     victims_gone: bool = False  # the last of its victims left since the last cycle
@@ -62,6 +66,8 @@ def follow(
     release_held: bool = False,
 ) -> Following:
     """`release_held`: its minCount was raised beyond what fits; its gated pods wait."""
+    if not state.members.get(group.key):
+        return Following(vacated=True)
     memory = group.lifecycle
     awaiting = tuple(victim for victim in memory.victims if _still_there(state, victim))
     if awaiting:

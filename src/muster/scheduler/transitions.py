@@ -17,6 +17,7 @@ from muster.api.constants import CONDITION_SCHEDULED, REASON_PREEMPTED, REASON_R
 from muster.api.times import rfc3339
 from muster.scheduler.budgets import Violations
 from muster.scheduler.config import EngineConfig
+from muster.scheduler.explain import waiting_message
 from muster.scheduler.follow import Following, Rollback
 from muster.scheduler.intake import GroupRecord, PodRecord
 from muster.scheduler.lifecycle import Lifecycle, backoff_delay
@@ -180,6 +181,9 @@ class Planner:
         if following.rollback is not None:
             self.roll_back(group, following.rollback)
             return
+        if following.vacated:
+            self.vacate(group)
+            return
         self.wake.extend(
             moment for moment in (following.deadline, following.retry_at) if moment is not None
         )
@@ -206,6 +210,22 @@ class Planner:
         write = self.change(key, change)
         kind = StepKind.GROW if growth else StepKind.FOLLOW
         self._step(key, kind, [write, _release(key, releasing) if releasing else None])
+
+    def vacate(self, group: GroupRecord) -> None:
+        """An admitted gang with no pod left is no longer admitted: it holds nothing
+        and says it waits for its pods (a Job that Kueue suspended says so, instead of
+        still saying where its pods went). Nothing to evict: its plan goes with it."""
+        key = group.key
+        scheduling = Scheduling(False, Reason.WAITING_FOR_PODS, waiting_message(0, group.min_count))
+        write = self.change(
+            key,
+            StatusChange(
+                scheduling=scheduling,
+                clear_plan=True,
+                lifecycle=Lifecycle(rollbacks=group.lifecycle.rollbacks),
+            ),
+        )
+        self._step(key, StepKind.RECORD, [write])
 
     def roll_back(self, group: GroupRecord, rollback: Rollback) -> None:
         """Written first (not admitted, plan cleared, backoff), then its pods evicted:

@@ -163,3 +163,32 @@ def test_a_rollback_is_written_before_its_pods_are_evicted_and_sets_the_backoff(
     [step] = [s for s in finish.plan.steps if s.group == key]
     assert step.kind is StepKind.TAKE_DOWN
     assert finish.plan.statuses[key]["lifecycle"]["rollbacks"] == 1
+
+
+def test_an_admitted_gang_whose_pods_are_all_gone_waits_again_and_is_admitted_anew() -> None:
+    gang = pod_group("g", min_count=2)
+    gang["status"] = {
+        "conditions": [{"type": "PodGroupScheduled", "status": "True", "reason": "Scheduled"}],
+        "plan": {"g-0": "n1", "g-1": "n1"},
+        "lifecycle": {"rollbacks": 1},
+    }
+    key = GroupKey("default", "g")
+    # Its Job suspended (as Kueue suspends Jobs): the Job controller deleted the pods.
+    result = schedule(cluster(node("n1", cpu="4"), gang), now=NOW, config=CONFIG)
+    [step] = [s for s in result.plan.steps if s.group == key]
+    waiting = "0/2 member pods exist; waiting for 2 more"
+    assert step.actions == (WriteStatus(key), RecordEvent(key, True, "WaitingForPods", waiting))
+    status = result.plan.statuses[key]
+    [scheduled] = [c for c in status["conditions"] if c["type"] == "PodGroupScheduled"]
+    assert (scheduled["status"], scheduled["reason"]) == ("False", "WaitingForPods")
+    assert scheduled["message"] == "0/2 member pods exist; waiting for 2 more"
+    assert "plan" not in status and status["lifecycle"] == {"rollbacks": 1}
+    # Resumed: its new pods are admitted like any gang's, all of them at once.
+    resumed = cluster(
+        node("n1", cpu="4"),
+        {**gang, "status": status},
+        pod("g-2", group="g", cpu="2"),
+        pod("g-3", group="g", cpu="2"),
+    )
+    [admission] = schedule(resumed, now=NOW + 1, config=CONFIG).admissions
+    assert admission.placements == {"g-2": "n1", "g-3": "n1"}
