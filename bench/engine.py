@@ -745,6 +745,30 @@ def sampled(run: Callable[[], object], repeats: int, digits: int) -> dict[str, A
     }
 
 
+def measure_quiet_cycle(figures: dict[str, Any], repeats: int = 9) -> None:
+    """A cycle with little to decide on a full cluster: every admitted gang is followed
+    (its desired status derived again), one small gang is admitted. Measured as it
+    comes, and as the first cycle after a node is added (the node table is rebuilt)."""
+    state, _ = base_state()
+    apply(state, pending_gang("quiet", 8, cpu="1", memory="1Gi"))
+    admitted = sum(group.admitted for group in state.groups.values())
+    schedule(state, now=NOW, config=CONFIG)  # warm
+
+    steady = sampled(lambda: schedule(state, now=NOW, config=CONFIG), repeats, 1)
+    after: list[float] = []
+    for extra in range(repeats):
+        state.apply_node(node_object(NODES + extra))
+        started = time.perf_counter()
+        schedule(state, now=NOW, config=CONFIG)
+        after.append(time.perf_counter() - started)
+    figures["cycle_quiet_admitted_gangs"] = {
+        "admitted_gangs": admitted,
+        "pending_gangs": 1,
+        **steady,
+        "after_node_added_ms": round(statistics.median(after) * 1e3, 1),
+    }
+
+
 def measure_ruled_gang(state: ClusterState, figures: dict[str, Any], label: str, rule: str) -> None:
     """One 64-pod CPU gang whose pods keep `rule` among themselves, alone in the queue."""
     name = f"gang-{rule.replace('_', '-')}"
@@ -955,6 +979,11 @@ def main(argv: list[str] | None = None) -> int:
         help="measure only the start-time estimate figures; keep the others in the results",
     )
     parser.add_argument(
+        "--quiet-cycle-only",
+        action="store_true",
+        help="measure only the cycle with little to decide; keep the others in the results",
+    )
+    parser.add_argument(
         "--rules-only",
         action="store_true",
         help="measure only the inter-pod figures; keep the others already in the results",
@@ -968,6 +997,12 @@ def main(argv: list[str] | None = None) -> int:
         figures["estimates"]["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
         RESULTS.write_text(json.dumps(figures, indent=2) + "\n")
         print(json.dumps(figures["estimates"], indent=2))
+        return 0
+    if args.quiet_cycle_only:
+        figures = json.loads(RESULTS.read_text())
+        measure_quiet_cycle(figures)
+        RESULTS.write_text(json.dumps(figures, indent=2) + "\n")
+        print(json.dumps(figures["cycle_quiet_admitted_gangs"], indent=2))
         return 0
     figures = json.loads(RESULTS.read_text()) if args.rules_only else measure_all()
     measure_rules(figures)
@@ -1000,6 +1035,7 @@ def measure_all() -> dict[str, Any]:
     measure_updates(state, plain, figures)
     measure_estimates(state, figures)
     measure_preemption(figures)
+    measure_quiet_cycle(figures)
     for name, target in TARGETS_MS.items():
         figures[name]["target_ms"] = target
     figures["update_per_pod_event"]["target_us"] = 20.0
