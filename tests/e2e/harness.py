@@ -508,6 +508,19 @@ def admissions_for(cycles: list[ReplayedCycle], namespace: str, name: str) -> li
     ]
 
 
+def releases_for(cycles: list[ReplayedCycle], namespace: str, name: str) -> list[str]:
+    """Every pod the operator's cycles released for one PodGroup, once per release."""
+    group = f"{namespace}/{name}"
+    return [
+        pod
+        for cycle in cycles
+        for step in cycle.replayed["steps"]
+        for action in step["actions"]
+        if action.get("release") == group
+        for pod, _ in action["placements"]
+    ]
+
+
 def events_for(kubectl: Kubectl, namespace: str, name: str) -> list[dict[str, Any]]:
     events: list[dict[str, Any]] = kubectl.json(
         "get", "events", "-n", namespace, "--field-selector", f"involvedObject.name={name}"

@@ -19,6 +19,7 @@ from tests.e2e.harness import (
     is_gated,
     pod_group,
     pods_of,
+    releases_for,
     steps_for,
     wait_all_bound,
     wait_for_reason,
@@ -47,10 +48,14 @@ def test_four_worker_job_with_four_free_gpus_is_admitted_at_once(
 
     pods = wait_all_bound(kubectl, namespace, "train", 4)
     assert {pod["metadata"]["labels"][GROUP_LABEL] for pod in pods} == {"train"}
-    [admission] = admissions_for(operator.replayed(), namespace, "train")
+    cycles = operator.replayed()
+    [admission] = admissions_for(cycles, namespace, "train")
     assert admission["placements"] == {
         pod["metadata"]["name"]: pod["spec"]["nodeName"] for pod in pods
     }
+    # Each pod released once: the answer to its release, not the watch, tells the
+    # next cycle that it is released.
+    assert sorted(releases_for(cycles, namespace, "train")) == sorted(admission["placements"])
     group = pod_group(kubectl, namespace, "train")
     assert group["spec"]["schedulingPolicy"] == {"gang": {"minCount": 4}}
     wait_for_reason(kubectl, namespace, "train", "Scheduled")

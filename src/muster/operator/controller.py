@@ -22,7 +22,7 @@ from muster.api.constants import API_VERSION, POD_GROUP_PLURAL, WORKLOAD_PLURAL
 from muster.operator.cache import LiveCache
 from muster.operator.config import OperatorConfig, engine_config
 from muster.operator.estimates import EstimateWriter
-from muster.operator.events import EventRecorder
+from muster.operator.events import QueuedEventRecorder
 from muster.operator.expansion import Expander
 from muster.operator.informer import Informer, Sink
 from muster.operator.kube import JsonObject, Kube
@@ -51,13 +51,13 @@ JOBS = "/apis/batch/v1/jobs"
 Source = tuple[str, Mapping[str, str], Sink]  # path, list/watch query, where it goes
 
 
-def scheduling_sources(cache: LiveCache, pods: Sink | None = None) -> list[Source]:
+def scheduling_sources(cache: LiveCache, views: PodViews | None = None) -> list[Source]:
     """What the engine's snapshot is built from, and where each collection goes.
 
     Pods come through two views (`pod_views`): those that can hold capacity and every
-    gang member; `pods` is where they go (the cache's pod sink unless given).
+    gang member, merged by `views` (into the cache's pod sink unless given).
     """
-    views = PodViews(pods or cache.pods)
+    views = views or PodViews(cache.pods)
     return [
         (NODES, {}, cache.nodes),
         (NAMESPACES, {}, cache.namespaces),
@@ -118,15 +118,19 @@ class Controller:
         metrics.cached_pods.set_function(lambda: len(self.cache.state.pods))
         self.still_leading = still_leading
         self.trigger = Trigger(debounce=config.debounce, resync=config.resync_period)
-        events = EventRecorder(kube, instance=config.identity, still_leading=still_leading)
+        self.events = QueuedEventRecorder(
+            kube, instance=config.identity, still_leading=still_leading
+        )
         self.expanders = [
-            Expander(kube, events, kind="Job", still_leading=still_leading),
-            Expander(kube, events, kind="Workload", still_leading=still_leading),
+            Expander(kube, self.events, kind="Job", still_leading=still_leading),
+            Expander(kube, self.events, kind="Workload", still_leading=still_leading),
         ]
         pods = UncountedPodActions(
             kube, concurrency=config.release_concurrency, still_leading=still_leading
         )
-        sources = scheduling_sources(self.cache, _Both(self.cache.pods, pods.required_terms))
+        views = PodViews(_Both(self.cache.pods, pods.required_terms))
+        pods.answered = views.answer
+        sources = scheduling_sources(self.cache, views)
         # Every Job: those opting in by the native field carry no label to select.
         sources += [(JOBS, {}, self.expanders[0]), (WORKLOADS, {}, self.expanders[1])]
         self.informers = [
@@ -146,7 +150,7 @@ class Controller:
         self.estimates = EstimateWriter(
             cache=self.cache,
             writer=writer,
-            events=events,
+            events=self.events,
             config=config,
             engine_config=engine_config(config),
         )
@@ -154,7 +158,7 @@ class Controller:
             cache=self.cache,
             writer=writer,
             pods=pods,
-            events=events,
+            events=self.events,
             trigger=self.trigger,
             metrics=metrics,
             config=config,
@@ -174,6 +178,7 @@ class Controller:
             async with asyncio.TaskGroup() as tasks:
                 for informer in self.informers:
                     tasks.create_task(informer.run(), name=f"informer {informer.path}")
+                tasks.create_task(self.events.run(), name="events")
                 for expander in self.expanders:
                     tasks.create_task(expander.run(), name=f"{expander.kind} expander")
                 await asyncio.gather(*(informer.synced.wait() for informer in self.informers))

@@ -241,13 +241,13 @@ class Expander:
             for child in children:
                 if child not in created:
                     await self._follow_min_count(job, child, opt_in.min_count)
-        for child in created:
+        if created:  # one event for both: a burst of Jobs tells one per Job
+            names = " and ".join(f"{made['kind']} {made['metadata']['name']}" for made in created)
             await self.events.record(
                 reference(job),
                 NORMAL,
                 "Created",
-                f"created {child['kind']} {child['metadata']['name']} "
-                f"({opt_in.policy}, from the {opt_in.source})",
+                f"created {names} ({opt_in.policy}, from the {opt_in.source})",
             )
 
     async def _native_workload(self, job: JsonObject) -> str | None:

@@ -49,7 +49,7 @@ from muster.simulation.trace import cycle_line
 
 logger = logging.getLogger(__name__)
 
-STEP_CONCURRENCY = 8
+STEP_CONCURRENCY = 32
 
 
 class _Execution:

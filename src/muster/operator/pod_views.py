@@ -7,6 +7,11 @@ Failed ones. A gang's members are watched by their label whatever their phase,
 because the engine counts a finished member towards its gang and learns runtimes
 from it. A pod in both views is one pod: it stays while either view has it, and an
 older version from one watch never replaces a newer one the other delivered.
+
+The API server's answer to the operator's own write of a pod (a release) is a third
+source: the pod as stored after the write, newer than what either watch delivered
+until then. Taken in at once, the next cycle sees the pod released instead of
+releasing it again while the watch's copy of the change is still on its way.
 """
 
 from __future__ import annotations
@@ -46,6 +51,13 @@ class PodViews:
             return False
         self._seen[key] = (views | view, newest if version is None else version)
         return self.sink.upsert(obj)
+
+    def answer(self, obj: JsonObject) -> bool:
+        """Take in a pod as a write of ours returned it; a pod that no view has (it
+        was deleted meanwhile) is not brought back."""
+        if object_key(obj) not in self._seen:
+            return False
+        return self.upsert(0, obj)
 
     def remove(self, view: int, obj: JsonObject) -> bool:
         key = object_key(obj)

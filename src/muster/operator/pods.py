@@ -148,16 +148,19 @@ class PodActions:
         self.semaphore = asyncio.Semaphore(concurrency)
         self.still_leading = still_leading
         self.required_terms = RequiredTerms()
+        # Where the API server's answer to a release goes (the pod as it is now).
+        self.answered: Callable[[JsonObject], object] = lambda pod: None
 
     async def release(self, placements: Iterable[tuple[PodKey, str]]) -> BatchOutcome:
         async def one(item: tuple[PodKey, str]) -> None:
             pod, node = item
-            await self.kube.request(
+            released = await self.kube.request(
                 "PATCH",
                 pod_path(pod),
                 body=release_patch(node, self.required_terms.of(pod)),
                 content_type=STRATEGIC_MERGE_PATCH,
             )
+            self.answered(released)
 
         return await self._batch(list(placements), one, key=lambda item: item[0])
 

@@ -101,8 +101,7 @@ async def test_the_workload_is_created_first_and_the_events_follow_both() -> Non
     assert log == [
         "create Workload train",
         "create PodGroup train",
-        "event Created: created Workload train",
-        "event Created: created PodGroup train",
+        "event Created: created Workload train and PodGroup train",
     ]
 
 

@@ -65,3 +65,24 @@ def test_versions_that_are_not_numbers_are_taken_as_they_come() -> None:
     capacity, members = views.view(), views.view()
     members.upsert({"metadata": {"namespace": "ns", "name": "p", "resourceVersion": "x"}})
     assert capacity.upsert(pod(1)) is True
+
+
+def test_the_answer_to_a_release_is_taken_in_and_an_older_watch_copy_does_not_undo_it() -> None:
+    sink = RecordingSink()
+    views = PodViews(sink)
+    capacity, members = views.view(), views.view()
+    capacity.upsert(pod(3))
+    members.upsert(pod(3))
+    assert views.answer(pod(5)) is True
+    assert members.upsert(pod(4)) is False  # the watch, still catching up
+    assert sink.held["p"]["metadata"]["resourceVersion"] == "5"
+
+
+def test_the_answer_for_a_pod_deleted_meanwhile_does_not_bring_it_back() -> None:
+    sink = RecordingSink()
+    views = PodViews(sink)
+    capacity = views.view()
+    capacity.upsert(pod(3))
+    capacity.remove(pod(4))
+    assert views.answer(pod(4)) is False
+    assert sink.held == {}
