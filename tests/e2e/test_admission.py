@@ -281,3 +281,25 @@ def test_a_native_gang_job_resized_has_its_podgroup_follow(
     )  # fmt: skip
     assert refused.returncode != 0
     assert "spec.scheduling.schedulingPolicy.gang.minCount" in refused.stderr
+
+
+def test_a_job_pod_that_names_its_node_still_reaches_the_pod_webhook(
+    operator: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool
+) -> None:
+    """The pod webhook skips a Job's pods (their template is gated), but not one that
+    names its node: the API server refuses a bound pod with a gate, so without the
+    webhook taking the gate away the Job could not create its pod at all."""
+    node = pool.add(gpus=1)
+    job = gang_job("pinned", pool, workers=1)
+    job["spec"]["template"]["spec"]["nodeName"] = node
+    kubectl.apply(job, namespace)
+
+    (pod,) = wait_all_bound(kubectl, namespace, "pinned", 1)
+    assert not is_gated(pod) and pod["spec"]["nodeName"] == node
+    wait_until(
+        "a BypassedGangAdmission event on the PodGroup",
+        lambda: any(
+            event["reason"] == "BypassedGangAdmission"
+            for event in events_for(kubectl, namespace, "pinned")
+        ),
+    )

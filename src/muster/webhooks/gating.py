@@ -129,11 +129,29 @@ def _gate_template(job: kopf.Body, patch: kopf.Patch) -> None:
         patch.spec["template"] = template
 
 
+GATE_PODS = "gate-pods"
+
+GATE_PODS_CONDITION = {
+    "name": "not-left-to-its-job",
+    "expression": (
+        "!object.metadata.?ownerReferences.orValue([]).exists(owner, owner.kind == 'Job'"
+        " && owner.?controller.orValue(false))"
+        " || object.spec.?schedulingGroup.hasValue()"
+        " || object.spec.?nodeName.orValue('') != ''"
+    ),
+}
+"""The pods `pod_gates` and `bypasses_gang` may act on, as a CEL match condition of the
+pod webhook: the member pods a Job controls are gated by their template already, so
+the API server does not call the webhook for them (a burst's every pod) unless they
+name their node or the cluster's own gang scheduling has them. It says in CEL what
+the early returns of `pod_gates` say, and the e2e tests hold the two together."""
+
+
 @kopf.on.mutate(
     "",
     "v1",
     "pods",
-    id="gate-pods",
+    id=GATE_PODS,
     operations=["CREATE"],
     labels={POD_GROUP_LABEL: kopf.PRESENT},
     persistent=True,

@@ -40,6 +40,7 @@ import muster.webhooks.priority
 import muster.webhooks.validation  # noqa: F401
 from muster.webhooks import serving
 from muster.webhooks.certificates import issue
+from muster.webhooks.gating import GATE_PODS, GATE_PODS_CONDITION
 
 logger = logging.getLogger(__name__)
 
@@ -152,15 +153,24 @@ def _object_selector(handler: WebhookHandler) -> dict[str, Any]:
     return {"matchExpressions": expressions} if expressions else {}
 
 
+# Conditions a handler's filters cannot express, by handler id.
+_MORE_CONDITIONS: dict[str, list[dict[str, str]]] = {GATE_PODS: [GATE_PODS_CONDITION]}
+
+
 def _match_conditions(handler: WebhookHandler) -> list[dict[str, str]]:
-    """`has()` of every step of the handler's field filter, so others never reach us."""
+    """`has()` of every step of the handler's field filter, so others never reach us,
+    and the handler's own conditions."""
+    more = _MORE_CONDITIONS.get(str(handler.id), [])
     if not handler.field or handler.value is not kopf.PRESENT:
-        return []
+        return more
     steps = [
         f"object.{'.'.join(handler.field[: depth + 1])}" for depth in range(len(handler.field))
     ]
     name = webhook_name("has-" + "-".join(handler.field), "x").removesuffix(".x")
-    return [{"name": name[:63], "expression": " && ".join(f"has({step})" for step in steps)}]
+    return [
+        {"name": name[:63], "expression": " && ".join(f"has({step})" for step in steps)},
+        *more,
+    ]
 
 
 @dataclass(frozen=True, slots=True)

@@ -58,6 +58,8 @@ def test_the_gating_webhooks_select_only_opted_in_objects_and_fail_closed() -> N
         }
     ]
     assert pods["failurePolicy"] == "Fail"
+    # The pods of a Job come gated by its template: the API server keeps them to itself.
+    assert [condition["name"] for condition in pods["matchConditions"]] == ["not-left-to-its-job"]
     assert pods["clientConfig"] == {
         "url": "https://127.0.0.1:9443/gate-pods",
         "caBundle": base64.b64encode(b"CA").decode(),
