@@ -50,7 +50,7 @@ RETRY_INITIAL = 1.0
 RETRY_MAX = 60.0
 NATIVE_API = "scheduling.k8s.io/v1beta1"
 NATIVE_GRACE = 2.0
-WORKERS = 8
+WORKERS = 32
 
 
 class _NotYetError(Exception):

@@ -11,6 +11,10 @@ from __future__ import annotations
 
 import random
 
+# One generator for all: seeding a new one costs more than a request's own work, and
+# every request makes a backoff in case it is retried.
+_SHARED = random.Random()
+
 
 class ExponentialBackoff:
     """Delays of `initial`, doubling up to `maximum`, each jittered; `reset` after success."""
@@ -21,7 +25,7 @@ class ExponentialBackoff:
         self.initial = initial
         self.maximum = maximum
         self.failures = 0
-        self._rng = rng or random.Random()
+        self._rng = rng or _SHARED
 
     def next(self) -> float:
         """The delay before the next attempt, counting one more failure."""

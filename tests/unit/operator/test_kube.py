@@ -10,7 +10,15 @@ from typing import Any
 import aiohttp
 import pytest
 
-from muster.operator.kube import JsonObject, Kube, KubeError, NotLeadingError, UnreachableError
+from muster.operator.kube import (
+    JsonObject,
+    Kube,
+    KubeError,
+    NotLeadingError,
+    UnreachableError,
+    connect,
+    proxy_from_environment,
+)
 from muster.operator.retry import ExponentialBackoff
 from muster.operator.throttle import RateLimiter
 
@@ -171,3 +179,34 @@ def test_backoff_doubles_with_jitter_up_to_its_cap() -> None:
         assert step / 2 <= delay <= step
     backoff.reset()
     assert backoff.next() <= 1
+
+
+def test_the_proxy_comes_from_the_environment_once_and_never_for_loopback(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example:3128")
+    monkeypatch.setenv("NO_PROXY", "internal.example")
+    assert proxy_from_environment("https://api.example:6443") == "http://proxy.example:3128"
+    assert proxy_from_environment("https://api.internal.example:6443") is None
+    assert proxy_from_environment("https://127.0.0.1:6443") is None
+    assert proxy_from_environment("https://localhost:6443") is None
+
+
+async def test_the_client_reads_no_environment_per_request(tmp_path: Any) -> None:
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(
+        json.dumps(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:6443"}}],
+                "users": [{"name": "u", "user": {"token": "t"}}],
+                "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
+                "current-context": "x",
+            }
+        )
+    )
+    kube = await connect(str(kubeconfig))
+    session = kube.api_client.rest_client.pool_manager
+    assert session.trust_env is False
+    await kube.api_client.close()
