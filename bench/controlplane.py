@@ -18,7 +18,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from hack.cluster import COMPONENTS, HACK, ROOT, bin_dir, free_port
+from hack.cluster import CLIENT_BURST, CLIENT_QPS, COMPONENTS, HACK, ROOT, bin_dir, free_port
 from prometheus_client.parser import text_string_to_metric_families
 
 from bench.workload import Mode
@@ -117,6 +117,9 @@ class OperatorProcess:
             f"--health-port={self.health_port}",
             "--no-leader-election",
             "--log-level=warning",
+            # The client-side rate limit the control plane's own clients have here.
+            f"--kube-qps={CLIENT_QPS}",
+            f"--kube-burst={CLIENT_BURST}",
         ]
         with self.log_path.open("w") as log:
             self.process = subprocess.Popen(

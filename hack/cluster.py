@@ -54,6 +54,11 @@ NATIVE_GANG_GATES = "GenericWorkload=true,WorkloadWithJob=true,TopologyAwareWork
 # would keep two cores busy, so large benchmarks ask for longer Leases.
 DEFAULT_NODE_LEASE_SECONDS = 40
 
+# The client-side rate limit of the controllers and the scheduler (their defaults are
+# for clusters whose API server has many cores); benchmarks give Muster the same.
+CLIENT_QPS = 500
+CLIENT_BURST = 1000
+
 # With `--audit`, every request is logged at Metadata level (who, which verb on what,
 # with which user agent, when; never bodies), so benchmarks can count API requests per
 # client. RequestReceived is left out: each request then appears once when it ends
@@ -511,8 +516,8 @@ def start_control_plane(args: argparse.Namespace) -> None:
         f"--authorization-kubeconfig={KUBECONFIG}",
         "--bind-address=127.0.0.1",
         "--leader-elect=false",
-        "--kube-api-qps=500",
-        "--kube-api-burst=1000",
+        f"--kube-api-qps={CLIENT_QPS}",
+        f"--kube-api-burst={CLIENT_BURST}",
     ]
     component_gates = [f"--feature-gates={gates}"] if args.mode == "native-gang" else []
     start(
