@@ -22,6 +22,7 @@ from muster.api.constants import (
     POLICY_BASIC,
     REASON_PREEMPTION_BY_SCHEDULER,
     REASON_SCHEDULED,
+    REASON_WAITING_FOR_PODS,
 )
 from muster.scheduler.intake import GroupRecord, PodRecord
 from muster.scheduler.lifecycle import Lifecycle
@@ -238,11 +239,18 @@ class Transition:
 
 
 def transitions(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[Transition]:
-    """The events a status change deserves, one per condition that moved."""
+    """The events a status change deserves, one per condition that moved.
+
+    A new gang's first word, that it waits for its pods, is not told: every Job says
+    it for the second its controller takes to create them, and a Warning for each
+    Job of a burst would bury the ones that matter (the condition still says it).
+    """
     told = []
     for kind in (CONDITION_SCHEDULED, CONDITION_DISRUPTION_TARGET):
         old, new = condition(before, kind), condition(after, kind)
         if new is None:
+            continue
+        if old is None and new.get("reason") == REASON_WAITING_FOR_PODS:
             continue
         if old is not None and (old.get("status"), old.get("reason")) == (
             new.get("status"),

@@ -200,3 +200,15 @@ def test_an_estimate_replaces_the_last_one_and_nothing_else() -> None:
     stored = {"plan": {"p": "n"}, **ESTIMATE}
     unknown = with_estimate(stored, {"estimate": {"start": "unknown"}})
     assert unknown == {"plan": {"p": "n"}, "estimate": {"start": "unknown"}}
+
+
+def test_a_new_gang_waiting_for_its_pods_is_not_told_but_one_that_lost_them_is() -> None:
+    waiting = {
+        "conditions": [{"type": "PodGroupScheduled", "status": "False", "reason": "WaitingForPods"}]
+    }
+    admitted = {
+        "conditions": [{"type": "PodGroupScheduled", "status": "True", "reason": "Scheduled"}]
+    }
+    assert transitions({}, waiting) == []
+    [told] = transitions(admitted, waiting)
+    assert (told.warning, told.reason) == (True, "WaitingForPods")
