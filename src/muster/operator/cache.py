@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from muster.api.constants import POD_GROUP_LABEL
 from muster.operator.events import reference
+from muster.operator.informer import resource_version
 from muster.operator.kube import JsonObject
 from muster.scheduler import ClusterState
 from muster.scheduler.intake import is_refusal
@@ -342,12 +343,8 @@ class LiveCache:
 
 def _newer(current: JsonObject, candidate: JsonObject) -> bool:
     """True when `current` is a later version than `candidate` (stale watch after a write)."""
-    try:
-        return int(_metadata(current).get("resourceVersion") or 0) > int(
-            _metadata(candidate).get("resourceVersion") or 0
-        )
-    except ValueError:
-        return False
+    mine, theirs = resource_version(current), resource_version(candidate)
+    return mine is not None and theirs is not None and mine > theirs
 
 
 class _Sink:

@@ -48,6 +48,18 @@ def object_key(obj: JsonObject) -> tuple[str, str]:
     return str(metadata.get("namespace", "")), str(metadata.get("name", ""))
 
 
+def resource_version(obj: JsonObject) -> int | None:
+    """The object's resourceVersion as a number (etcd's revision), if it is one.
+
+    The API only promises an opaque string, but every server the operator meets
+    writes etcd's revision there; comparing them orders two copies of one object
+    that reached us by different paths (two watches, a watch and a write's answer)."""
+    try:
+        return int(str((obj.get("metadata") or {}).get("resourceVersion")))
+    except (TypeError, ValueError):
+        return None
+
+
 def slim(obj: JsonObject) -> JsonObject:
     """Drop managedFields: the largest part of most objects, and nobody here reads it."""
     metadata = obj.get("metadata")

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from muster.api.constants import POD_GROUP_LABEL
-from muster.operator.informer import Sink, object_key
+from muster.operator.informer import Sink, object_key, resource_version
 from muster.operator.kube import JsonObject
 
 # kube-scheduler's own selector for the pods it keeps in its cache.
@@ -45,7 +45,7 @@ class PodViews:
     def upsert(self, view: int, obj: JsonObject) -> bool:
         key = object_key(obj)
         views, newest = self._seen.get(key, (0, 0))
-        version = _version(obj)
+        version = resource_version(obj)
         if version is not None and version < newest:
             self._seen[key] = (views | view, newest)
             return False
@@ -78,11 +78,3 @@ class _View:
 
     def remove(self, obj: JsonObject) -> bool:
         return self.views.remove(self.bit, obj)
-
-
-def _version(obj: JsonObject) -> int | None:
-    """The object's resourceVersion as a number (etcd's revision), if it is one."""
-    try:
-        return int(str((obj.get("metadata") or {}).get("resourceVersion")))
-    except (TypeError, ValueError):
-        return None
