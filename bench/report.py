@@ -161,18 +161,18 @@ def goals(results: Figures) -> list[str]:
     if plain is not None:
         lines.append(
             _ratio_goal(
-                "throughput ≥ 0.8x plain",
+                "throughput ≥ 0.9x plain",
                 muster["throughput_pods_bound_per_s"],
                 plain["throughput_pods_bound_per_s"],
-                at_least=0.8,
+                at_least=0.9,
             )
         )
         lines.append(
             _ratio_goal(
-                "p99 creation → all bound ≤ 2x plain",
+                "p99 creation → all bound ≤ 1.5x plain",
                 muster["time_to_all_bound_s"]["p99"],
                 plain["time_to_all_bound_s"]["p99"],
-                at_most=2.0,
+                at_most=1.5,
             )
         )
     partial = muster["partially_started_jobs"]["max_at_once"]
