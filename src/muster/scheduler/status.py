@@ -215,6 +215,34 @@ def _condition_order(item: Mapping[str, Any]) -> tuple[int, str]:
     return (_ORDER.index(kind) if kind in _ORDER else len(_ORDER), kind)
 
 
+COUNTS_GRACE = 10.0
+"""Seconds after an admission during which a status write for pod counts alone waits
+until every member has started (see `held_counts`)."""
+
+
+def held_counts(
+    stored: Mapping[str, Any], desired: Mapping[str, Any], *, admitted_at: float, now: float
+) -> Mapping[str, Any] | None:
+    """The stored pod counts, to keep instead of the desired ones, or None to write.
+
+    Right after an admission each member goes from gated to bound to running, and a
+    status write for every step of every pod was a third of a burst's requests to the
+    API server. So for `COUNTS_GRACE` seconds a change of the counts alone is not
+    written until every member runs (or finished): a gang that starts as it should
+    writes its counts once, and one that does not shows where its pods are stuck once
+    the grace is over. Anything else that changes is written at once, counts with it.
+    """
+    if now >= admitted_at + COUNTS_GRACE:
+        return None
+    counts = desired.get("pods") or {}
+    started = sum(counts.get(phase, 0) for phase in ("running", "succeeded", "failed"))
+    if started == counts.get("total", 0):
+        return None
+    if any(desired.get(field) != stored.get(field) for field in {*desired, *stored} - {"pods"}):
+        return None
+    return stored.get("pods")
+
+
 def needs_write(current: Mapping[str, Any], desired: Mapping[str, Any]) -> bool:
     """Whether the stored status differs from `desired` (the writer's coalescing test).
 

@@ -35,11 +35,13 @@ from muster.scheduler.refusals import after_rollback, after_success, exhausted
 from muster.scheduler.results import Admission, GroupKey, PodKey, Reason, Verdict
 from muster.scheduler.state import ClusterState
 from muster.scheduler.status import (
+    COUNTS_GRACE,
     Scheduling,
     StatusChange,
     admitted_message,
     condition,
     desired_status,
+    held_counts,
     transitions,
 )
 
@@ -95,13 +97,19 @@ class Planner:
         group = self.state.groups.get(key)
         if group is None:
             return None
-        self.statuses[key] = desired_status(
+        desired = desired_status(
             group,
             self._members(key),
             change,
             now=self.stamp,
             current=self.statuses.get(key),
         )
+        if group.admitted and group.admitted_at is not None:
+            held = held_counts(group.status, desired, admitted_at=group.admitted_at, now=self.now)
+            if held is not None:
+                desired["pods"] = dict(held)
+                self.wake.append(group.admitted_at + COUNTS_GRACE)
+        self.statuses[key] = desired
         return WriteStatus(key)
 
     def _step(self, key: GroupKey, kind: StepKind, actions: Iterable[Action | None]) -> None:

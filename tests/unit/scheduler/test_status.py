@@ -8,9 +8,11 @@ from muster.scheduler.intake import GroupRecord, PodRecord, pod_from, pod_group_
 from muster.scheduler.lifecycle import Lifecycle
 from muster.scheduler.refusals import NodeRefusal, RefusalMemory
 from muster.scheduler.status import (
+    COUNTS_GRACE,
     Scheduling,
     StatusChange,
     desired_status,
+    held_counts,
     needs_write,
     pod_counts,
     transitions,
@@ -212,3 +214,22 @@ def test_a_new_gang_waiting_for_its_pods_is_not_told_but_one_that_lost_them_is()
     assert transitions({}, waiting) == []
     [told] = transitions(admitted, waiting)
     assert (told.warning, told.reason) == (True, "WaitingForPods")
+
+
+def starting(gated: int, scheduled: int, running: int) -> dict[str, Any]:
+    counts = {"total": 4, "gated": gated, "scheduled": scheduled, "running": running}
+    return {"plan": {"p": "n"}, "pods": {**counts, "succeeded": 0, "failed": 0}}
+
+
+def test_counts_alone_wait_while_a_fresh_gang_starts_and_are_written_once_it_runs() -> None:
+    stored = starting(4, 0, 0)
+    assert held_counts(stored, starting(2, 2, 0), admitted_at=100.0, now=101.0) == stored["pods"]
+    assert held_counts(stored, starting(0, 4, 4), admitted_at=100.0, now=102.0) is None
+
+
+def test_counts_are_written_after_the_grace_or_with_anything_else() -> None:
+    stored = starting(4, 0, 0)
+    later = 100.0 + COUNTS_GRACE
+    assert held_counts(stored, starting(1, 3, 3), admitted_at=100.0, now=later) is None
+    moved = {**starting(2, 2, 0), "plan": {"p": "other"}}
+    assert held_counts(stored, moved, admitted_at=100.0, now=101.0) is None

@@ -80,7 +80,7 @@ def test_a_gang_that_fits_is_placed_and_the_run_stops_when_nothing_changes() -> 
     train = outcome(report, "train")
     assert (train.scheduled, train.reason, train.message) == (True, "Scheduled", "1/1 pods placed")
     assert train.placements == {"train-0": "n1"}
-    assert report.cycles == 3  # admitted; its counts once bound; nothing left to change
+    assert report.cycles == 2  # admitted; nothing left to change (its pods never start here)
 
 
 def test_a_gang_admitted_before_the_run_stays_admitted_and_places_nothing() -> None:
