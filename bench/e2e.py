@@ -33,7 +33,7 @@ from typing import Any
 
 from hack.cluster import HACK, ROOT
 
-from bench import report
+from bench import report, sections
 from bench.apiclient import USER_AGENT, ApiClient, ApiError
 from bench.audit import count_requests_in_file, per_call, per_client
 from bench.controlplane import Cluster, OperatorProcess, cluster_down, cluster_up
@@ -113,7 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"[bench] results in {output}")
     if output.parent == RESULTS.parent:
         report.write_docs(results, output.name)
-        print(f"[bench] table in {report.DOCS}")
+        print(f"[bench] table in {sections.DOCS}")
     return 0
 
 

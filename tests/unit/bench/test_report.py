@@ -4,7 +4,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bench.report import begin_marker, end_marker, goals, render, table, write_docs
+from bench.report import goals, render, table, write_docs
+from bench.sections import begin_marker, end_marker
 from bench.stats import summarize
 from bench.timeline import Timeline
 
