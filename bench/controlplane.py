@@ -154,8 +154,21 @@ class OperatorProcess:
         The histogram keeps buckets, not samples: the p99 is known only as the bucket
         bound it falls under.
         """
+        return cycle_figures(self._metrics())
+
+    def rollbacks(self) -> int:
+        """Gangs the operator rolled back (`muster_rollbacks_total`): each one a gang
+        that started in part and was taken down."""
+        for family in text_string_to_metric_families(self._metrics()):
+            if family.name == "muster_rollbacks":
+                return int(
+                    sum(sample.value for sample in family.samples if sample.name.endswith("_total"))
+                )
+        return 0
+
+    def _metrics(self) -> str:
         with urllib.request.urlopen(self._url("/metrics"), timeout=5) as response:
-            return cycle_figures(response.read().decode())
+            return str(response.read().decode())
 
     def _url(self, path: str) -> str:
         return f"http://127.0.0.1:{self.health_port}{path}"
@@ -191,3 +204,12 @@ def cycle_figures(metrics_text: str) -> dict[str, float | int | None]:
         "mean_s": round(total / count, 4) if count else None,
         "p99_at_most_s": p99_bound if count else None,
     }
+
+
+def rollback_count(metrics_text: str) -> int:
+    """`muster_rollbacks_total` in Prometheus text (0 before the first)."""
+    for family in text_string_to_metric_families(metrics_text):
+        for sample in family.samples:
+            if sample.name == "muster_rollbacks_total":
+                return int(sample.value)
+    return 0

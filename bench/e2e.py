@@ -274,6 +274,7 @@ def run_mode(
             figures["operator"]["exit_code"] = exit_code
             if exit_code is None:
                 figures["operator"]["scheduling_cycles"] = operator.cycle_seconds()
+                figures["operator"]["rollbacks"] = operator.rollbacks()
         figures["date"] = rfc3339(time.time())
         return figures
     finally:

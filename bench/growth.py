@@ -78,9 +78,11 @@ def parameters(nodes: int) -> Parameters:
     return Parameters(
         nodes=nodes,
         gpus_per_node=8,
-        # Thousands of simulated nodes renew their Leases slower than 40 s allows on
-        # two cores; a longer lease keeps them Ready (it changes no scheduling).
-        node_lease_s=40 if nodes <= 1000 else 600,
+        # A thousand simulated nodes and more renew their Leases slower than 40 s
+        # allows on a busy two-core machine, and a node that misses it is NotReady:
+        # kube-scheduler then refuses the pods planned there. A longer lease keeps
+        # them Ready; it changes no scheduling.
+        node_lease_s=600,
         jobs=round(nodes * JOBS_PER_NODE),
         gpus_per_pod=1,
         zone_share=0.25,

@@ -52,6 +52,7 @@ def cost(nodes: int, jobs: int, pods: int, figures: Mapping[str, Any]) -> dict[s
             None if cycles.get("mean_s") is None else round(cycles["mean_s"] * 1000, 1)
         ),
         "peak_rss_mib": operator["peak_rss_mib"],
+        "rollbacks": operator.get("rollbacks"),
         "ended_because": figures["ended_because"],
     }
 

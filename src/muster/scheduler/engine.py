@@ -116,7 +116,7 @@ class _Cycle:
         followed = {
             key: follow(self.state, group, now=self.now, config=self.config)
             for key, group in sorted(self.state.groups.items())
-            if group.gang and group.admitted
+            if group.gang and group.admitted and key not in self.state.quiet
         }
         busy = {key for key, got in followed.items() if got.rollback or got.awaiting}
         admitted = [
@@ -166,8 +166,11 @@ class _Cycle:
                 group.reason in TAKEN_DOWN and verdict.reason is Reason.WAITING_FOR_PODS
             )
             planner.verdict(group, verdict, kept=kept)
-        for key in sorted(self.state.groups):
+        for key in sorted(self.state.groups.keys() - self.state.quiet):
             planner.refresh(key)
+        idle = planner.idle()
+        self.state.quiet |= {key for key in idle if key in followed and _settled(followed[key])}
+        self.state.quiet |= {key for key in idle if not self.state.groups[key].gang}
         return planner.plan()
 
     # ---- shapes and placements ---------------------------------------------------
@@ -579,4 +582,19 @@ def _one_per_node(member: Member, view: InterPodView) -> bool:
     return any(
         term.topology_key == HOSTNAME and term.matches(member.namespace, member.labels, labels)
         for term in member.rules.anti_affinity
+    )
+
+
+def _settled(following: Following) -> bool:
+    """An admitted gang every planned pod of which is bound, with nothing to release,
+    await or time: until it or a member changes, every cycle would find the same."""
+    return (
+        following.complete
+        and following.rollback is None
+        and not following.vacated
+        and not following.awaiting
+        and not following.victims_gone
+        and not following.to_release
+        and following.deadline is None
+        and following.retry_at is None
     )

@@ -148,6 +148,10 @@ class ClusterState:
         self.pod_keys: list[PodKey | None] = []
         self.group_ids: dict[GroupKey, int] = {}
         self.group_keys: list[GroupKey] = []
+        # Groups whose last cycle found nothing to do or write, untouched since (see
+        # `muster.scheduler.engine`): a cycle skips them instead of deriving again,
+        # for each of thousands of running gangs, the status they already have.
+        self.quiet: set[GroupKey] = set()
 
     def copy(self) -> ClusterState:
         """An independent copy for a what-if run (a forecast) that changes it.
@@ -193,6 +197,7 @@ class ClusterState:
         twin.pod_keys = list(self.pod_keys)
         twin.group_ids = dict(self.group_ids)
         twin.group_keys = list(self.group_keys)
+        twin.quiet = set(self.quiet)
         return twin
 
     # ---- resources -------------------------------------------------------------
@@ -323,7 +328,10 @@ class ClusterState:
     def observe_release(self, pod: PodKey, failure: ReleaseFailure | None) -> None:
         """The outcome of releasing a pod, as the operator saw it: the API server's
         answer when it did not release it, None when it did."""
-        if failure is None or pod not in self.pods:
+        entry = self.pods.get(pod)
+        if entry is not None and entry.record.group_name is not None:
+            self.quiet.discard(GroupKey(pod.namespace, entry.record.group_name))
+        if failure is None or entry is None:
             self.release_failures.pop(pod, None)
         else:
             self.release_failures[pod] = failure
@@ -372,12 +380,14 @@ class ClusterState:
         key = GroupKey(record.key.namespace, record.group_name)
         self.members.setdefault(key, set()).add(record.key.name)
         self.pod_group[entry.slot] = self._group_id(key)
+        self.quiet.discard(key)
 
     def _leave_group(self, entry: PodEntry) -> None:
         record = entry.record
         if record.group_name is None:
             return
         key = GroupKey(record.key.namespace, record.group_name)
+        self.quiet.discard(key)
         names = self.members.get(key)
         if names is not None:
             names.discard(record.key.name)
@@ -477,6 +487,7 @@ class ClusterState:
         """Set a PodGroup from its record (a forecast admits gangs without manifests)."""
         previous = self.groups.get(record.key)
         self.groups[record.key] = record
+        self.quiet.discard(record.key)
         self._group_id(record.key)
         if record.gang and not record.admitted:
             self.unadmitted_gangs.add(record.key)
@@ -491,6 +502,7 @@ class ClusterState:
 
     def _delete_group_key(self, key: GroupKey) -> None:
         self.unadmitted_gangs.discard(key)
+        self.quiet.discard(key)
         if self.groups.pop(key, None) is not None:
             self._rehold_members(key)
 

@@ -42,6 +42,7 @@ from muster.scheduler.status import (
     condition,
     desired_status,
     held_counts,
+    needs_write,
     transitions,
 )
 
@@ -86,6 +87,7 @@ class Planner:
         self.steps: list[Step] = []
         self.statuses: dict[GroupKey, dict[str, Any]] = {}
         self.wake: list[float] = []
+        self.held: set[GroupKey] = set()  # pod counts kept back (see `held_counts`)
 
     def _members(self, key: GroupKey) -> list[PodRecord]:
         names = sorted(self.state.members.get(key, ()))
@@ -109,6 +111,7 @@ class Planner:
             if held is not None:
                 desired["pods"] = dict(held)
                 self.wake.append(group.admitted_at + COUNTS_GRACE)
+                self.held.add(key)
         self.statuses[key] = desired
         return WriteStatus(key)
 
@@ -294,6 +297,21 @@ class Planner:
         """Counts and minCount of a group nothing else was decided about."""
         if key not in self.statuses:
             self._step(key, StepKind.RECORD, [self.change(key, StatusChange())])
+
+    def idle(self) -> set[GroupKey]:
+        """Groups whose only step writes a status they already have, nothing held
+        back: what this cycle asked of them needs no write at all."""
+        steps: dict[GroupKey, list[Step]] = {}
+        for step in self.steps:
+            steps.setdefault(step.group, []).append(step)
+        return {
+            key
+            for key, [*theirs] in steps.items()
+            if len(theirs) == 1
+            and theirs[0].actions == (WriteStatus(key),)
+            and key not in self.held
+            and not needs_write(self.state.groups[key].status, self.statuses[key])
+        }
 
     def plan(self) -> Plan:
         exclusive = [step for step in self.steps if step.exclusive]

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from bench.controlplane import cycle_figures
+from bench.controlplane import cycle_figures, rollback_count
 
 METRICS = """\
 # HELP muster_cycle_duration_seconds Time the decision engine takes for one scheduling cycle
@@ -26,3 +26,13 @@ def test_cycle_figures_read_the_histogram() -> None:
 
 def test_no_cycles_yet() -> None:
     assert cycle_figures("")["mean_s"] is None
+
+
+def test_rollbacks_are_read_from_their_counter() -> None:
+    text = (
+        "# TYPE muster_rollbacks_total counter\n"
+        "muster_rollbacks_total 3.0\n"
+        "muster_rollbacks_created 1.7e9\n"
+    )
+    assert rollback_count(text) == 3
+    assert rollback_count(METRICS) == 0

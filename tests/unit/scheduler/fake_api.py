@@ -32,7 +32,7 @@ from muster.scheduler.lifecycle import lifecycle_from
 from muster.scheduler.plan import Evict, Plan, Release, WriteStatus
 from muster.scheduler.release_failures import ReleaseFailure
 from muster.scheduler.results import CycleResult, GroupKey, PodKey
-from muster.scheduler.status import condition
+from muster.scheduler.status import condition, needs_write
 
 from .builders import Obj, node, pod, pod_group
 
@@ -213,7 +213,12 @@ class FakeApi:
     def cycle(self, *, crash_after: int | None = None) -> CycleResult:
         """One scheduling cycle, its plan carried out; `crash_after` actions, then the
         operator dies (and is restarted)."""
+        quiet = set(self.state.quiet)
+        fresh = self.state.copy()
+        fresh.quiet.clear()
+        everything = schedule(fresh, now=self.now, config=self.config)
         result = schedule(self.state, now=self.now, config=self.config)
+        assert_same_but_quiet(result, everything, quiet)
         done = self.execute(result.plan, limit=crash_after)
         if crash_after is not None and done >= crash_after:
             self.restart()
@@ -248,6 +253,8 @@ class FakeApi:
             return False
         desired = copy.deepcopy(plan.statuses[key])
         before = obj.get("status") or {}
+        if not needs_write(before, desired):
+            return True  # as the operator's writer: an equal status is not written again
         if admitted(desired) and not admitted(before):
             self.admissions.append((key, before))
         victims = lifecycle_from(desired).victims
@@ -302,3 +309,24 @@ class FakeApi:
             obj["spec"]["nodeSelector"] = {HOSTNAME: node_name}
             self.put_pod(obj)
         self.released.append(action.group)
+
+
+def assert_same_but_quiet(
+    result: CycleResult, everything: CycleResult, quiet: set[GroupKey]
+) -> None:
+    """A cycle that skipped the quiet groups decides what one that looked at all does,
+    the quiet groups' statuses being the ones they have."""
+    assert (result.admissions, result.growths, result.verdicts) == (
+        everything.admissions,
+        everything.growths,
+        everything.verdicts,
+    )
+    assert result.plan.wake_at == everything.plan.wake_at
+    kept = [step for step in everything.plan.steps if step.group not in quiet]
+    assert list(result.plan.steps) == kept
+    for step in everything.plan.steps:
+        if step.group in quiet:
+            assert step.actions == (WriteStatus(step.group),), step
+    assert result.plan.statuses == {
+        key: status for key, status in everything.plan.statuses.items() if key not in quiet
+    }

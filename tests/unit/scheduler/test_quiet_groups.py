@@ -1,0 +1,69 @@
+"""Running gangs with nothing to do are skipped by later cycles until they change."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from muster.scheduler import ClusterState, EngineConfig, schedule
+from muster.scheduler.results import GroupKey
+from tests.unit.scheduler.builders import node, pod, pod_group
+
+NOW = 1_000_000.0
+CONFIG = EngineConfig()
+KEY = GroupKey("default", "train")
+
+
+def running_gang() -> tuple[ClusterState, dict[str, Any], list[dict[str, Any]]]:
+    group = pod_group("train", min_count=2)
+    pods = [
+        pod(f"train-{i}", group="train", node_name="n1", gated=False, phase="Running")
+        for i in range(2)
+    ]
+    group["status"] = {
+        "conditions": [{"type": "PodGroupScheduled", "status": "True", "reason": "Scheduled"}],
+        "plan": {"train-0": "n1", "train-1": "n1"},
+        "admittedAt": "1970-01-01T00:00:00Z",
+    }
+    state = ClusterState()
+    state.apply_node(node("n1", cpu="4"))
+    for obj in pods:
+        state.apply_pod(obj)
+    state.apply_pod_group(group)
+    return state, group, pods
+
+
+def written(state: ClusterState, group: dict[str, Any]) -> dict[str, Any]:
+    """Carry the cycle's status for the group out, as the operator's writer would."""
+    result = schedule(state, now=NOW, config=CONFIG)
+    updated = {**group, "status": result.plan.statuses[KEY]}
+    state.apply_pod_group(updated)
+    return updated
+
+
+def steps_for_train(state: ClusterState) -> list[str]:
+    result = schedule(state, now=NOW, config=CONFIG)
+    return [str(step.kind) for step in result.plan.steps if step.group == KEY]
+
+
+def test_a_settled_gang_is_skipped_until_one_of_its_pods_changes() -> None:
+    state, group, pods = running_gang()
+    written(state, group)
+    assert steps_for_train(state) == ["follow"]  # nothing to write: noted as quiet
+    assert KEY in state.quiet
+    assert steps_for_train(state) == []
+    state.apply_pod({**pods[0], "status": {"phase": "Failed"}})
+    assert KEY not in state.quiet
+    assert steps_for_train(state)
+
+
+def test_a_skipped_cycle_decides_what_a_fresh_state_decides() -> None:
+    state, group, _ = running_gang()
+    written(state, group)
+    schedule(state, now=NOW, config=CONFIG)
+    skipped = schedule(state, now=NOW, config=CONFIG)
+    fresh = state.copy()
+    fresh.quiet.clear()
+    full = schedule(fresh, now=NOW, config=CONFIG)
+    assert skipped.admissions == full.admissions and skipped.verdicts == full.verdicts
+    assert [step for step in full.plan.steps if step.group != KEY] == list(skipped.plan.steps)
+    assert all(len(step.actions) == 1 for step in full.plan.steps if step.group == KEY)
