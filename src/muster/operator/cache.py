@@ -167,7 +167,7 @@ class LiveCache:
         self.pod_groups: dict[GroupKey, JsonObject] = {}
         self.members: defaultdict[GroupKey, dict[str, JsonObject]] = defaultdict(dict)
         self._pod_groups_by_pod: dict[tuple[str, str], GroupKey] = {}
-        self._fingerprints: dict[tuple[str, str, str], Hashable] = {}
+        self._fingerprints: dict[tuple[str, str, str], int] = {}
         self.rejections: dict[ObjectKey, Rejection] = {}
         self.nodes = _Sink(self._upsert_node, self._remove_node)
         self.pods = _Sink(self._upsert_pod, self._remove_pod)
@@ -335,9 +335,13 @@ class LiveCache:
         return False
 
     def _changed(self, key: tuple[str, str, str], fingerprint: Hashable) -> bool:
-        if self._fingerprints.get(key) == fingerprint:
+        """Whether the object's fingerprint moved. Only the fingerprint's hash is kept:
+        the frozen fingerprint of each of 50,000 pods (labels and all) was tens of MiB,
+        and two versions of one object whose hashes collide are not to be expected."""
+        digest = hash(fingerprint)
+        if self._fingerprints.get(key) == digest:
             return False
-        self._fingerprints[key] = fingerprint
+        self._fingerprints[key] = digest
         return True
 
 
