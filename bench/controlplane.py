@@ -1,9 +1,10 @@
 """The processes a benchmark run needs: a local control plane per mode, and the operator.
 
 Each mode gets a fresh control plane of its own (from `hack/cluster.py`, with the
-audit log on), so no mode inherits another's objects, caches or etcd history. Muster
-mode also runs `muster run` as a child process, whose CPU and memory are then read
-from /proc and whose scheduling-cycle histogram is read from its /metrics.
+audit log on, and Kueue's manager for the Kueue modes), so no mode inherits
+another's objects, caches or etcd history. The Muster modes also run `muster run` as
+a child process, whose CPU and memory are then read from /proc and whose
+scheduling-cycle histogram is read from its /metrics.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from hack.cluster import COMPONENTS, HACK, ROOT, bin_dir, free_port
+from hack.cluster import COMPONENTS, HACK, KUEUE, ROOT, bin_dir, free_port
 from prometheus_client.parser import text_string_to_metric_families
 
 from bench.workload import Mode
@@ -28,6 +29,8 @@ CLUSTER_FLAGS: dict[Mode, tuple[str, ...]] = {
     # Muster runs where native gang scheduling is off: what its users have.
     "muster": (),
     "native": ("--native-gang",),
+    "kueue": ("--kueue",),
+    "kueue-muster": ("--kueue",),
 }
 
 
@@ -46,9 +49,10 @@ class Cluster:
         return self.state_dir / "logs" / "audit.log"
 
     def component_pids(self) -> dict[str, int]:
-        return {
-            name: int((self.state_dir / "pids" / f"{name}.pid").read_text()) for name in COMPONENTS
-        }
+        """The control plane's processes, and Kueue's manager where it runs."""
+        pids = self.state_dir / "pids"
+        names = [*COMPONENTS, *([KUEUE] if (pids / f"{KUEUE}.pid").exists() else [])]
+        return {name: int((pids / f"{name}.pid").read_text()) for name in names}
 
     def kubectl(self, *args: str) -> None:
         subprocess.run(

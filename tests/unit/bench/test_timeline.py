@@ -9,18 +9,18 @@ def test_a_bound_pod_beside_an_unschedulable_sibling_is_a_partial_start() -> Non
     timeline = Timeline({"a": 2})
     timeline.observe_pod(pod("a", "a-1", node="n1"), 1.0)
     timeline.observe_pod(pod("a", "a-2", unschedulable=True), 2.0)
-    assert timeline.partial == {"a"}
+    assert timeline.partial.now == {"a"}
     timeline.observe_pod(pod("a", "a-2", node="n2"), 5.0)
-    assert timeline.partial == set()
-    assert timeline.jobs["a"].partial_seconds == 3.0
-    assert timeline.max_partial == 1
+    assert timeline.partial.now == set()
+    assert timeline.partial.seconds["a"] == 3.0
+    assert timeline.partial.max_at_once == 1
 
 
 def test_a_sibling_waiting_in_the_queue_is_not_a_partial_start() -> None:
     timeline = Timeline({"a": 2})
     timeline.observe_pod(pod("a", "a-1", node="n1"), 1.0)
     timeline.observe_pod(pod("a", "a-2"), 1.0)
-    assert timeline.max_partial == 0
+    assert timeline.partial.max_at_once == 0
 
 
 def test_a_gated_sibling_counts_until_its_gang_is_admitted() -> None:
@@ -29,9 +29,9 @@ def test_a_gated_sibling_counts_until_its_gang_is_admitted() -> None:
     for job in ("a", "b"):
         timeline.observe_pod(pod(job, f"{job}-1", node="n1"), 1.0)
         timeline.observe_pod(pod(job, f"{job}-2", gated=True), 1.0)
-    assert timeline.partial == {"a"}
+    assert timeline.partial.now == {"a"}
     timeline.observe_gang("a", admitted=True, at=2.0)
-    assert timeline.partial == set()
+    assert timeline.partial.now == set()
 
 
 def test_jobs_still_partial_at_the_end_count_until_it() -> None:
@@ -41,8 +41,8 @@ def test_jobs_still_partial_at_the_end_count_until_it() -> None:
         timeline.observe_pod(pod(job, f"{job}-2", unschedulable=True), 2.0)
     timeline.close(10.0)
     timeline.close(10.0)
-    assert timeline.max_partial == 2
-    assert timeline.jobs["a"].partial_seconds == 8.0
+    assert timeline.partial.max_at_once == 2
+    assert timeline.partial.seconds["a"] == 8.0
 
 
 def test_first_bind_and_first_running_are_kept() -> None:
