@@ -22,15 +22,17 @@ from pathlib import Path
 from hack.cluster import COMPONENTS, HACK, KUEUE, ROOT, bin_dir, free_port
 from prometheus_client.parser import text_string_to_metric_families
 
+from bench import kueue
 from bench.workload import Mode
 
+KUEUE_FLAGS = ("--kueue", f"--kueue-pods-ready-timeout={kueue.PODS_READY_TIMEOUT}")
 CLUSTER_FLAGS: dict[Mode, tuple[str, ...]] = {
     "plain": (),
     # Muster runs where native gang scheduling is off: what its users have.
     "muster": (),
     "native": ("--native-gang",),
-    "kueue": ("--kueue",),
-    "kueue-muster": ("--kueue",),
+    "kueue": KUEUE_FLAGS,
+    "kueue-muster": KUEUE_FLAGS,
 }
 
 

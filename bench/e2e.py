@@ -357,6 +357,8 @@ async def measure(
     figures["processes"] = processes(before, after)
     # The machine is shared: what else ran shows in the load when the burst began.
     figures["load_average_1m_at_start"] = round(load_before, 2)
+    if "kueue" in figures:
+        figures["kueue"]["pods_ready_timeout"] = kueue.PODS_READY_TIMEOUT
     calls = count_requests_in_file(cluster.audit_log, start=wall_start, end=wall_end)
     requests = per_client(calls)
     bound = max(figures["pods_bound"], 1)

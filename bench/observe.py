@@ -62,6 +62,7 @@ async def follow_kueue_workloads(
                 view.job,
                 admitted=view.admitted and not gone,
                 evicted=view.evicted and not gone,
+                evicted_reason=view.evicted_reason,
                 topology_assigned=view.topology_assigned and not gone,
                 at=time.monotonic(),
             )

@@ -96,6 +96,12 @@ def _episodes(figures: Figures) -> str:
     return f"{figures['max_at_once']} ({figures['jobs_ever']})"
 
 
+def _evictions(kueue: Figures) -> str:
+    reasons = kueue.get("evictions_by_reason") or {}
+    why = "".join(f", {reason} {count:,}" for reason, count in reasons.items())
+    return f"{kueue['jobs_evicted']:,} ({kueue['evictions']:,}{why})"
+
+
 def _cycles(figures: Figures) -> str:
     cycles = figures.get("operator", {}).get("scheduling_cycles")
     if not cycles or not cycles["cycles"]:
@@ -164,10 +170,7 @@ KUEUE_ROWS: tuple[tuple[str, Callable[[Figures], str]], ...] = (
         "admitted, not all pods bound at the end",
         _kueue(lambda k: f"{k['admitted_not_all_bound_at_end']:,}"),
     ),
-    (
-        "Jobs evicted by Kueue (evictions)",
-        _kueue(lambda k: f"{k['jobs_evicted']:,} ({k['evictions']:,})"),
-    ),
+    ("Jobs evicted by Kueue (evictions: why)", _kueue(_evictions)),
     ("- creation → Kueue admits, p50 / p99 (s)", _phase("created_to_kueue_admitted_s")),
     ("- Kueue admits → all bound, p50 / p99 (s)", _phase("kueue_admitted_to_all_bound_s")),
     ("Kueue manager CPU (s)", _process("kueue", "cpu_seconds")),

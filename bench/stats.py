@@ -9,6 +9,7 @@ bind.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -122,8 +123,11 @@ def kueue_figures(timeline: Timeline) -> dict[str, Any]:
         "admitted_not_all_bound_at_end": sum(
             record.pods_bound_now < record.size for record in admitted
         ),
-        "jobs_evicted": sum(record.evictions > 0 for record in records),
-        "evictions": sum(record.evictions for record in records),
+        "jobs_evicted": sum(bool(record.evictions) for record in records),
+        "evictions": sum(sum(record.evictions.values()) for record in records),
+        "evictions_by_reason": dict(
+            sum((Counter(record.evictions) for record in records), Counter()).most_common()
+        ),
         "admitted_but_unschedulable_jobs": {
             **episodes(timeline.admitted_unschedulable),
             "grace_s": timeline.admitted_unschedulable.grace,

@@ -91,7 +91,7 @@ class JobRecord:
     queue_admitted: bool = False
     queue_admitted_at: float | None = None
     evicted: bool = False
-    evictions: int = 0
+    evictions: dict[str, int] = field(default_factory=dict)  # by the Evicted reason
     topology_assigned: bool = False
 
     @property
@@ -224,10 +224,17 @@ class Timeline:
         self._update(job, at)
 
     def observe_queue(
-        self, job: str, *, admitted: bool, evicted: bool, topology_assigned: bool, at: float
+        self,
+        job: str,
+        *,
+        admitted: bool,
+        evicted: bool,
+        topology_assigned: bool,
+        at: float,
+        evicted_reason: str | None = None,
     ) -> None:
-        """Kueue's Workload for the Job seen at ``at``: admitted or not, evicted or not,
-        with nodes chosen by Kueue's topology-aware scheduling or not."""
+        """Kueue's Workload for the Job seen at ``at``: admitted or not, evicted (and
+        why) or not, with nodes chosen by Kueue's topology-aware scheduling or not."""
         if job not in self.jobs:
             return
         record = self.jobs[job]
@@ -237,7 +244,8 @@ class Timeline:
         if admitted and record.queue_admitted_at is None:
             record.queue_admitted_at = at
         if evicted and not record.evicted:
-            record.evictions += 1
+            reason = evicted_reason or "unknown"
+            record.evictions[reason] = record.evictions.get(reason, 0) + 1
         record.queue_admitted, record.evicted = admitted, evicted
         self._update(job, at)
 

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from bench.timeline import Timeline
+from bench.timeline import STUCK_GRACE_S, Timeline
 
 from tests.unit.bench.pods import pod
 
@@ -59,3 +59,58 @@ def test_pods_of_other_jobs_are_ignored() -> None:
     timeline = Timeline({"a": 1})
     timeline.observe_pod(pod("z", "z-1", node="n1"), 1.0)
     assert timeline.bound_pods == 0
+
+
+def test_pods_behind_kueues_topology_gate_are_in_flight_not_refused() -> None:
+    timeline = Timeline({"a": 2})
+    timeline.observe_queue("a", admitted=True, evicted=False, topology_assigned=True, at=0.5)
+    timeline.observe_pod(pod("a", "a-1", node="n1"), 1.0)
+    timeline.observe_pod(pod("a", "a-2", gated=True, gate="kueue.x-k8s.io/topology"), 1.0)
+    assert timeline.partial.max_at_once == 0
+
+
+def test_a_job_admitted_by_kueue_and_refused_a_place_counts_after_the_grace() -> None:
+    timeline = Timeline({"brief": 2, "stuck": 2, "queued": 2})
+    for job in timeline.jobs:
+        admitted = job != "queued"
+        timeline.observe_queue(
+            job, admitted=admitted, evicted=False, topology_assigned=False, at=0.0
+        )
+        timeline.observe_pod(pod(job, f"{job}-1", unschedulable=True), 1.0)
+    timeline.observe_pod(pod("brief", "brief-1", node="n1"), 1.0 + STUCK_GRACE_S / 2)
+    assert timeline.admitted_unschedulable.now == {"stuck"}
+    timeline.close(1.0 + STUCK_GRACE_S * 2)
+    tracked = timeline.admitted_unschedulable
+    assert tracked.max_at_once == 2
+    assert tracked.ever == {"stuck"}  # the brief one was churn; the queued one not admitted
+    assert tracked.seconds["stuck"] == STUCK_GRACE_S * 2
+
+
+def test_a_gang_muster_refuses_makes_its_admitted_job_unschedulable() -> None:
+    timeline = Timeline({"a": 2})
+    timeline.observe_queue("a", admitted=True, evicted=False, topology_assigned=False, at=0.0)
+    timeline.observe_pod(pod("a", "a-1", gated=True), 1.0)
+    assert timeline.admitted_unschedulable.now == set()  # waiting its turn is not a refusal
+    timeline.observe_gang("a", admitted=False, at=2.0, refused=True)
+    assert timeline.admitted_unschedulable.now == {"a"}
+    timeline.observe_queue(
+        "a",
+        admitted=False,
+        evicted=True,
+        topology_assigned=False,
+        at=9.0,
+        evicted_reason="PodsReadyTimeout",
+    )
+    assert timeline.admitted_unschedulable.now == set()
+    assert timeline.admitted_unschedulable.ever == {"a"}
+    assert timeline.jobs["a"].evictions == {"PodsReadyTimeout": 1}
+
+
+def test_an_eviction_counts_once_however_often_it_is_seen() -> None:
+    timeline = Timeline({"a": 1})
+    for at in (1.0, 2.0):
+        timeline.observe_queue("a", admitted=False, evicted=True, topology_assigned=False, at=at)
+    timeline.observe_queue("a", admitted=True, evicted=False, topology_assigned=False, at=3.0)
+    timeline.observe_queue("a", admitted=False, evicted=True, topology_assigned=False, at=4.0)
+    assert timeline.jobs["a"].evictions == {"unknown": 2}
+    assert timeline.jobs["a"].queue_admitted_at == 3.0
