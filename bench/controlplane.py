@@ -23,16 +23,15 @@ from hack.cluster import COMPONENTS, HACK, KUEUE, ROOT, bin_dir, free_port
 from prometheus_client.parser import text_string_to_metric_families
 
 from bench import kueue
-from bench.workload import Mode
+from bench.workload import KUEUE_MODES, Mode
 
-KUEUE_FLAGS = ("--kueue", f"--kueue-pods-ready-timeout={kueue.PODS_READY_TIMEOUT}")
 CLUSTER_FLAGS: dict[Mode, tuple[str, ...]] = {
     "plain": (),
     # Muster runs where native gang scheduling is off: what its users have.
     "muster": (),
     "native": ("--native-gang",),
-    "kueue": KUEUE_FLAGS,
-    "kueue-muster": KUEUE_FLAGS,
+    "kueue": ("--kueue",),
+    "kueue-muster": ("--kueue",),
 }
 
 
@@ -76,8 +75,13 @@ def cluster_up(
     mode: Mode,
     nodes_timeout: float,
     node_lease_seconds: int,
+    kueue_pods_ready_timeout: str = kueue.PODS_READY_TIMEOUT,
 ) -> Cluster:
-    """A fresh control plane for ``mode``: whatever ran in ``state_dir`` is stopped first."""
+    """A fresh control plane for ``mode``: whatever ran in ``state_dir`` is stopped first.
+
+    With Kueue, ``kueue_pods_ready_timeout`` is its waitForPodsReady timeout.
+    """
+    kueue_flags = [f"--kueue-pods-ready-timeout={kueue_pods_ready_timeout}"]
     _cluster_command(state_dir, "down")
     _cluster_command(
         state_dir,
@@ -87,6 +91,7 @@ def cluster_up(
         f"--nodes-timeout={nodes_timeout}",
         f"--node-lease-seconds={node_lease_seconds}",
         *CLUSTER_FLAGS[mode],
+        *(kueue_flags if mode in KUEUE_MODES else []),
     )
     return Cluster(state_dir)
 

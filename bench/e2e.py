@@ -125,7 +125,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     for mode in args.modes:
         print(f"[bench] {mode}: {params.jobs} Jobs on {params.nodes} nodes", flush=True)
         try:
-            figures = run_mode(mode, params, workload, nodes_file, keep=args.keep_clusters)
+            figures = run_mode(
+                mode,
+                params,
+                workload,
+                nodes_file,
+                keep=args.keep_clusters,
+                pods_ready_timeout=args.kueue_pods_ready_timeout,
+            )
         except (ApiError, RuntimeError, OSError, subprocess.CalledProcessError) as error:
             # One mode failing must not cost the others' figures; the reason is kept.
             figures = {"not_measured": f"{type(error).__name__}: {error}"}
@@ -210,6 +217,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--timeout", type=float, help="longest run of a mode (default 900 s)")
     parser.add_argument("--submit-concurrency", type=int, default=16)
     parser.add_argument(
+        "--kueue-pods-ready-timeout",
+        default=kueue.PODS_READY_TIMEOUT,
+        metavar="DURATION",
+        help=f"Kueue's waitForPodsReady timeout (default {kueue.PODS_READY_TIMEOUT})",
+    )
+    parser.add_argument(
         "--output",
         type=Path,
         help=f"results file (default {RESULTS}, or {KUEUE_RESULTS.name} for the Kueue modes)",
@@ -279,7 +292,13 @@ def start_results(
 
 
 def run_mode(
-    mode: Mode, params: Parameters, workload: list[GangJob], nodes_file: Path, *, keep: bool
+    mode: Mode,
+    params: Parameters,
+    workload: list[GangJob],
+    nodes_file: Path,
+    *,
+    keep: bool,
+    pods_ready_timeout: str,
 ) -> dict[str, Any]:
     cluster = cluster_up(
         Path(f"/tmp/muster-bench-{mode}"),
@@ -288,6 +307,7 @@ def run_mode(
         # Thousands of simulated nodes take minutes to register on two cores.
         nodes_timeout=max(120.0, params.nodes / 10),
         node_lease_seconds=params.node_lease_s,
+        kueue_pods_ready_timeout=pods_ready_timeout,
     )
     operator = None
     try:
@@ -304,6 +324,8 @@ def run_mode(
             figures["operator"]["exit_code"] = exit_code
             if exit_code is None:
                 figures["operator"]["scheduling_cycles"] = operator.cycle_seconds()
+        if "kueue" in figures:
+            figures["kueue"]["pods_ready_timeout"] = pods_ready_timeout
         figures["date"] = rfc3339(time.time())
         return figures
     finally:
@@ -357,8 +379,6 @@ async def measure(
     figures["processes"] = processes(before, after)
     # The machine is shared: what else ran shows in the load when the burst began.
     figures["load_average_1m_at_start"] = round(load_before, 2)
-    if "kueue" in figures:
-        figures["kueue"]["pods_ready_timeout"] = kueue.PODS_READY_TIMEOUT
     calls = count_requests_in_file(cluster.audit_log, start=wall_start, end=wall_end)
     requests = per_client(calls)
     bound = max(figures["pods_bound"], 1)

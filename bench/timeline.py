@@ -75,15 +75,18 @@ class PodView:
 
 @dataclass(slots=True)
 class JobRecord:
-    """One Job's history: creation, each pod's first bind and first Running."""
+    """One Job's history: creation, each pod's first bind and first Running, and when
+    the Job's pods first all existed, were all bound and all Running."""
 
     size: int
     created_at: float | None = None
     group_seen_at: float | None = None
     admitted_at: float | None = None
-    seen_at: dict[str, float] = field(default_factory=dict)
     bound_at: dict[str, float] = field(default_factory=dict)
     running_at: dict[str, float] = field(default_factory=dict)
+    all_seen_at: float | None = None
+    all_bound_at: float | None = None
+    all_running_at: float | None = None
     pods: dict[str, PodView] = field(default_factory=dict)
     admitted: bool = False
     gang_refused: bool = False
@@ -95,21 +98,20 @@ class JobRecord:
     topology_assigned: bool = False
 
     @property
-    def all_seen_at(self) -> float | None:
-        """When the last of the Job's pods was first seen: all of them exist."""
-        return max(self.seen_at.values()) if len(self.seen_at) >= self.size else None
-
-    @property
-    def all_bound_at(self) -> float | None:
-        return max(self.bound_at.values()) if len(self.bound_at) >= self.size else None
-
-    @property
-    def all_running_at(self) -> float | None:
-        return max(self.running_at.values()) if len(self.running_at) >= self.size else None
-
-    @property
     def pods_bound_now(self) -> int:
         return sum(pod.bound for pod in self.pods.values())
+
+    def note_progress(self, at: float) -> None:
+        """The first moments ``size`` of the Job's pods existed, were bound, were Running,
+        all at once. Pods deleted meanwhile (a Job that Kueue evicted and admitted again)
+        do not count towards the ones that replace them."""
+        if self.all_seen_at is None and len(self.pods) >= self.size:
+            self.all_seen_at = at
+        if self.all_bound_at is None and self.pods_bound_now >= self.size:
+            self.all_bound_at = at
+        running = sum(pod.running for pod in self.pods.values())
+        if self.all_running_at is None and running >= self.size:
+            self.all_running_at = at
 
     def is_partial(self) -> bool:
         if not any(pod.bound for pod in self.pods.values()):
@@ -192,13 +194,13 @@ class Timeline:
         record = self.jobs[view.job]
         name = pod["metadata"]["name"]
         record.pods[name] = view
-        record.seen_at.setdefault(name, at)
         if view.bound and name not in record.bound_at:
             record.bound_at[name] = at
             self.last_progress_at = at
         if view.running and name not in record.running_at:
             record.running_at[name] = at
             self.last_progress_at = at
+        record.note_progress(at)
         self._update(view.job, at)
 
     def forget_pod(self, pod: Mapping[str, Any], at: float) -> None:

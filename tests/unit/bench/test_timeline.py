@@ -114,3 +114,15 @@ def test_an_eviction_counts_once_however_often_it_is_seen() -> None:
     timeline.observe_queue("a", admitted=False, evicted=True, topology_assigned=False, at=4.0)
     assert timeline.jobs["a"].evictions == {"unknown": 2}
     assert timeline.jobs["a"].queue_admitted_at == 3.0
+
+
+def test_pods_deleted_before_their_job_ran_whole_do_not_count_for_their_replacements() -> None:
+    timeline = Timeline({"a": 2})
+    timeline.observe_pod(pod("a", "a-1", node="n1", phase="Running"), 1.0)
+    timeline.forget_pod(pod("a", "a-1", node="n1", phase="Running"), 2.0)  # evicted
+    timeline.observe_pod(pod("a", "a-2", node="n1", phase="Running"), 3.0)
+    record = timeline.jobs["a"]
+    assert (record.all_seen_at, record.all_bound_at, record.all_running_at) == (None, None, None)
+    timeline.observe_pod(pod("a", "a-3", node="n2", phase="Running"), 4.0)
+    assert (record.all_seen_at, record.all_bound_at, record.all_running_at) == (4.0, 4.0, 4.0)
+    assert timeline.bound_pods == 3  # every bind is counted, the evicted one's too
