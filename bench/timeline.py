@@ -102,16 +102,13 @@ class JobRecord:
         return sum(pod.bound for pod in self.pods.values())
 
     def note_progress(self, at: float) -> None:
-        """The first moments ``size`` of the Job's pods existed, were bound, were Running,
-        all at once. Pods deleted meanwhile (a Job that Kueue evicted and admitted again)
-        do not count towards the ones that replace them."""
-        if self.all_seen_at is None and len(self.pods) >= self.size:
-            self.all_seen_at = at
-        if self.all_bound_at is None and self.pods_bound_now >= self.size:
-            self.all_bound_at = at
+        """Since when ``size`` of the Job's pods have existed, been bound, been Running,
+        all at once. A Job whose pods are deleted (Kueue evicted it) starts again: its
+        times are those of the pods that replace them, the run that lasted."""
         running = sum(pod.running for pod in self.pods.values())
-        if self.all_running_at is None and running >= self.size:
-            self.all_running_at = at
+        self.all_seen_at = _since(self.all_seen_at, len(self.pods) >= self.size, at)
+        self.all_bound_at = _since(self.all_bound_at, self.pods_bound_now >= self.size, at)
+        self.all_running_at = _since(self.all_running_at, running >= self.size, at)
 
     def is_partial(self) -> bool:
         if not any(pod.bound for pod in self.pods.values()):
@@ -127,6 +124,13 @@ class JobRecord:
         return self.gang_refused or any(
             pod.unschedulable and not pod.bound for pod in self.pods.values()
         )
+
+
+def _since(since: float | None, holds: bool, at: float) -> float | None:
+    """When a state that holds began: kept while it holds, ``at`` when it begins."""
+    if not holds:
+        return None
+    return at if since is None else since
 
 
 @dataclass(slots=True)
@@ -208,7 +212,9 @@ class Timeline:
         view = PodView.of(pod)
         if view is None or view.job not in self.jobs:
             return
-        self.jobs[view.job].pods.pop(pod["metadata"]["name"], None)
+        record = self.jobs[view.job]
+        record.pods.pop(pod["metadata"]["name"], None)
+        record.note_progress(at)
         self._update(view.job, at)
 
     def observe_gang(self, job: str, admitted: bool, at: float, *, refused: bool = False) -> None:

@@ -116,7 +116,7 @@ def test_an_eviction_counts_once_however_often_it_is_seen() -> None:
     assert timeline.jobs["a"].queue_admitted_at == 3.0
 
 
-def test_pods_deleted_before_their_job_ran_whole_do_not_count_for_their_replacements() -> None:
+def test_a_job_whose_pods_are_deleted_is_timed_by_the_pods_that_replace_them() -> None:
     timeline = Timeline({"a": 2})
     timeline.observe_pod(pod("a", "a-1", node="n1", phase="Running"), 1.0)
     timeline.forget_pod(pod("a", "a-1", node="n1", phase="Running"), 2.0)  # evicted
@@ -126,3 +126,10 @@ def test_pods_deleted_before_their_job_ran_whole_do_not_count_for_their_replacem
     timeline.observe_pod(pod("a", "a-3", node="n2", phase="Running"), 4.0)
     assert (record.all_seen_at, record.all_bound_at, record.all_running_at) == (4.0, 4.0, 4.0)
     assert timeline.bound_pods == 3  # every bind is counted, the evicted one's too
+
+    timeline.forget_pod(pod("a", "a-3", node="n2", phase="Running"), 5.0)  # evicted again
+    assert record.all_bound_at is None
+    timeline.forget_pod(pod("a", "a-2", node="n1", phase="Running"), 5.0)
+    timeline.observe_pod(pod("a", "a-4", node="n3", phase="Running"), 6.0)
+    timeline.observe_pod(pod("a", "a-5", node="n3", phase="Running"), 7.0)
+    assert (record.all_seen_at, record.all_bound_at, record.all_running_at) == (7.0, 7.0, 7.0)
