@@ -75,8 +75,8 @@ class PodView:
 
 @dataclass(slots=True)
 class JobRecord:
-    """One Job's history: creation, each pod's first bind and first Running, and when
-    the Job's pods first all existed, were all bound and all Running."""
+    """One Job's history: creation, each pod's first bind and first Running, and since
+    when the Job's pods have all existed, all been bound and all been Running."""
 
     size: int
     created_at: float | None = None

@@ -116,20 +116,24 @@ def test_an_eviction_counts_once_however_often_it_is_seen() -> None:
     assert timeline.jobs["a"].queue_admitted_at == 3.0
 
 
+def all_at_once(timeline: Timeline, job: str) -> tuple[float | None, ...]:
+    record = timeline.jobs[job]
+    return (record.all_seen_at, record.all_bound_at, record.all_running_at)
+
+
 def test_a_job_whose_pods_are_deleted_is_timed_by_the_pods_that_replace_them() -> None:
     timeline = Timeline({"a": 2})
     timeline.observe_pod(pod("a", "a-1", node="n1", phase="Running"), 1.0)
     timeline.forget_pod(pod("a", "a-1", node="n1", phase="Running"), 2.0)  # evicted
     timeline.observe_pod(pod("a", "a-2", node="n1", phase="Running"), 3.0)
-    record = timeline.jobs["a"]
-    assert (record.all_seen_at, record.all_bound_at, record.all_running_at) == (None, None, None)
+    assert all_at_once(timeline, "a") == (None, None, None)
     timeline.observe_pod(pod("a", "a-3", node="n2", phase="Running"), 4.0)
-    assert (record.all_seen_at, record.all_bound_at, record.all_running_at) == (4.0, 4.0, 4.0)
+    assert all_at_once(timeline, "a") == (4.0, 4.0, 4.0)
     assert timeline.bound_pods == 3  # every bind is counted, the evicted one's too
 
-    timeline.forget_pod(pod("a", "a-3", node="n2", phase="Running"), 5.0)  # evicted again
-    assert record.all_bound_at is None
-    timeline.forget_pod(pod("a", "a-2", node="n1", phase="Running"), 5.0)
+    for name in ("a-2", "a-3"):  # evicted again, once all ran
+        timeline.forget_pod(pod("a", name, node="n1", phase="Running"), 5.0)
+    assert all_at_once(timeline, "a") == (None, None, None)
     timeline.observe_pod(pod("a", "a-4", node="n3", phase="Running"), 6.0)
     timeline.observe_pod(pod("a", "a-5", node="n3", phase="Running"), 7.0)
-    assert (record.all_seen_at, record.all_bound_at, record.all_running_at) == (7.0, 7.0, 7.0)
+    assert all_at_once(timeline, "a") == (7.0, 7.0, 7.0)
