@@ -174,6 +174,7 @@ KUEUE_ROWS: tuple[tuple[str, Callable[[Figures], str]], ...] = (
     ("- creation → Kueue admits, p50 / p99 (s)", _phase("created_to_kueue_admitted_s")),
     ("- Kueue admits → all bound, p50 / p99 (s)", _phase("kueue_admitted_to_all_bound_s")),
     ("Kueue manager CPU (s)", _process("kueue", "cpu_seconds")),
+    ("Kueue's waitForPodsReady timeout", _kueue(lambda k: str(k.get("pods_ready_timeout", "-")))),
 )
 
 
