@@ -1,9 +1,10 @@
 """The processes a benchmark run needs: a local control plane per mode, and the operator.
 
 Each mode gets a fresh control plane of its own (from `hack/cluster.py`, with the
-audit log on), so no mode inherits another's objects, caches or etcd history. Muster
-mode also runs `muster run` as a child process, whose CPU and memory are then read
-from /proc and whose scheduling-cycle histogram is read from its /metrics.
+audit log on, and Kueue's manager for the Kueue modes), so no mode inherits
+another's objects, caches or etcd history. The Muster modes also run `muster run` as
+a child process, whose CPU and memory are then read from /proc and whose
+scheduling-cycle histogram is read from its /metrics.
 """
 
 from __future__ import annotations
@@ -18,16 +19,19 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from hack.cluster import CLIENT_BURST, CLIENT_QPS, COMPONENTS, HACK, ROOT, bin_dir, free_port
+from hack.cluster import CLIENT_BURST, CLIENT_QPS, COMPONENTS, HACK, KUEUE, ROOT, bin_dir, free_port
 from prometheus_client.parser import text_string_to_metric_families
 
-from bench.workload import Mode
+from bench import kueue
+from bench.workload import KUEUE_MODES, Mode
 
 CLUSTER_FLAGS: dict[Mode, tuple[str, ...]] = {
     "plain": (),
     # Muster runs where native gang scheduling is off: what its users have.
     "muster": (),
     "native": ("--native-gang",),
+    "kueue": ("--kueue",),
+    "kueue-muster": ("--kueue",),
 }
 
 
@@ -46,9 +50,10 @@ class Cluster:
         return self.state_dir / "logs" / "audit.log"
 
     def component_pids(self) -> dict[str, int]:
-        return {
-            name: int((self.state_dir / "pids" / f"{name}.pid").read_text()) for name in COMPONENTS
-        }
+        """The control plane's processes, and Kueue's manager where it runs."""
+        pids = self.state_dir / "pids"
+        names = [*COMPONENTS, *([KUEUE] if (pids / f"{KUEUE}.pid").exists() else [])]
+        return {name: int((pids / f"{name}.pid").read_text()) for name in names}
 
     def kubectl(self, *args: str) -> None:
         subprocess.run(
@@ -70,8 +75,13 @@ def cluster_up(
     mode: Mode,
     nodes_timeout: float,
     node_lease_seconds: int,
+    kueue_pods_ready_timeout: str = kueue.PODS_READY_TIMEOUT,
 ) -> Cluster:
-    """A fresh control plane for ``mode``: whatever ran in ``state_dir`` is stopped first."""
+    """A fresh control plane for ``mode``: whatever ran in ``state_dir`` is stopped first.
+
+    With Kueue, ``kueue_pods_ready_timeout`` is its waitForPodsReady timeout.
+    """
+    kueue_flags = [f"--kueue-pods-ready-timeout={kueue_pods_ready_timeout}"]
     _cluster_command(state_dir, "down")
     _cluster_command(
         state_dir,
@@ -81,6 +91,7 @@ def cluster_up(
         f"--nodes-timeout={nodes_timeout}",
         f"--node-lease-seconds={node_lease_seconds}",
         *CLUSTER_FLAGS[mode],
+        *(kueue_flags if mode in KUEUE_MODES else []),
     )
     return Cluster(state_dir)
 

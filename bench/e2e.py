@@ -1,16 +1,20 @@
-"""End-to-end benchmark: one burst of gang Jobs, scheduled three ways, side by side.
+"""End-to-end benchmark: one burst of gang Jobs, scheduled several ways, side by side.
 
 Each mode gets a fresh local control plane (hack/cluster.py, KWOK nodes, audit log
 on) and the same Jobs: ``plain`` (kube-scheduler alone, the floor), ``muster``
 (`muster run` gates and releases whole gangs) and ``native`` (Kubernetes 1.37's own
-gang scheduling). The burst is submitted at once; every pod is watched until all Jobs
-run, or nothing has moved for ``--settle`` seconds. Figures are written to
-bench/results/e2e.json and the table in docs/performance.md is regenerated from it.
+gang scheduling); beside Kueue, ``kueue`` (Kueue alone, with its topology-aware
+scheduling) and ``kueue-muster`` (Kueue's quota, Muster's placement). The burst is
+submitted at once; every pod (and every PodGroup, and Kueue Workload) is watched
+until all Jobs run, or nothing has moved for ``--settle`` seconds. Figures are
+written to bench/results/e2e.json (the Kueue pair to e2e-kueue.json) and the tables
+in docs/performance.md are regenerated from them.
 
     python bench/e2e.py                    # the default: 500 nodes x 8 GPUs, 200 Jobs
     python bench/e2e.py --quick            # a smoke run on a small cluster
     python bench/e2e.py --scale            # Muster at 5,000 nodes and 50,000 pods
     python bench/e2e.py --gpus-per-pod 4   # demand above capacity: gangs must wait
+    python bench/e2e.py --modes kueue,kueue-muster   # beside Kueue
 """
 
 from __future__ import annotations
@@ -31,29 +35,48 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from hack.cluster import HACK, ROOT
+from hack.cluster import HACK, KUEUE, ROOT
 
-from bench import report, sections
+from bench import kueue, report, sections
 from bench.apiclient import USER_AGENT, ApiClient, ApiError
 from bench.audit import count_requests_in_file, per_call, per_client
 from bench.controlplane import Cluster, OperatorProcess, cluster_down, cluster_up
 from bench.machine import describe
-from bench.observe import follow_muster_gangs, follow_pods
+from bench.observe import follow_kueue_workloads, follow_muster_gangs, follow_pods
 from bench.processes import Usage, usage
 from bench.stats import summarize
 from bench.timeline import Timeline
-from bench.workload import MODES, GangJob, Mode, job_manifest, make_workload
+from bench.workload import (
+    DEFAULT_MODES,
+    KUEUE_MODES,
+    MODES,
+    MUSTER_MODES,
+    GangJob,
+    Mode,
+    job_manifest,
+    make_workload,
+)
 from muster.api.times import rfc3339
 
 NAMESPACE = "bench"
 RESULTS = ROOT / "bench" / "results" / "e2e.json"
+KUEUE_RESULTS = RESULTS.parent / "e2e-kueue.json"
 WORK_DIR = Path("/tmp/muster-bench")
 OPERATOR = "muster"
 
 # Clients in the audit log that are not the operator: the control plane, KWOK (the
-# simulated kubelets), kubectl (used only to set the cluster up) and the benchmark.
+# simulated kubelets), Kueue's manager, kubectl (used only to set the cluster up) and
+# the benchmark.
 NOT_OPERATOR = frozenset(
-    {"kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "kubectl", USER_AGENT}
+    {
+        "kube-apiserver",
+        "kube-controller-manager",
+        "kube-scheduler",
+        "kwok",
+        KUEUE,
+        "kubectl",
+        USER_AGENT,
+    }
 )
 
 
@@ -102,7 +125,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     for mode in args.modes:
         print(f"[bench] {mode}: {params.jobs} Jobs on {params.nodes} nodes", flush=True)
         try:
-            figures = run_mode(mode, params, workload, nodes_file, keep=args.keep_clusters)
+            figures = run_mode(
+                mode,
+                params,
+                workload,
+                nodes_file,
+                keep=args.keep_clusters,
+                pods_ready_timeout=args.kueue_pods_ready_timeout,
+            )
         except (ApiError, RuntimeError, OSError, subprocess.CalledProcessError) as error:
             # One mode failing must not cost the others' figures; the reason is kept.
             figures = {"not_measured": f"{type(error).__name__}: {error}"}
@@ -119,12 +149,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 # Presets fill whatever the command line leaves unset.
 PRESETS: dict[str, dict[str, Any]] = {
-    "default": {"nodes": 500, "gpus_per_node": 8, "jobs": 200, "modes": list(MODES)},
+    "default": {"nodes": 500, "gpus_per_node": 8, "jobs": 200, "modes": list(DEFAULT_MODES)},
     "quick": {
         "nodes": 20,
         "gpus_per_node": 8,
         "jobs": 12,
-        "modes": list(MODES),
+        "modes": list(DEFAULT_MODES),
         "output": WORK_DIR / "e2e-quick.json",
     },
     # The issue's scale point: 5,000 nodes and 50,000 pods, for the operator's memory
@@ -179,14 +209,24 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--modes",
         type=lambda text: [mode for mode in text.split(",") if mode],
-        help=f"comma-separated, from {','.join(MODES)} (default all)",
+        help=f"comma-separated, from {','.join(MODES)} (default {','.join(DEFAULT_MODES)})",
     )
     parser.add_argument(
         "--settle", type=float, help="stop after this long without a bind (default 30 s)"
     )
     parser.add_argument("--timeout", type=float, help="longest run of a mode (default 900 s)")
     parser.add_argument("--submit-concurrency", type=int, default=16)
-    parser.add_argument("--output", type=Path, help=f"results file (default {RESULTS})")
+    parser.add_argument(
+        "--kueue-pods-ready-timeout",
+        default=kueue.PODS_READY_TIMEOUT,
+        metavar="DURATION",
+        help=f"Kueue's waitForPodsReady timeout (default {kueue.PODS_READY_TIMEOUT})",
+    )
+    parser.add_argument(
+        "--output",
+        type=Path,
+        help=f"results file (default {RESULTS}, or {KUEUE_RESULTS.name} for the Kueue modes)",
+    )
     parser.add_argument(
         "--merge", action="store_true", help="keep the other modes' figures already in --output"
     )
@@ -194,7 +234,6 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.set_defaults(preset="default")
     args = parser.parse_args(argv)
     defaults = {
-        "output": RESULTS,
         "timeout": 900.0,
         "settle": 30.0,
         "node_lease_seconds": 40,
@@ -206,6 +245,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     unknown = [mode for mode in args.modes if mode not in MODES]
     if unknown:
         parser.error(f"unknown mode(s): {', '.join(unknown)}")
+    if args.output is None:
+        # The Kueue modes have a table of their own: they never overwrite e2e.json.
+        kueue_only = all(mode in KUEUE_MODES for mode in args.modes)
+        args.output = KUEUE_RESULTS if kueue_only else RESULTS
     return args
 
 
@@ -249,7 +292,13 @@ def start_results(
 
 
 def run_mode(
-    mode: Mode, params: Parameters, workload: list[GangJob], nodes_file: Path, *, keep: bool
+    mode: Mode,
+    params: Parameters,
+    workload: list[GangJob],
+    nodes_file: Path,
+    *,
+    keep: bool,
+    pods_ready_timeout: str,
 ) -> dict[str, Any]:
     cluster = cluster_up(
         Path(f"/tmp/muster-bench-{mode}"),
@@ -258,10 +307,11 @@ def run_mode(
         # Thousands of simulated nodes take minutes to register on two cores.
         nodes_timeout=max(120.0, params.nodes / 10),
         node_lease_seconds=params.node_lease_s,
+        kueue_pods_ready_timeout=pods_ready_timeout,
     )
     operator = None
     try:
-        if mode == "muster":
+        if mode in MUSTER_MODES:
             operator = OperatorProcess(cluster, WORK_DIR / "operator.log")
             operator.start()
         figures = asyncio.run(
@@ -275,6 +325,8 @@ def run_mode(
             if exit_code is None:
                 figures["operator"]["scheduling_cycles"] = operator.cycle_seconds()
                 figures["operator"]["rollbacks"] = operator.rollbacks()
+        if "kueue" in figures:
+            figures["kueue"]["pods_ready_timeout"] = pods_ready_timeout
         figures["date"] = rfc3339(time.time())
         return figures
     finally:
@@ -299,7 +351,11 @@ async def measure(
         pids[OPERATOR] = operator_pid
     async with api:
         await create_namespace(api)
-        watches = [follow_pods] + ([follow_muster_gangs] if mode == "muster" else [])
+        if mode in KUEUE_MODES:
+            await create_queue(api, params, topology=mode not in MUSTER_MODES)
+        watches = [follow_pods]
+        watches += [follow_muster_gangs] if mode in MUSTER_MODES else []
+        watches += [follow_kueue_workloads] if mode in KUEUE_MODES else []
         listed = [asyncio.Event() for _ in watches]
         tasks = [
             asyncio.create_task(watch(api, NAMESPACE, timeline, flag))
@@ -358,6 +414,26 @@ async def create_namespace(api: ApiClient) -> None:
             if error.status != 404 or time.monotonic() > deadline:
                 raise
         await asyncio.sleep(0.2)
+
+
+async def create_queue(api: ApiClient, params: Parameters, *, topology: bool) -> None:
+    """Kueue's queue for the burst (bench/kueue.py), once Kueue admits into it."""
+    manifests = kueue.queue_manifests(
+        namespace=NAMESPACE,
+        nodes=params.nodes,
+        gpus_per_node=params.gpus_per_node,
+        topology=topology,
+    )
+    for manifest in manifests:
+        await api.create(kueue.collection_path(manifest), manifest)
+    queues = [m for m in manifests if m["kind"] in ("ClusterQueue", "LocalQueue")]
+    deadline = time.monotonic() + 120
+    for queue in queues:
+        path = f"{kueue.collection_path(queue)}/{queue['metadata']['name']}"
+        while not kueue.active(await api.request("GET", path)):
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"Kueue's {queue['kind']} did not become active")
+            await asyncio.sleep(0.5)
 
 
 async def submit(

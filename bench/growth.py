@@ -28,7 +28,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from bench import growth_report, sections
+from bench import growth_report, kueue, sections
 from bench.apiclient import ApiError
 from bench.e2e import WORK_DIR, Parameters, run_mode, write_nodes
 from bench.machine import describe
@@ -59,7 +59,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             jobs=params.jobs, gpus_per_pod=1, zone_share=params.zone_share, seed=params.seed
         )
         try:
-            figures = run_mode("muster", params, workload, write_nodes(params), keep=False)
+            figures = run_mode(
+                "muster",
+                params,
+                workload,
+                write_nodes(params),
+                keep=False,
+                pods_ready_timeout=kueue.PODS_READY_TIMEOUT,  # no Kueue in this mode
+            )
         except (ApiError, RuntimeError, OSError, subprocess.CalledProcessError) as error:
             figures = {"not_measured": f"{type(error).__name__}: {error}"}
         pods = sum(job.size for job in workload)

@@ -11,9 +11,15 @@ import asyncio
 import time
 from typing import Any
 
+from bench import kueue
 from bench.apiclient import ApiClient
 from bench.timeline import Timeline
-from muster.api.constants import API_VERSION, CONDITION_SCHEDULED, POD_GROUP_PLURAL
+from muster.api.constants import (
+    API_VERSION,
+    CONDITION_SCHEDULED,
+    POD_GROUP_PLURAL,
+    REASON_UNSCHEDULABLE,
+)
 
 
 async def follow_pods(
@@ -29,15 +35,42 @@ async def follow_pods(
 async def follow_muster_gangs(
     api: ApiClient, namespace: str, timeline: Timeline, listed: asyncio.Event
 ) -> None:
-    """Muster's admissions: a PodGroup (named after its Job) with PodGroupScheduled=True."""
+    """Muster's admissions: a PodGroup (named after its Job) with PodGroupScheduled=True;
+    its refusals: the same condition False with reason Unschedulable."""
     path = f"/apis/{API_VERSION}/namespaces/{namespace}/{POD_GROUP_PLURAL}"
     async for kind, pod_group in api.watch(path, listed):
         job = pod_group["metadata"]["name"]
-        timeline.observe_gang(job, kind != "DELETED" and _scheduled(pod_group), time.monotonic())
+        scheduled = {} if kind == "DELETED" else _scheduled(pod_group)
+        timeline.observe_gang(
+            job,
+            scheduled.get("status") == "True",
+            time.monotonic(),
+            refused=scheduled.get("reason") == REASON_UNSCHEDULABLE,
+        )
 
 
-def _scheduled(pod_group: dict[str, Any]) -> bool:
-    return any(
-        condition.get("type") == CONDITION_SCHEDULED and condition.get("status") == "True"
-        for condition in pod_group.get("status", {}).get("conditions", [])
-    )
+async def follow_kueue_workloads(
+    api: ApiClient, namespace: str, timeline: Timeline, listed: asyncio.Event
+) -> None:
+    """Kueue's admissions and evictions, from its Workloads (one per Job, owned by it)."""
+    path = f"/apis/{kueue.API_VERSION}/namespaces/{namespace}/{kueue.WORKLOADS}"
+    async for kind, workload in api.watch(path, listed):
+        view = kueue.WorkloadView.of(workload)
+        if view is not None:
+            gone = kind == "DELETED"
+            timeline.observe_queue(
+                view.job,
+                admitted=view.admitted and not gone,
+                evicted=view.evicted and not gone,
+                evicted_reason=view.evicted_reason,
+                topology_assigned=view.topology_assigned and not gone,
+                at=time.monotonic(),
+            )
+
+
+def _scheduled(pod_group: dict[str, Any]) -> dict[str, Any]:
+    """The PodGroupScheduled condition, or {} before the operator wrote one."""
+    for condition in pod_group.get("status", {}).get("conditions", []):
+        if condition.get("type") == CONDITION_SCHEDULED:
+            return dict(condition)
+    return {}

@@ -24,6 +24,8 @@ TITLES = {
     "plain": "kube-scheduler alone",
     "muster": "Muster",
     "native": "native 1.37 gang",
+    "kueue": "Kueue alone (TAS)",
+    "kueue-muster": "Kueue + Muster",
 }
 
 Figures = Mapping[str, Any]
@@ -83,6 +85,24 @@ def _phase(name: str) -> Callable[[Figures], str]:
     return cell
 
 
+def _kueue(render: Callable[[Figures], str]) -> Callable[[Figures], str]:
+    def cell(figures: Figures) -> str:
+        kueue = figures.get("kueue")
+        return "-" if kueue is None else render(kueue)
+
+    return cell
+
+
+def _episodes(figures: Figures) -> str:
+    return f"{figures['max_at_once']} ({figures['jobs_ever']})"
+
+
+def _evictions(kueue: Figures) -> str:
+    reasons = kueue.get("evictions_by_reason") or {}
+    why = "".join(f", {reason} {count:,}" for reason, count in reasons.items())
+    return f"{kueue['jobs_evicted']:,} ({kueue['evictions']:,}{why})"
+
+
 def _cycles(figures: Figures) -> str:
     cycles = figures.get("operator", {}).get("scheduling_cycles")
     if not cycles or not cycles["cycles"]:
@@ -110,10 +130,7 @@ ROWS: tuple[tuple[str, Callable[[Figures], str]], ...] = (
     ("last bind after (s)", lambda f: _number(f["last_bind_after_s"], 2)),
     (
         "partially-started Jobs: most at once (Jobs ever)",
-        lambda f: (
-            f"{f['partially_started_jobs']['max_at_once']} "
-            f"({f['partially_started_jobs']['jobs_ever']})"
-        ),
+        lambda f: _episodes(f["partially_started_jobs"]),
     ),
     ("operator CPU (s)", _operator("cpu_seconds")),
     ("operator peak RSS (MiB)", _operator("peak_rss_mib")),
@@ -131,6 +148,37 @@ ROWS: tuple[tuple[str, Callable[[Figures], str]], ...] = (
 )
 
 
+# Rows for the runs through Kueue (bench/stats.py, kueue_figures).
+KUEUE_ROWS: tuple[tuple[str, Callable[[Figures], str]], ...] = (
+    ("Kueue: Workloads admitted at the end", _kueue(lambda k: f"{k['admitted_at_end']:,}")),
+    (
+        "Kueue: Jobs placed by its TAS (topology assignment)",
+        _kueue(lambda k: f"{k['admitted_with_topology_assignment']:,}"),
+    ),
+    (
+        "Kueue: Jobs left queued (not admitted) at the end",
+        _kueue(lambda k: f"{k['queued_at_end']:,}"),
+    ),
+    (
+        "admitted but unschedulable: most at once (Jobs that counted)",
+        _kueue(lambda k: _episodes(k["admitted_but_unschedulable_jobs"])),
+    ),
+    (
+        "admitted but unschedulable at the end",
+        _kueue(lambda k: f"{k['admitted_but_unschedulable_jobs']['at_end']:,}"),
+    ),
+    (
+        "admitted, not all pods bound at the end",
+        _kueue(lambda k: f"{k['admitted_not_all_bound_at_end']:,}"),
+    ),
+    ("Jobs evicted by Kueue (evictions: why)", _kueue(_evictions)),
+    ("- creation → Kueue admits, p50 / p99 (s)", _phase("created_to_kueue_admitted_s")),
+    ("- Kueue admits → all bound, p50 / p99 (s)", _phase("kueue_admitted_to_all_bound_s")),
+    ("Kueue manager CPU (s)", _process("kueue", "cpu_seconds")),
+    ("Kueue's waitForPodsReady timeout", _kueue(lambda k: str(k.get("pods_ready_timeout", "-")))),
+)
+
+
 def measured(results: Figures) -> list[str]:
     return [
         mode
@@ -145,7 +193,8 @@ def table(results: Figures) -> str:
         "| | " + " | ".join(TITLES[mode] for mode in modes) + " |",
         "|---|" + "---:|" * len(modes),
     ]
-    for title, cell in ROWS:
+    kueue = any("kueue" in results["modes"][mode] for mode in modes)
+    for title, cell in ROWS + (KUEUE_ROWS if kueue else ()):
         lines.append(
             f"| {title} | " + " | ".join(cell(results["modes"][mode]) for mode in modes) + " |"
         )
@@ -239,10 +288,16 @@ def render(results: Figures, name: str) -> str:
                 for mode, figures in results["modes"].items()
                 if "not_measured" in figures
             ),
-            "Goals for Muster (from the issue; reported, never asserted):",
-            "",
-            *goals(results),
-            "",
+            *(
+                [
+                    "Goals for Muster (from the issue; reported, never asserted):",
+                    "",
+                    *goals(results),
+                    "",
+                ]
+                if "muster" in measured(results)
+                else []
+            ),
             end_marker(name),
         ]
     )

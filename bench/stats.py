@@ -9,10 +9,11 @@ bind.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from bench.timeline import Timeline
+from bench.timeline import Episodes, Timeline
 
 QUANTILES = (50, 90, 99)
 
@@ -50,6 +51,8 @@ def summarize(timeline: Timeline, *, started_at: float, ended_at: float) -> dict
         "created_to_gang_recorded_s": [],
         "pods_and_gang_exist_to_admitted_s": [],
         "admitted_to_all_bound_s": [],
+        "created_to_kueue_admitted_s": [],
+        "kueue_admitted_to_all_bound_s": [],
     }
     binds: list[float] = []
     for record in timeline.jobs.values():
@@ -70,9 +73,14 @@ def summarize(timeline: Timeline, *, started_at: float, ended_at: float) -> dict
                 phases["pods_and_gang_exist_to_admitted_s"].append(max(admitted - ready, 0.0))
             if bound is not None:
                 phases["admitted_to_all_bound_s"].append(bound - admitted)
+        if (queue_admitted := record.queue_admitted_at) is not None:
+            phases["created_to_kueue_admitted_s"].append(queue_admitted - record.created_at)
+            if bound is not None:
+                phases["kueue_admitted_to_all_bound_s"].append(bound - queue_admitted)
     last_bind = max(binds, default=None)
     span = last_bind - started_at if last_bind is not None else None
     records = timeline.jobs.values()
+    queued = any(record.queued_at is not None for record in records)
     return {
         "jobs": len(timeline.jobs),
         "pods": sum(record.size for record in records),
@@ -87,10 +95,41 @@ def summarize(timeline: Timeline, *, started_at: float, ended_at: float) -> dict
         "last_bind_after_s": round(span, 3) if span is not None else None,
         "throughput_pods_bound_per_s": round(len(binds) / span, 2) if span else None,
         "measured_for_s": round(ended_at - started_at, 3),
-        "partially_started_jobs": {
-            "max_at_once": timeline.max_partial,
-            "jobs_ever": sum(record.was_partial for record in records),
-            "at_end": len(timeline.partial),
-            "job_seconds": round(sum(record.partial_seconds for record in records), 3),
+        "partially_started_jobs": episodes(timeline.partial),
+        **({"kueue": kueue_figures(timeline)} if queued else {}),
+    }
+
+
+def episodes(tracked: Episodes) -> dict[str, int | float]:
+    """How many Jobs were in a state at most at once, ever, at the end, and for how long."""
+    return {
+        "max_at_once": tracked.max_at_once,
+        "jobs_ever": len(tracked.ever),
+        "at_end": len(tracked.now),
+        "job_seconds": round(tracked.total_seconds(), 3),
+    }
+
+
+def kueue_figures(timeline: Timeline) -> dict[str, Any]:
+    """What Kueue did with the Jobs: admitted, left queued, evicted, and admitted Jobs
+    whose pods were refused a place (bench/timeline.py defines it)."""
+    records = [record for record in timeline.jobs.values() if record.queued_at is not None]
+    admitted = [record for record in records if record.queue_admitted]
+    return {
+        "workloads": len(records),
+        "admitted_at_end": len(admitted),
+        "admitted_with_topology_assignment": sum(record.topology_assigned for record in records),
+        "queued_at_end": len(records) - len(admitted),
+        "admitted_not_all_bound_at_end": sum(
+            record.pods_bound_now < record.size for record in admitted
+        ),
+        "jobs_evicted": sum(bool(record.evictions) for record in records),
+        "evictions": sum(sum(record.evictions.values()) for record in records),
+        "evictions_by_reason": dict(
+            sum((Counter(record.evictions) for record in records), Counter()).most_common()
+        ),
+        "admitted_but_unschedulable_jobs": {
+            **episodes(timeline.admitted_unschedulable),
+            "grace_s": timeline.admitted_unschedulable.grace,
         },
     }

@@ -1,4 +1,4 @@
-"""The benchmark's workload: a burst of gang Jobs, written the three ways compared.
+"""The benchmark's workload: a burst of gang Jobs, written the ways compared.
 
 One list of Jobs (names, sizes, GPUs per pod, an optional zone constraint) becomes
 manifests for each mode, so every mode schedules exactly the same demand:
@@ -8,6 +8,13 @@ manifests for each mode, so every mode schedules exactly the same demand:
   per-pod equivalent of "all in one zone".
 - ``muster``: the same Jobs opted in to Muster with its label and annotations.
 - ``native``: the same Jobs with the Kubernetes 1.37 field ``spec.scheduling``.
+- ``kueue``: the same Jobs queued in Kueue (its queue-name label) with Kueue's
+  topology-aware scheduling: a zone constraint becomes the PodSet annotation
+  ``podset-required-topology``; the other Jobs prefer one node
+  (``podset-preferred-topology`` on the hostname), which Kueue widens to a zone, then
+  to the whole cluster, when they do not fit.
+- ``kueue-muster``: the same Jobs queued in Kueue and opted in to Muster as in
+  ``muster``; Kueue only keeps the quota (bench/kueue.py: its flavor has no topology).
 
 Pods carry KWOK's completion-delay annotation so they keep their capacity for the
 whole measurement instead of finishing and freeing it.
@@ -19,13 +26,25 @@ import random
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
+from hack.kueue import QUEUE_NAME_LABEL
+
 from muster.api.constants import MIN_COUNT_ANNOTATION, POLICY_GANG, POLICY_LABEL
 from muster.api.constants import TOPOLOGY_KEY_ANNOTATION as MUSTER_TOPOLOGY_ANNOTATION
 
-Mode = Literal["plain", "muster", "native"]
+Mode = Literal["plain", "muster", "native", "kueue", "kueue-muster"]
 MODES: tuple[Mode, ...] = get_args(Mode)
+# The modes `bench/e2e.py` runs unless told otherwise; the Kueue pair runs on its own
+# (`--modes kueue,kueue-muster`), into a results file of its own.
+DEFAULT_MODES: tuple[Mode, ...] = ("plain", "muster", "native")
+MUSTER_MODES: frozenset[Mode] = frozenset({"muster", "kueue-muster"})
+KUEUE_MODES: frozenset[Mode] = frozenset({"kueue", "kueue-muster"})
 
 ZONE_KEY = "topology.kubernetes.io/zone"
+HOSTNAME_KEY = "kubernetes.io/hostname"
+# The LocalQueue in the benchmark's namespace (bench/kueue.py makes it).
+LOCAL_QUEUE = "bench"
+KUEUE_REQUIRED_TOPOLOGY = "kueue.x-k8s.io/podset-required-topology"
+KUEUE_PREFERRED_TOPOLOGY = "kueue.x-k8s.io/podset-preferred-topology"
 GPU = "nvidia.com/gpu"
 JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
 HOLD_ANNOTATION = "pod-complete.stage.kwok.x-k8s.io/delay"
@@ -73,16 +92,24 @@ def job_manifest(job: GangJob, mode: Mode, *, namespace: str, hold: str) -> dict
     """The Job as ``mode`` submits it; pods stay Running for ``hold`` (a Go duration)."""
     labels: dict[str, str] = {}
     annotations: dict[str, str] = {}
+    template_annotations = {HOLD_ANNOTATION: hold}
     spec: dict[str, Any] = {
         "parallelism": job.size,
         "completions": job.size,
         "backoffLimit": 0,
         "template": {
-            "metadata": {"annotations": {HOLD_ANNOTATION: hold}},
+            "metadata": {"annotations": template_annotations},
             "spec": _pod_spec(job, mode),
         },
     }
-    if mode == "muster":
+    if mode in KUEUE_MODES:
+        labels[QUEUE_NAME_LABEL] = LOCAL_QUEUE
+    if mode == "kueue":
+        if job.topology_key:
+            template_annotations[KUEUE_REQUIRED_TOPOLOGY] = job.topology_key
+        else:
+            template_annotations[KUEUE_PREFERRED_TOPOLOGY] = HOSTNAME_KEY
+    if mode in MUSTER_MODES:
         labels[POLICY_LABEL] = POLICY_GANG
         annotations[MIN_COUNT_ANNOTATION] = str(job.size)
         if job.topology_key:

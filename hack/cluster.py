@@ -7,6 +7,7 @@ the binaries `hack/build.sh` compiles. Only the standard library is used, so thi
 works before any virtualenv exists.
 
     cluster.py up [--nodes FILE] [--job-scheduling-field | --native-gang] [--kueue] [--audit]
+                  [--kueue-pods-ready-timeout DURATION]
                   [--no-watch-cache] [--nodes-timeout SECONDS] [--node-lease-seconds SECONDS]
     cluster.py down
     cluster.py status
@@ -439,7 +440,7 @@ def up(args: argparse.Namespace) -> None:
     else:
         start_control_plane(args)
     if args.kueue and not alive(pid_of(KUEUE)):
-        start_kueue()
+        start_kueue(args.kueue_pods_ready_timeout)
 
 
 def start_control_plane(args: argparse.Namespace) -> None:
@@ -598,10 +599,13 @@ def start_control_plane(args: argparse.Namespace) -> None:
     log(f"kubectl: {bins / 'kubectl'}")
 
 
-def start_kueue() -> None:
+def start_kueue(pods_ready_timeout: str | None = None) -> None:
     """Kueue's manager beside the control plane (hack/kueue.py, on this cluster)."""
     env = {**os.environ, "MUSTER_CLUSTER_DIR": str(STATE)}
-    subprocess.run([sys.executable, "-m", "hack.kueue", "up"], check=True, cwd=ROOT, env=env)
+    command = [sys.executable, "-m", "hack.kueue", "up"]
+    if pods_ready_timeout is not None:
+        command.append(f"--pods-ready-timeout={pods_ready_timeout}")
+    subprocess.run(command, check=True, cwd=ROOT, env=env)
 
 
 def stop(name: str) -> None:
@@ -719,6 +723,11 @@ def main() -> None:
         "--kueue",
         action="store_true",
         help="run Kueue's manager beside the control plane (webhooks on loopback)",
+    )
+    up_parser.add_argument(
+        "--kueue-pods-ready-timeout",
+        metavar="DURATION",
+        help="Kueue's waitForPodsReady timeout (default: hack/kueue.py's, for the tests)",
     )
     up_parser.add_argument(
         "--nodes-timeout",

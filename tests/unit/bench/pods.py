@@ -6,6 +6,8 @@ from typing import Any
 
 from bench.workload import JOB_NAME_LABEL
 
+from muster.api.constants import GANG_GATE
+
 
 def pod(
     job: str,
@@ -15,12 +17,13 @@ def pod(
     phase: str = "Pending",
     unschedulable: bool = False,
     gated: bool = False,
+    gate: str = GANG_GATE,
 ) -> dict[str, Any]:
     spec: dict[str, Any] = {}
     if node:
         spec["nodeName"] = node
     if gated:
-        spec["schedulingGates"] = [{"name": "scheduling.muster.dev/gang"}]
+        spec["schedulingGates"] = [{"name": gate}]
     conditions = (
         [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}]
         if unschedulable

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import pytest
-from bench.e2e import RESULTS, parse_args
+from bench.e2e import KUEUE_RESULTS, RESULTS, parse_args
 
 
 def test_the_default_is_the_issue_workload_in_every_mode() -> None:
@@ -20,4 +20,9 @@ def test_a_preset_fills_only_what_the_command_line_leaves_unset() -> None:
 
 def test_unknown_modes_are_refused() -> None:
     with pytest.raises(SystemExit):
-        parse_args(["--modes", "plain,kueue"])
+        parse_args(["--modes", "plain,slurm"])
+
+
+def test_the_kueue_modes_have_a_results_file_of_their_own() -> None:
+    assert parse_args(["--modes", "kueue,kueue-muster"]).output == KUEUE_RESULTS
+    assert parse_args(["--modes", "muster,kueue"]).output == RESULTS

@@ -100,3 +100,33 @@ def test_a_mode_that_failed_is_named_with_its_reason_and_left_out() -> None:
     assert goals(failed) == ["- Muster was not measured in this run."]
     text = render(failed, "e2e.json")
     assert "Not measured: Muster (RuntimeError: muster run exited (1))." in text
+
+
+def kueue_results() -> dict[str, Any]:
+    queued = results()
+    for mode, admitted in (("kueue", 1), ("kueue-muster", 0)):
+        timeline = Timeline({"a": 1})
+        timeline.job_created("a", 0.0)
+        timeline.observe_queue(
+            "a", admitted=bool(admitted), evicted=False, topology_assigned=False, at=1.0
+        )
+        figures = summarize(timeline, started_at=0.0, ended_at=2.0)
+        figures["ended_because"] = "no pod bound or started for 30s"
+        figures["api_requests"] = {"per_bound_pod_excluding_benchmark": 0.0}
+        queued["modes"][mode] = figures
+    del queued["modes"]["plain"], queued["modes"]["muster"]
+    return queued
+
+
+def test_the_kueue_table_counts_what_kueue_admitted_and_what_it_queued() -> None:
+    text = render(kueue_results(), "e2e-kueue.json")
+    assert "| | Kueue alone (TAS) | Kueue + Muster |" in text
+    assert "| Kueue: Jobs left queued (not admitted) at the end | 0 | 1 |" in text
+    assert (
+        "| admitted but unschedulable: most at once (Jobs that counted) | 0 (0) | 0 (0) |" in text
+    )
+    assert "Goals for Muster" not in text  # the goals compare Muster alone
+
+
+def test_tables_without_kueue_have_no_kueue_rows() -> None:
+    assert "Kueue" not in table(results())

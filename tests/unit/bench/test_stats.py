@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 from bench.stats import distribution, percentile, summarize
-from bench.timeline import Timeline
+from bench.timeline import STUCK_GRACE_S, Timeline
 
 from tests.unit.bench.pods import pod
 
@@ -76,3 +76,42 @@ def test_without_a_gang_record_only_pod_creation_is_a_phase() -> None:
     assert list(summarize(timeline, started_at=0.0, ended_at=1.0)["phases"]) == [
         "created_to_all_pods_exist_s"
     ]
+
+
+def test_kueue_figures_count_what_kueue_admitted_and_what_it_left_queued() -> None:
+    timeline = Timeline({"placed": 1, "stuck": 2, "queued": 1, "unqueued": 1})
+    for job in ("placed", "stuck", "queued"):
+        timeline.job_created(job, 0.0)
+    timeline.observe_queue("placed", admitted=True, evicted=False, topology_assigned=True, at=1.0)
+    timeline.observe_queue("stuck", admitted=True, evicted=False, topology_assigned=False, at=1.0)
+    timeline.observe_queue("queued", admitted=False, evicted=False, topology_assigned=False, at=1.0)
+    timeline.observe_pod(pod("placed", "placed-1", node="n1"), 2.0)
+    timeline.observe_pod(pod("stuck", "stuck-1", node="n1"), 2.0)
+    timeline.observe_pod(pod("stuck", "stuck-2", unschedulable=True), 2.0)
+
+    figures = summarize(timeline, started_at=0.0, ended_at=20.0)
+
+    assert figures["kueue"] == {
+        "workloads": 3,
+        "admitted_at_end": 2,
+        "admitted_with_topology_assignment": 1,
+        "queued_at_end": 1,
+        "admitted_not_all_bound_at_end": 1,
+        "jobs_evicted": 0,
+        "evictions": 0,
+        "evictions_by_reason": {},
+        "admitted_but_unschedulable_jobs": {
+            "max_at_once": 1,
+            "jobs_ever": 1,
+            "at_end": 1,
+            "job_seconds": 18.0,
+            "grace_s": STUCK_GRACE_S,
+        },
+    }
+    assert figures["phases"]["created_to_kueue_admitted_s"]["count"] == 2
+    assert figures["phases"]["kueue_admitted_to_all_bound_s"]["p50"] == 1.0
+
+
+def test_without_kueue_there_are_no_kueue_figures() -> None:
+    timeline = Timeline({"a": 1})
+    assert "kueue" not in summarize(timeline, started_at=0.0, ended_at=1.0)

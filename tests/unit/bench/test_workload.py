@@ -1,6 +1,16 @@
 from __future__ import annotations
 
-from bench.workload import SIZE_MIX, ZONE_KEY, job_manifest, make_workload
+from bench.workload import (
+    HOSTNAME_KEY,
+    KUEUE_PREFERRED_TOPOLOGY,
+    KUEUE_REQUIRED_TOPOLOGY,
+    LOCAL_QUEUE,
+    SIZE_MIX,
+    ZONE_KEY,
+    job_manifest,
+    make_workload,
+)
+from hack.kueue import QUEUE_NAME_LABEL
 
 from muster.api.optin import read_job_opt_in
 
@@ -24,3 +34,28 @@ def test_every_mode_asks_for_the_same_gang() -> None:
     assert read_job_opt_in(plain) is None
     affinity = plain["spec"]["template"]["spec"]["affinity"]["podAffinity"]
     assert affinity["requiredDuringSchedulingIgnoredDuringExecution"][0]["topologyKey"] == ZONE_KEY
+
+
+def test_kueue_alone_asks_its_topology_aware_scheduling_for_the_same_rule() -> None:
+    zone_job, free_job = make_workload(jobs=2, gpus_per_pod=1, zone_share=0.5, seed=4)
+    assert (zone_job.topology_key, free_job.topology_key) == (ZONE_KEY, None)
+    for job, annotation, level in (
+        (zone_job, KUEUE_REQUIRED_TOPOLOGY, ZONE_KEY),
+        (free_job, KUEUE_PREFERRED_TOPOLOGY, HOSTNAME_KEY),
+    ):
+        manifest = job_manifest(job, "kueue", namespace="bench", hold="1h")
+        assert manifest["metadata"]["labels"] == {QUEUE_NAME_LABEL: LOCAL_QUEUE}
+        assert manifest["spec"]["template"]["metadata"]["annotations"][annotation] == level
+        assert read_job_opt_in(manifest) is None
+        assert "affinity" not in manifest["spec"]["template"]["spec"]
+
+
+def test_beside_muster_kueue_only_queues_the_gang_muster_places() -> None:
+    job = make_workload(jobs=1, gpus_per_pod=1, zone_share=1.0, seed=1)[0]
+    manifest = job_manifest(job, "kueue-muster", namespace="bench", hold="1h")
+    assert manifest["metadata"]["labels"][QUEUE_NAME_LABEL] == LOCAL_QUEUE
+    opt_in = read_job_opt_in(manifest)
+    assert opt_in is not None
+    assert (opt_in.min_count, opt_in.topology_key) == (job.size, ZONE_KEY)
+    annotations = manifest["spec"]["template"]["metadata"]["annotations"]
+    assert not {KUEUE_REQUIRED_TOPOLOGY, KUEUE_PREFERRED_TOPOLOGY} & set(annotations)
