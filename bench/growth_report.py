@@ -53,6 +53,7 @@ def cost(nodes: int, jobs: int, pods: int, figures: Mapping[str, Any]) -> dict[s
         ),
         "peak_rss_mib": operator["peak_rss_mib"],
         "rollbacks": operator.get("rollbacks"),
+        "api_requests_by_call": operator.get("api_requests_by_call"),
         "ended_because": figures["ended_because"],
     }
 
