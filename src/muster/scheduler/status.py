@@ -216,31 +216,44 @@ def _condition_order(item: Mapping[str, Any]) -> tuple[int, str]:
 
 
 COUNTS_GRACE = 10.0
-"""Seconds after an admission during which a status write for pod counts alone waits
-until every member has started (see `held_counts`)."""
+"""Seconds after a gang's PodGroup appears, and again after its admission, during
+which a status write for its progress alone waits (see `held_progress`)."""
 
 
-def held_counts(
-    stored: Mapping[str, Any], desired: Mapping[str, Any], *, admitted_at: float, now: float
-) -> Mapping[str, Any] | None:
-    """The stored pod counts, to keep instead of the desired ones, or None to write.
+def held_progress(
+    stored: Mapping[str, Any], desired: Mapping[str, Any], *, since: float, now: float
+) -> JsonObject | None:
+    """The stored status, to keep instead of `desired`, or None to write `desired`.
 
-    Right after an admission each member goes from gated to bound to running, and a
-    status write for every step of every pod was a third of a burst's requests to the
-    API server. So for `COUNTS_GRACE` seconds a change of the counts alone is not
-    written until every member runs (or finished): a gang that starts as it should
-    writes its counts once, and one that does not shows where its pods are stuck once
-    the grace is over. Anything else that changes is written at once, counts with it.
+    A gang's pods arrive one by one after its PodGroup appears ("3/8 member pods
+    exist") and start one by one after its admission (gated, bound, running), and a
+    status write for every step of every pod of a burst was a third of the API
+    server's requests. So for `COUNTS_GRACE` seconds from `since` a change of the pod
+    counts and of the wording of an unchanged condition alone is not written, until
+    every member has started (or finished): a gang that starts as it should writes
+    its progress once, and one that does not shows where it is stuck once the grace
+    is over. Anything else that changes is written at once, progress with it.
     """
-    if now >= admitted_at + COUNTS_GRACE:
+    if now >= since + COUNTS_GRACE:
         return None
     counts = desired.get("pods") or {}
     started = sum(counts.get(phase, 0) for phase in ("running", "succeeded", "failed"))
     if started == counts.get("total", 0):
         return None
-    if any(desired.get(field) != stored.get(field) for field in {*desired, *stored} - {"pods"}):
+    fields = {*desired, *stored} - {"pods", "conditions"}
+    if any(desired.get(field) != stored.get(field) for field in fields):
         return None
-    return stored.get("pods")
+    if _without_wording(desired) != _without_wording(stored):
+        return None
+    return dict(stored)
+
+
+def _without_wording(status: Mapping[str, Any]) -> list[JsonObject]:
+    return [
+        {key: value for key, value in item.items() if key != "message"}
+        for item in status.get("conditions") or []
+        if isinstance(item, Mapping)
+    ]
 
 
 def needs_write(current: Mapping[str, Any], desired: Mapping[str, Any]) -> bool:

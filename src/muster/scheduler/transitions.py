@@ -41,7 +41,7 @@ from muster.scheduler.status import (
     admitted_message,
     condition,
     desired_status,
-    held_counts,
+    held_progress,
     needs_write,
     transitions,
 )
@@ -87,7 +87,7 @@ class Planner:
         self.steps: list[Step] = []
         self.statuses: dict[GroupKey, dict[str, Any]] = {}
         self.wake: list[float] = []
-        self.held: set[GroupKey] = set()  # pod counts kept back (see `held_counts`)
+        self.held: set[GroupKey] = set()  # progress kept back (see `held_progress`)
 
     def _members(self, key: GroupKey) -> list[PodRecord]:
         names = sorted(self.state.members.get(key, ()))
@@ -106,11 +106,12 @@ class Planner:
             now=self.stamp,
             current=self.statuses.get(key),
         )
-        if group.admitted and group.admitted_at is not None:
-            held = held_counts(group.status, desired, admitted_at=group.admitted_at, now=self.now)
+        since = group.admitted_at if group.admitted else group.created
+        if since is not None and group.status:
+            held = held_progress(group.status, desired, since=since, now=self.now)
             if held is not None:
-                desired["pods"] = dict(held)
-                self.wake.append(group.admitted_at + COUNTS_GRACE)
+                desired = held
+                self.wake.append(since + COUNTS_GRACE)
                 self.held.add(key)
         self.statuses[key] = desired
         return WriteStatus(key)

@@ -12,7 +12,7 @@ from muster.scheduler.status import (
     Scheduling,
     StatusChange,
     desired_status,
-    held_counts,
+    held_progress,
     needs_write,
     pod_counts,
     transitions,
@@ -221,15 +221,28 @@ def starting(gated: int, scheduled: int, running: int) -> dict[str, Any]:
     return {"plan": {"p": "n"}, "pods": {**counts, "succeeded": 0, "failed": 0}}
 
 
-def test_counts_alone_wait_while_a_fresh_gang_starts_and_are_written_once_it_runs() -> None:
+def test_progress_alone_waits_while_a_fresh_gang_starts_and_is_written_once_it_runs() -> None:
     stored = starting(4, 0, 0)
-    assert held_counts(stored, starting(2, 2, 0), admitted_at=100.0, now=101.0) == stored["pods"]
-    assert held_counts(stored, starting(0, 4, 4), admitted_at=100.0, now=102.0) is None
+    assert held_progress(stored, starting(2, 2, 0), since=100.0, now=101.0) == stored
+    assert held_progress(stored, starting(0, 4, 4), since=100.0, now=102.0) is None
 
 
-def test_counts_are_written_after_the_grace_or_with_anything_else() -> None:
+def test_progress_is_written_after_the_grace_or_with_anything_else() -> None:
     stored = starting(4, 0, 0)
     later = 100.0 + COUNTS_GRACE
-    assert held_counts(stored, starting(1, 3, 3), admitted_at=100.0, now=later) is None
+    assert held_progress(stored, starting(1, 3, 3), since=100.0, now=later) is None
     moved = {**starting(2, 2, 0), "plan": {"p": "other"}}
-    assert held_counts(stored, moved, admitted_at=100.0, now=101.0) is None
+    assert held_progress(stored, moved, since=100.0, now=101.0) is None
+
+
+def waiting(exist: int, reason: str = "WaitingForPods") -> dict[str, Any]:
+    condition = {"type": "PodGroupScheduled", "status": "False", "reason": reason}
+    return {
+        "conditions": [{**condition, "message": f"{exist}/4 member pods exist"}],
+        "pods": {"total": exist, "gated": exist, "scheduled": 0, "running": 0},
+    }
+
+
+def test_a_new_gang_s_pods_arriving_wait_but_a_new_reason_is_written() -> None:
+    assert held_progress(waiting(1), waiting(3), since=100.0, now=102.0) == waiting(1)
+    assert held_progress(waiting(1), waiting(4, "Unschedulable"), since=100.0, now=102.0) is None
