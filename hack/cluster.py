@@ -269,11 +269,14 @@ def wait_for(
 
 def fail(message: str, component: str | None) -> None:
     where = f"; see {STATE / 'logs' / f'{component}.log'}" if component else ""
-    log(f"FAILED: {message}{where}")
+    tail: list[str] = []
     if component:
         tail = (STATE / "logs" / f"{component}.log").read_text(errors="replace").splitlines()
-        for line in tail[-15:]:
-            print(f"    {line}", file=sys.stderr)
+    if any("address already in use" in line for line in tail[-15:]):
+        raise PortTakenError(f"{component}'s port was taken: {message}")
+    log(f"FAILED: {message}{where}")
+    for line in tail[-15:]:
+        print(f"    {line}", file=sys.stderr)
     sys.exit(1)
 
 
@@ -434,13 +437,37 @@ def grace_period_flags(node_lease_seconds: int) -> list[str]:
     return [f"--node-monitor-grace-period={node_lease_seconds + 10}s"]
 
 
+START_ATTEMPTS = 3
+
+
+class PortTakenError(Exception):
+    """A component could not listen: its port, free when chosen, was taken since."""
+
+
 def up(args: argparse.Namespace) -> None:
     if healthy():
         log(f"already up; KUBECONFIG={KUBECONFIG}")
     else:
-        start_control_plane(args)
+        start_with_free_ports(args)
     if args.kueue and not alive(pid_of(KUEUE)):
         start_kueue(args.kueue_pods_ready_timeout)
+
+
+def start_with_free_ports(args: argparse.Namespace) -> None:
+    """Start the control plane, again with other ports when one was taken meanwhile.
+
+    Ports are chosen free and only bound by the component later; in between, any
+    process's outgoing connection may get the same port from the kernel (another
+    cluster's clients, on the same machine, make thousands)."""
+    for attempt in range(1, START_ATTEMPTS + 1):
+        try:
+            start_control_plane(args)
+            return
+        except PortTakenError as error:
+            if attempt == START_ATTEMPTS:
+                fail(str(error), None)
+            log(f"{error}; starting again with other ports")
+            down(args)
 
 
 def start_control_plane(args: argparse.Namespace) -> None:
@@ -764,7 +791,11 @@ def main() -> None:
         handler=compact
     )
     args = parser.parse_args()
-    args.handler(args)
+    try:
+        args.handler(args)
+    except PortTakenError as error:  # where no fresh ports can be chosen (a restart)
+        log(f"FAILED: {error}")
+        sys.exit(1)
 
 
 if __name__ == "__main__":

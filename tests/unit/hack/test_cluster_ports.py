@@ -1,0 +1,46 @@
+"""A port taken between choosing it and binding it starts the control plane again
+(a real start is what every e2e test does; these pin the retry)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pytest
+from hack import cluster
+
+
+def logged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str) -> None:
+    monkeypatch.setattr(cluster, "STATE", tmp_path)
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "kube-scheduler.log").write_text(text)
+
+
+def test_a_component_that_could_not_listen_is_told_apart(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    logged(tmp_path, monkeypatch, 'listen tcp 127.0.0.1:5: bind: address already in use"\n')
+    with pytest.raises(cluster.PortTakenError):
+        cluster.fail("kube-scheduler exited", "kube-scheduler")
+
+
+def test_any_other_failure_ends_the_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    logged(tmp_path, monkeypatch, "flag provided but not defined\n")
+    with pytest.raises(SystemExit):
+        cluster.fail("kube-scheduler exited", "kube-scheduler")
+
+
+def test_the_control_plane_starts_again_with_other_ports(monkeypatch: pytest.MonkeyPatch) -> None:
+    attempts: list[str] = []
+
+    def start(args: argparse.Namespace) -> None:
+        attempts.append("start")
+        if len(attempts) == 1:
+            raise cluster.PortTakenError("kube-scheduler's port was taken")
+
+    monkeypatch.setattr(cluster, "start_control_plane", start)
+    monkeypatch.setattr(cluster, "down", lambda args: attempts.append("down"))
+    cluster.start_with_free_ports(argparse.Namespace())
+    assert attempts == ["start", "down", "start"]
