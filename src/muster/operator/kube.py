@@ -143,10 +143,10 @@ def proxy_from_environment(server: str) -> str | None:
     """The proxy the environment names for the API server's URL (`HTTPS_PROXY`,
     `NO_PROXY`...), as client-go's ProxyFromEnvironment reads them, which never
     proxies a loopback address; None for none."""
-    host = urllib.parse.urlsplit(server).hostname
-    if not host or _loopback(host) or urllib.request.proxy_bypass(host):
+    url = urllib.parse.urlsplit(server)
+    if not url.hostname or _loopback(url.hostname) or urllib.request.proxy_bypass(url.hostname):
         return None
-    return urllib.request.getproxies().get(urllib.parse.urlsplit(server).scheme or "https")
+    return urllib.request.getproxies().get(url.scheme or "https")
 
 
 def _loopback(host: str) -> bool:

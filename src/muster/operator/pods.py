@@ -199,7 +199,7 @@ class PodActions:
             unsent = Failure(0, NOT_LEADING)
             return BatchOutcome(done=(), failed={key(item): unsent for item in items})
 
-        async def guarded(item: T) -> Exception | None:
+        async def guarded(item: T) -> KubeError | None:
             async with self.semaphore:
                 try:
                     await action(item)
@@ -222,14 +222,10 @@ class PodActions:
         )
 
 
-def _failure(error: Exception) -> Failure:
-    if isinstance(error, KubeError):
-        return Failure(error.status, error.message)
-    return Failure(0, str(error))
+def _failure(error: KubeError) -> Failure:
+    return Failure(error.status, error.message)
 
 
-def _refusal(error: Exception) -> bool:
+def _refusal(error: KubeError) -> bool:
     """An answer that stands: anything but throttling, no answer, or no leadership."""
-    if not isinstance(error, KubeError):
-        return True
     return error.status != 0 and not error.throttled
