@@ -169,7 +169,7 @@ class _Cycle:
         for key in sorted(self.state.groups.keys() - self.state.quiet):
             planner.refresh(key)
         idle = planner.idle()
-        self.state.quiet |= {key for key in idle if key in followed and _settled(followed[key])}
+        self.state.quiet |= {key for key in idle if key in followed and followed[key].settled}
         self.state.quiet |= {key for key in idle if not self.state.groups[key].gang}
         return planner.plan()
 
@@ -582,19 +582,4 @@ def _one_per_node(member: Member, view: InterPodView) -> bool:
     return any(
         term.topology_key == HOSTNAME and term.matches(member.namespace, member.labels, labels)
         for term in member.rules.anti_affinity
-    )
-
-
-def _settled(following: Following) -> bool:
-    """An admitted gang every planned pod of which is bound, with nothing to release,
-    await or time: until it or a member changes, every cycle would find the same."""
-    return (
-        following.complete
-        and following.rollback is None
-        and not following.vacated
-        and not following.awaiting
-        and not following.victims_gone
-        and not following.to_release
-        and following.deadline is None
-        and following.retry_at is None
     )

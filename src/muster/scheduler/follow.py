@@ -56,6 +56,21 @@ class Following:
     deadline: float | None = None  # rolled back then, if nothing changes
     retry_at: float | None = None  # when a pod whose release failed is released again
 
+    @property
+    def settled(self) -> bool:
+        """Every planned pod bound, with nothing to release, await or time: until the
+        gang or a member changes, every cycle would find the same."""
+        return (
+            self.complete
+            and self.rollback is None
+            and not self.vacated
+            and not self.awaiting
+            and not self.victims_gone
+            and not self.to_release
+            and self.deadline is None
+            and self.retry_at is None
+        )
+
 
 def follow(
     state: ClusterState,

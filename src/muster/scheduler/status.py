@@ -215,7 +215,7 @@ def _condition_order(item: Mapping[str, Any]) -> tuple[int, str]:
     return (_ORDER.index(kind) if kind in _ORDER else len(_ORDER), kind)
 
 
-COUNTS_GRACE = 10.0
+PROGRESS_GRACE = 10.0
 """Seconds after a gang's PodGroup appears, and again after its admission, during
 which a status write for its progress alone waits (see `held_progress`)."""
 
@@ -228,13 +228,13 @@ def held_progress(
     A gang's pods arrive one by one after its PodGroup appears ("3/8 member pods
     exist") and start one by one after its admission (gated, bound, running), and a
     status write for every step of every pod of a burst was a third of the API
-    server's requests. So for `COUNTS_GRACE` seconds from `since` a change of the pod
+    server's requests. So for `PROGRESS_GRACE` seconds from `since` a change of the pod
     counts and of the wording of an unchanged condition alone is not written, until
     every member has started (or finished): a gang that starts as it should writes
     its progress once, and one that does not shows where it is stuck once the grace
     is over. Anything else that changes is written at once, progress with it.
     """
-    if now >= since + COUNTS_GRACE:
+    if now >= since + PROGRESS_GRACE:
         return None
     counts = desired.get("pods") or {}
     started = sum(counts.get(phase, 0) for phase in ("running", "succeeded", "failed"))

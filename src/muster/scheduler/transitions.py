@@ -35,7 +35,7 @@ from muster.scheduler.refusals import after_rollback, after_success, exhausted
 from muster.scheduler.results import Admission, GroupKey, PodKey, Reason, Verdict
 from muster.scheduler.state import ClusterState
 from muster.scheduler.status import (
-    COUNTS_GRACE,
+    PROGRESS_GRACE,
     Scheduling,
     StatusChange,
     admitted_message,
@@ -111,7 +111,7 @@ class Planner:
             held = held_progress(group.status, desired, since=since, now=self.now)
             if held is not None:
                 desired = held
-                self.wake.append(since + COUNTS_GRACE)
+                self.wake.append(since + PROGRESS_GRACE)
                 self.held.add(key)
         self.statuses[key] = desired
         return WriteStatus(key)
@@ -307,7 +307,7 @@ class Planner:
             steps.setdefault(step.group, []).append(step)
         return {
             key
-            for key, [*theirs] in steps.items()
+            for key, theirs in steps.items()
             if len(theirs) == 1
             and theirs[0].actions == (WriteStatus(key),)
             and key not in self.held

@@ -8,7 +8,7 @@ from muster.scheduler.intake import GroupRecord, PodRecord, pod_from, pod_group_
 from muster.scheduler.lifecycle import Lifecycle
 from muster.scheduler.refusals import NodeRefusal, RefusalMemory
 from muster.scheduler.status import (
-    COUNTS_GRACE,
+    PROGRESS_GRACE,
     Scheduling,
     StatusChange,
     desired_status,
@@ -229,7 +229,7 @@ def test_progress_alone_waits_while_a_fresh_gang_starts_and_is_written_once_it_r
 
 def test_progress_is_written_after_the_grace_or_with_anything_else() -> None:
     stored = starting(4, 0, 0)
-    later = 100.0 + COUNTS_GRACE
+    later = 100.0 + PROGRESS_GRACE
     assert held_progress(stored, starting(1, 3, 3), since=100.0, now=later) is None
     moved = {**starting(2, 2, 0), "plan": {"p": "other"}}
     assert held_progress(stored, moved, since=100.0, now=101.0) is None
