@@ -13,7 +13,7 @@ def test_the_default_is_the_issue_workload_in_every_mode() -> None:
 
 def test_a_preset_fills_only_what_the_command_line_leaves_unset() -> None:
     args = parse_args(["--scale", "--settle", "5"])
-    assert (args.nodes, args.jobs, args.modes) == (5000, 6250, ["muster"])
+    assert (args.nodes, args.jobs, args.modes) == (5000, 6250, ["plain", "muster", "native"])
     assert args.settle == 5.0
     assert args.output.name == "e2e-scale.json"
 
