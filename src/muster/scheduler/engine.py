@@ -113,10 +113,11 @@ class _Cycle:
 
     def run(self) -> CycleResult:
         gangs = gangs_of(self.state, self.now)
+        groups = self.state.groups
         followed = {
-            key: follow(self.state, group, now=self.now, config=self.config)
-            for key, group in sorted(self.state.groups.items())
-            if group.gang and group.admitted and key not in self.state.quiet
+            key: follow(self.state, groups[key], now=self.now, config=self.config)
+            for key in sorted(groups.keys() - self.state.quiet)
+            if groups[key].gang and groups[key].admitted
         }
         busy = {key for key, got in followed.items() if got.rollback or got.awaiting}
         admitted = [
