@@ -200,7 +200,7 @@ class GangInterplay:
                     rules.node_selector, rules.required_terms, self.table.labels
                 )
         if constraint.honor_taints:
-            for set_id, taints in enumerate(self.table.taint_sets):
+            for set_id, taints in self.table.taint_sets.items():
                 if first_untolerated(taints, member.node_rules.tolerations) is not None:
                     eligible &= self.table.taint_set_of != set_id
         return eligible

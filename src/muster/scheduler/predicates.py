@@ -74,43 +74,25 @@ def with_refusals(rules_filter: StaticFilter, refused: BoolArray, reason: str) -
 class NodeTable:
     """The predicate-relevant part of the node set at one version, shared by cycles.
 
-    Built by the cluster state when nodes are added, removed or relabelled, and never
+    Made by `NodeColumns` when nodes are added, removed or relabelled, and never
     changed afterwards; filters computed for it are cached here for the same reason.
     """
 
     records: list[NodeRecord | None]  # by slot; None for a free slot
-    alive: BoolArray = field(init=False)
-    unschedulable: BoolArray = field(init=False)
-    taint_set_of: IntArray = field(init=False)
-    taint_sets: list[tuple[Taint, ...]] = field(init=False)
+    alive: BoolArray
+    unschedulable: BoolArray
+    taint_set_of: IntArray  # per slot: the id of its node's taint set
+    taint_sets: dict[int, tuple[Taint, ...]]  # by id, each set some node carries
+    name_rank: IntArray  # orders the live slots by node name
     labels: LabelIndex = field(init=False)
-    name_rank: IntArray = field(init=False)  # position of each node in name order
     _filters: dict[PlacementRules, StaticFilter] = field(init=False)
     _digest: str | None = field(init=False)
 
     def __post_init__(self) -> None:
-        size = len(self.records)
-        self.alive = np.array([record is not None for record in self.records], dtype=np.bool_)
-        self.unschedulable = np.array(
-            [record is not None and record.unschedulable for record in self.records],
-            dtype=np.bool_,
-        )
-        interned: dict[tuple[Taint, ...], int] = {}
-        self.taint_set_of = np.array(
-            [
-                interned.setdefault(record.taints if record else (), len(interned))
-                for record in self.records
-            ],
-            dtype=np.int32,
-        ).reshape(size)
-        self.taint_sets = list(interned)
-        names = [record.name if record else None for record in self.records]
         self.labels = LabelIndex(
-            names, [record.labels if record else {} for record in self.records]
+            [record.name if record else None for record in self.records],
+            [record.labels if record else {} for record in self.records],
         )
-        order = sorted(range(size), key=lambda slot: (names[slot] is None, names[slot] or ""))
-        self.name_rank = np.empty(size, dtype=np.int32)
-        self.name_rank[order] = np.arange(size, dtype=np.int32)
         self._filters = {}
         self._digest = None
 
@@ -156,7 +138,7 @@ class NodeTable:
 
         if not tolerates_unschedulable(rules.tolerations):
             fail(self.unschedulable, UNSCHEDULABLE)
-        for set_id, taints in enumerate(self.taint_sets):
+        for set_id, taints in self.taint_sets.items():
             untolerated = first_untolerated(taints, rules.tolerations)
             if untolerated is not None:
                 fail(self.taint_set_of == set_id, untolerated.describe())

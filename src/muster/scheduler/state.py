@@ -38,6 +38,7 @@ from muster.scheduler.intake import (
     priority_class_from,
     volume_from,
 )
+from muster.scheduler.node_columns import NodeColumns
 from muster.scheduler.placed import PlacedPods
 from muster.scheduler.predicates import NodeTable
 from muster.scheduler.release_failures import ReleaseFailure
@@ -122,7 +123,7 @@ class ClusterState:
         self._demands: dict[tuple[tuple[str, int], ...], tuple[tuple[int, int], ...]] = {}
         self._node_slots = _Slots()
         self._node_slot: dict[str, int] = {}
-        self._node_records: list[NodeRecord | None] = []
+        self._node_columns = NodeColumns()
         self.allocatable: Matrix = np.zeros((0, 1), dtype=np.int64)
         self.held: Matrix = np.zeros((0, 1), dtype=np.int64)
         self._table: NodeTable | None = None
@@ -168,7 +169,7 @@ class ClusterState:
         twin._demands = dict(self._demands)
         twin._node_slots = self._node_slots.copy()
         twin._node_slot = dict(self._node_slot)
-        twin._node_records = list(self._node_records)
+        twin._node_columns = self._node_columns.copy()
         twin.allocatable = self.allocatable.copy()
         twin.held = self.held.copy()
         twin._table = self._table
@@ -231,7 +232,7 @@ class ClusterState:
     def node_table(self) -> NodeTable:
         """The predicate view of the current node set (rebuilt only after it changed)."""
         if self._table is None:
-            self._table = NodeTable(list(self._node_records))
+            self._table = self._node_columns.table()
         return self._table
 
     def apply_node(self, node: Mapping[str, Any]) -> str | None:
@@ -245,10 +246,10 @@ class ClusterState:
         if slot is None:
             slot = self._add_node_slot(record)
         else:
-            previous = self._node_records[slot]
+            previous = self._node_columns.records[slot]
             if previous is None or previous.placement_view() != record.placement_view():
                 self._table = None
-            self._node_records[slot] = record
+            self._node_columns.put(slot, record)
         self.allocatable[slot] = 0
         for column, amount in columns:
             self.allocatable[slot, column] = amount
@@ -259,10 +260,7 @@ class ClusterState:
         self._node_slot[record.name] = slot
         self.allocatable = _grown(self.allocatable, self._node_slots.size)
         self.held = _grown(self.held, self._node_slots.size)
-        if slot == len(self._node_records):
-            self._node_records.append(record)
-        else:
-            self._node_records[slot] = record
+        self._node_columns.put(slot, record)
         self.held[slot] = 0
         for key in self._pods_on.get(record.name, ()):
             entry = self.pods[key]
@@ -276,7 +274,7 @@ class ClusterState:
         slot = self._node_slot.pop(name, None)
         if slot is None:
             return
-        self._node_records[slot] = None
+        self._node_columns.clear(slot)
         self.allocatable[slot] = 0
         self.held[slot] = 0
         for key in self._pods_on.get(name, ()):

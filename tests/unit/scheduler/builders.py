@@ -6,6 +6,9 @@ from typing import Any
 
 from muster.api.constants import GANG_GATE, POD_GROUP_LABEL
 from muster.scheduler import ClusterState
+from muster.scheduler.intake import node_from
+from muster.scheduler.node_columns import NodeColumns
+from muster.scheduler.predicates import NodeTable
 
 Obj = dict[str, Any]
 
@@ -163,6 +166,14 @@ def priority_class(name: str, value: int, *, global_default: bool = False) -> Ob
         "value": value,
         "globalDefault": global_default,
     }
+
+
+def node_table(*nodes: Obj) -> NodeTable:
+    """A table of these nodes, in slot order."""
+    columns = NodeColumns()
+    for slot, obj in enumerate(nodes):
+        columns.put(slot, node_from(obj))
+    return columns.table()
 
 
 def cluster(*objects: Obj) -> ClusterState:

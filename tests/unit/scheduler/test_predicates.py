@@ -7,14 +7,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from muster.scheduler.intake import PlacementRules, node_from, pod_from
+from muster.scheduler.intake import PlacementRules, pod_from
 from muster.scheduler.predicates import (
     AFFINITY_MISMATCH,
     UNSCHEDULABLE,
     NodeTable,
 )
 
-from .builders import node, pod, taint
+from .builders import node, node_table, pod, taint
 
 NODES = [
     node("a1", labels={"zone": "a", "gen": "3", "disk": "ssd"}),
@@ -25,7 +25,7 @@ NODES = [
 
 
 def table() -> NodeTable:
-    return NodeTable([node_from(obj) for obj in NODES])
+    return node_table(*NODES)
 
 
 def rules(**spec: Any) -> PlacementRules:

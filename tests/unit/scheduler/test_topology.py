@@ -5,20 +5,17 @@ from __future__ import annotations
 import numpy as np
 
 from muster.scheduler.fit import NodeOrder, Shape
-from muster.scheduler.intake import node_from
-from muster.scheduler.predicates import NodeTable, StaticFilter
+from muster.scheduler.predicates import StaticFilter
 from muster.scheduler.results import DomainFit
 from muster.scheduler.topology import BoolArray, GangPlacement, fit_anywhere, fit_in_domain
 
-from .builders import node
+from .builders import node, node_table
 
-TABLE = NodeTable(
-    [
-        node_from(node("a1", labels={"zone": "a"})),
-        node_from(node("a2", labels={"zone": "a"})),
-        node_from(node("b1", labels={"zone": "b"})),
-        node_from(node("x1")),
-    ]
+TABLE = node_table(
+    node("a1", labels={"zone": "a"}),
+    node("a2", labels={"zone": "a"}),
+    node("b1", labels={"zone": "b"}),
+    node("x1"),
 )
 # columns: pods, cpu
 FREE = np.array([[10, 4000], [10, 4000], [10, 3000], [10, 8000]], dtype=np.int64)
