@@ -3,9 +3,9 @@
 Informers write here (and the status writer, with the API server's answers); the
 scheduling loop reads here. The engine's `ClusterState` holds everything scheduling
 needs; beside it the cache keeps what only the operator needs: the PodGroup objects
-as last seen (to diff status), and each group's member pods (to release, count and
-roll back). Each sink reports whether a change matters to
-scheduling, so heartbeats and status chatter do not start cycles.
+as last seen (to diff status), and a small record of each group's member pods (for
+their events and the time to admission). Each sink reports whether a change matters
+to scheduling, so heartbeats and status chatter do not start cycles.
 """
 
 from __future__ import annotations
@@ -13,15 +13,16 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from muster.api.constants import POD_GROUP_LABEL
 from muster.operator.events import reference
 from muster.operator.informer import resource_version
 from muster.operator.kube import JsonObject
 from muster.scheduler import ClusterState
-from muster.scheduler.intake import is_refusal
 from muster.scheduler.release_failures import ReleaseFailure
 from muster.scheduler.results import GroupKey, PodKey
+from muster.scheduler.times import parse_time
 from muster.simulation.trace import (
     apply_line,
     apply_object,
@@ -48,30 +49,33 @@ def pod_group_of(pod: JsonObject) -> GroupKey | None:
     return GroupKey(str(metadata.get("namespace", "")), str(name)) if name else None
 
 
-def member_view(pod: JsonObject) -> JsonObject:
-    """The part of a member pod the operator reads (status counts, release, events,
-    kube-scheduler's verdict on a released pod).
+class Member(NamedTuple):
+    """What the operator reads of a member pod beside the engine's record of it: the
+    uid its events name, when it was created (time to admission), and whether the
+    cluster's own gang scheduling has it (`spec.schedulingGroup`: no warning when its
+    PodGroup is missing).
 
-    Member pods are kept for as long as they exist; keeping only these fields instead
-    of the whole object cuts the cache's memory per pod several times over.
+    Kept for every member pod for as long as it exists, so it is small: the pod's
+    JSON, even cut down to the fields read, took about 1 KiB a pod more.
     """
+
+    uid: str
+    created: float | None
+    native: bool
+
+    def reference(self, pod: PodKey) -> JsonObject:
+        """An ObjectReference to the pod, for its events."""
+        metadata = {"namespace": pod.namespace, "name": pod.name, "uid": self.uid}
+        return reference({"apiVersion": "v1", "kind": "Pod", "metadata": metadata})
+
+
+def member_of(pod: JsonObject) -> Member:
     metadata = _metadata(pod)
-    spec = pod.get("spec") or {}
-    status = pod.get("status") or {}
-    view_status: JsonObject = {"phase": status.get("phase")}
-    scheduled = pod_scheduled(pod)
-    if scheduled is not None:  # without its timestamps, and its message only when refused
-        kept = ("type", "status", "reason", "message") if is_refusal(scheduled) else _CONDITION
-        view_status["conditions"] = [{key: scheduled[key] for key in kept if key in scheduled}]
-    if status.get("nominatedNodeName"):
-        view_status["nominatedNodeName"] = status["nominatedNodeName"]
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {key: metadata[key] for key in _MEMBER_METADATA if key in metadata},
-        "spec": {key: spec[key] for key in _MEMBER_SPEC if key in spec},
-        "status": view_status,
-    }
+    return Member(
+        uid=str(metadata.get("uid", "")),
+        created=parse_time(metadata.get("creationTimestamp")),
+        native=bool((pod.get("spec") or {}).get("schedulingGroup")),
+    )
 
 
 def pod_scheduled(pod: JsonObject) -> JsonObject | None:
@@ -80,11 +84,6 @@ def pod_scheduled(pod: JsonObject) -> JsonObject | None:
         if isinstance(item, dict) and item.get("type") == "PodScheduled":
             return item
     return None
-
-
-_MEMBER_METADATA = ("name", "namespace", "uid", "creationTimestamp", "deletionTimestamp")
-_MEMBER_SPEC = ("nodeName", "schedulingGates", "schedulingGroup")
-_CONDITION = ("type", "status", "reason")
 
 
 def _freeze(value: object) -> Hashable:
@@ -165,7 +164,7 @@ class LiveCache:
         self.state = ClusterState()
         self.record = record
         self.pod_groups: dict[GroupKey, JsonObject] = {}
-        self.members: defaultdict[GroupKey, dict[str, JsonObject]] = defaultdict(dict)
+        self.members: defaultdict[GroupKey, dict[str, Member]] = defaultdict(dict)
         self._pod_groups_by_pod: dict[tuple[str, str], GroupKey] = {}
         self._fingerprints: dict[tuple[str, str, str], int] = {}
         self.rejections: dict[ObjectKey, Rejection] = {}
@@ -246,7 +245,7 @@ class LiveCache:
         if previous is not None and previous != group:
             self._forget_member(previous, name)
         if group is not None:
-            self.members[group][name] = member_view(pod)
+            self.members[group][name] = member_of(pod)
             self._pod_groups_by_pod[(namespace, name)] = group
         return self._changed(("pod", namespace, name), _pod_fingerprint(pod))
 

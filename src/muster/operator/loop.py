@@ -44,7 +44,6 @@ from muster.scheduler import EngineConfig, schedule
 from muster.scheduler.plan import Evict, Plan, RecordEvent, Release, Step, StepKind, WriteStatus
 from muster.scheduler.release_failures import ReleaseFailure
 from muster.scheduler.results import CycleResult, GroupKey, PodKey
-from muster.scheduler.times import parse_time
 from muster.simulation.trace import cycle_line
 
 logger = logging.getLogger(__name__)
@@ -210,11 +209,8 @@ class SchedulingLoop:
             logger.info("PodGroup %s rolled back", step.group)
 
     def _observe_time_to_admit(self, key: GroupKey) -> None:
-        created = [
-            parse_time((pod.get("metadata") or {}).get("creationTimestamp"))
-            for pod in self.cache.members.get(key, {}).values()
-        ]
-        known = [moment for moment in created if moment is not None]
+        members = self.cache.members.get(key, {}).values()
+        known = [member.created for member in members if member.created is not None]
         if known:
             self.metrics.time_to_admit.observe(max(0.0, time.time() - max(known)))
 
@@ -232,8 +228,8 @@ class SchedulingLoop:
         for key, members in list(self.cache.members.items()):
             if key in self.cache.pod_groups:
                 continue
-            for name, pod in list(members.items()):
-                if (pod.get("spec") or {}).get("schedulingGroup"):
+            for name, member in list(members.items()):
+                if member.native:
                     continue  # the cluster's own gang scheduling has it
                 pod_key = PodKey(key.namespace, name)
                 since = self.orphaned_since.get(pod_key, now)
@@ -246,7 +242,7 @@ class SchedulingLoop:
                     continue
                 self.warned_orphans.add(pod_key)
                 await self.events.record(
-                    reference(pod),
+                    member.reference(pod_key),
                     WARNING,
                     "PodGroupNotFound",
                     f"PodGroup {key.name} does not exist in namespace {key.namespace}; "

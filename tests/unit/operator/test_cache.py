@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from muster.operator.cache import LiveCache
-from muster.scheduler.results import GroupKey
+from muster.scheduler.results import GroupKey, PodKey
 
 GROUP_LABEL = "scheduling.muster.dev/pod-group"
 
@@ -98,14 +98,26 @@ def scheduled(pod_obj: Any, reason: str, message: str, *, nominated: str | None 
 
 def test_kube_scheduler_refusing_a_member_is_kept_and_starts_a_cycle() -> None:
     cache = LiveCache()
+    key = PodKey("ns", "a")
     assert cache.pods.upsert(scheduled(pod("a", "g"), "SchedulingGated", "gated"))
-    kept = cache.members[GroupKey("ns", "g")]["a"]["status"]
-    assert kept["conditions"] == [
-        {"type": "PodScheduled", "status": "False", "reason": "SchedulingGated"}
-    ]
+    assert cache.state.pods[key].record.refusal is None
     assert cache.pods.upsert(scheduled(pod("a", "g"), "Unschedulable", "0/3 nodes"))
-    kept = cache.members[GroupKey("ns", "g")]["a"]["status"]
-    assert kept["conditions"][0]["message"] == "0/3 nodes"
+    assert cache.state.pods[key].record.refusal == "0/3 nodes"
     assert not cache.pods.upsert(scheduled(pod("a", "g"), "Unschedulable", "0/4 nodes"))
     assert cache.pods.upsert(scheduled(pod("a", "g"), "Unschedulable", "x", nominated="n1"))
-    assert cache.members[GroupKey("ns", "g")]["a"]["status"]["nominatedNodeName"] == "n1"
+
+
+def test_a_member_is_kept_as_what_its_events_and_metrics_read() -> None:
+    cache = LiveCache()
+    obj = pod("a", "g")
+    obj["metadata"] |= {"uid": "u-1", "creationTimestamp": "2026-01-01T00:00:00Z"}
+    cache.pods.upsert(obj)
+    member = cache.members[GroupKey("ns", "g")]["a"]
+    assert member.reference(PodKey("ns", "a")) == {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "namespace": "ns",
+        "name": "a",
+        "uid": "u-1",
+    }
+    assert member.created == 1767225600.0 and not member.native
