@@ -164,7 +164,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "gpus_per_node": 16,
         "jobs": 6250,
         "modes": list(DEFAULT_MODES),
-        "output": RESULTS.parent / "e2e-scale.json",
+        "output": RESULTS.parent / report.SCALE_RESULTS,
         "timeout": 1800.0,
         # Its first cycles face thousands of gangs at once: minutes may pass between binds.
         "settle": 300.0,

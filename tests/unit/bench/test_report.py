@@ -4,7 +4,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bench.report import goals, render, table, write_docs
+from bench.report import GOALS, SCALE_RESULTS, goals, render, table, write_docs
 from bench.sections import begin_marker, end_marker
 from bench.stats import summarize
 from bench.timeline import Timeline
@@ -130,3 +130,10 @@ def test_the_kueue_table_counts_what_kueue_admitted_and_what_it_queued() -> None
 
 def test_tables_without_kueue_have_no_kueue_rows() -> None:
     assert "Kueue" not in table(results())
+
+
+def test_the_scale_point_is_judged_by_its_own_goals() -> None:
+    verdicts = goals(results(), GOALS[SCALE_RESULTS])
+    assert verdicts[0].startswith("- throughput ≥ 0.8x plain: 0.33 vs 1 = 0.33x")
+    assert "- operator peak RSS ≤ 300 MiB: 120 -- met" in verdicts
+    assert not any("RSS" in verdict for verdict in goals(results()))
