@@ -24,6 +24,7 @@ from typing import Protocol
 
 from muster.operator.kube import JsonObject, Kube, KubeError
 from muster.operator.retry import ExponentialBackoff, jittered
+from muster.scheduler.fields import shared
 
 logger = logging.getLogger(__name__)
 
@@ -44,8 +45,10 @@ class Sink(Protocol):
 
 
 def object_key(obj: JsonObject) -> tuple[str, str]:
+    """Namespace and name; the namespace `shared`, for the indexes that keep a key
+    for each of 50,000 pods."""
     metadata = obj.get("metadata") or {}
-    return str(metadata.get("namespace", "")), str(metadata.get("name", ""))
+    return shared(metadata.get("namespace", "")), str(metadata.get("name", ""))
 
 
 def resource_version(obj: JsonObject) -> int | None:

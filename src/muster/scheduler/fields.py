@@ -6,6 +6,7 @@ malformed object is refused with the same wording wherever it is read.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -32,8 +33,15 @@ def list_field(value: object, where: str) -> list[Any]:
     return value
 
 
+def shared(value: object) -> str:
+    """The text as one object wherever it occurs (`sys.intern`): namespaces, label keys
+    and values, resource and node names repeat across thousands of records, and each
+    record parsed from its own JSON would otherwise hold its own copy of each."""
+    return sys.intern(str(value))
+
+
 def string_map(value: object, where: str) -> dict[str, str]:
-    return {str(key): str(item) for key, item in mapping_field(value, where).items()}
+    return {shared(key): shared(item) for key, item in mapping_field(value, where).items()}
 
 
 def integer_field(value: object, where: str) -> int | None:

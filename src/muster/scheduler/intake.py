@@ -26,6 +26,7 @@ from muster.scheduler.fields import (
     integer_field,
     list_field,
     mapping_field,
+    shared,
     string_map,
 )
 from muster.scheduler.lifecycle import NO_MEMORY, Lifecycle, lifecycle_from
@@ -135,7 +136,7 @@ def _name(obj: Mapping[str, Any]) -> tuple[str, str]:
     namespace = metadata.get("namespace") or "default"
     if not isinstance(namespace, str):
         raise IntakeError("metadata.namespace must be a string")
-    return namespace, name
+    return shared(namespace), name
 
 
 def _taint(raw: object) -> Taint:
@@ -148,10 +149,10 @@ def _taint(raw: object) -> Taint:
 def _toleration(raw: object) -> Toleration:
     toleration = mapping_field(raw, "spec.tolerations[]")
     return Toleration(
-        key=str(toleration.get("key") or ""),
-        operator=str(toleration.get("operator") or "Equal"),
-        value=str(toleration.get("value") or ""),
-        effect=str(toleration.get("effect") or ""),
+        key=shared(toleration.get("key") or ""),
+        operator=shared(toleration.get("operator") or "Equal"),
+        value=shared(toleration.get("value") or ""),
+        effect=shared(toleration.get("effect") or ""),
     )
 
 
@@ -297,12 +298,12 @@ def pod_from(obj: Mapping[str, Any]) -> PodRecord:
     return PodRecord(
         key=PodKey(namespace, name),
         requests=tuple(requests.items()),
-        node_name=str(node_name) if node_name else None,
-        group_name=str(group_name) if group_name else None,
+        node_name=shared(node_name) if node_name else None,
+        group_name=group_name or None,
         gated=_has_gang_gate(spec),
         terminal=terminal,
         priority=integer_field(spec.get("priority"), "spec.priority"),
-        priority_class=str(priority_class) if priority_class else None,
+        priority_class=shared(priority_class) if priority_class else None,
         rules=None if node_name or terminal else _rules(spec),
         host_ports=_host_ports(spec),
         labels=labels,
@@ -418,7 +419,7 @@ def pod_group_from(obj: Mapping[str, Any]) -> GroupRecord:
         min_count=min_count or 1,
         topology_key=_topology_key(spec),
         priority=integer_field(spec.get("priority"), "spec.priority"),
-        priority_class=str(priority_class) if priority_class else None,
+        priority_class=shared(priority_class) if priority_class else None,
         preempt=spec.get("preemptionPolicy") != PREEMPT_NEVER,
         disrupt_single=DISRUPTION_SINGLE in disruption,
         created=created,

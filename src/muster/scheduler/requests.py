@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from muster.scheduler.fields import mapping_field
+from muster.scheduler.fields import mapping_field, shared
 from muster.scheduler.quantity import QuantityError, to_amount
 
 Amounts = dict[str, int]
@@ -24,7 +24,7 @@ def _container_requests(container: object) -> Amounts:
     limits = mapping_field(resources.get("limits"), "resources.limits")
     requests = mapping_field(resources.get("requests"), "resources.requests")
     merged = {**limits, **requests}
-    return {str(name): to_amount(str(name), raw) for name, raw in merged.items()}
+    return {shared(name): to_amount(str(name), raw) for name, raw in merged.items()}
 
 
 def _add(total: Amounts, extra: Amounts) -> None:
