@@ -19,6 +19,7 @@ from muster.api.constants import POD_GROUP_LABEL
 from muster.operator.events import reference
 from muster.operator.informer import resource_version
 from muster.operator.kube import JsonObject
+from muster.operator.pod_group_copies import PodGroupCopies
 from muster.scheduler import ClusterState
 from muster.scheduler.release_failures import ReleaseFailure
 from muster.scheduler.results import GroupKey, PodKey
@@ -163,7 +164,7 @@ class LiveCache:
     def __init__(self, *, record: Callable[[JsonObject], None] | None = None) -> None:
         self.state = ClusterState()
         self.record = record
-        self.pod_groups: dict[GroupKey, JsonObject] = {}
+        self.pod_groups = PodGroupCopies()
         self.members: defaultdict[GroupKey, dict[str, Member]] = defaultdict(dict)
         self._pod_groups_by_pod: dict[tuple[str, str], GroupKey] = {}
         self._fingerprints: dict[tuple[str, str, str], int] = {}
@@ -180,10 +181,10 @@ class LiveCache:
     def apply_pod_group(self, pod_group: JsonObject) -> bool:
         """Record a PodGroup as seen by a watch or as returned by our own write."""
         key = group_key(pod_group)
-        current = self.pod_groups.get(key)
-        if current is not None and _newer(current, pod_group):
-            return False
-        self.pod_groups[key] = pod_group
+        kept, version = self.pod_groups.version(key), resource_version(pod_group)
+        if kept is not None and version is not None and kept > version:
+            return False  # a stale watch event after our own write's answer
+        self.pod_groups.put(key, pod_group)
         self._take_in("PodGroup", pod_group)
         return self._changed(
             ("podgroup", key.namespace, key.name), _pod_group_fingerprint(pod_group)
@@ -191,7 +192,7 @@ class LiveCache:
 
     def _remove_pod_group(self, pod_group: JsonObject) -> bool:
         key = group_key(pod_group)
-        self.pod_groups.pop(key, None)
+        self.pod_groups.pop(key)
         self._delete("PodGroup", key.namespace, key.name)
         self.rejections.pop(_object_key("PodGroup", pod_group), None)
         self._fingerprints.pop(("podgroup", key.namespace, key.name), None)
@@ -342,12 +343,6 @@ class LiveCache:
             return False
         self._fingerprints[key] = digest
         return True
-
-
-def _newer(current: JsonObject, candidate: JsonObject) -> bool:
-    """True when `current` is a later version than `candidate` (stale watch after a write)."""
-    mine, theirs = resource_version(current), resource_version(candidate)
-    return mine is not None and theirs is not None and mine > theirs
 
 
 class _Sink:

@@ -358,7 +358,7 @@ async def test_a_replica_that_cannot_prove_it_leads_carries_out_nothing() -> Non
     before = loop.cache.pod_groups[GANG]
     result = await loop.cycle()
     assert result.admissions  # decided, but neither written nor released
-    assert loop.cache.pod_groups[GANG] is before
+    assert loop.cache.pod_groups[GANG] == before
     assert all(entry.record.gated for entry in loop.cache.state.pods.values())
     assert not loop.cache.state.release_failures and not pods.evicted
 

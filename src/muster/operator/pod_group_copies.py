@@ -1,0 +1,53 @@
+"""The PodGroups as last seen, each kept as its JSON text.
+
+The operator reads a PodGroup whole only to write its status or to tell an event, a
+few times in its life, but keeps one for every gang: parsed, a PodGroup with its
+status (plan, conditions, estimate) took about 9 KiB, 55 MiB for 6,250 gangs; as text
+it takes under 2. Each read parses a fresh copy, so no caller can change what is kept.
+"""
+
+from __future__ import annotations
+
+import json
+
+from muster.operator.informer import resource_version
+from muster.operator.kube import JsonObject
+from muster.scheduler.results import GroupKey
+
+
+class PodGroupCopies:
+    """PodGroup by key, with the resourceVersion each copy was read at."""
+
+    def __init__(self) -> None:
+        self._copies: dict[GroupKey, tuple[int | None, str]] = {}
+
+    def put(self, key: GroupKey, pod_group: JsonObject) -> None:
+        text = json.dumps(pod_group, separators=(",", ":"))
+        self._copies[key] = (resource_version(pod_group), text)
+
+    def pop(self, key: GroupKey) -> None:
+        self._copies.pop(key, None)
+
+    def get(self, key: GroupKey) -> JsonObject | None:
+        kept = self._copies.get(key)
+        if kept is None:
+            return None
+        pod_group: JsonObject = json.loads(kept[1])
+        return pod_group
+
+    def __getitem__(self, key: GroupKey) -> JsonObject:
+        pod_group = self.get(key)
+        if pod_group is None:
+            raise KeyError(key)
+        return pod_group
+
+    def version(self, key: GroupKey) -> int | None:
+        """The resourceVersion of the kept copy (None: none kept, or not a number)."""
+        kept = self._copies.get(key)
+        return None if kept is None else kept[0]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._copies
+
+    def __len__(self) -> int:
+        return len(self._copies)
