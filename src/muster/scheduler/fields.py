@@ -40,6 +40,16 @@ def shared(value: object) -> str:
     return sys.intern(str(value))
 
 
+def shared_json(value: object) -> Any:
+    """A copy of a JSON value whose keys and strings are `shared`: for a status kept
+    for every gang, whose condition types, reasons, times and node names repeat."""
+    if isinstance(value, dict):
+        return {shared(key): shared_json(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [shared_json(item) for item in value]
+    return shared(value) if isinstance(value, str) else value
+
+
 def string_map(value: object, where: str) -> dict[str, str]:
     return {shared(key): shared(item) for key, item in mapping_field(value, where).items()}
 

@@ -27,6 +27,7 @@ from muster.scheduler.fields import (
     list_field,
     mapping_field,
     shared,
+    shared_json,
     string_map,
 )
 from muster.scheduler.lifecycle import NO_MEMORY, Lifecycle, lifecycle_from
@@ -434,7 +435,7 @@ def pod_group_from(obj: Mapping[str, Any]) -> GroupRecord:
         admitted_at=parse_time(status.get("admittedAt")),
         generation=integer_field(metadata.get("generation"), "metadata.generation") or 0,
         resource_version=str(metadata.get("resourceVersion") or ""),
-        status=status,
+        status=shared_json(status),
     )
 
 
