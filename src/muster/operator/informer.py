@@ -45,10 +45,10 @@ class Sink(Protocol):
 
 
 def object_key(obj: JsonObject) -> tuple[str, str]:
-    """Namespace and name; the namespace `shared`, for the indexes that keep a key
-    for each of 50,000 pods."""
+    """Namespace and name, `shared`: the indexes that keep a key for each of 50,000
+    pods then hold one copy of its name between them, not one each."""
     metadata = obj.get("metadata") or {}
-    return shared(metadata.get("namespace", "")), str(metadata.get("name", ""))
+    return shared(metadata.get("namespace", "")), shared(metadata.get("name", ""))
 
 
 def resource_version(obj: JsonObject) -> int | None:

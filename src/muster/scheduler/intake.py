@@ -137,7 +137,7 @@ def _name(obj: Mapping[str, Any]) -> tuple[str, str]:
     namespace = metadata.get("namespace") or "default"
     if not isinstance(namespace, str):
         raise IntakeError("metadata.namespace must be a string")
-    return shared(namespace), name
+    return shared(namespace), shared(name)
 
 
 def _taint(raw: object) -> Taint:
