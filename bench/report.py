@@ -110,7 +110,11 @@ def _cycles(figures: Figures) -> str:
         return "-"
     text = f"{cycles['cycles']:,}, {cycles['mean_s'] * 1000:.1f} ms mean"
     bound = cycles.get("p99_at_most_s")
-    return text if bound is None else f"{text}, p99 ≤ {bound * 1000:g} ms"
+    if bound is None:
+        return text
+    if bound == float("inf"):  # the slowest cycles overran the histogram's last bucket
+        return f"{text}, p99 above the largest bucket"
+    return f"{text}, p99 ≤ {bound * 1000:g} ms"
 
 
 ROWS: tuple[tuple[str, Callable[[Figures], str]], ...] = (

@@ -137,3 +137,9 @@ def test_the_scale_point_is_judged_by_its_own_goals() -> None:
     assert verdicts[0].startswith("- throughput ≥ 0.8x plain: 0.33 vs 1 = 0.33x")
     assert "- operator peak RSS ≤ 300 MiB: 120 -- met" in verdicts
     assert not any("RSS" in verdict for verdict in goals(results()))
+
+
+def test_cycles_slower_than_every_bucket_say_so() -> None:
+    slow = results()
+    slow["modes"]["muster"]["operator"]["scheduling_cycles"]["p99_at_most_s"] = float("inf")
+    assert "p99 above the largest bucket" in table(slow)
