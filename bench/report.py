@@ -216,7 +216,8 @@ class Goals:
 
 # The scale point (5,000 nodes, 50,000 pods) asks less throughput and a memory bound.
 SCALE_RESULTS = "e2e-scale.json"
-GOALS = {SCALE_RESULTS: Goals(throughput_of_plain=0.8, peak_rss_mib=300)}
+SCALE_GOALS = Goals(throughput_of_plain=0.8, peak_rss_mib=300)
+GOALS = {SCALE_RESULTS: SCALE_GOALS, "e2e-scale-memory.json": SCALE_GOALS}
 
 
 def goals(results: Figures, wanted: Goals = Goals()) -> list[str]:
