@@ -10,24 +10,15 @@ names is kept by inserting a name where it sorts (a shift of the ranks after it)
 from __future__ import annotations
 
 import bisect
-from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
+from muster.scheduler.growable import grown
 from muster.scheduler.intake import NodeRecord
 from muster.scheduler.predicates import NodeTable
 from muster.scheduler.taints import Taint
 
 NO_TAINT_SET = -1  # a free slot's taint set: equal to no set's id
-
-
-def _grown(array: npt.NDArray[Any], size: int, fill: object) -> npt.NDArray[Any]:
-    if size <= array.size:
-        return array
-    grown = np.full(max(size, 2 * array.size, 16), fill, dtype=array.dtype)
-    grown[: array.size] = array
-    return grown
 
 
 class NodeColumns:
@@ -53,10 +44,10 @@ class NodeColumns:
         if slot >= len(self.records):
             self.records.extend([None] * (slot + 1 - len(self.records)))
             size = len(self.records)
-            self._alive = _grown(self._alive, size, False)
-            self._unschedulable = _grown(self._unschedulable, size, False)
-            self._taint_set_of = _grown(self._taint_set_of, size, NO_TAINT_SET)
-            self._name_rank = _grown(self._name_rank, size, 0)
+            self._alive = grown(self._alive, size, False)
+            self._unschedulable = grown(self._unschedulable, size, False)
+            self._taint_set_of = grown(self._taint_set_of, size, NO_TAINT_SET)
+            self._name_rank = grown(self._name_rank, size, 0)
         if previous is None:
             rank = bisect.bisect_left(self._names, record.name)
             self._names.insert(rank, record.name)

@@ -23,6 +23,7 @@ import numpy.typing as npt
 from muster.api.priority import DEFAULT_PRIORITY, lowest_default
 from muster.scheduler.budgets import Budget
 from muster.scheduler.fields import IntakeError
+from muster.scheduler.growable import grown
 from muster.scheduler.intake import (
     POD_COUNT,
     GroupRecord,
@@ -96,15 +97,6 @@ def _placeable(record: PodRecord) -> bool:
         and not record.terminating
         and (record.rules is not None)
     )
-
-
-def _grown(array: npt.NDArray[Any], rows: int, fill: object = 0) -> npt.NDArray[Any]:
-    if rows <= array.shape[0]:
-        return array
-    new_rows = max(rows, 2 * array.shape[0], 16)
-    grown = np.full((new_rows, *array.shape[1:]), fill, dtype=array.dtype)
-    grown[: array.shape[0]] = array
-    return grown
 
 
 class ClusterState:
@@ -258,8 +250,8 @@ class ClusterState:
     def _add_node_slot(self, record: NodeRecord) -> int:
         slot = self._node_slots.take()
         self._node_slot[record.name] = slot
-        self.allocatable = _grown(self.allocatable, self._node_slots.size)
-        self.held = _grown(self.held, self._node_slots.size)
+        self.allocatable = grown(self.allocatable, self._node_slots.size)
+        self.held = grown(self.held, self._node_slots.size)
         self._node_columns.put(slot, record)
         self.held[slot] = 0
         for key in self._pods_on.get(record.name, ()):
@@ -347,10 +339,10 @@ class ClusterState:
 
     def _grow_pod_arrays(self) -> None:
         size = self._pod_slots.size
-        self.pod_demand = _grown(self.pod_demand, size)
-        self.pod_node = _grown(self.pod_node, size, NO_NODE)
-        self.pod_priority = _grown(self.pod_priority, size)
-        self.pod_group = _grown(self.pod_group, size, NO_GROUP)
+        self.pod_demand = grown(self.pod_demand, size)
+        self.pod_node = grown(self.pod_node, size, NO_NODE)
+        self.pod_priority = grown(self.pod_priority, size)
+        self.pod_group = grown(self.pod_group, size, NO_GROUP)
         if len(self.pod_keys) < self.pod_node.shape[0]:
             self.pod_keys.extend([None] * (self.pod_node.shape[0] - len(self.pod_keys)))
 
