@@ -23,11 +23,13 @@ from muster.api.gates import has_gang_gate
 from muster.scheduler.budgets import Budget
 from muster.scheduler.fields import (
     IntakeError,
+    canonical,
     integer_field,
     list_field,
     mapping_field,
     shared,
     shared_json,
+    shared_string_map,
     string_map,
 )
 from muster.scheduler.lifecycle import NO_MEMORY, Lifecycle, lifecycle_from
@@ -293,25 +295,25 @@ def pod_from(obj: Mapping[str, Any]) -> PodRecord:
     requests.pop(POD_COUNT, None)
     node_name = spec.get("nodeName") or None
     terminal = str(status.get("phase")) in TERMINAL_PHASES
-    labels = string_map(metadata.get("labels"), "metadata.labels")
+    labels = shared_string_map(metadata.get("labels"), "metadata.labels")
     group_name = labels.get(POD_GROUP_LABEL)
     priority_class = spec.get("priorityClassName")
     return PodRecord(
         key=PodKey(namespace, name),
-        requests=tuple(requests.items()),
+        requests=canonical(tuple(requests.items())),
         node_name=shared(node_name) if node_name else None,
         group_name=group_name or None,
         gated=_has_gang_gate(spec),
         terminal=terminal,
         priority=integer_field(spec.get("priority"), "spec.priority"),
         priority_class=shared(priority_class) if priority_class else None,
-        rules=None if node_name or terminal else _rules(spec),
+        rules=None if node_name or terminal else canonical(_rules(spec)),
         host_ports=_host_ports(spec),
         labels=labels,
         terminating=metadata.get("deletionTimestamp") is not None,
         claims=_claims(spec, name),
-        inter_pod=NO_RULES if terminal else inter_pod_rules(spec, namespace, labels),
-        phase=str(status.get("phase") or "Pending"),
+        inter_pod=NO_RULES if terminal else canonical(inter_pod_rules(spec, namespace, labels)),
+        phase=shared(status.get("phase") or "Pending"),
         refusal=refusal_message(status),
         started=parse_time(status.get("startTime")),
         finished=_finished(status) if terminal else None,

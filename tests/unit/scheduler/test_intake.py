@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from muster.api.constants import POD_GROUP_LABEL
 from muster.scheduler.fields import IntakeError
 from muster.scheduler.intake import (
     node_from,
@@ -51,6 +52,34 @@ def test_a_pod_records_membership_gate_binding_and_phase() -> None:
     bound = pod_from(pod("w", group="g", node_name="n1", phase="Running"))
     assert bound.node_name == "n1" and not bound.gated and bound.rules is None
     assert pod_from(pod("w", node_name="n1", phase="Succeeded")).terminal
+
+
+def test_pods_of_one_template_share_what_it_gives_them_and_differ_where_they_differ() -> None:
+    """Memory: 50,000 records hold one copy of a template's requests, rules and labels."""
+    spread = {
+        "topologySpreadConstraints": [
+            {
+                "maxSkew": 1,
+                "topologyKey": "zone",
+                "whenUnsatisfiable": "DoNotSchedule",
+                "labelSelector": {"matchLabels": {"app": "a"}},
+            }
+        ],
+        "tolerations": [{"key": "gpu", "operator": "Exists"}],
+    }
+    first, second = (
+        pod_from(pod(name, group="g", gpu="1", spec=spread, labels={"app": "a"}))
+        for name in ("w-0", "w-1")
+    )
+    assert first.key != second.key
+    assert first.requests is second.requests
+    assert first.rules is second.rules and first.inter_pod is second.inter_pod
+    assert first.labels is second.labels
+    other = pod_from(pod("w-2", group="h", gpu="2", spec=spread, labels={"app": "a"}))
+    assert other.requests == (("cpu", 1000), ("nvidia.com/gpu", 2))
+    assert other.labels == {POD_GROUP_LABEL: "h", "app": "a"}
+    assert first.requests == (("cpu", 1000), ("nvidia.com/gpu", 1))
+    assert first.labels == {POD_GROUP_LABEL: "g", "app": "a"}
 
 
 def test_only_the_gang_gate_counts() -> None:
