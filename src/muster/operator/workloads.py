@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from muster.api.constants import API_VERSION, WORKLOAD_PLURAL
+from muster.api.references import referable_part
 from muster.operator.informer import object_key
 from muster.operator.kube import JsonObject, Kube, KubeError
 
@@ -23,10 +24,10 @@ class WorkloadStore:
 
     def __init__(self, kube: Kube) -> None:
         self.kube = kube
-        self.by_key: dict[tuple[str, str], JsonObject] = {}
+        self.by_key: dict[tuple[str, str], Mapping[str, Any]] = {}
 
     def upsert(self, obj: JsonObject) -> bool:
-        self.by_key[object_key(obj)] = obj
+        self.by_key[object_key(obj)] = referable_part(obj)
         return False
 
     def remove(self, obj: JsonObject) -> bool:

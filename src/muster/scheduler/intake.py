@@ -416,6 +416,10 @@ def pod_group_from(obj: Mapping[str, Any]) -> GroupRecord:
     priority_class = spec.get("priorityClassName")
     disruption = mapping_field(spec.get("disruptionMode"), "spec.disruptionMode")
     created = parse_timestamp(metadata.get("creationTimestamp"))
+    plan = string_map(status.get("plan"), "status.plan")
+    kept_status = shared_json(status)
+    if "plan" in kept_status:
+        kept_status["plan"] = plan  # one copy for both: the plan is most of a status
     return GroupRecord(
         key=GroupKey(namespace, name),
         gang=gang is not None,
@@ -428,7 +432,7 @@ def pod_group_from(obj: Mapping[str, Any]) -> GroupRecord:
         created=created,
         waiting_since=_waiting_since(status, created),
         admitted=_admitted(status),
-        plan=string_map(status.get("plan"), "status.plan"),
+        plan=plan,
         refusals=refusals_from(status),
         lifecycle=lifecycle_from(status),
         runtime=runtime_from(annotations),
@@ -437,7 +441,7 @@ def pod_group_from(obj: Mapping[str, Any]) -> GroupRecord:
         admitted_at=parse_time(status.get("admittedAt")),
         generation=integer_field(metadata.get("generation"), "metadata.generation") or 0,
         resource_version=str(metadata.get("resourceVersion") or ""),
-        status=shared_json(status),
+        status=kept_status,
     )
 
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from muster.api.problems import Problem
-from muster.api.references import is_forbidden, workload_ref_problems
+from muster.api.references import is_forbidden, referable_part, workload_ref_problems
 
 WORKLOAD = {
     "kind": "Workload",
@@ -53,3 +55,16 @@ def test_a_workload_being_deleted_is_forbidden() -> None:
         "spec.workloadRef.workloadName", 'Forbidden: Workload "mpi" is being deleted'
     )
     assert is_forbidden(problem)
+
+
+LEAVING = {**WORKLOAD, "metadata": {"name": "mpi", "deletionTimestamp": "2026-01-01T00:00:00Z"}}
+ODD = {"kind": "Workload", "spec": {"podGroupTemplates": [{"name": 3}, "x", {"name": "workers"}]}}
+
+
+@pytest.mark.parametrize("workload", [WORKLOAD, LEAVING, ODD, {"spec": None}, {}])
+@pytest.mark.parametrize("template", ["workers", "launcher", "worker"])
+def test_the_part_of_a_workload_kept_for_admission_answers_as_the_whole(
+    workload: dict[str, Any], template: str
+) -> None:
+    ref = {"workloadName": "mpi", "templateName": template}
+    assert problems(ref, dict(referable_part(workload))) == problems(ref, workload)
