@@ -17,10 +17,12 @@ from typing import NamedTuple
 
 from muster.api.constants import POD_GROUP_LABEL
 from muster.operator.events import reference
-from muster.operator.informer import resource_version
+from muster.operator.informer import object_key, resource_version
 from muster.operator.kube import JsonObject
+from muster.operator.name_index import NameIndex
 from muster.operator.pod_group_copies import PodGroupCopies
 from muster.scheduler import ClusterState
+from muster.scheduler.fields import shared
 from muster.scheduler.release_failures import ReleaseFailure
 from muster.scheduler.results import GroupKey, PodKey
 from muster.scheduler.times import parse_time
@@ -166,8 +168,8 @@ class LiveCache:
         self.record = record
         self.pod_groups = PodGroupCopies()
         self.members: defaultdict[GroupKey, dict[str, Member]] = defaultdict(dict)
-        self._pod_groups_by_pod: dict[tuple[str, str], GroupKey] = {}
-        self._fingerprints: dict[tuple[str, str, str], int] = {}
+        self._pod_groups_by_pod: NameIndex[str] = NameIndex()  # its PodGroup's name
+        self._fingerprints: defaultdict[str, NameIndex[int]] = defaultdict(NameIndex)
         self.rejections: dict[ObjectKey, Rejection] = {}
         self.nodes = _Sink(self._upsert_node, self._remove_node)
         self.pods = _Sink(self._upsert_pod, self._remove_pod)
@@ -186,16 +188,14 @@ class LiveCache:
             return False  # a stale watch event after our own write's answer
         self.pod_groups.put(key, pod_group)
         self._take_in("PodGroup", pod_group)
-        return self._changed(
-            ("podgroup", key.namespace, key.name), _pod_group_fingerprint(pod_group)
-        )
+        return self._changed("podgroup", key.namespace, key.name, _pod_group_fingerprint(pod_group))
 
     def _remove_pod_group(self, pod_group: JsonObject) -> bool:
         key = group_key(pod_group)
         self.pod_groups.pop(key)
         self._delete("PodGroup", key.namespace, key.name)
         self.rejections.pop(_object_key("PodGroup", pod_group), None)
-        self._fingerprints.pop(("podgroup", key.namespace, key.name), None)
+        self._fingerprints["podgroup"].pop(key.namespace, key.name)
         return True
 
     def _apply(self, kind: str, obj: JsonObject) -> str | None:
@@ -228,37 +228,36 @@ class LiveCache:
     def _upsert_node(self, node: JsonObject) -> bool:
         self._take_in("Node", node)
         name = str(_metadata(node).get("name", ""))
-        return self._changed(("node", "", name), _node_fingerprint(node))
+        return self._changed("node", "", name, _node_fingerprint(node))
 
     def _remove_node(self, node: JsonObject) -> bool:
         name = str(_metadata(node).get("name", ""))
         self._delete("Node", "", name)
         self.rejections.pop(_object_key("Node", node), None)
-        self._fingerprints.pop(("node", "", name), None)
+        self._fingerprints["node"].pop("", name)
         return True
 
     def _upsert_pod(self, pod: JsonObject) -> bool:
-        metadata = _metadata(pod)
-        namespace, name = str(metadata.get("namespace", "")), str(metadata.get("name", ""))
+        namespace, name = object_key(pod)
         self._take_in("Pod", pod)
         group = pod_group_of(pod)
-        previous = self._pod_groups_by_pod.get((namespace, name))
-        if previous is not None and previous != group:
-            self._forget_member(previous, name)
+        previous = self._pod_groups_by_pod.get(namespace, name)
+        if previous is not None and (group is None or previous != group.name):
+            self._forget_member(GroupKey(namespace, previous), name)
         if group is not None:
             self.members[group][name] = member_of(pod)
-            self._pod_groups_by_pod[(namespace, name)] = group
-        return self._changed(("pod", namespace, name), _pod_fingerprint(pod))
+            self._pod_groups_by_pod.put(namespace, name, shared(group.name))
+        return self._changed("pod", namespace, name, _pod_fingerprint(pod))
 
     def _remove_pod(self, pod: JsonObject) -> bool:
         metadata = _metadata(pod)
         namespace, name = str(metadata.get("namespace", "")), str(metadata.get("name", ""))
         self._delete("Pod", namespace, name)
         self.rejections.pop(_object_key("Pod", pod), None)
-        group = self._pod_groups_by_pod.pop((namespace, name), None)
+        group = self._pod_groups_by_pod.pop(namespace, name)
         if group is not None:
-            self._forget_member(group, name)
-        self._fingerprints.pop(("pod", namespace, name), None)
+            self._forget_member(GroupKey(namespace, group), name)
+        self._fingerprints["pod"].pop(namespace, name)
         return True
 
     def _forget_member(self, group: GroupKey, name: str) -> None:
@@ -281,7 +280,7 @@ class LiveCache:
         """Namespace labels: what the namespaceSelector of pod (anti-)affinity reads."""
         self._take_in("Namespace", namespace)
         name = str(_metadata(namespace).get("name", ""))
-        return self._changed(("namespace", "", name), _freeze(_metadata(namespace).get("labels")))
+        return self._changed("namespace", "", name, _freeze(_metadata(namespace).get("labels")))
 
     def _remove_namespace(self, namespace: JsonObject) -> bool:
         self._delete("Namespace", "", str(_metadata(namespace).get("name", "")))
@@ -291,31 +290,30 @@ class LiveCache:
     def _upsert_claim(self, claim: JsonObject) -> bool:
         """PersistentVolumeClaims: the volume each is bound to (zonal disks pin pods)."""
         self._take_in("PersistentVolumeClaim", claim)
-        metadata = _metadata(claim)
-        key = ("claim", str(metadata.get("namespace", "")), str(metadata.get("name", "")))
-        return self._changed(key, _freeze((claim.get("spec") or {}).get("volumeName")))
+        namespace, name = object_key(claim)
+        volume = (claim.get("spec") or {}).get("volumeName")
+        return self._changed("claim", namespace, name, _freeze(volume))
 
     def _remove_claim(self, claim: JsonObject) -> bool:
         metadata = _metadata(claim)
         namespace, name = str(metadata.get("namespace", "")), str(metadata.get("name", ""))
         self._delete("PersistentVolumeClaim", namespace, name)
         self.rejections.pop(_object_key("PersistentVolumeClaim", claim), None)
-        self._fingerprints.pop(("claim", namespace, name), None)
+        self._fingerprints["claim"].pop(namespace, name)
         return True
 
     def _upsert_volume(self, volume: JsonObject) -> bool:
         """PersistentVolumes: the nodes each can be used from."""
         self._take_in("PersistentVolume", volume)
         name = str(_metadata(volume).get("name", ""))
-        return self._changed(
-            ("volume", "", name), _freeze((volume.get("spec") or {}).get("nodeAffinity"))
-        )
+        affinity = (volume.get("spec") or {}).get("nodeAffinity")
+        return self._changed("volume", "", name, _freeze(affinity))
 
     def _remove_volume(self, volume: JsonObject) -> bool:
         name = str(_metadata(volume).get("name", ""))
         self._delete("PersistentVolume", "", name)
         self.rejections.pop(_object_key("PersistentVolume", volume), None)
-        self._fingerprints.pop(("volume", "", name), None)
+        self._fingerprints["volume"].pop("", name)
         return True
 
     def _upsert_budget(self, budget: JsonObject) -> bool:
@@ -334,14 +332,15 @@ class LiveCache:
         self.rejections.pop(_object_key("PodDisruptionBudget", budget), None)
         return False
 
-    def _changed(self, key: tuple[str, str, str], fingerprint: Hashable) -> bool:
+    def _changed(self, kind: str, namespace: str, name: str, fingerprint: Hashable) -> bool:
         """Whether the object's fingerprint moved. Only the fingerprint's hash is kept:
         the frozen fingerprint of each of 50,000 pods (labels and all) was tens of MiB,
         and two versions of one object whose hashes collide are not to be expected."""
         digest = hash(fingerprint)
-        if self._fingerprints.get(key) == digest:
+        kept = self._fingerprints[kind]
+        if kept.get(namespace, name) == digest:
             return False
-        self._fingerprints[key] = digest
+        kept.put(namespace, name, digest)
         return True
 
 

@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping
 from typing import Protocol
 
 from muster.operator.kube import JsonObject, Kube, KubeError
+from muster.operator.name_index import NameIndex
 from muster.operator.retry import ExponentialBackoff, jittered
 from muster.scheduler.fields import shared
 
@@ -99,7 +100,7 @@ class Informer:
         self.on_expired = on_expired
         self.on_error = on_error
         self.synced = asyncio.Event()
-        self.known: set[tuple[str, str]] = set()
+        self.known: NameIndex[bool] = NameIndex()  # what the sink has from here
         self.resource_version: str | None = None  # None: nothing listed to resume from
         self.backoff = ExponentialBackoff(initial=RETRY_INITIAL_SECONDS, maximum=RETRY_MAX_SECONDS)
 
@@ -136,14 +137,14 @@ class Informer:
             await asyncio.sleep(delay)
 
     async def _relist(self) -> str:
-        listed: set[tuple[str, str]] = set()
+        listed: NameIndex[bool] = NameIndex()
         resource_version = ""
         async for items, version in self.kube.list_pages(self.path, query=self.query):
             resource_version = version
             for item in items:
-                listed.add(object_key(item))
+                listed.put(*object_key(item), True)
                 self.sink.upsert(slim(item))
-        for namespace, name in self.known - listed:
+        for namespace, name in self.known.missing_from(listed):
             self.sink.remove({"metadata": {"namespace": namespace, "name": name}})
         self.known = listed
         self.synced.set()
@@ -187,10 +188,10 @@ class Informer:
             return new_version
         key = object_key(obj)
         if kind == "DELETED":
-            self.known.discard(key)
+            self.known.pop(*key)
             relevant = self.sink.remove(obj)
         else:
-            self.known.add(key)
+            self.known.put(*key, True)
             relevant = self.sink.upsert(slim(obj))
         if relevant:
             self.on_change()
