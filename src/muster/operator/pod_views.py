@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from muster.api.constants import POD_GROUP_LABEL
 from muster.operator.informer import Sink, object_key, resource_version
 from muster.operator.kube import JsonObject
+from muster.operator.name_index import NameIndex
 
 # kube-scheduler's own selector for the pods it keeps in its cache.
 CAPACITY_QUERY: Mapping[str, str] = {
@@ -34,7 +35,7 @@ class PodViews:
 
     def __init__(self, sink: Sink) -> None:
         self.sink = sink
-        self._seen: dict[tuple[str, str], tuple[int, int]] = {}  # key -> (views, version)
+        self._seen: NameIndex[tuple[int, int]] = NameIndex()  # (views, version) of each pod
         self._views = 0
 
     def view(self) -> Sink:
@@ -43,27 +44,27 @@ class PodViews:
         return _View(self, 1 << (self._views - 1))
 
     def upsert(self, view: int, obj: JsonObject) -> bool:
-        key = object_key(obj)
-        views, newest = self._seen.get(key, (0, 0))
+        namespace, name = object_key(obj)
+        views, newest = self._seen.get(namespace, name) or (0, 0)
         version = resource_version(obj)
         if version is not None and version < newest:
-            self._seen[key] = (views | view, newest)
+            self._seen.put(namespace, name, (views | view, newest))
             return False
-        self._seen[key] = (views | view, newest if version is None else version)
+        self._seen.put(namespace, name, (views | view, newest if version is None else version))
         return self.sink.upsert(obj)
 
     def answer(self, obj: JsonObject) -> bool:
         """Take in a pod as a write of ours returned it; a pod that no view has (it
         was deleted meanwhile) is not brought back."""
-        if object_key(obj) not in self._seen:
+        if self._seen.get(*object_key(obj)) is None:
             return False
         return self.upsert(0, obj)
 
     def remove(self, view: int, obj: JsonObject) -> bool:
-        key = object_key(obj)
-        views, newest = self._seen.pop(key, (0, 0))
+        namespace, name = object_key(obj)
+        views, newest = self._seen.pop(namespace, name) or (0, 0)
         if views & ~view:  # still in another view: it left this one, it still exists
-            self._seen[key] = (views & ~view, newest)
+            self._seen.put(namespace, name, (views & ~view, newest))
             return False
         return self.sink.remove(obj)
 
