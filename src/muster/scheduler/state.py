@@ -13,9 +13,9 @@ can select victims with array operations.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -84,8 +84,14 @@ class _Slots:
         return twin
 
 
-def _copied_sets(index: dict[Any, set[Any]]) -> dict[Any, set[Any]]:
-    return {key: set(members) for key, members in index.items()}
+_Member = TypeVar("_Member", bound=Hashable)
+Few = dict[_Member, None]
+"""A small set kept as the keys of a dict: the members of each of thousands of gangs
+and the pods on each node. A set of 8 names takes 728 B, a dict of them 272."""
+
+
+def _copied_sets(index: dict[Any, Few[Any]]) -> dict[Any, Few[Any]]:
+    return {key: dict(members) for key, members in index.items()}
 
 
 def _placeable(record: PodRecord) -> bool:
@@ -121,9 +127,9 @@ class ClusterState:
         self._table: NodeTable | None = None
         self.pods: dict[PodKey, PodEntry] = {}
         self.release_failures: dict[PodKey, ReleaseFailure] = {}  # see `release_failures`
-        self._pods_on: dict[str, set[PodKey]] = {}
-        self.members: dict[GroupKey, set[str]] = {}
-        self.pending_members: dict[GroupKey, set[str]] = {}  # gated and holding nothing
+        self._pods_on: dict[str, Few[PodKey]] = {}
+        self.members: dict[GroupKey, Few[str]] = {}
+        self.pending_members: dict[GroupKey, Few[str]] = {}  # gated and holding nothing
         self.held_members: dict[GroupKey, int] = {}  # bound or reserved
         self.groups: dict[GroupKey, GroupRecord] = {}
         self.unadmitted_gangs: set[GroupKey] = set()
@@ -368,7 +374,7 @@ class ClusterState:
             self.pod_group[entry.slot] = NO_GROUP
             return
         key = GroupKey(record.key.namespace, record.group_name)
-        self.members.setdefault(key, set()).add(record.key.name)
+        self.members.setdefault(key, {})[record.key.name] = None
         self.pod_group[entry.slot] = self._group_id(key)
         self.quiet.discard(key)
 
@@ -380,7 +386,7 @@ class ClusterState:
         self.quiet.discard(key)
         names = self.members.get(key)
         if names is not None:
-            names.discard(record.key.name)
+            names.pop(record.key.name, None)
             if not names:
                 del self.members[key]
 
@@ -414,11 +420,11 @@ class ClusterState:
             else:
                 del self.held_members[key]
         elif _placeable(record):
-            names = self.pending_members.setdefault(key, set())
+            names = self.pending_members.setdefault(key, {})
             if sign > 0:
-                names.add(record.key.name)
+                names[record.key.name] = None
             else:
-                names.discard(record.key.name)
+                names.pop(record.key.name, None)
             if not names:
                 del self.pending_members[key]
 
@@ -429,7 +435,7 @@ class ClusterState:
         if node is None:
             self.pod_node[entry.slot] = NO_NODE
             return
-        self._pods_on.setdefault(node, set()).add(entry.record.key)
+        self._pods_on.setdefault(node, {})[entry.record.key] = None
         self.placed.add(entry.record, node)
         for port in entry.record.host_ports:
             users = self.host_ports.setdefault(port, {})
@@ -445,7 +451,7 @@ class ClusterState:
         if node is None:
             return
         on_node = self._pods_on[node]
-        on_node.discard(entry.record.key)
+        on_node.pop(entry.record.key, None)
         self.placed.remove(entry.record, node)
         if not on_node:
             del self._pods_on[node]
