@@ -304,11 +304,17 @@ def _run_child(source: Path, pods: int) -> dict[str, Any]:
     return figures
 
 
-def _revision(tree: Path, rev: str = "HEAD") -> str:
-    done = subprocess.run(
-        ["git", "rev-parse", "--short", rev], cwd=tree, check=True, capture_output=True, text=True
-    )
+def _git(tree: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=tree, check=True, capture_output=True, text=True)
     return done.stdout.strip()
+
+
+def _revision(tree: Path, rev: str | None = None) -> str:
+    """The short commit; the working tree's is marked `+` when it has changes."""
+    if rev is not None:
+        return _git(tree, "rev-parse", "--short", rev)
+    changed = _git(tree, "status", "--porcelain", "--untracked-files=no")
+    return _git(tree, "rev-parse", "--short", "HEAD") + ("+" if changed else "")
 
 
 def main() -> None:
