@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench import growth_report
+from bench import growth_report, memory_report
 from bench.sections import DOCS, ROOT, begin_marker, end_marker, replace_section
 
 RESULTS_DIR = ROOT / "bench" / "results"
@@ -335,12 +335,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     sources = [Path(argument) for argument in arguments] or [
         *sorted(RESULTS_DIR.glob("e2e*.json")),
-        *([growth_report.RESULTS] if growth_report.RESULTS.exists() else []),
+        *(report.RESULTS for report in (growth_report, memory_report) if report.RESULTS.exists()),
     ]
     for source in sources:
         results = json.loads(source.read_text())
         if source.name == growth_report.NAME:
             growth_report.write(results)
+        elif source.name == memory_report.NAME:
+            memory_report.write(results)
         else:
             write_docs(results, source.name)
         print(f"{DOCS}: section of {source.name} regenerated")
