@@ -9,7 +9,10 @@ each parsed from its JSON text as it arrives:
 - 6,250 Workloads into admission's store (every replica keeps one);
 - 6,250 PodGroups as Muster leaves them once admitted (plan, conditions, counts);
 - 50,000 gated member pods, 8 a gang, as the Job controller creates them, through
-  both pod informers (capacity and members), so each arrives twice.
+  both pod informers (capacity and members), so each arrives twice;
+- 100 TLS connections over loopback, both ends in the process, as the operator sets
+  them up (its client's pool to the API server holds up to 100, and the API server
+  opens dozens to the webhook server).
 
 Each variant runs in a fresh process and reports its resident memory (RSS) after the
 imports and after each part, with the cost of a pod. `bench/results/memory.json`
@@ -21,9 +24,13 @@ imports and after each part, with the cost of a pod. `bench/results/memory.json`
 from __future__ import annotations
 
 import argparse
+import asyncio
+import datetime
 import gc
+import importlib
 import json
 import os
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -43,11 +50,13 @@ from muster.operator.cache import LiveCache  # noqa: E402
 from muster.operator.informer import Informer  # noqa: E402
 from muster.operator.pod_views import PodViews  # noqa: E402
 from muster.operator.workloads import WorkloadStore  # noqa: E402
+from muster.webhooks.certificates import issue  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "memory.json"
 NODES = 5000
 GANGS = 6250
 GANG_SIZE = 8
+CONNECTIONS = 100
 NAMESPACE = "bench"
 CREATED = "2026-12-01T18:18:27Z"
 
@@ -243,6 +252,41 @@ def workload(gang: int) -> dict[str, Any]:
     }
 
 
+async def _connections(count: int, scratch: Path) -> list[asyncio.StreamWriter]:
+    """`count` TLS connections to a local server that keeps them open; their client ends."""
+    served = issue(["localhost"], now=datetime.datetime.now(datetime.UTC))
+    (scratch / "chain.pem").write_bytes(served.chain)
+    (scratch / "key.pem").write_bytes(served.key)
+    server_side = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server_side.load_cert_chain(scratch / "chain.pem", scratch / "key.pem")
+    client_side = ssl.create_default_context(cadata=served.ca_bundle.decode())
+    kept: list[asyncio.StreamWriter] = []
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        kept.append(writer)
+        writer.write(await reader.readexactly(1024))
+
+    server = await asyncio.start_server(answer, "127.0.0.1", 0, ssl=server_side)
+    port = server.sockets[0].getsockname()[1]
+    for _ in range(count):
+        reader, writer = await asyncio.open_connection(
+            "127.0.0.1", port, ssl=client_side, server_hostname="localhost"
+        )
+        writer.write(bytes(1024))
+        await reader.readexactly(1024)
+        kept.append(writer)
+    return kept
+
+
+def _operator_tls_setup() -> None:
+    """What the operator does to its TLS connections, in revisions that do anything."""
+    try:
+        module = importlib.import_module("muster.operator.tls_buffers")
+    except ImportError:
+        return
+    module.limit_read_buffers()
+
+
 def measure(pods: int) -> dict[str, Any]:
     """One variant, in this process: RSS after each part (MiB)."""
     gc.collect()
@@ -287,6 +331,17 @@ def measure(pods: int) -> dict[str, Any]:
     part("workloads", workloads)
     part("pod_groups", pod_groups)
     part("pods", member_pods)
+    open_connections: list[asyncio.StreamWriter] = []
+
+    def connections() -> None:
+        _operator_tls_setup()
+        loop = asyncio.new_event_loop()
+        with tempfile.TemporaryDirectory() as scratch:
+            open_connections.extend(
+                loop.run_until_complete(_connections(CONNECTIONS, Path(scratch)))
+            )
+
+    part("tls_connections", connections)
     return {
         "rss_mib": parts,
         "total_mib": round(rss_mib(), 1),
@@ -347,7 +402,13 @@ def main() -> None:
     results: dict[str, Any] = {
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "machine": describe(),
-        "parameters": {"nodes": NODES, "gangs": GANGS, "gang_size": GANG_SIZE, "pods": args.pods},
+        "parameters": {
+            "nodes": NODES,
+            "gangs": GANGS,
+            "gang_size": GANG_SIZE,
+            "pods": args.pods,
+            "connections": CONNECTIONS,
+        },
         "variants": variants,
     }
     if len(variants) == 2:

@@ -21,6 +21,7 @@ PARTS = (
     ("workloads", "+ {gangs:,} Workloads (admission's copy)"),
     ("pod_groups", "+ {gangs:,} admitted PodGroups"),
     ("pods", "+ {pods:,} gated member pods, through both pod views"),
+    ("tls_connections", "+ {connections} TLS connections, both ends"),
 )
 
 
@@ -38,7 +39,7 @@ def render(results: Mapping[str, Any]) -> str:
     rows = []
     for key, label in (*PARTS, ("total", "total")):
         values = [
-            figures["total_mib"] if key == "total" else figures["rss_mib"][key]
+            figures["total_mib"] if key == "total" else figures["rss_mib"].get(key, 0.0)
             for figures in variants.values()
         ]
         cells = [f"{value:,.1f}" for value in values]

@@ -34,6 +34,7 @@ from muster.operator.metrics import Metrics
 from muster.operator.priority_classes import PATH as PRIORITY_CLASSES
 from muster.operator.priority_classes import PriorityClassStore
 from muster.operator.throttle import RateLimiter
+from muster.operator.tls_buffers import limit_read_buffers
 from muster.operator.workloads import PATH as WORKLOADS
 from muster.operator.workloads import WorkloadStore
 from muster.webhooks import server
@@ -100,6 +101,7 @@ class Operator:
         return self.controller is None or self.controller.synced
 
     async def run(self) -> int:
+        limit_read_buffers()
         kube = await connect(self.config.kubeconfig, user_agent=f"muster/{self.config.identity}")
         self.certificates = keeper_for(kube, self.config)
         if self.certificates is not None:

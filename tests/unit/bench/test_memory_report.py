@@ -18,7 +18,13 @@ def test_the_section_has_a_column_per_variant_and_their_ratio(tmp_path: Path) ->
     results = {
         "date": "2026-12-01T00:00:00Z",
         "machine": {"cpus": 2, "cpu_model": "x", "python": "3.11.7"},
-        "parameters": {"nodes": 5000, "gangs": 6250, "gang_size": 8, "pods": 50000},
+        "parameters": {
+            "nodes": 5000,
+            "gangs": 6250,
+            "gang_size": 8,
+            "pods": 50000,
+            "connections": 100,
+        },
         "variants": {"c68bc11": variant(160.0, 3200), "5420597": variant(80.0, 1600)},
     }
     write(results, docs)
