@@ -94,6 +94,20 @@ def _owner(gang: int) -> list[dict[str, Any]]:
     ]
 
 
+def _child_metadata(gang: int, *, kind: int) -> dict[str, Any]:
+    """The metadata of an object Muster creates for a Job (its PodGroup, its Workload)."""
+    return {
+        "name": f"gang-{gang:04d}",
+        "namespace": NAMESPACE,
+        "uid": _uid(kind, gang),
+        "resourceVersion": str(kind * 100000 + gang),
+        "generation": 1,
+        "creationTimestamp": CREATED,
+        "labels": {"app.kubernetes.io/managed-by": "muster"},
+        "ownerReferences": _owner(gang),
+    }
+
+
 def pod_name(index: int) -> str:
     return f"gang-{index // GANG_SIZE:04d}-{index:05x}"
 
@@ -195,16 +209,7 @@ def pod_group(gang: int) -> dict[str, Any]:
     return {
         "apiVersion": "scheduling.muster.dev/v1beta1",
         "kind": "PodGroup",
-        "metadata": {
-            "name": name,
-            "namespace": NAMESPACE,
-            "uid": _uid(3, gang),
-            "resourceVersion": str(500000 + gang),
-            "generation": 1,
-            "creationTimestamp": CREATED,
-            "labels": {"app.kubernetes.io/managed-by": "muster"},
-            "ownerReferences": _owner(gang),
-        },
+        "metadata": _child_metadata(gang, kind=3),
         "spec": {
             "preemptionPolicy": "PreemptLowerPriority",
             "priority": 0,
@@ -229,16 +234,7 @@ def workload(gang: int) -> dict[str, Any]:
     return {
         "apiVersion": "scheduling.muster.dev/v1beta1",
         "kind": "Workload",
-        "metadata": {
-            "name": name,
-            "namespace": NAMESPACE,
-            "uid": _uid(4, gang),
-            "resourceVersion": str(700000 + gang),
-            "generation": 1,
-            "creationTimestamp": CREATED,
-            "labels": {"app.kubernetes.io/managed-by": "muster"},
-            "ownerReferences": _owner(gang),
-        },
+        "metadata": _child_metadata(gang, kind=4),
         "spec": {
             "controllerRef": {"apiGroup": "batch", "kind": "Job", "name": name},
             "podGroupTemplates": [
