@@ -250,8 +250,7 @@ class LiveCache:
         return self._changed("pod", namespace, name, _pod_fingerprint(pod))
 
     def _remove_pod(self, pod: JsonObject) -> bool:
-        metadata = _metadata(pod)
-        namespace, name = str(metadata.get("namespace", "")), str(metadata.get("name", ""))
+        namespace, name = object_key(pod)
         self._delete("Pod", namespace, name)
         self.rejections.pop(_object_key("Pod", pod), None)
         group = self._pod_groups_by_pod.pop(namespace, name)
@@ -295,8 +294,7 @@ class LiveCache:
         return self._changed("claim", namespace, name, _freeze(volume))
 
     def _remove_claim(self, claim: JsonObject) -> bool:
-        metadata = _metadata(claim)
-        namespace, name = str(metadata.get("namespace", "")), str(metadata.get("name", ""))
+        namespace, name = object_key(claim)
         self._delete("PersistentVolumeClaim", namespace, name)
         self.rejections.pop(_object_key("PersistentVolumeClaim", claim), None)
         self._fingerprints["claim"].pop(namespace, name)

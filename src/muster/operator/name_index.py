@@ -41,6 +41,3 @@ class NameIndex(Generic[_Value]):
             for namespace, names in self._namespaces.items()
             for name in names.keys() - other._namespaces.get(namespace, {}).keys()
         ]
-
-    def __len__(self) -> int:
-        return sum(len(names) for names in self._namespaces.values())
