@@ -6,11 +6,13 @@ An operator killed mid-release is a fault test: tests/e2e/faults/test_operator_k
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import pytest
 
 from tests.e2e.cluster import Kubectl, wait_until
 from tests.e2e.harness import (
+    GROUP_LABEL,
     NodePool,
     OperatorProcess,
     admissions_for,
@@ -130,6 +132,43 @@ def test_a_gang_that_does_not_bind_in_time_is_rolled_back(
                 not {p["metadata"]["name"] for p in pods_of(kubectl, namespace, "stuck")} & first
             ),
         )
+    finally:
+        operator.restart()
+
+
+def plain_pod(name: str, pool: NodePool) -> dict[str, Any]:
+    """A pod of no gang, asking for little, that kube-scheduler binds in the pool."""
+    template = gang_job(name, pool, workers=1)["spec"]["template"]
+    spec = {**template["spec"], "containers": [{"name": "main", "image": "tick"}]}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec}
+
+
+def test_a_released_gang_waits_its_turn_while_kube_scheduler_keeps_binding(
+    operator: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool
+) -> None:
+    """Its pods have no gate left and are not bound yet, as in a long queue of
+    kube-scheduler's (here they name a scheduler that is not running): while
+    kube-scheduler binds other pods the gang stays admitted past its release timeout,
+    and once it has bound nothing for the timeout the gang is rolled back."""
+    pool.add(gpus=2)
+    operator.restart("--release-timeout=4", "--rollback-backoff=120")
+    try:
+        job = gang_job("queued", pool, workers=2)
+        job["spec"]["template"]["spec"]["schedulerName"] = "e2e-not-running"
+        kubectl.apply(job, namespace)
+        wait_for_reason(kubectl, namespace, "queued", "Scheduled")
+        released = time.monotonic()
+        ticks = 0
+        while time.monotonic() < released + 12:  # three release timeouts
+            kubectl.apply(plain_pod(f"tick-{ticks}", pool), namespace)
+            ticks += 1
+            time.sleep(1)
+            assert scheduled_condition(kubectl, namespace, "queued")["reason"] == "Scheduled"
+        ticked = kubectl.json("get", "pods", "-n", namespace, "-l", "!" + GROUP_LABEL)["items"]
+        assert sum(1 for pod in ticked if pod["spec"].get("nodeName")) >= ticks - 2
+        assert not bound(pods_of(kubectl, namespace, "queued"))
+        condition = wait_for_reason(kubectl, namespace, "queued", "RolledBack", timeout=30)
+        assert "2 pod(s) not bound within 4s of release" in condition["message"]
     finally:
         operator.restart()
 

@@ -169,7 +169,8 @@ class Lifecycle(KubeModel):
 
     release_started: AwareDatetime | None = None
     """When the admitted gang's release clock started (its pods were released); it
-    is rolled back if they are not all bound --release-timeout seconds later."""
+    is rolled back if they are not all bound --release-timeout seconds later (for a
+    pod in kube-scheduler's queue, seconds after its last bind, when that is later)."""
 
     victims: list[str] | None = Field(
         default=None, json_schema_extra={"x-kubernetes-list-type": "atomic"}

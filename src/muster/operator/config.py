@@ -73,7 +73,8 @@ class OperatorConfig:
 
 _HELP: dict[str, str] = {
     "kubeconfig": "kubeconfig file (default: $KUBECONFIG, then in-cluster)",
-    "release_timeout": "seconds an admitted gang may take to bind before it is rolled back",
+    "release_timeout": "seconds a released pod may stay unbound, with kube-scheduler "
+    "binding nothing else, before its gang is rolled back",
     "victims_timeout": "seconds a preempting gang waits, from its admission, for the pods "
     "preempted for it to leave before it is rolled back",
     "rollback_backoff": "first delay before a rolled-back gang is admitted again (doubles)",

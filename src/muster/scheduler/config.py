@@ -20,8 +20,9 @@ class EngineConfig:
     limit stops a refusal kube-scheduler would make on every node from cycling the
     gang through all of them.
 
-    `release_timeout`: seconds an admitted gang's released pods may take to bind
-    before it is rolled back. `victims_timeout`: seconds a preemptor waits, from its
+    `release_timeout`: seconds a released pod may stay unbound, from its release or
+    kube-scheduler's last bind, whichever is later (see `follow`), before its gang
+    is rolled back. `victims_timeout`: seconds a preemptor waits, from its
     admission, for its victims to leave before it is rolled back. `rollback_backoff`
     and `rollback_backoff_max`: a rolled-back gang is not admitted again for the first
     delay, doubled with each rollback in a row, up to the second.

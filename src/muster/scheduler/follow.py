@@ -14,7 +14,14 @@ The release clock starts once per release: at the admission (for a preemptor, on
 its victims are gone) and again when members beyond the first release are placed (a
 growth). Releasing again what is still gated (after a failed release, or by a
 restarted operator) does not restart it, so a release that cannot finish is rolled
-back at its deadline: pods released and not bound, or pods whose release failed.
+back at its deadline: pods whose release failed, or pods released and not bound.
+A released pod with no gate left is in kube-scheduler's queue, which binds in
+priority and arrival order: while kube-scheduler keeps binding (in a burst of
+thousands of pods its queue holds minutes of work), the pod is waiting its turn, so
+its deadline counts from kube-scheduler's last bind when that came after the release.
+A pod that kube-scheduler finds no room for says so (it is refused, above); one held
+by another scheduling gate is not in its queue, and its deadline counts from the
+release alone.
 Members kept back (a gang whose minCount was raised) and members a restarted
 operator has yet to release are not late, since nobody tried to release them.
 An admitted gang none of whose pods exists any more (its Job suspended, as Kueue
@@ -105,19 +112,27 @@ def follow(
     victims_gone = bool(memory.victims)
     started = now if victims_gone else memory.release_started or group.admitted_at or now
     deadline = started + config.release_timeout
+    queue_deadline = max(started, state.last_bind or started) + config.release_timeout
     progress = _progress(state, group, started=started, release_held=release_held)
-    rollback = _undone(progress, overdue=now >= deadline, config=config)
+    rollback = _undone(
+        progress,
+        late=progress.late(release_overdue=now >= deadline, queue_overdue=now >= queue_deadline),
+        config=config,
+    )
     if rollback is not None:
         return Following(rollback)
     retry_at = {pod: failure.at + RETRY_SECONDS for pod, failure in progress.failed}
     due = [(pod, node) for pod, node in progress.to_release if retry_at.get(pod, now) <= now]
     later = [moment for moment in retry_at.values() if moment > now]
-    waiting = progress.unbound or progress.to_release
+    deadlines = [
+        *([deadline] if progress.to_release or progress.held else []),
+        *([queue_deadline] if progress.queued else []),
+    ]
     return Following(
         victims_gone=victims_gone,
         to_release=tuple(due),
-        complete=not waiting and not release_held,
-        deadline=deadline if waiting else None,
+        complete=not deadlines and not release_held,
+        deadline=min(deadlines, default=None),
         retry_at=min(later, default=None),
     )
 
@@ -127,10 +142,16 @@ class _Progress:
     """The planned pods not bound yet, by what holds them up."""
 
     to_release: list[tuple[str, str]] = field(default_factory=list)  # gated, node usable
-    unbound: list[str] = field(default_factory=list)  # released, not bound
+    queued: list[str] = field(default_factory=list)  # released, in kube-scheduler's queue
+    held: list[str] = field(default_factory=list)  # released, held by another gate
     stranded: list[tuple[str, str]] = field(default_factory=list)  # node gone or cordoned
     refused: list[Refused] = field(default_factory=list)  # by kube-scheduler
     failed: list[tuple[str, ReleaseFailure]] = field(default_factory=list)  # release failed
+
+    def late(self, *, release_overdue: bool, queue_overdue: bool) -> list[str]:
+        """The pods past their deadline (see the module's docstring), sorted."""
+        late = [*self.held, *(pod for pod, _ in self.failed)] if release_overdue else []
+        return sorted([*late, *(self.queued if queue_overdue else ())])
 
 
 def _progress(
@@ -155,15 +176,15 @@ def _progress(
             if not release_held:
                 progress.to_release.append((pod_name, node))
         else:
-            progress.unbound.append(pod_name)
+            (progress.held if pod.other_gates else progress.queued).append(pod_name)
             if pod.refusal is not None:
                 progress.refused.append(Refused(pod_name, node, pod.refusal))
     return progress
 
 
-def _undone(progress: _Progress, *, overdue: bool, config: EngineConfig) -> Rollback | None:
-    """Why the gang cannot complete as planned, if it cannot; `overdue`: its release
-    deadline has passed."""
+def _undone(progress: _Progress, *, late: list[str], config: EngineConfig) -> Rollback | None:
+    """Why the gang cannot complete as planned, if it cannot; `late`: the pods past
+    their deadline."""
     if progress.stranded:
         pods = ", ".join(f"{pod} (node {node})" for pod, node in progress.stranded[:5])
         return Rollback(
@@ -183,8 +204,7 @@ def _undone(progress: _Progress, *, overdue: bool, config: EngineConfig) -> Roll
         return Rollback(
             f'the API server refused to release pod {pod}: "{failure.message}"{_more(others)}'
         )
-    late = sorted([*progress.unbound, *(pod for pod, _ in progress.failed)])
-    if not (late and overdue):
+    if not late:
         return None
     last = ""
     if progress.failed:

@@ -90,6 +90,7 @@ class PodRecord:
     started: float | None = None  # status.startTime
     finished: float | None = None  # when its last container terminated
     runtime: Runtime | None = None  # its own expected runtime (see `runtimes`)
+    other_gates: bool = False  # scheduling gates besides the gang gate: not queued yet
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,9 +227,12 @@ def _rules(spec: Mapping[str, Any]) -> PlacementRules:
     )
 
 
-def _has_gang_gate(spec: Mapping[str, Any]) -> bool:
+def _gates(spec: Mapping[str, Any]) -> tuple[bool, bool]:
+    """(the gang gate, any other gate): kube-scheduler queues a pod only once it has
+    none (its SchedulingGates PreEnqueue plugin)."""
     gates = list_field(spec.get("schedulingGates"), "spec.schedulingGates")
-    return has_gang_gate(gates)
+    gang = has_gang_gate(gates)
+    return gang, len(gates) > int(gang)
 
 
 def _host_ports(spec: Mapping[str, Any]) -> tuple[tuple[str, int], ...]:
@@ -298,12 +302,13 @@ def pod_from(obj: Mapping[str, Any]) -> PodRecord:
     labels = shared_string_map(metadata.get("labels"), "metadata.labels")
     group_name = labels.get(POD_GROUP_LABEL)
     priority_class = spec.get("priorityClassName")
+    gated, other_gates = _gates(spec)
     return PodRecord(
         key=PodKey(namespace, name),
         requests=canonical(tuple(requests.items())),
         node_name=shared(node_name) if node_name else None,
         group_name=group_name or None,
-        gated=_has_gang_gate(spec),
+        gated=gated,
         terminal=terminal,
         priority=integer_field(spec.get("priority"), "spec.priority"),
         priority_class=shared(priority_class) if priority_class else None,
@@ -321,6 +326,7 @@ def pod_from(obj: Mapping[str, Any]) -> PodRecord:
             string_map(metadata.get("annotations"), "metadata.annotations"),
             spec.get("activeDeadlineSeconds"),
         ),
+        other_gates=other_gates,
     )
 
 
@@ -342,6 +348,17 @@ UNSCHEDULABLE = "Unschedulable"  # core/v1 PodReasonUnschedulable
 def is_refusal(pod_scheduled: Mapping[str, Any]) -> bool:
     """Whether a PodScheduled condition says kube-scheduler found no node for the pod."""
     return pod_scheduled.get("status") == "False" and pod_scheduled.get("reason") == UNSCHEDULABLE
+
+
+def bound_at(status: Mapping[str, Any]) -> float | None:
+    """When the pod was bound: the API server sets its PodScheduled condition True, with
+    that moment as its lastTransitionTime, when kube-scheduler binds it."""
+    for item in status.get("conditions") or []:
+        if isinstance(item, Mapping) and item.get("type") == "PodScheduled":
+            return (
+                parse_time(item.get("lastTransitionTime")) if item.get("status") == "True" else None
+            )
+    return None
 
 
 def refusal_message(status: Mapping[str, Any]) -> str | None:

@@ -30,6 +30,7 @@ from muster.scheduler.intake import (
     NodeRecord,
     PodRecord,
     PriorityClassRecord,
+    bound_at,
     budget_from,
     claim_from,
     namespace_from,
@@ -127,6 +128,9 @@ class ClusterState:
         self._table: NodeTable | None = None
         self.pods: dict[PodKey, PodEntry] = {}
         self.release_failures: dict[PodKey, ReleaseFailure] = {}  # see `release_failures`
+        # The latest bind seen (its PodScheduled time): kube-scheduler's last progress,
+        # which tells a released pod waiting its turn from one it will not bind.
+        self.last_bind: float | None = None
         self._pods_on: dict[str, Few[PodKey]] = {}
         self.members: dict[GroupKey, Few[str]] = {}
         self.pending_members: dict[GroupKey, Few[str]] = {}  # gated and holding nothing
@@ -176,6 +180,7 @@ class ClusterState:
             for key, entry in self.pods.items()
         }
         twin.release_failures = dict(self.release_failures)
+        twin.last_bind = self.last_bind
         twin._pods_on = _copied_sets(self._pods_on)
         twin.members = _copied_sets(self.members)
         twin.pending_members = _copied_sets(self.pending_members)
@@ -298,6 +303,8 @@ class ClusterState:
         if entry is not None and entry.record == record:
             return None
         self.release_failures.pop(record.key, None)  # said of the pod as it was
+        if record.node_name and (entry is None or not entry.record.node_name):
+            self._note_bind(pod)
         if entry is None:
             slot = self._pod_slots.take()
             if slot >= self.pod_node.shape[0]:
@@ -316,6 +323,12 @@ class ClusterState:
         self._join_group(entry)
         self._hold(entry)
         return None
+
+    def _note_bind(self, pod: Mapping[str, Any]) -> None:
+        status = pod.get("status")
+        moment = bound_at(status) if isinstance(status, Mapping) else None
+        if moment is not None and (self.last_bind is None or moment > self.last_bind):
+            self.last_bind = moment
 
     def delete_pod(self, namespace: str, name: str) -> None:
         self.rejected.pop(("Pod", namespace, name), None)

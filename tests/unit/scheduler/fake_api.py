@@ -172,7 +172,11 @@ class FakeApi:
             fits = used + cpu_of(obj) <= int(node_obj["status"]["allocatable"]["cpu"])
         if fits and not refuse:
             obj["spec"]["nodeName"] = target
-            obj["status"] = {"phase": "Running"}
+            scheduled = {"type": "PodScheduled", "status": "True"}
+            obj["status"] = {
+                "phase": "Running",
+                "conditions": [{**scheduled, "lastTransitionTime": rfc3339(self.now)}],
+            }
         else:
             obj["status"] = {
                 "phase": "Pending",
