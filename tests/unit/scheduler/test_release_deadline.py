@@ -28,6 +28,13 @@ def two_gangs() -> tuple[FakeApi, GroupKey, GroupKey]:
     return api, slow, other
 
 
+def bind_the_other_at(api: FakeApi, other: GroupKey, moment: float) -> None:
+    """kube-scheduler's progress elsewhere: the other gang's pod bound at `moment`."""
+    api.now = moment
+    [other_pod] = members(api, other)
+    api.bind(other_pod)
+
+
 def members(api: FakeApi, key: GroupKey) -> list[PodKey]:
     return sorted(PodKey("default", obj["metadata"]["name"]) for obj in api.members(key))
 
@@ -42,20 +49,26 @@ def message(api: FakeApi, key: GroupKey) -> str:
     return text
 
 
+def cycle_at(api: FakeApi, moment: float) -> CycleResult:
+    api.now = moment
+    return api.cycle()
+
+
+def assert_rolled_back_late(api: FakeApi, result: CycleResult, key: GroupKey) -> None:
+    assert step_of(result, key) is StepKind.ROLL_BACK
+    assert "2 pod(s) not bound within 60s of release" in message(api, key)
+
+
 def test_a_released_pod_waits_its_turn_while_kube_scheduler_keeps_binding() -> None:
     api, slow, other = two_gangs()
     api.cycle()
-    api.now = NOW + 50
-    [other_pod] = members(api, other)
-    api.bind(other_pod)
-    api.now = NOW + 61  # past the release deadline, 11 s after kube-scheduler's last bind
-    result = api.cycle()
+    bind_the_other_at(api, other, NOW + 50)
+    # Past the release deadline, 11 s after kube-scheduler's last bind:
+    result = cycle_at(api, NOW + 61)
     assert step_of(result, slow) is not StepKind.ROLL_BACK
     assert result.plan.wake_at == NOW + 110
-    api.now = NOW + 110  # kube-scheduler bound nothing for the whole timeout
-    late = api.cycle()
-    assert step_of(late, slow) is StepKind.ROLL_BACK
-    assert "2 pod(s) not bound within 60s of release" in message(api, slow)
+    # kube-scheduler bound nothing for the whole timeout:
+    assert_rolled_back_late(api, cycle_at(api, NOW + 110), slow)
 
 
 def test_a_released_pod_is_bound_in_its_turn_and_the_gang_completes() -> None:
@@ -65,7 +78,7 @@ def test_a_released_pod_is_bound_in_its_turn_and_the_gang_completes() -> None:
     for moment, key in zip((NOW + 50, NOW + 100, NOW + 150), binds, strict=True):
         api.now = moment
         api.bind(key)
-        assert step_of(api.cycle(), slow) is not StepKind.ROLL_BACK
+        assert step_of(cycle_at(api, moment), slow) is not StepKind.ROLL_BACK
     assert api.state.groups[slow].plan and "rolled back" not in message(api, slow)
 
 
@@ -76,25 +89,17 @@ def test_a_pod_held_by_another_gate_is_late_from_its_release_whatever_else_binds
         obj["spec"]["schedulingGates"] = [OTHER_GATE, *obj["spec"]["schedulingGates"]]
         api.put_pod(obj)
     api.cycle()
-    api.now = NOW + 50
-    [other_pod] = members(api, other)
-    api.bind(other_pod)
-    api.now = NOW + 60
-    result = api.cycle()
-    assert step_of(result, slow) is StepKind.ROLL_BACK
-    assert "2 pod(s) not bound within 60s of release" in message(api, slow)
+    bind_the_other_at(api, other, NOW + 50)
+    assert_rolled_back_late(api, cycle_at(api, NOW + 60), slow)
 
 
 def test_a_restarted_operator_reads_kube_schedulers_last_bind_from_the_pods() -> None:
     api, _, other = two_gangs()
     api.cycle()
-    api.now = NOW + 50
-    [other_pod] = members(api, other)
-    api.bind(other_pod)
+    bind_the_other_at(api, other, NOW + 50)
     api.restart()
     assert api.state.last_bind == NOW + 50
-    api.now = NOW + 61
-    assert api.cycle().plan.wake_at == NOW + 110
+    assert cycle_at(api, NOW + 61).plan.wake_at == NOW + 110
 
 
 def test_only_a_bind_counts_as_progress() -> None:
