@@ -44,6 +44,7 @@ from bench.controlplane import Cluster, OperatorProcess, cluster_down, cluster_u
 from bench.machine import describe
 from bench.observe import follow_kueue_workloads, follow_muster_gangs, follow_pods
 from bench.processes import Usage, usage
+from bench.rollbacks import rollback_reasons
 from bench.stats import summarize
 from bench.timeline import Timeline
 from bench.workload import (
@@ -373,6 +374,7 @@ async def measure(
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        rolled_back = await rollback_reasons(api, NAMESPACE) if operator_pid else {}
 
     figures = summarize(timeline, started_at=start, ended_at=end)
     figures["submitted_in_s"] = round(submitted, 3)
@@ -398,6 +400,7 @@ async def measure(
             "api_requests": operator_requests,
             "api_requests_by_call": per_call(calls, operator_clients),
             "api_requests_per_admitted_pod": round(operator_requests / bound, 2),
+            "rollbacks_by_reason": rolled_back,
         }
     return figures
 
