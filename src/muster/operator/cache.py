@@ -23,6 +23,7 @@ from muster.operator.name_index import NameIndex
 from muster.operator.pod_group_copies import PodGroupCopies
 from muster.scheduler import ClusterState
 from muster.scheduler.fields import shared
+from muster.scheduler.intake import pod_scheduled
 from muster.scheduler.release_failures import ReleaseFailure
 from muster.scheduler.results import GroupKey, PodKey
 from muster.scheduler.times import parse_time
@@ -81,14 +82,6 @@ def member_of(pod: JsonObject) -> Member:
     )
 
 
-def pod_scheduled(pod: JsonObject) -> JsonObject | None:
-    """The pod's PodScheduled condition (kube-scheduler's word on it), if it has one."""
-    for item in (pod.get("status") or {}).get("conditions") or []:
-        if isinstance(item, dict) and item.get("type") == "PodScheduled":
-            return item
-    return None
-
-
 def _freeze(value: object) -> Hashable:
     if isinstance(value, dict):
         return tuple(sorted((key, _freeze(item)) for key, item in value.items()))
@@ -118,7 +111,7 @@ def _pod_fingerprint(pod: JsonObject) -> Hashable:
     spec = pod.get("spec") or {}
     status = pod.get("status") or {}
     metadata = _metadata(pod)
-    scheduled = pod_scheduled(pod) or {}
+    scheduled = pod_scheduled(status) or {}
     return _freeze(
         [
             spec.get("nodeName"),

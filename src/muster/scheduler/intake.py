@@ -350,15 +350,22 @@ def is_refusal(pod_scheduled: Mapping[str, Any]) -> bool:
     return pod_scheduled.get("status") == "False" and pod_scheduled.get("reason") == UNSCHEDULABLE
 
 
+def pod_scheduled(status: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The pod's PodScheduled condition (kube-scheduler's word on it), if it has one;
+    read leniently, as an entry that is not a mapping must not make the pod unusable."""
+    for item in status.get("conditions") or []:
+        if isinstance(item, Mapping) and item.get("type") == "PodScheduled":
+            return item
+    return None
+
+
 def bound_at(status: Mapping[str, Any]) -> float | None:
     """When the pod was bound: the API server sets its PodScheduled condition True, with
     that moment as its lastTransitionTime, when kube-scheduler binds it."""
-    for item in status.get("conditions") or []:
-        if isinstance(item, Mapping) and item.get("type") == "PodScheduled":
-            return (
-                parse_time(item.get("lastTransitionTime")) if item.get("status") == "True" else None
-            )
-    return None
+    scheduled = pod_scheduled(status)
+    if scheduled is None or scheduled.get("status") != "True":
+        return None
+    return parse_time(scheduled.get("lastTransitionTime"))
 
 
 def refusal_message(status: Mapping[str, Any]) -> str | None:
@@ -369,10 +376,10 @@ def refusal_message(status: Mapping[str, Any]) -> str | None:
     """
     if status.get("nominatedNodeName"):
         return None
-    for item in status.get("conditions") or []:
-        if isinstance(item, Mapping) and item.get("type") == "PodScheduled" and is_refusal(item):
-            return str(item.get("message") or UNSCHEDULABLE)
-    return None
+    scheduled = pod_scheduled(status)
+    if scheduled is None or not is_refusal(scheduled):
+        return None
+    return str(scheduled.get("message") or UNSCHEDULABLE)
 
 
 def _condition(status: Mapping[str, Any], kind: str) -> Mapping[str, Any]:
