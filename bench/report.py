@@ -78,6 +78,20 @@ def _operator(key: str, digits: int = 1) -> Callable[[Figures], str]:
     return cell
 
 
+def control_plane_cpu(figures: Figures) -> float | None:
+    """CPU seconds of every measured process (the control plane, and the operator in
+    Muster's run): on a machine whose cores are all busy, the run's pace follows it."""
+    processes = figures.get("processes") or {}
+    if not processes:
+        return None
+    return sum(float(process["cpu_seconds"]) for process in processes.values())
+
+
+def _cores_busy(figures: Figures) -> str:
+    cpu, measured_for = control_plane_cpu(figures), figures.get("measured_for_s")
+    return "-" if cpu is None or not measured_for else _number(cpu / measured_for, 2)
+
+
 def _phase(name: str) -> Callable[[Figures], str]:
     def cell(figures: Figures) -> str:
         phase = figures.get("phases", {}).get(name)
@@ -148,7 +162,9 @@ ROWS: tuple[tuple[str, Callable[[Figures], str]], ...] = (
     ("kube-scheduler CPU (s)", _process("kube-scheduler", "cpu_seconds")),
     ("kube-controller-manager CPU (s)", _process("kube-controller-manager", "cpu_seconds")),
     ("kube-apiserver CPU (s)", _process("kube-apiserver", "cpu_seconds")),
+    ("CPU of all these processes (s)", lambda f: _number(control_plane_cpu(f))),
     ("measured for (s)", lambda f: _number(f["measured_for_s"])),
+    ("cores busy on average (CPU / time measured)", _cores_busy),
     ("run ended because", lambda f: str(f["ended_because"])),
 )
 
@@ -236,6 +252,7 @@ def goals(results: Figures, wanted: Goals = Goals()) -> list[str]:
                 at_least=wanted.throughput_of_plain,
             )
         )
+        lines.append(_cpu_bound(muster, plain))
         lines.append(
             _ratio_goal(
                 "p99 creation → all bound ≤ 1.5x plain",
@@ -269,6 +286,17 @@ def goals(results: Figures, wanted: Goals = Goals()) -> list[str]:
             )
         )
     return lines
+
+
+def _cpu_bound(muster: Figures, plain: Figures) -> str:
+    """Beside the throughput goal, the ratio it is bounded by when the cores are full."""
+    ours, theirs = control_plane_cpu(muster), control_plane_cpu(plain)
+    if ours is None or theirs is None or not ours:
+        return "  (CPU of all processes: not measured in this run)"
+    return (
+        f"  (CPU of all processes, plain's over Muster's: {theirs:g} / {ours:g} s = "
+        f"{theirs / ours:.2f}x; with every core busy, the throughput ratio follows it)"
+    )
 
 
 def _ratio_goal(

@@ -66,7 +66,24 @@ def test_goals_compare_muster_with_the_plain_run() -> None:
     verdicts = goals(results())
     assert verdicts[0].startswith("- throughput ≥ 0.9x plain: 0.33 vs 1 = 0.33x")
     assert verdicts[0].endswith("MISSED")
-    assert verdicts[2] == "- zero partially-started gangs: 0 -- met"
+    assert verdicts[1] == "  (CPU of all processes: not measured in this run)"
+    assert verdicts[3] == "- zero partially-started gangs: 0 -- met"
+
+
+def test_the_throughput_goal_is_shown_beside_the_cpu_ratio_that_bounds_it() -> None:
+    measured = results()
+    measured["modes"]["plain"]["processes"] = {"kube-apiserver": {"cpu_seconds": 20.0}}
+    measured["modes"]["muster"]["processes"] = {
+        "kube-apiserver": {"cpu_seconds": 30.0},
+        "muster": {"cpu_seconds": 10.0},
+    }
+    assert goals(measured)[1] == (
+        "  (CPU of all processes, plain's over Muster's: 20 / 40 s = 0.50x;"
+        " with every core busy, the throughput ratio follows it)"
+    )
+    rows = table(measured).splitlines()
+    assert "| CPU of all these processes (s) | 20.0 | 40.0 |" in rows
+    assert "| cores busy on average (CPU / time measured) | 20.00 | 13.33 |" in rows
 
 
 def test_only_the_generated_section_is_replaced(tmp_path: Path) -> None:
