@@ -5,10 +5,14 @@ The one place that writes `status` of PodGroups. The write replaces the whole st
 (an update of the status subresource), so a plan that shrinks never keeps stale
 entries the way a merge patch would, and it carries the resourceVersion the status was
 computed from: if the PodGroup changed meanwhile the API server answers 409 Conflict
-and nothing is written. After a conflict, or a failure that leaves unknown whether
-the write happened (a timeout), the PodGroup is read again before the next cycle
-plans on it. The answer of the write goes straight into the cache, so the next cycle
-already sees the plan it recorded (its reservations) even before the watch delivers it.
+and nothing is written. A status computed from a copy older than the cache's is not
+sent at all, since its conflict is certain: with thousands of gangs, the estimate
+writer and the loop would otherwise spend thousands of PUTs, and a GET after each,
+on writes refused in advance. After a conflict, or a failure that leaves unknown
+whether the write happened (a timeout), the PodGroup is read again before the next
+cycle plans on it. The answer of the write goes straight into the cache, so the next
+cycle already sees the plan it recorded (its reservations) even before the watch
+delivers it.
 """
 
 from __future__ import annotations
@@ -46,6 +50,8 @@ class StatusWriter:
         before: Mapping[str, Any] = pod_group.get("status") or {}
         if not needs_write(before, desired):
             return True
+        if str((pod_group.get("metadata") or {}).get("resourceVersion") or "") != version:
+            return False  # computed from an older copy: the API server would refuse it
         metadata = {**(pod_group.get("metadata") or {}), "resourceVersion": version}
         try:
             updated = await self.kube.request(

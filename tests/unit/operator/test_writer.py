@@ -1,0 +1,82 @@
+"""The status writer's requests, pinned on a scripted API; tests/e2e/test_status_writer.py
+makes the same writes against the real API server."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from muster.operator.cache import LiveCache
+from muster.operator.kube import KubeError
+from muster.operator.writer import StatusWriter
+from muster.scheduler.results import GroupKey
+
+KEY = GroupKey("ns", "g")
+
+
+def pod_group(version: str, status: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {
+        "apiVersion": "scheduling.muster.dev/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {"namespace": "ns", "name": "g", "generation": 1, "resourceVersion": version},
+        "spec": {"schedulingPolicy": {"gang": {"minCount": 2}}},
+        "status": status or {},
+    }
+
+
+class ScriptedApi:
+    """Stores one PodGroup; answers a status PUT as the API server does (409 when the
+    resourceVersion sent is not the stored one)."""
+
+    def __init__(self, stored: dict[str, Any]) -> None:
+        self.stored = stored
+        self.sent: list[str] = []
+
+    async def request(self, method: str, path: str, *, body: Any = None, **_: Any) -> Any:
+        self.sent.append(method)
+        if method == "GET":
+            return copy.deepcopy(self.stored)
+        if body["metadata"]["resourceVersion"] != self.stored["metadata"]["resourceVersion"]:
+            raise KubeError(409, "Conflict", "the object has been modified")
+        version = str(int(self.stored["metadata"]["resourceVersion"]) + 1)
+        self.stored = {**body, "metadata": {**body["metadata"], "resourceVersion": version}}
+        return copy.deepcopy(self.stored)
+
+
+def writer_on(cached: dict[str, Any], stored: dict[str, Any]) -> tuple[StatusWriter, ScriptedApi]:
+    cache = LiveCache()
+    cache.apply_pod_group(cached)
+    api = ScriptedApi(stored)
+    return StatusWriter(api, cache), api  # type: ignore[arg-type]
+
+
+DESIRED = {"minCount": 2, "pods": {"total": 0}}
+
+
+async def test_a_status_computed_from_the_cached_copy_is_written_and_cached() -> None:
+    writer, api = writer_on(pod_group("5"), pod_group("5"))
+    assert await writer.write(KEY, DESIRED, version="5")
+    assert api.sent == ["PUT"]
+    cached = writer.cache.pod_groups.get(KEY)
+    assert cached is not None and cached["status"] == DESIRED
+    assert cached["metadata"]["resourceVersion"] == "6"
+
+
+async def test_a_status_computed_from_an_older_copy_than_the_cache_holds_is_not_sent() -> None:
+    writer, api = writer_on(pod_group("7"), pod_group("7"))
+    assert not await writer.write(KEY, DESIRED, version="5")
+    assert api.sent == []
+
+
+async def test_a_status_that_is_already_stored_costs_no_request() -> None:
+    writer, api = writer_on(pod_group("7", DESIRED), pod_group("7", DESIRED))
+    assert await writer.write(KEY, DESIRED, version="5")
+    assert api.sent == []
+
+
+async def test_a_conflict_the_cache_had_not_seen_reads_the_group_again() -> None:
+    writer, api = writer_on(pod_group("5"), pod_group("8", {"minCount": 3}))
+    assert not await writer.write(KEY, DESIRED, version="5")
+    assert api.sent == ["PUT", "GET"]
+    cached = writer.cache.pod_groups.get(KEY)
+    assert cached is not None and cached["metadata"]["resourceVersion"] == "8"
