@@ -445,12 +445,20 @@ class PortTakenError(Exception):
 
 
 def up(args: argparse.Namespace) -> None:
-    if healthy():
-        log(f"already up; KUBECONFIG={KUBECONFIG}")
-    else:
-        start_with_free_ports(args)
-    if args.kueue and not alive(pid_of(KUEUE)):
-        start_kueue(args.kueue_pods_ready_timeout)
+    """Start what is not running; a start that fails, however it fails, stops the
+    components it started (their logs stay for the reader; the next `up` removes
+    them), so nothing is left running that nobody stops."""
+    try:
+        if healthy():
+            log(f"already up; KUBECONFIG={KUBECONFIG}")
+        else:
+            start_with_free_ports(args)
+        if args.kueue and not alive(pid_of(KUEUE)):
+            start_kueue(args.kueue_pods_ready_timeout)
+    except BaseException:
+        for name in reversed(components()):
+            stop(name)
+        raise
 
 
 def start_with_free_ports(args: argparse.Namespace) -> None:

@@ -1,5 +1,6 @@
-"""A port taken between choosing it and binding it starts the control plane again
-(a real start is what every e2e test does; these pin the retry)."""
+"""A port taken between choosing it and binding it starts the control plane again, and
+a start that fails otherwise leaves nothing running (a real start is what every e2e
+test does; these pin the failures)."""
 
 from __future__ import annotations
 
@@ -30,6 +31,25 @@ def test_any_other_failure_ends_the_command(
     logged(tmp_path, monkeypatch, "flag provided but not defined\n")
     with pytest.raises(SystemExit):
         cluster.fail("kube-scheduler exited", "kube-scheduler")
+
+
+def test_a_failed_start_stops_what_it_had_started_and_keeps_the_logs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    logged(tmp_path, monkeypatch, "flag provided but not defined\n")
+    started: list[int | None] = []
+
+    def start_then_fail(args: argparse.Namespace) -> None:
+        cluster.start("etcd", ["sleep", "60"])
+        started.append(cluster.pid_of("etcd"))
+        cluster.fail("kube-scheduler exited", "kube-scheduler")
+
+    monkeypatch.setattr(cluster, "healthy", lambda: False)
+    monkeypatch.setattr(cluster, "start_with_free_ports", start_then_fail)
+    with pytest.raises(SystemExit):
+        cluster.up(argparse.Namespace(kueue=False))
+    assert started and not cluster.alive(started[0])
+    assert (tmp_path / "logs" / "kube-scheduler.log").exists()
 
 
 def test_the_control_plane_starts_again_with_other_ports(monkeypatch: pytest.MonkeyPatch) -> None:
