@@ -77,13 +77,15 @@ def test_the_throughput_goal_is_shown_beside_the_cpu_ratio_that_bounds_it() -> N
         "kube-apiserver": {"cpu_seconds": 30.0},
         "muster": {"cpu_seconds": 10.0},
     }
+    measured["modes"]["muster"]["measured_for_s"] = 20.0
+    measured["modes"]["plain"]["measured_for_s"] = 10.0
     assert goals(measured)[1] == (
-        "  (CPU of all processes, plain's over Muster's: 20 / 40 s = 0.50x;"
-        " with every core busy, the throughput ratio follows it)"
+        "  (CPU of all processes, plain's over Muster's: 20 / 40 s = 0.50x, with 2.00 and"
+        " 2.00 of 2 cores busy)"
     )
     rows = table(measured).splitlines()
     assert "| CPU of all these processes (s) | 20.0 | 40.0 |" in rows
-    assert "| cores busy on average (CPU / time measured) | 20.00 | 13.33 |" in rows
+    assert "| cores busy on average (CPU / time measured) | 2.00 | 2.00 |" in rows
 
 
 def test_only_the_generated_section_is_replaced(tmp_path: Path) -> None:
