@@ -39,12 +39,6 @@ class PodGroupCopies:
         pod_group: JsonObject = json.loads(zlib.decompress(kept[1]))
         return pod_group
 
-    def __getitem__(self, key: GroupKey) -> JsonObject:
-        pod_group = self.get(key)
-        if pod_group is None:
-            raise KeyError(key)
-        return pod_group
-
     def version(self, key: GroupKey) -> int | None:
         """The resourceVersion of the kept copy (None: none kept, or not a number)."""
         kept = self._copies.get(key)

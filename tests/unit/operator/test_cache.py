@@ -62,7 +62,8 @@ def test_a_stale_pod_group_never_replaces_a_newer_one() -> None:
     older = {**newer, "metadata": {**metadata, "resourceVersion": "5"}, "status": {}}
     cache.apply_pod_group(newer)
     assert not cache.apply_pod_group(older)
-    assert cache.pod_groups[GroupKey("ns", "g")]["status"] == {"plan": {"p": "n1"}}
+    kept = cache.pod_groups.get(GroupKey("ns", "g"))
+    assert kept is not None and kept["status"] == {"plan": {"p": "n1"}}
 
 
 def test_objects_the_engine_rejects_are_kept_until_fixed_or_gone() -> None:

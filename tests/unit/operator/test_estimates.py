@@ -23,7 +23,8 @@ class RecordingWriter:
 
     async def write(self, key: GroupKey, desired: dict[str, Any], *, version: str) -> bool:
         self.written.append((key, dict(desired), version))
-        stored = self.cache.pod_groups[key]
+        stored = self.cache.pod_groups.get(key)
+        assert stored is not None
         self.cache.pod_group_sink.upsert({**stored, "status": dict(desired)})
         return True
 

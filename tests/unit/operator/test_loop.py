@@ -349,16 +349,18 @@ async def test_a_refused_release_is_handed_to_the_engine_which_rolls_the_gang_ba
     [step] = [s for s in result.plan.steps if s.group == GANG]
     assert step.kind is StepKind.ROLL_BACK
     assert pods.evicted == [PodKey(GANG.namespace, "trainer-0")]
-    message = loop.cache.pod_groups[GANG]["status"]["conditions"][0]["message"]
+    stored = loop.cache.pod_groups.get(GANG)
+    assert stored is not None
+    message = stored["status"]["conditions"][0]["message"]
     assert 'the API server refused to release pod trainer-1: "denied: no"' in message
 
 
 async def test_a_replica_that_cannot_prove_it_leads_carries_out_nothing() -> None:
     loop, pods, _ = two_pod_loop(still_leading=lambda: False)
-    before = loop.cache.pod_groups[GANG]
+    before = loop.cache.pod_groups.get(GANG)
     result = await loop.cycle()
     assert result.admissions  # decided, but neither written nor released
-    assert loop.cache.pod_groups[GANG] == before
+    assert before is not None and loop.cache.pod_groups.get(GANG) == before
     assert all(entry.record.gated for entry in loop.cache.state.pods.values())
     assert not loop.cache.state.release_failures and not pods.evicted
 
