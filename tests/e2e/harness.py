@@ -261,6 +261,16 @@ class NodePool:
         wait_until(f"node {node} to be Ready", lambda: self._ready(node), timeout=30)
         return node
 
+    @property
+    def toleration(self) -> dict[str, str]:
+        """What lets a pod onto the pool's nodes (they are tainted with its name)."""
+        return {"key": POOL_LABEL, "operator": "Equal", "value": self.name}
+
+    @property
+    def selector(self) -> dict[str, str]:
+        """What keeps a pod on the pool's nodes: a nodeSelector."""
+        return {POOL_LABEL: self.name}
+
     def _ready(self, node: str) -> bool:
         found = self.kubectl("get", "node", node, "-o", "json", check=False)
         if found.returncode != 0:
@@ -316,11 +326,8 @@ def gang_job(
     """
     pod_spec: dict[str, Any] = {
         "restartPolicy": "Never",
-        "nodeSelector": {POOL_LABEL: pool.name, **(node_selector or {})},
-        "tolerations": [
-            {"key": POOL_LABEL, "operator": "Equal", "value": pool.name},
-            *(tolerations or []),
-        ],
+        "nodeSelector": {**pool.selector, **(node_selector or {})},
+        "tolerations": [pool.toleration, *(tolerations or [])],
         "containers": [
             {
                 "name": "worker",

@@ -15,7 +15,6 @@ from tests.e2e.cluster import Kubectl, wait_until
 from tests.e2e.harness import (
     GROUP_LABEL,
     POD_GROUPS,
-    POOL_LABEL,
     WORKLOADS,
     NodePool,
     OperatorProcess,
@@ -138,8 +137,8 @@ def test_a_workload_being_deleted_may_not_be_referred_to(
 
 def member(name: str, group: str, pool: NodePool, node: str | None = None) -> dict[str, Any]:
     spec: dict[str, Any] = {
-        "nodeSelector": {POOL_LABEL: pool.name},
-        "tolerations": [{"key": POOL_LABEL, "operator": "Equal", "value": pool.name}],
+        "nodeSelector": pool.selector,
+        "tolerations": [pool.toleration],
         "containers": [
             {"name": "main", "image": "trainer", "resources": {"requests": {"cpu": "1"}}}
         ],

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.cluster import Kubectl, wait_until
-from tests.e2e.harness import GROUP_LABEL, POOL_LABEL, NodePool, install_crds
+from tests.e2e.harness import GROUP_LABEL, NodePool, install_crds
 from tests.e2e.observer import GangLedger, observing
 
 pytestmark = pytest.mark.e2e
@@ -114,7 +114,7 @@ def bound_pod(name: str, pool: NodePool, node: str) -> dict[str, object]:
         "metadata": {"name": name},
         "spec": {
             "nodeName": node,
-            "tolerations": [{"key": POOL_LABEL, "operator": "Equal", "value": pool.name}],
+            "tolerations": [pool.toleration],
             "containers": [{"name": "main", "image": "busybox"}],
         },
     }

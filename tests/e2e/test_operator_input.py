@@ -10,7 +10,6 @@ from tests.e2e.cluster import Kubectl, wait_until
 from tests.e2e.harness import (
     GROUP_LABEL,
     POD_GROUPS,
-    POOL_LABEL,
     NodePool,
     OperatorProcess,
     events_for,
@@ -54,8 +53,8 @@ def test_a_pod_of_a_missing_pod_group_stays_gated_until_the_group_exists(
         "kind": "Pod",
         "metadata": {"name": "lonely", "labels": {GROUP_LABEL: "ghost"}},
         "spec": {
-            "nodeSelector": {POOL_LABEL: pool.name},
-            "tolerations": [{"key": POOL_LABEL, "operator": "Equal", "value": pool.name}],
+            "nodeSelector": pool.selector,
+            "tolerations": [pool.toleration],
             "containers": [{"name": "main", "image": "busybox"}],
         },
     }
