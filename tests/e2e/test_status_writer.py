@@ -1,6 +1,7 @@
 """The status writer against the real API server: a status computed from an older copy
-of the PodGroup than the cache holds is not sent, and one the cache could not know to
-be stale meets a real 409, after which the group is read again.
+of the PodGroup than the cache holds is not sent, one the cache could not know to be
+stale meets a real 409, after which the group is read again, and of two writes of one
+group at once only the first is sent.
 
 The writer here runs in the test, beside the session's operator (which may write the
 same PodGroup's status meanwhile: that only makes the copies older still).
@@ -8,6 +9,7 @@ same PodGroup's status meanwhile: that only makes the copies older still).
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -25,7 +27,8 @@ from tests.e2e.harness import OperatorProcess
 pytestmark = pytest.mark.e2e
 
 PODGROUPS = f"{POD_GROUP_PLURAL}.{GROUP}"  # not the native kind of the same name
-DESIRED = {"minCount": 2, "observedGeneration": 1, "pods": {"total": 0}}
+COUNTS = {"total": 0, "gated": 0, "scheduled": 0, "running": 0, "succeeded": 0, "failed": 0}
+DESIRED = {"minCount": 2, "observedGeneration": 1, "pods": COUNTS}
 
 
 class CountingKube:
@@ -75,7 +78,21 @@ async def test_stale_status_writes_are_not_sent_and_real_conflicts_read_again(
         assert counting.sent == ["PUT", "GET"]  # the 409, then the group read again
         reread = unaware.pod_groups.get(key)
         assert reread is not None and reread["metadata"]["labels"]["touched"] == "yes"
+
+        for _ in range(3):  # again if the operator wrote the group just before
+            counting.sent.clear()
+            kept = unaware.pod_groups.get(key)
+            assert kept is not None
+            current = kept["metadata"]["resourceVersion"]
+            answers = await asyncio.gather(
+                writer.write(key, DESIRED, version=current),
+                writer.write(key, {**DESIRED, "minCount": 3}, version=current),
+            )
+            if answers[0]:
+                break
+        assert (answers[0], answers[1]) == (True, False)  # gather answers a list
+        assert counting.sent == ["PUT"]  # the second waited its turn, then saw it was stale
+        written = unaware.pod_groups.get(key)
+        assert written is not None and written["status"] == DESIRED
     finally:
         await kube.close()
-    stored = kubectl.json("get", PODGROUPS, key.name, "-n", namespace)
-    assert stored.get("status") != DESIRED

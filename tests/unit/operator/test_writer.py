@@ -3,6 +3,7 @@ makes the same writes against the real API server."""
 
 from __future__ import annotations
 
+import asyncio
 import copy
 from typing import Any
 
@@ -31,9 +32,12 @@ class ScriptedApi:
     def __init__(self, stored: dict[str, Any]) -> None:
         self.stored = stored
         self.sent: list[str] = []
+        self.answer = asyncio.Event()  # a PUT is answered once it is set
+        self.answer.set()
 
     async def request(self, method: str, path: str, *, body: Any = None, **_: Any) -> Any:
         self.sent.append(method)
+        await self.answer.wait()
         if method == "GET":
             return copy.deepcopy(self.stored)
         if body["metadata"]["resourceVersion"] != self.stored["metadata"]["resourceVersion"]:
@@ -80,3 +84,17 @@ async def test_a_conflict_the_cache_had_not_seen_reads_the_group_again() -> None
     assert api.sent == ["PUT", "GET"]
     cached = writer.cache.pod_groups.get(KEY)
     assert cached is not None and cached["metadata"]["resourceVersion"] == "8"
+
+
+async def test_two_writes_of_one_group_take_turns_and_the_later_one_is_not_sent() -> None:
+    writer, api = writer_on(pod_group("5"), pod_group("5"))
+    api.answer.clear()
+    first = asyncio.create_task(writer.write(KEY, DESIRED, version="5"))
+    second = asyncio.create_task(writer.write(KEY, {**DESIRED, "minCount": 3}, version="5"))
+    while not api.sent:
+        await asyncio.sleep(0)
+    api.answer.set()
+    assert await first
+    assert not await second  # computed from version 5; the cache holds 6 by its turn
+    assert api.sent == ["PUT"]
+    assert len(writer.turns) == 0  # no lock is kept for a group nobody writes
