@@ -80,16 +80,17 @@ def _operator(key: str, digits: int = 1) -> Callable[[Figures], str]:
 
 def control_plane_cpu(figures: Figures) -> float | None:
     """CPU seconds of every measured process (the control plane, and the operator in
-    Muster's run): on a machine whose cores are all busy, the run's pace follows it."""
+    Muster's run): what the run cost the machine, whoever spent it."""
     processes = figures.get("processes") or {}
     if not processes:
         return None
     return sum(float(process["cpu_seconds"]) for process in processes.values())
 
 
-def _cores_busy(figures: Figures) -> str:
+def cores_busy(figures: Figures) -> float | None:
+    """The cores those processes kept busy on average over the measured time."""
     cpu, measured_for = control_plane_cpu(figures), figures.get("measured_for_s")
-    return "-" if cpu is None or not measured_for else _number(cpu / measured_for, 2)
+    return None if cpu is None or not measured_for else cpu / float(measured_for)
 
 
 def _phase(name: str) -> Callable[[Figures], str]:
@@ -164,7 +165,7 @@ ROWS: tuple[tuple[str, Callable[[Figures], str]], ...] = (
     ("kube-apiserver CPU (s)", _process("kube-apiserver", "cpu_seconds")),
     ("CPU of all these processes (s)", lambda f: _number(control_plane_cpu(f))),
     ("measured for (s)", lambda f: _number(f["measured_for_s"])),
-    ("cores busy on average (CPU / time measured)", _cores_busy),
+    ("cores busy on average (CPU / time measured)", lambda f: _number(cores_busy(f), 2)),
     ("run ended because", lambda f: str(f["ended_because"])),
 )
 
@@ -292,9 +293,9 @@ def _cpu_bound(muster: Figures, plain: Figures, cpus: int) -> str:
     """Beside the throughput goal, what the runs cost the machine: where every core is
     busy, a mode that needs more CPU for the same pods cannot keep the other's pace."""
     ours, theirs = control_plane_cpu(muster), control_plane_cpu(plain)
-    if ours is None or theirs is None or not ours:
+    busy = cores_busy(plain), cores_busy(muster)
+    if ours is None or theirs is None or not ours or busy[0] is None or busy[1] is None:
         return "  (CPU of all processes: not measured in this run)"
-    busy = [cpu / figures["measured_for_s"] for cpu, figures in ((theirs, plain), (ours, muster))]
     return (
         f"  (CPU of all processes, plain's over Muster's: {theirs:g} / {ours:g} s = "
         f"{theirs / ours:.2f}x, with {busy[0]:.2f} and {busy[1]:.2f} of {cpus} cores busy)"

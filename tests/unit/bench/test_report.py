@@ -70,7 +70,7 @@ def test_goals_compare_muster_with_the_plain_run() -> None:
     assert verdicts[3] == "- zero partially-started gangs: 0 -- met"
 
 
-def test_the_throughput_goal_is_shown_beside_the_cpu_ratio_that_bounds_it() -> None:
+def test_the_throughput_goal_is_shown_beside_what_each_run_cost_the_machine() -> None:
     measured = results()
     measured["modes"]["plain"]["processes"] = {"kube-apiserver": {"cpu_seconds": 20.0}}
     measured["modes"]["muster"]["processes"] = {
