@@ -24,11 +24,11 @@ from muster.operator.config import ENGINE_FIELDS, add_arguments, engine_config, 
 from muster.operator.controller import load_snapshot
 from muster.operator.kube import KubeError, connect
 from muster.scheduler import EngineConfig
+from muster.scheduler.conditions import condition
 from muster.scheduler.estimate_words import clock_time, starts_in, waiting_for
 from muster.scheduler.forecast import Estimate, Forecast, forecast
 from muster.scheduler.lifecycle import lifecycle_from
 from muster.scheduler.results import CycleResult, Explanation, GroupKey
-from muster.scheduler.status import condition
 
 EXIT_OK = 0
 EXIT_NOT_FOUND = 1

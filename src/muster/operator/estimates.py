@@ -28,9 +28,10 @@ from muster.operator.events import NORMAL, EventRecorder, reference
 from muster.operator.forecast_process import Request, forecast_elsewhere
 from muster.operator.writer import StatusWriter
 from muster.scheduler import ClusterState, EngineConfig
+from muster.scheduler.conditions import condition
 from muster.scheduler.estimate_book import EstimateBook, Update
 from muster.scheduler.results import GroupKey
-from muster.scheduler.status import condition, with_estimate
+from muster.scheduler.status import with_estimate
 
 logger = logging.getLogger(__name__)
 

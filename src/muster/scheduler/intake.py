@@ -21,6 +21,7 @@ from muster.api.constants import (
 )
 from muster.api.gates import has_gang_gate
 from muster.scheduler.budgets import Budget
+from muster.scheduler.conditions import condition
 from muster.scheduler.fields import (
     IntakeError,
     canonical,
@@ -351,12 +352,8 @@ def is_refusal(pod_scheduled: Mapping[str, Any]) -> bool:
 
 
 def pod_scheduled(status: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """The pod's PodScheduled condition (kube-scheduler's word on it), if it has one;
-    read leniently, as an entry that is not a mapping must not make the pod unusable."""
-    for item in status.get("conditions") or []:
-        if isinstance(item, Mapping) and item.get("type") == "PodScheduled":
-            return item
-    return None
+    """The pod's PodScheduled condition (kube-scheduler's word on it), if it has one."""
+    return condition(status, "PodScheduled")
 
 
 def bound_at(status: Mapping[str, Any]) -> float | None:

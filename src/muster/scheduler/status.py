@@ -24,6 +24,7 @@ from muster.api.constants import (
     REASON_SCHEDULED,
     REASON_WAITING_FOR_PODS,
 )
+from muster.scheduler.conditions import condition
 from muster.scheduler.intake import GroupRecord, PodRecord
 from muster.scheduler.lifecycle import Lifecycle
 from muster.scheduler.lifecycle import to_status as lifecycle_status
@@ -73,13 +74,6 @@ def pod_counts(members: Iterable[PodRecord]) -> dict[str, int]:
         elif pod.phase == "Failed":
             counts["failed"] += 1
     return counts
-
-
-def condition(status: Mapping[str, Any], kind: str) -> JsonObject | None:
-    for item in status.get("conditions") or []:
-        if isinstance(item, dict) and item.get("type") == kind:
-            return item
-    return None
 
 
 def _with_condition(

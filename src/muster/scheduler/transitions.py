@@ -16,6 +16,7 @@ from typing import Any
 from muster.api.constants import CONDITION_SCHEDULED, REASON_PREEMPTED, REASON_ROLLED_BACK
 from muster.api.times import rfc3339
 from muster.scheduler.budgets import Violations
+from muster.scheduler.conditions import condition
 from muster.scheduler.config import EngineConfig
 from muster.scheduler.explain import waiting_message
 from muster.scheduler.follow import Following, Rollback
@@ -39,7 +40,6 @@ from muster.scheduler.status import (
     Scheduling,
     StatusChange,
     admitted_message,
-    condition,
     desired_status,
     held_progress,
     needs_write,

@@ -28,11 +28,12 @@ from muster.api.constants import CONDITION_SCHEDULED, POD_GROUP_LABEL
 from muster.api.gates import has_gang_gate, without_gang_gate
 from muster.api.times import rfc3339
 from muster.scheduler import ClusterState, EngineConfig, schedule
+from muster.scheduler.conditions import condition
 from muster.scheduler.lifecycle import lifecycle_from
 from muster.scheduler.plan import Evict, Plan, Release, WriteStatus
 from muster.scheduler.release_failures import ReleaseFailure
 from muster.scheduler.results import CycleResult, GroupKey, PodKey
-from muster.scheduler.status import condition, needs_write
+from muster.scheduler.status import needs_write
 
 from .builders import Obj, node, pod, pod_group
 

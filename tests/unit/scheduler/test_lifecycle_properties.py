@@ -25,9 +25,9 @@ from hypothesis import strategies as st
 from muster.api.constants import CONDITION_SCHEDULED, POD_GROUP_LABEL
 from muster.api.gates import has_gang_gate
 from muster.scheduler import EngineConfig
+from muster.scheduler.conditions import condition
 from muster.scheduler.lifecycle import lifecycle_from
 from muster.scheduler.results import GroupKey, PodKey
-from muster.scheduler.status import condition
 
 from .builders import Obj
 from .fake_api import FakeApi, admitted, cpu_of
