@@ -83,14 +83,14 @@ class StatusWriter:
         before: Mapping[str, Any] = pod_group.get("status") or {}
         if not needs_write(before, desired):
             return True
-        if str((pod_group.get("metadata") or {}).get("resourceVersion") or "") != version:
+        metadata = pod_group.get("metadata") or {}
+        if str(metadata.get("resourceVersion") or "") != version:
             return False  # computed from an older copy: the API server would refuse it
-        metadata = {**(pod_group.get("metadata") or {}), "resourceVersion": version}
         try:
             updated = await self.kube.request(
                 "PUT",
                 f"{pod_group_path(key)}/status",
-                body={**pod_group, "metadata": metadata, "status": dict(desired)},
+                body={**pod_group, "status": dict(desired)},
             )
         except (KubeError, OSError) as error:
             logger.warning("could not write the status of PodGroup %s: %s", key, error)
