@@ -1,10 +1,14 @@
-"""The operator under test: `muster run` as a real process against the test cluster.
+"""The operator under test: `muster run` as a real process, installed as users install it.
 
-The `operator` fixture installs the CRDs, starts `muster run` (webhooks on 127.0.0.1
-with a self-signed certificate, which the operator itself registers in its webhook
-configurations), waits until it is ready, and stops it at the end of the session. A
-test may kill it with SIGKILL and start it again to check restart safety. The
-session's operator records its trace, which a test may replay
+The `operator` fixture applies the rendered manifests (`hack/installed.py`: the CRDs,
+the ServiceAccount `muster-system/muster-operator` with exactly the manifests' RBAC,
+the pod-rights policy that judges it, the webhook configurations), then starts
+`muster run` with the Deployment's settings, authenticated by a token of that
+ServiceAccount, and stops it at the end of the session. Where the manifests name the
+Service, the webhook configurations call a stand-in on 127.0.0.1 that forwards each
+connection to a ready replica, as the Service's endpoints would. A test may kill the
+operator with SIGKILL and start it again to check restart safety, or start a second
+replica. The session's operator records its trace, which a test may replay
 (`OperatorProcess.replayed`).
 
 Helpers build what the scenarios need: simulated GPU nodes of their own (tainted and
@@ -14,31 +18,31 @@ tolerate and select exactly those nodes.
 
 from __future__ import annotations
 
-import datetime
+import contextlib
 import json
 import os
 import signal
 import socket
+import socketserver
 import subprocess
 import sys
+import threading
 import urllib.error
 import urllib.request
 import uuid
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hack import installed
 
 from muster.api.gates import has_gang_gate
 from muster.operator.pods import required_terms
 from muster.simulation.replay import ReplayedCycle, first_difference, read_trace, replay
-from muster.webhooks.certificates import issue
 from tests.e2e.cluster import ROOT, Kubectl, wait_until
 
-CRDS = ROOT / "crds"
-WEBHOOK_CONFIGURATION = "muster.e2e.scheduling.muster.dev"
 POOL_LABEL = "e2e.muster.dev/pool"
 POLICY_LABEL = "scheduling.muster.dev/policy"
 GROUP_LABEL = "scheduling.muster.dev/pod-group"
@@ -47,6 +51,11 @@ GPU = "nvidia.com/gpu"
 POD_GROUPS = "podgroups.scheduling.muster.dev"
 WORKLOADS = "workloads.scheduling.muster.dev"
 LONG_RUNNING = "1h"
+WEBHOOK_CONFIGURATION = installed.WEBHOOK_CONFIGURATION
+LEASE = ("lease", "muster-operator", "-n", installed.NAMESPACE)
+# What the e2e operator sets beyond the Deployment's settings, and why: a rolled-back
+# gang is tried again after 2 s instead of 10, so the rollback tests take seconds.
+TEST_FLAGS = ("--rollback-backoff=2",)
 
 
 def free_port() -> int:
@@ -58,15 +67,38 @@ def free_port() -> int:
 
 @dataclass
 class OperatorProcess:
-    """One `muster run` process; its output goes to a log file kept for failures."""
+    """One `muster run` replica, as installed; its output goes to a log file kept for
+    failures.
 
-    kubeconfig: Path
+    `kubeconfig` is the cluster's admin kubeconfig (the tests' own); the replica
+    authenticates with `service.credentials`, a token of the installed ServiceAccount,
+    and takes the Deployment's settings from `service.settings`.
+    """
+
+    service: WebhookService
     log_path: Path
+    identity: str = "muster-e2e"
     flags: tuple[str, ...] = ()
     record_trace: bool = False  # --record-trace to `trace_path`, for `replayed`
     health_port: int = field(default_factory=free_port)
     webhook_port: int = field(default_factory=free_port)
     process: subprocess.Popen[bytes] | None = None
+
+    def __post_init__(self) -> None:
+        self.service.replicas.append(self)
+
+    @property
+    def kubeconfig(self) -> Path:
+        return self.service.kubeconfig
+
+    def replica(self, identity: str, *flags: str) -> OperatorProcess:
+        """Another replica of the same installation (a standby), not yet started."""
+        return OperatorProcess(
+            service=self.service,
+            log_path=self.log_path.with_name(f"{identity}.log"),
+            identity=identity,
+            flags=flags,
+        )
 
     @property
     def trace_path(self) -> Path:
@@ -82,54 +114,45 @@ class OperatorProcess:
         assert difference is None, difference
         return cycles
 
-    def certificate(self) -> tuple[Path, Path]:
-        """One serving certificate for every start of this process's operator.
-
-        A restarted operator with a fresh self-signed certificate would race the API
-        server, which may still trust the previous one for a moment; real clusters
-        keep theirs in a Secret for the same reason.
-        """
-        cert, key = self.log_path.with_suffix(".crt"), self.log_path.with_suffix(".key")
-        if not cert.exists():
-            served = issue(["127.0.0.1"], now=datetime.datetime.now(datetime.UTC))
-            key.write_bytes(served.key)
-            cert.write_bytes(served.chain)
-        return cert, key
-
     def command(self, extra: tuple[str, ...]) -> list[str]:
-        flags = (*self.flags, *extra)
-        if not any(flag.startswith("--webhook-secret") for flag in flags):
-            cert, key = self.certificate()
-            flags = (f"--webhook-cert={cert}", f"--webhook-key={key}", *flags)
         return [
             sys.executable,
             "-c",
             "import sys; from muster.cli import main; sys.exit(main())",
             "run",
-            f"--kubeconfig={self.kubeconfig}",
+            f"--kubeconfig={self.service.credentials}",
             "--webhook-host=127.0.0.1",
             f"--webhook-port={self.webhook_port}",
-            f"--webhook-configuration={WEBHOOK_CONFIGURATION}",
             "--health-host=127.0.0.1",
             f"--health-port={self.health_port}",
-            "--identity=muster-e2e",
-            "--lease-namespace=default",
-            "--rollback-backoff=2",
+            f"--identity={self.identity}",
+            *TEST_FLAGS,
             *([f"--record-trace={self.trace_path}"] if self.record_trace else []),
-            *flags,
+            *self.flags,
+            *extra,
         ]
 
     def start(self, *extra: str) -> None:
         with self.log_path.open("ab") as log:
             log.write(f"\n=== start {' '.join(extra)} ===\n".encode())
             self.process = subprocess.Popen(
-                self.command(extra), stdout=log, stderr=subprocess.STDOUT, cwd=ROOT
+                self.command(extra),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                cwd=ROOT,
+                env={**os.environ, **self.service.settings},
             )
         wait_until("the operator to be ready", self.ready, timeout=60)
 
     def ready(self) -> bool:
         if self.process is not None and self.process.poll() is not None:
             raise AssertionError(f"the operator exited:\n{self.log_tail()}")
+        return self.serving()
+
+    def serving(self) -> bool:
+        """Whether the replica is up and says it is ready (its readiness probe)."""
+        if self.process is None or self.process.poll() is not None:
+            return False
         try:
             with urllib.request.urlopen(self.url("/readyz"), timeout=2) as response:
                 return bool(response.status == 200)
@@ -170,44 +193,106 @@ class OperatorProcess:
         return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
 
 
+@dataclass
+class WebhookService:
+    """Stands in for the Service `muster-system/muster-webhooks` on 127.0.0.1: each
+    connection the API server opens goes to a replica that says it is ready, as the
+    Service's endpoints would send it; TLS passes through untouched, so the API server
+    checks the replica's certificate (from the installed Secret) itself."""
+
+    kubeconfig: Path
+    credentials: Path
+    settings: dict[str, str]
+    port: int = field(default_factory=free_port)
+    replicas: list[OperatorProcess] = field(default_factory=list)
+    _server: socketserver.ThreadingTCPServer | None = None
+
+    @property
+    def url(self) -> str:
+        return f"https://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        service = self
+
+        class Forward(socketserver.BaseRequestHandler):
+            def handle(self) -> None:
+                service.forward(self.request)
+
+        socketserver.ThreadingTCPServer.allow_reuse_address = True
+        self._server = socketserver.ThreadingTCPServer(("127.0.0.1", self.port), Forward)
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+
+    def forward(self, client: socket.socket) -> None:
+        ready = [replica for replica in self.replicas if replica.serving()]
+        if not ready:
+            return  # as a Service without ready endpoints: the connection is refused
+        with socket.create_connection(("127.0.0.1", ready[0].webhook_port), timeout=30) as peer:
+            pump = threading.Thread(target=_pump, args=(peer, client), daemon=True)
+            pump.start()
+            _pump(client, peer)
+            pump.join(timeout=30)
+
+
+def _pump(source: socket.socket, sink: socket.socket) -> None:
+    """Copy bytes until `source` closes, then close `sink`'s sending side."""
+    try:
+        while chunk := source.recv(65536):
+            sink.sendall(chunk)
+    except OSError:
+        pass
+    finally:
+        with contextlib.suppress(OSError):
+            sink.shutdown(socket.SHUT_WR)
+
+
 def install_crds(kubectl: Kubectl) -> None:
-    kubectl("apply", "-f", str(CRDS))
-    kubectl(
-        "wait",
-        "--for=condition=Established",
-        "crd/podgroups.scheduling.muster.dev",
-        "crd/workloads.scheduling.muster.dev",
-        "--timeout=30s",
+    """Only the CRDs, for tests of the API that need no operator."""
+    kubectl("apply", "-f", str(ROOT / "crds"))
+    kubectl("wait", "--for=condition=Established", *installed.CRDS, "--timeout=30s")
+
+
+def installed_operator(
+    kubeconfig: Path, log_path: Path, *flags: str, record_trace: bool = False
+) -> Generator[OperatorProcess]:
+    """Muster installed from the manifests and one replica running until the generator
+    is closed; the webhook configurations go with it, so that the cluster does not
+    refuse opted-in Jobs once no replica serves them."""
+    service = WebhookService(
+        kubeconfig=kubeconfig, credentials=log_path.with_suffix(".kubeconfig"), settings={}
     )
-
-
-def running_operator(
-    kubeconfig: Path, kubectl: Kubectl, log_path: Path, *flags: str, record_trace: bool = False
-) -> Iterator[OperatorProcess]:
-    """The CRDs, then `muster run` until the generator is closed; its webhook
-    configurations go with it."""
-    install_crds(kubectl)
+    service.settings = installed.install(kubeconfig, service.url)
+    installed.service_account_kubeconfig(kubeconfig, service.credentials)
+    service.start()
     process = OperatorProcess(
-        kubeconfig=kubeconfig, log_path=log_path, flags=flags, record_trace=record_trace
+        service=service, log_path=log_path, flags=flags, record_trace=record_trace
     )
-    process.start()
-    yield process
-    process.stop()
-    for kind in ("mutatingwebhookconfiguration", "validatingwebhookconfiguration"):
-        kubectl("delete", kind, WEBHOOK_CONFIGURATION, "--ignore-not-found", check=False)
+    try:
+        process.start()
+        yield process
+    finally:
+        for replica in service.replicas:
+            replica.stop()
+        service.stop()
+        installed.remove_webhooks(kubeconfig)
 
 
 @pytest.fixture(scope="session")
 def operator(
-    kubeconfig: Path, kubectl: Kubectl, tmp_path_factory: pytest.TempPathFactory
+    kubeconfig: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[OperatorProcess]:
-    """`muster run` for the whole session, recording its trace."""
+    """`muster run` for the whole session, as installed, recording its trace."""
     log_path = Path(
         os.environ.get(
             "MUSTER_E2E_OPERATOR_LOG", tmp_path_factory.mktemp("operator") / "operator.log"
         )
     )
-    yield from running_operator(kubeconfig, kubectl, log_path, record_trace=True)
+    yield from installed_operator(kubeconfig, log_path, record_trace=True)
 
 
 # ---- building blocks of the scenarios ------------------------------------------------
@@ -559,35 +644,3 @@ def priorities(kubectl: Kubectl, namespace: str) -> Iterator[tuple[str, str]]:
         )
     yield low, high
     kubectl("delete", "priorityclass", low, high, "--ignore-not-found", check=False)
-
-
-def wait_for_pod_rights(kubectl: Kubectl, policy: str, user: str) -> None:
-    """Wait until the pod-rights ValidatingAdmissionPolicy `policy` judges `user`.
-
-    A policy and its binding take effect a while after they are created (the API
-    server's admission reads them from an informer), so an image change of a probe
-    pod is tried (as a dry run) until the policy refuses it.
-    """
-    name = f"pod-rights-probe-{uuid.uuid4().hex[:6]}"
-    probe = {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name},
-        "spec": {
-            "schedulingGates": [{"name": "example.com/never"}],
-            "containers": [{"name": "main", "image": "registry.example/probe:1"}],
-        },
-    }
-    image = {"spec": {"containers": [{"name": "main", "image": "registry.example/other:1"}]}}
-    change = (
-        "patch", "pod", name, "-n", "default", f"--as={user}", "--dry-run=server",
-        "-p", json.dumps(image),
-    )  # fmt: skip
-    kubectl.apply(probe, "default")
-    try:
-        wait_until(
-            f"the ValidatingAdmissionPolicy {policy} to judge {user}",
-            lambda: f"ValidatingAdmissionPolicy '{policy}'" in kubectl(*change, check=False).stderr,
-        )
-    finally:
-        kubectl("delete", "pod", name, "-n", "default", "--wait=false", check=False)

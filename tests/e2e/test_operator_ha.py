@@ -8,11 +8,9 @@ import time
 import pytest
 
 from tests.e2e.cluster import Kubectl, wait_until
-from tests.e2e.harness import NodePool, OperatorProcess, gang_job, wait_all_bound
+from tests.e2e.harness import LEASE, NodePool, OperatorProcess, gang_job, wait_all_bound
 
 pytestmark = pytest.mark.e2e
-
-LEASE = ("lease", "muster-operator", "-n", "default")
 
 
 def holder(kubectl: Kubectl) -> str | None:
@@ -30,11 +28,7 @@ def leader_metric(process: OperatorProcess) -> float:
 def test_a_standby_takes_over_when_the_leader_is_killed(
     operator: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool
 ) -> None:
-    standby = OperatorProcess(
-        kubeconfig=operator.kubeconfig,
-        log_path=operator.log_path.with_name("standby.log"),
-        flags=("--identity=muster-e2e-standby", "--log-format=json"),
-    )
+    standby = operator.replica("muster-e2e-standby", "--log-format=json")
     standby.start()
     try:
         assert holder(kubectl) == "muster-e2e"

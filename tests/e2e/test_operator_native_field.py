@@ -23,7 +23,7 @@ from tests.e2e.harness import (
     cluster_mode,
     events_for,
     gang_job,
-    install_crds,
+    installed_operator,
     is_gated,
     pod_group,
     pods_of,
@@ -126,16 +126,12 @@ def native_gang_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Ku
     """A second control plane whose own controllers and scheduler do gang scheduling,
     with Muster running against it as on any other cluster."""
     cluster = LocalCluster.start(tmp_path_factory.mktemp("native-gang"), "--native-gang")
-    kubectl = Kubectl(cluster.kubeconfig)
-    install_crds(kubectl)
-    operator = OperatorProcess(
-        kubeconfig=cluster.kubeconfig, log_path=cluster.state_dir / "operator.log"
-    )
-    operator.start()
+    operator = installed_operator(cluster.kubeconfig, cluster.state_dir / "operator.log")
     try:
-        yield kubectl
+        next(operator)
+        yield Kubectl(cluster.kubeconfig)
     finally:
-        operator.stop()
+        operator.close()
         cluster.release()
 
 

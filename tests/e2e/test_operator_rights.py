@@ -10,7 +10,6 @@ a read, which changes nothing of what it may write.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -18,8 +17,9 @@ import yaml
 
 from muster.api.constants import GANG_GATE, POD_GROUP_LABEL
 from muster.operator.pods import release_patch, required_terms
+from muster.operator.uncounted import JOB_TRACKING_FINALIZER, RECOUNT_PATCH, uncount_patch
 from tests.e2e.cluster import ROOT, Kubectl, wait_until
-from tests.e2e.harness import pinned_to, wait_for_pod_rights
+from tests.e2e.harness import OperatorProcess, pinned_to
 
 pytestmark = pytest.mark.e2e
 
@@ -45,32 +45,18 @@ def rendered(kubectl: Kubectl, directory: str, kinds: set[str]) -> list[dict[str
 
 
 @pytest.fixture(scope="module")
-def installed(kubectl: Kubectl) -> Iterator[None]:
-    """The installation's ServiceAccount, cluster roles and pod-rights policy."""
-    created_namespace = kubectl("get", "namespace", NAMESPACE, check=False).returncode != 0
-    if created_namespace:
-        kubectl("create", "namespace", NAMESPACE)
-    documents = rendered(kubectl, ".", INSTALLED_KINDS)
-    kubectl.apply({"apiVersion": "v1", "kind": "List", "items": documents})
-    try:
-        wait_until(
-            "the pod-rights policy to be type-checked",
-            lambda: (
-                "typeChecking"
-                in (kubectl.json("get", "validatingadmissionpolicy", POLICY).get("status") or {})
-            ),
-        )
-        status = kubectl.json("get", "validatingadmissionpolicy", POLICY)["status"]
-        assert not status["typeChecking"].get("expressionWarnings"), status
-        wait_for_pod_rights(kubectl, POLICY, OPERATOR)
-        yield
-    finally:
-        for document in documents:
-            if document["kind"] != "ServiceAccount":
-                name = f"{document['kind'].lower()}/{document['metadata']['name']}"
-                kubectl("delete", name, "--ignore-not-found", check=False)
-        if created_namespace:
-            kubectl("delete", "namespace", NAMESPACE, "--wait=false", check=False)
+def installed(operator: OperatorProcess, kubectl: Kubectl) -> None:
+    """The installation the session's operator runs under (`hack/installed.py`): its
+    ServiceAccount, roles and pod-rights policy, type-checked without warnings."""
+    wait_until(
+        "the pod-rights policy to be type-checked",
+        lambda: (
+            "typeChecking"
+            in (kubectl.json("get", "validatingadmissionpolicy", POLICY).get("status") or {})
+        ),
+    )
+    status = kubectl.json("get", "validatingadmissionpolicy", POLICY)["status"]
+    assert not status["typeChecking"].get("expressionWarnings"), status
 
 
 @pytest.fixture
@@ -150,6 +136,57 @@ def test_only_its_own_gate_comes_off(as_operator: Kubectl, namespace: str) -> No
     assert gates == [{"name": "example.com/quota"}]
 
 
+def test_only_the_job_tracking_finalizer_of_a_member_comes_off_and_back_on(
+    as_operator: Kubectl, namespace: str
+) -> None:
+    """A rollback or preemption takes a member's Job tracking finalizer off before
+    it takes the member down, and gives it back when the eviction is refused
+    (operator/uncounted.py): exactly those two changes, with the operator's own
+    patches; nothing else of the finalizers, and nothing on a pod of no group."""
+    kubectl = as_operator
+    finalizers = ["example.com/keep", JOB_TRACKING_FINALIZER]
+    for name, member in (("member", True), ("plain", False)):
+        pod = gated_pod(name, member=member)
+        pod["metadata"]["finalizers"] = finalizers
+        kubectl.apply(pod, namespace)
+    take_off = [{"op": "remove", "path": "/metadata/finalizers/1"}]
+    for wrong in (
+        [{"op": "remove", "path": "/metadata/finalizers/0"}],
+        [{"op": "add", "path": "/metadata/finalizers/-", "value": "example.com/other"}],
+        [{"op": "replace", "path": "/metadata/finalizers", "value": finalizers[::-1]}],
+        [{"op": "add", "path": "/metadata/finalizers/-", "value": JOB_TRACKING_FINALIZER}],
+        [*take_off, {"op": "add", "path": "/metadata/labels/app", "value": "other"}],
+    ):
+        assert refused_by_policy(patch_as_operator(kubectl, namespace, "member", wrong, "json"))
+    assert refused_by_policy(patch_as_operator(kubectl, namespace, "plain", take_off, "json"))
+
+    member = kubectl.json("get", "pod", "member", "-n", namespace)
+    member["status"]["phase"] = member["status"].get("phase", "Pending")
+    uncount = uncount_patch_of(member)
+    assert patch_as_operator(kubectl, namespace, "member", uncount, "json") == (True, "")
+    assert finalizers_of(kubectl, namespace, "member") == ["example.com/keep"]
+    assert patch_as_operator(kubectl, namespace, "member", RECOUNT_PATCH) == (True, "")
+    assert finalizers_of(kubectl, namespace, "member") == finalizers
+    for name in ("member", "plain"):  # let the namespace go
+        kubectl("patch", "pod", name, "-n", namespace, "--type=merge",
+                "-p", '{"metadata": {"finalizers": null}}')  # fmt: skip
+
+
+def uncount_patch_of(pod: dict[str, Any]) -> list[dict[str, Any]]:
+    """The operator's patch for a pod its Job controls (this bare pod has no Job)."""
+    pod["metadata"]["ownerReferences"] = [{"kind": "Job", "controller": True}]
+    patch = uncount_patch(pod)
+    assert patch is not None
+    return patch
+
+
+def finalizers_of(kubectl: Kubectl, namespace: str, pod: str) -> list[str]:
+    found: list[str] = kubectl.json("get", "pod", pod, "-n", namespace)["metadata"].get(
+        "finalizers", []
+    )
+    return found
+
+
 def test_the_pin_narrows_the_pods_own_required_node_affinity_and_nothing_else(
     as_operator: Kubectl, namespace: str
 ) -> None:
@@ -227,8 +264,13 @@ def test_the_operator_may_patch_only_its_own_webhook_configurations(
 
     # With cert-manager, its cainjector keeps the caBundle: the operator may not even
     # patch its own configurations.
+    # The session's operator runs under the base ClusterRole: it comes back after.
     overlay = rendered(kubectl, "overlays/cert-manager", {"ClusterRole"})
     kubectl.apply({"apiVersion": "v1", "kind": "List", "items": overlay})
-    for kind in ("mutatingwebhookconfigurations", "validatingwebhookconfigurations"):
-        assert can_i(kubectl, "patch", f"{kind}/{CONFIGURATION}") == "no"
-        assert can_i(kubectl, "get", f"{kind}/{CONFIGURATION}") == "no"
+    try:
+        for kind in ("mutatingwebhookconfigurations", "validatingwebhookconfigurations"):
+            assert can_i(kubectl, "patch", f"{kind}/{CONFIGURATION}") == "no"
+            assert can_i(kubectl, "get", f"{kind}/{CONFIGURATION}") == "no"
+    finally:
+        base = rendered(kubectl, ".", {"ClusterRole"})
+        kubectl.apply({"apiVersion": "v1", "kind": "List", "items": base})

@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.cluster import ROOT, Kubectl, LocalCluster
-from tests.e2e.harness import OperatorProcess, running_operator
+from tests.e2e.harness import OperatorProcess, installed_operator
 
 STATE = Path(os.environ.get("MUSTER_E2E_FAULTS_CLUSTER_DIR", ROOT / ".cluster-faults"))
 OPERATOR_FLAGS = ("--watch-timeout=5",)
@@ -51,10 +51,10 @@ def kubectl(kubeconfig: Path) -> Kubectl:
 
 @pytest.fixture(scope="package")
 def operator(
-    kubeconfig: Path, kubectl: Kubectl, tmp_path_factory: pytest.TempPathFactory
+    kubeconfig: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[OperatorProcess]:
     log_path = tmp_path_factory.mktemp("faults") / "operator.log"
-    yield from running_operator(kubeconfig, kubectl, log_path, *OPERATOR_FLAGS)
+    yield from installed_operator(kubeconfig, log_path, *OPERATOR_FLAGS)
 
 
 @pytest.fixture(autouse=True)

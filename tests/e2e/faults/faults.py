@@ -23,6 +23,7 @@ from typing import Any
 from tests.e2e.cluster import Kubectl, bin_dir
 from tests.e2e.harness import (
     GROUP_LABEL,
+    LEASE,
     NodePool,
     OperatorProcess,
     gang_job,
@@ -31,7 +32,6 @@ from tests.e2e.harness import (
     pods_of,
 )
 
-LEASE = ("lease", "muster-operator", "-n", "default")
 WRITES = frozenset({"create", "update", "patch", "delete", "deletecollection"})
 # A release spread out by the operator's own client-side rate limit: one request every
 # quarter second once the burst of one is spent, so a gang of 8 takes about 2 s to be

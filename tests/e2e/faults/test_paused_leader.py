@@ -37,11 +37,7 @@ def test_a_leader_paused_past_its_lease_makes_no_write_after_the_takeover(
         pool.add(gpus=2)
     kubectl.apply(gang_job("before", pool, workers=2), namespace)
     wait_all_bound(kubectl, namespace, "before", 2)
-    standby = OperatorProcess(
-        kubeconfig=operator.kubeconfig,
-        log_path=operator.log_path.with_name("standby.log"),
-        flags=(*OPERATOR_FLAGS, f"--identity={STANDBY}"),
-    )
+    standby = operator.replica(STANDBY, *OPERATOR_FLAGS)
     standby.start()
     leader = operator.process
     assert leader is not None and holder(kubectl) == LEADER

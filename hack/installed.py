@@ -1,0 +1,207 @@
+"""Muster on the local control plane exactly as `kubectl apply -k manifests/` installs it.
+
+What runs here is what users run: every object of the rendered manifests (the CRDs,
+the ServiceAccount `muster-system/muster-operator` with exactly the manifests' roles,
+the pod-rights policy that judges it, the webhook configurations, the PriorityClass,
+the Service and its budgets), and the operator with the Deployment's own settings,
+authenticated as that ServiceAccount. The operator is a local process rather than a
+pod (there is no container engine), which changes three things and nothing else:
+
+- it authenticates with a token of the ServiceAccount (the TokenRequest API, as the
+  kubelet gets one for a pod) instead of a mounted one;
+- the webhook configurations call `https://127.0.0.1:PORT` where the manifests name
+  the Service, since no Service routes to a local process;
+- the Deployment's addresses, identity and log format (`MUSTER_*_HOST`, `*_PORT`,
+  `MUSTER_IDENTITY`, `MUSTER_LOG_FORMAT`) are chosen by the caller.
+
+`make run` starts Muster this way against the dev cluster; the e2e harness does the
+same on its clusters.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from hack.cluster import ROOT, bin_dir
+
+MANIFESTS = ROOT / "manifests"
+NAMESPACE = "muster-system"
+SERVICE_ACCOUNT = "muster-operator"
+USER = f"system:serviceaccount:{NAMESPACE}:{SERVICE_ACCOUNT}"
+WEBHOOK_CONFIGURATION = "muster.scheduling.muster.dev"
+WEBHOOK_KINDS = ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration")
+POD_RIGHTS_POLICY = "muster-operator-pod-rights"
+CRDS = ("crd/podgroups.scheduling.muster.dev", "crd/workloads.scheduling.muster.dev")
+
+# The Deployment's settings a local process chooses for itself.
+_LOCAL_SETTINGS = frozenset(
+    {
+        "MUSTER_WEBHOOK_HOST",
+        "MUSTER_WEBHOOK_PORT",
+        "MUSTER_HEALTH_HOST",
+        "MUSTER_HEALTH_PORT",
+        "MUSTER_IDENTITY",
+        "MUSTER_LOG_FORMAT",
+    }
+)
+
+
+def kubectl(kubeconfig: Path, *args: str, stdin: str | None = None) -> str:
+    """The built kubectl's output; a failure raises with its stderr."""
+    result = subprocess.run(
+        [str(bin_dir() / "kubectl"), f"--kubeconfig={kubeconfig}", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    if result.returncode != 0:
+        raise RuntimeError(f"kubectl {' '.join(args)} failed:\n{result.stderr}")
+    return result.stdout
+
+
+def rendered(kubeconfig: Path, directory: Path = MANIFESTS) -> list[dict[str, Any]]:
+    """`kubectl kustomize` of the manifests, as objects."""
+    text = kubectl(kubeconfig, "kustomize", str(directory))
+    return [document for document in yaml.safe_load_all(text) if document]
+
+
+def deployment(documents: list[dict[str, Any]]) -> dict[str, Any]:
+    [found] = [document for document in documents if document["kind"] == "Deployment"]
+    return found
+
+
+def operator_environment(documents: list[dict[str, Any]]) -> dict[str, str]:
+    """The `MUSTER_*` settings of the Deployment's container, `$(VAR)` references
+    resolved as the kubelet resolves them, less those a local process chooses."""
+    [container] = deployment(documents)["spec"]["template"]["spec"]["containers"]
+    values: dict[str, str] = {}
+    for variable in container.get("env", []):
+        if "value" in variable:
+            value = str(variable["value"])
+        elif variable.get("valueFrom", {}).get("fieldRef", {}).get("fieldPath") == (
+            "metadata.namespace"
+        ):
+            value = NAMESPACE
+        else:
+            continue
+        for name, known in values.items():
+            value = value.replace(f"$({name})", known)
+        values[variable["name"]] = value
+    return {
+        name: value
+        for name, value in values.items()
+        if name.startswith("MUSTER_") and name not in _LOCAL_SETTINGS
+    }
+
+
+def called_at(document: dict[str, Any], url: str) -> dict[str, Any]:
+    """A webhook configuration whose webhooks call `url` instead of the Service."""
+    for webhook in document["webhooks"]:
+        path = webhook["clientConfig"].pop("service").get("path", "")
+        webhook["clientConfig"]["url"] = f"{url}{path}"
+    return document
+
+
+def install(kubeconfig: Path, webhook_url: str) -> dict[str, str]:
+    """Apply every object of the manifests but the Deployment, the webhooks calling
+    `webhook_url`; wait until the CRDs are served and the pod-rights policy judges the
+    ServiceAccount. Returns the operator's settings (`operator_environment`)."""
+    documents = rendered(kubeconfig)
+    objects = [
+        called_at(document, webhook_url) if document["kind"] in WEBHOOK_KINDS else document
+        for document in documents
+        if document["kind"] != "Deployment"
+    ]
+    # The namespace and the CRDs first: the rest lives in the one or is read by the other.
+    first = [document for document in objects if document["kind"] == "Namespace"]
+    kubectl(kubeconfig, "apply", "-f", "-", stdin=json.dumps(as_list(first)))
+    kubectl(kubeconfig, "apply", "--server-side", "--force-conflicts", "-f", "-",
+            stdin=json.dumps(as_list(objects)))  # fmt: skip
+    kubectl(kubeconfig, "wait", "--for=condition=Established", *CRDS, "--timeout=60s")
+    wait_for_pod_rights(kubeconfig)
+    return operator_environment(documents)
+
+
+def remove_webhooks(kubeconfig: Path) -> None:
+    """Take the webhook configurations away, so that a cluster whose operator is gone
+    does not refuse every opted-in Job (they fail closed)."""
+    for kind in WEBHOOK_KINDS:
+        kubectl(kubeconfig, "delete", kind.lower(), WEBHOOK_CONFIGURATION, "--ignore-not-found")
+
+
+def as_list(objects: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "List", "items": objects}
+
+
+def service_account_kubeconfig(kubeconfig: Path, path: Path, duration: str = "48h") -> Path:
+    """A kubeconfig for the same API server that authenticates as the operator's
+    ServiceAccount only, with a token from the TokenRequest API."""
+    token = kubectl(
+        kubeconfig, "create", "token", SERVICE_ACCOUNT, "-n", NAMESPACE, f"--duration={duration}"
+    ).strip()
+    return token_kubeconfig(kubeconfig, token, path)
+
+
+def token_kubeconfig(kubeconfig: Path, token: str, path: Path) -> Path:
+    """A kubeconfig for the API server of `kubeconfig` that authenticates with `token`."""
+    admin = json.loads(kubectl(kubeconfig, "config", "view", "--raw", "--minify", "-o", "json"))
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "cluster", "cluster": admin["clusters"][0]["cluster"]}],
+        "users": [{"name": "token", "user": {"token": token}}],
+        "contexts": [{"name": "token", "context": {"cluster": "cluster", "user": "token"}}],
+        "current-context": "token",
+    }
+    path.write_text(json.dumps(config))
+    path.chmod(0o600)
+    return path
+
+
+def wait_for_pod_rights(
+    kubeconfig: Path,
+    policy: str = POD_RIGHTS_POLICY,
+    user: str = USER,
+    timeout: float = 60,
+) -> None:
+    """Wait until the pod-rights ValidatingAdmissionPolicy `policy` judges `user`.
+
+    A policy and its binding take effect a while after they are created (the API
+    server's admission reads them from an informer), so an image change of a probe
+    pod is tried (as a dry run) until the policy refuses it.
+    """
+    name = f"pod-rights-probe-{uuid.uuid4().hex[:6]}"
+    probe = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {
+            "schedulingGates": [{"name": "example.com/never"}],
+            "containers": [{"name": "main", "image": "registry.example/probe:1"}],
+        },
+    }
+    image = {"spec": {"containers": [{"name": "main", "image": "registry.example/other:1"}]}}
+    command = [
+        str(bin_dir() / "kubectl"), f"--kubeconfig={kubeconfig}", "patch", "pod", name,
+        "-n", "default", f"--as={user}", "--dry-run=server", "-p", json.dumps(image),
+    ]  # fmt: skip
+    kubectl(kubeconfig, "apply", "-f", "-", stdin=json.dumps(probe))
+    try:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            answer = subprocess.run(command, capture_output=True, text=True, check=False)
+            if f"ValidatingAdmissionPolicy '{policy}'" in answer.stderr:
+                return
+            time.sleep(0.25)
+        raise RuntimeError(f"the ValidatingAdmissionPolicy {policy} never judged {user}")
+    finally:
+        kubectl(kubeconfig, "delete", "pod", name, "-n", "default", "--wait=false")
