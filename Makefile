@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
 .PHONY: test unit e2e faults lint lock crds docs manifests cluster-up cluster-down cluster-status \
-        control-plane demo demo-down bench bench-engine bench-admission clean
+        control-plane run run-stop demo demo-down bench bench-engine bench-admission clean
 
 # Dependencies come from the lock only, every file checked against its hash; Muster
 # itself is then installed on top, with nothing else fetched.
@@ -76,6 +76,13 @@ cluster-up: control-plane
 
 cluster-down:
 	$(PYTHON) hack/cluster.py down
+
+## Muster on the dev cluster, as the manifests install it (hack/run.py); after cluster-up.
+run: $(STAMP)
+	$(BIN)/python -m hack.run
+
+run-stop: $(STAMP)
+	$(BIN)/python -m hack.run --stop
 
 cluster-status:
 	$(PYTHON) hack/cluster.py status

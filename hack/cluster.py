@@ -45,6 +45,10 @@ DEFAULT_NODES = HACK / "nodes" / "gpu-cluster.yaml"
 COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok")
 # Started after them with `up --kueue` (hack/kueue.py).
 KUEUE = "kueue"
+# Muster itself, when `make run` started it on this cluster (hack/run.py).
+MUSTER = "muster"
+# Warns of Jobs that opt into gang scheduling while Muster does not run here.
+MUSTER_ABSENT = HACK / "manifests" / "muster-absent.yaml"
 
 # Feature gates for the two optional API server modes (see docs/native-job-field.md):
 # the Job `spec.scheduling` field alone, or the whole native gang scheduling stack.
@@ -210,7 +214,7 @@ def write_kubeconfig(path: Path, pki: Path, server: str) -> None:
 # --- processes ----------------------------------------------------------------------
 
 
-def start(name: str, args: list[str]) -> None:
+def start(name: str, args: list[str], env: dict[str, str] | None = None) -> None:
     logs = STATE / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     (STATE / "commands").mkdir(exist_ok=True)
@@ -222,6 +226,7 @@ def start(name: str, args: list[str]) -> None:
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             start_new_session=True,
+            env=env,
         )
     (STATE / "pids").mkdir(exist_ok=True)
     (STATE / "pids" / f"{name}.pid").write_text(f"{proc.pid}\n")
@@ -404,8 +409,13 @@ def kwok_config(path: Path, node_lease_seconds: int = DEFAULT_NODE_LEASE_SECONDS
 
 
 def components() -> tuple[str, ...]:
-    """The components `up` started, in start order: Kueue too when it was asked for."""
-    return (*COMPONENTS, KUEUE) if pid_of(KUEUE) is not None else COMPONENTS
+    """The components `up` started, in start order: Kueue too when it was asked for,
+    and Muster when `make run` started it (hack/run.py)."""
+    return tuple(
+        name
+        for name in (*COMPONENTS, KUEUE, MUSTER)
+        if name in COMPONENTS or pid_of(name) is not None
+    )
 
 
 def healthy() -> bool:
@@ -628,6 +638,7 @@ def start_control_plane(args: argparse.Namespace) -> None:
         lambda: kubectl("get", "serviceaccount", "default", "-n", "default").returncode == 0,
         "kube-controller-manager",
     )
+    kubectl("apply", "-f", str(MUSTER_ABSENT))
     (STATE / "mode").write_text(args.mode + "\n")
     log(f"up in {time.monotonic() - t0:.1f}s with {count} nodes ({args.mode})")
     log(f"export KUBECONFIG={KUBECONFIG}")

@@ -2,7 +2,7 @@
 """`make demo`: watch gang scheduling work on a local, simulated GPU cluster.
 
 Brings up the local control plane with 4 simulated nodes of 4 GPUs in 2 zones,
-installs the CRDs, runs the operator, then plays the stories users care about,
+installs Muster as `make run` does (hack/run.py), then plays the stories users care about,
 narrating each step. It leaves everything running to explore; `make demo-down`
 stops it. `--non-interactive` plays without pauses (for tests); every story checks
 its outcome and the demo exits non-zero when one does not happen.
@@ -13,20 +13,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
-import urllib.request
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-from hack.cluster import KUBECONFIG, ROOT, STATE, alive, bin_dir, free_port
+from hack.cluster import KUBECONFIG, ROOT, STATE, bin_dir
 from hack.nodes import gpu_node
+from hack.run import start_muster
 
 NODES = ROOT / "hack" / "nodes" / "demo-cluster.yaml"
-OPERATOR_PID = STATE / "pids" / "muster.pid"
 OPERATOR_LOG = STATE / "logs" / "muster.log"
 NAMESPACE = "demo"
 GPU = "nvidia.com/gpu"
@@ -282,12 +279,11 @@ class Demo:
             [sys.executable, str(ROOT / "hack" / "cluster.py"), "up", f"--nodes={NODES}"],
             check=True,
         )
-        self.say("Installing the CRDs and starting the operator")
-        self.kubectl("apply", "-f", str(ROOT / "crds"))
-        self.kubectl("wait", "--for=condition=Established", "crd", "--all", "--timeout=60s")
-        if not alive(read_pid(OPERATOR_PID)):
-            start_operator()
-        self.wait("the operator to serve its webhooks", operator_ready)
+        self.say(
+            "Installing Muster as its manifests install it (`make run`): the operator runs "
+            "as its ServiceAccount, with only the manifests' rights"
+        )
+        start_muster()
         self.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}})
         self.wait(
             "the namespace's default ServiceAccount",
@@ -403,51 +399,11 @@ def priority_class(name: str, value: int) -> dict[str, Any]:
     }
 
 
-# --- the operator process -----------------------------------------------------------
-
-
-def read_pid(path: Path) -> int | None:
-    try:
-        return int(path.read_text())
-    except (OSError, ValueError):
-        return None
-
-
-def start_operator() -> None:
-    health = free_port()
-    OPERATOR_LOG.parent.mkdir(parents=True, exist_ok=True)
-    with OPERATOR_LOG.open("w") as log:
-        proc = subprocess.Popen(
-            [
-                str(ROOT / ".venv" / "bin" / "muster"),
-                "run",
-                f"--kubeconfig={KUBECONFIG}",
-                f"--webhook-port={free_port()}",
-                f"--health-port={health}",
-                "--health-host=127.0.0.1",
-            ],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    OPERATOR_PID.write_text(f"{proc.pid}\n")
-    (STATE / "muster-health-port").write_text(f"{health}\n")
-
-
-def operator_ready() -> bool:
-    port = (STATE / "muster-health-port").read_text().strip()
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2) as response:
-            return bool(response.status == 200)
-    except OSError:
-        return False
+# --- stopping -----------------------------------------------------------------------
 
 
 def down() -> None:
-    pid = read_pid(OPERATOR_PID)
-    if alive(pid):
-        assert pid is not None
-        os.killpg(pid, signal.SIGTERM)
+    """Stop the cluster, Muster with it (`cluster.py down` stops what `make run` started)."""
     subprocess.run([sys.executable, str(ROOT / "hack" / "cluster.py"), "down"], check=True)
 
 

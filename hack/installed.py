@@ -29,7 +29,7 @@ from typing import Any
 
 import yaml
 
-from hack.cluster import ROOT, bin_dir
+from hack.cluster import MUSTER_ABSENT, ROOT, bin_dir
 
 MANIFESTS = ROOT / "manifests"
 NAMESPACE = "muster-system"
@@ -114,7 +114,8 @@ def called_at(document: dict[str, Any], url: str) -> dict[str, Any]:
 def install(kubeconfig: Path, webhook_url: str) -> dict[str, str]:
     """Apply every object of the manifests but the Deployment, the webhooks calling
     `webhook_url`; wait until the CRDs are served and the pod-rights policy judges the
-    ServiceAccount. Returns the operator's settings (`operator_environment`)."""
+    ServiceAccount. The dev cluster's warning that Muster is absent goes. Returns the
+    operator's settings (`operator_environment`)."""
     documents = rendered(kubeconfig)
     objects = [
         called_at(document, webhook_url) if document["kind"] in WEBHOOK_KINDS else document
@@ -127,6 +128,7 @@ def install(kubeconfig: Path, webhook_url: str) -> dict[str, str]:
     kubectl(kubeconfig, "apply", "--server-side", "--force-conflicts", "-f", "-",
             stdin=json.dumps(as_list(objects)))  # fmt: skip
     kubectl(kubeconfig, "wait", "--for=condition=Established", *CRDS, "--timeout=60s")
+    kubectl(kubeconfig, "delete", "-f", str(MUSTER_ABSENT), "--ignore-not-found")
     wait_for_pod_rights(kubeconfig)
     return operator_environment(documents)
 
