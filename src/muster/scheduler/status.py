@@ -279,6 +279,9 @@ def transitions(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[Tra
     A new gang's first word, that it waits for its pods, is not told: every Job says
     it for the second its controller takes to create them, and a Warning for each
     Job of a burst would bury the ones that matter (the condition still says it).
+    News that two conditions carry at once (a preemption turns PodGroupScheduled to
+    Preempted and DisruptionTarget to True, with the same message) is told once, in
+    the words of the first.
     """
     told = []
     for kind in (CONDITION_SCHEDULED, CONDITION_DISRUPTION_TARGET):
@@ -294,5 +297,7 @@ def transitions(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[Tra
             continue
         reason = str(new.get("reason"))
         message = str(new.get("message") or reason)
+        if any(earlier.message == message for earlier in told):
+            continue
         told.append(Transition(reason != REASON_SCHEDULED, reason, message))
     return told

@@ -45,7 +45,7 @@ pytestmark = pytest.mark.faults
 GANGS = {"alpha": 4, "beta": 4, "high": 4}
 OPERATOR_AGENT = "muster/"
 OK = (200, 201)
-PREEMPTED = ("Preempted", "PreemptionByScheduler")
+PREEMPTED = ("Preempted",)
 
 
 def keep_three(kubectl: Kubectl, namespace: str) -> None:

@@ -68,8 +68,7 @@ def test_a_preemption_records_every_gang_before_evicting_and_releases_nothing_ye
     told = "preempted by PodGroup default/high to make room for its gang"
     assert step.actions == (
         WriteStatus(low_key),
-        RecordEvent(low_key, True, "Preempted", told),
-        RecordEvent(low_key, True, "PreemptionByScheduler", told),
+        RecordEvent(low_key, True, "Preempted", told),  # once, though two conditions moved
         WriteStatus(high_key),
         RecordEvent(high_key, False, "Scheduled", "1 pods placed"),
         Evict((PodKey("default", "low-0"),), force=True),
