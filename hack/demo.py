@@ -129,6 +129,25 @@ class Demo:
         cond = self.scheduled(group)
         return str(cond.get("reason", "")) if cond else ""
 
+    def group_status(self, group: str) -> dict[str, Any]:
+        found = self.get(
+            "podgroups", "-n", NAMESPACE, "--field-selector", f"metadata.name={group}"
+        )["items"]
+        status: dict[str, Any] = found[0].get("status", {}) if found else {}
+        return status
+
+    def counted(self, group: str) -> int:
+        """Bound pods as the PodGroup counts them (the SCHEDULED column)."""
+        return int(self.group_status(group).get("pods", {}).get("scheduled", 0))
+
+    def start_estimate(self, group: str) -> str:
+        """The START column: when the waiting gang is expected to start."""
+        return str(self.group_status(group).get("estimate", {}).get("start", ""))
+
+    def complete(self, job: str) -> bool:
+        conditions = self.get("job", job, "-n", NAMESPACE).get("status", {}).get("conditions")
+        return any(c["type"] == "Complete" and c["status"] == "True" for c in conditions or [])
+
     def all_bound_or_none(self, job: str) -> None:
         """The invariant the whole demo is about; checked at every step."""
         pods, bound = self.pods(job), self.bound(job)
@@ -149,12 +168,17 @@ class Demo:
                 "--timeout=60s",
             )
         self.wait(
-            f"the pods of {', '.join(jobs)} to be gone",
+            f"the pods and PodGroups of {', '.join(jobs)} to be gone",
             lambda: (
                 not any(
                     self.get("pods", "-n", NAMESPACE, "-l", f"job-name={job}")["items"]
                     for job in jobs
                 )
+                and not {
+                    item["metadata"]["name"]
+                    for item in self.get("podgroups", "-n", NAMESPACE)["items"]
+                }
+                & set(jobs)
             ),
         )
 
@@ -165,6 +189,7 @@ class Demo:
         self.apply(job("train", workers=4, gpus=1))
         self.show("get", "job", "train", "-n", NAMESPACE, "--show-labels")
         self.wait("all 4 workers bound at once", lambda: len(self.bound("train")) == 4)
+        self.wait("the PodGroup to count them", lambda: self.counted("train") == 4)
         self.show("get", "podgroups", "-n", NAMESPACE)
         self.show("get", "pods", "-n", NAMESPACE, "-o", "wide")
         self.pause()
@@ -184,6 +209,7 @@ class Demo:
         self.all_bound_or_none("big")
         if self.bound("big"):
             raise DemoError("a pod of the waiting gang was bound")
+        self.wait("its start-time estimate (START)", lambda: bool(self.start_estimate("big")))
         self.show("get", "podgroups", "-n", NAMESPACE)
         print(f"    message: {(self.scheduled('big') or {}).get('message')}")
         self.explain("big")
@@ -192,8 +218,9 @@ class Demo:
         self.say("Add a node with 4 more GPUs: the gang starts, all of it")
         self.apply(gpu_node("gpu-c0-9", zone="zone-c", rack="zone-c-rack-0", gpus=4))
         self.wait("all 4 workers of the gang bound", lambda: len(self.bound("big")) == 4)
+        self.wait("the PodGroup to count them", lambda: self.counted("big") == 4)
         self.show("get", "podgroups", "-n", NAMESPACE)
-        self.events("involvedObject.kind=PodGroup")
+        self.events("involvedObject.kind=PodGroup,involvedObject.name=big")
         self.pause()
         self.cleanup("big")
         self.kubectl("delete", "pod", "someone-else", "-n", NAMESPACE, "--wait=true")
@@ -215,8 +242,11 @@ class Demo:
         self.show("get", "podgroups", "-n", NAMESPACE)
         self.pause()
         self.wait(
-            "the other gang to run once the first completes",
-            lambda: all(self.reason(j) == "Scheduled" for j in ("first", "second")),
+            "the first gang to complete and the other to run",
+            lambda: (
+                sorted((self.complete("first"), self.complete("second"))) == [False, True]
+                and 12 in (len(self.bound("first")), len(self.bound("second")))
+            ),
             timeout=120,
         )
         self.show("get", "jobs", "-n", NAMESPACE)
@@ -258,13 +288,24 @@ class Demo:
             "the low-priority gang to be taken down whole and requeued",
             lambda: not self.bound("low") and self.reason("low") in ("Preempted", "Unschedulable"),
         )
+        self.wait(
+            "the low Job to have its 16 pods again, gated, holding nothing",
+            lambda: len(self.pods("low")) == 16 and not self.bound("low"),
+        )
+        failed = self.get("job", "low", "-n", NAMESPACE).get("status", {}).get("failed", 0)
+        if failed:
+            raise DemoError(f"the preemption cost the low Job {failed} failure(s)")
+        self.ok("the low Job counted no failure (its backoffLimit is 0)")
         self.show("get", "podgroups", "-n", NAMESPACE)
+        self.show("get", "jobs", "-n", NAMESPACE)
         self.events("involvedObject.kind=PodGroup,involvedObject.name=low")
         self.pause()
         print(
-            "    The low Job survives: its podFailurePolicy ignores pods that carry the\n"
-            "    DisruptionTarget condition. The Job controller recreates its pods (gated)\n"
-            "    after its pod-failure backoff, and the gang waits for room, holding nothing."
+            "    The low Job survives, with backoffLimit 0 and no podFailurePolicy: before\n"
+            "    taking its pods down, Muster removed the Job's tracking finalizer from\n"
+            "    them, so the Job controller counted no failure and recreated them at once\n"
+            "    (gated). The gang waits for room, holding nothing, and runs when the\n"
+            "    urgent gang is done."
         )
         self.cleanup("urgent", "low")
 
@@ -291,7 +332,13 @@ class Demo:
                 self.kubectl("get", "serviceaccounts", "-n", NAMESPACE).stdout.count("default") > 0
             ),
         )
-        self.show("get", "nodes", "-L", "topology.kubernetes.io/zone", "-L", GPU)
+        self.show(
+            "get",
+            "nodes",
+            "-o",
+            "custom-columns=NAME:.metadata.name,ZONE:.metadata.labels.topology\\.kubernetes"
+            "\\.io/zone,GPUS:.status.allocatable.nvidia\\.com/gpu",
+        )
 
     def play(self) -> None:
         self.start()
@@ -303,8 +350,7 @@ class Demo:
         self.say("Done. Everything is still running; explore it:")
         muster = ROOT / ".venv" / "bin" / "muster"
         print(f"""
-    export KUBECONFIG={KUBECONFIG}
-    alias kubectl={bin_dir() / "kubectl"}
+    export PATH={bin_dir()}:$PATH KUBECONFIG={KUBECONFIG}
     kubectl get podgroups -A
     kubectl apply -n {NAMESPACE} -f examples/training-job.yaml
     {muster} explain podgroup train -n {NAMESPACE}
@@ -354,17 +400,9 @@ def job(
         "spec": {
             "parallelism": workers,
             "completions": workers,
+            # No failure allowed, and no podFailurePolicy: Muster's preemptions and
+            # rollbacks cost a Job nothing (docs/preemption-and-priorities.md).
             "backoffLimit": 0,
-            # Preempted pods carry the DisruptionTarget condition: not a failure of the
-            # Job, so the Job recreates them (gated) and the gang runs again later.
-            "podFailurePolicy": {
-                "rules": [
-                    {
-                        "action": "Ignore",
-                        "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}],
-                    }
-                ]
-            },
             "template": {
                 "metadata": {"annotations": {"pod-complete.stage.kwok.x-k8s.io/delay": runs}},
                 "spec": spec,
