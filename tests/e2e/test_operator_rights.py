@@ -19,7 +19,7 @@ from muster.api.constants import GANG_GATE, POD_GROUP_LABEL
 from muster.operator.pods import release_patch, required_terms
 from muster.operator.uncounted import JOB_TRACKING_FINALIZER, RECOUNT_PATCH, uncount_patch
 from tests.e2e.cluster import ROOT, Kubectl, wait_until
-from tests.e2e.harness import OperatorProcess, pinned_to
+from tests.e2e.harness import POLICY_LABEL, NodePool, OperatorProcess, gang_job, pinned_to
 
 pytestmark = pytest.mark.e2e
 
@@ -137,47 +137,71 @@ def test_only_its_own_gate_comes_off(as_operator: Kubectl, namespace: str) -> No
 
 
 def test_only_the_job_tracking_finalizer_of_a_member_comes_off_and_back_on(
-    as_operator: Kubectl, namespace: str
+    as_operator: Kubectl, namespace: str, pool: NodePool
 ) -> None:
     """A rollback or preemption takes a member's Job tracking finalizer off before
     it takes the member down, and gives it back when the eviction is refused
     (operator/uncounted.py): exactly those two changes, with the operator's own
-    patches; nothing else of the finalizers, and nothing on a pod of no group."""
+    patches; nothing else of the finalizers, and nothing on a pod of no group.
+
+    The pods are a real Job's (the Job controller strips the finalizer from pods no
+    Job owns): a gang Job's member, and a plain Job's pod."""
     kubectl = as_operator
-    finalizers = ["example.com/keep", JOB_TRACKING_FINALIZER]
-    for name, member in (("member", True), ("plain", False)):
-        pod = gated_pod(name, member=member)
-        pod["metadata"]["finalizers"] = finalizers
-        kubectl.apply(pod, namespace)
-    take_off = [{"op": "remove", "path": "/metadata/finalizers/1"}]
+    pool.add(gpus=2)
+    member_job = gang_job("train", pool, workers=1)
+    plain_job = gang_job("plain", pool, workers=1)
+    del plain_job["metadata"]["labels"][POLICY_LABEL]
+    for job in (member_job, plain_job):
+        kubectl.apply(job, namespace)
+    member, plain = (bound_pod_of(kubectl, namespace, job) for job in ("train", "plain"))
+    for pod in (member, plain):  # a finalizer of someone else's beside the Job's
+        add = [{"op": "add", "path": "/metadata/finalizers/-", "value": OTHER_FINALIZER}]
+        kubectl("patch", "pod", pod, "-n", namespace, "--type=json", "-p", json.dumps(add))
+    assert finalizers_of(kubectl, namespace, member) == [JOB_TRACKING_FINALIZER, OTHER_FINALIZER]
+
+    take_off = [{"op": "remove", "path": "/metadata/finalizers/0"}]
     for wrong in (
-        [{"op": "remove", "path": "/metadata/finalizers/0"}],
+        [{"op": "remove", "path": "/metadata/finalizers/1"}],
         [{"op": "add", "path": "/metadata/finalizers/-", "value": "example.com/other"}],
-        [{"op": "replace", "path": "/metadata/finalizers", "value": finalizers[::-1]}],
+        [{"op": "replace", "path": "/metadata/finalizers",
+          "value": [OTHER_FINALIZER, JOB_TRACKING_FINALIZER]}],
         [{"op": "add", "path": "/metadata/finalizers/-", "value": JOB_TRACKING_FINALIZER}],
         [*take_off, {"op": "add", "path": "/metadata/labels/app", "value": "other"}],
-    ):
-        assert refused_by_policy(patch_as_operator(kubectl, namespace, "member", wrong, "json"))
-    assert refused_by_policy(patch_as_operator(kubectl, namespace, "plain", take_off, "json"))
+    ):  # fmt: skip
+        assert refused_by_policy(patch_as_operator(kubectl, namespace, member, wrong, "json"))
+    assert refused_by_policy(patch_as_operator(kubectl, namespace, plain, take_off, "json"))
 
-    member = kubectl.json("get", "pod", "member", "-n", namespace)
-    member["status"]["phase"] = member["status"].get("phase", "Pending")
-    uncount = uncount_patch_of(member)
-    assert patch_as_operator(kubectl, namespace, "member", uncount, "json") == (True, "")
-    assert finalizers_of(kubectl, namespace, "member") == ["example.com/keep"]
-    assert patch_as_operator(kubectl, namespace, "member", RECOUNT_PATCH) == (True, "")
-    assert finalizers_of(kubectl, namespace, "member") == finalizers
-    for name in ("member", "plain"):  # let the namespace go
-        kubectl("patch", "pod", name, "-n", namespace, "--type=merge",
+    uncount = uncount_patch(kubectl.json("get", "pod", member, "-n", namespace))
+    assert uncount is not None
+    assert patch_as_operator(kubectl, namespace, member, uncount, "json") == (True, "")
+    assert finalizers_of(kubectl, namespace, member) == [OTHER_FINALIZER]
+    assert patch_as_operator(kubectl, namespace, member, RECOUNT_PATCH) == (True, "")
+    assert sorted(finalizers_of(kubectl, namespace, member)) == [
+        JOB_TRACKING_FINALIZER,
+        OTHER_FINALIZER,
+    ]
+    for pod in (member, plain):  # let the namespace go
+        kubectl("patch", "pod", pod, "-n", namespace, "--type=merge",
                 "-p", '{"metadata": {"finalizers": null}}')  # fmt: skip
 
 
-def uncount_patch_of(pod: dict[str, Any]) -> list[dict[str, Any]]:
-    """The operator's patch for a pod its Job controls (this bare pod has no Job)."""
-    pod["metadata"]["ownerReferences"] = [{"kind": "Job", "controller": True}]
-    patch = uncount_patch(pod)
-    assert patch is not None
-    return patch
+OTHER_FINALIZER = "example.com/keep"
+
+
+def bound_pod_of(kubectl: Kubectl, namespace: str, job: str) -> str:
+    """The name of the Job's one pod, once bound."""
+    wait_until(
+        f"the pod of {job} bound",
+        lambda: any(
+            pod["spec"].get("nodeName")
+            for pod in kubectl.json("get", "pods", "-n", namespace, "-l", f"job-name={job}")[
+                "items"
+            ]
+        ),
+    )
+    [pod] = kubectl.json("get", "pods", "-n", namespace, "-l", f"job-name={job}")["items"]
+    name: str = pod["metadata"]["name"]
+    return name
 
 
 def finalizers_of(kubectl: Kubectl, namespace: str, pod: str) -> list[str]:
