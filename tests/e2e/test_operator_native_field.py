@@ -1,25 +1,30 @@
 """Jobs that opt in through the native 1.37 field `spec.scheduling` run as gangs too.
 
 Only on an API server that keeps the field (`hack/cluster.py up --job-scheduling-field`,
-as the suite's cluster is started); elsewhere the API server drops it and these tests
-are skipped. The last test brings up a second control plane with the cluster's own
-gang scheduling on (`--native-gang`), where Muster must leave such Jobs alone.
+as the suite's cluster is started); elsewhere the API server drops it and those tests
+are skipped. Two more control planes of their own: one with the cluster's own gang
+scheduling on (`--native-gang`), where Muster must leave such Jobs alone, and a plain
+one (no flags: the API server drops the field), where such a Job must run without
+gang scheduling, as the API server stored it, and be told why.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.e2e.cluster import Kubectl, LocalCluster, fresh_namespace, wait_until
+from muster.api.constants import GATED_FOR_ANNOTATION, GATED_FOR_FIELD
+from tests.e2e.cluster import ROOT, Kubectl, LocalCluster, fresh_namespace, wait_until
 from tests.e2e.harness import (
     POD_GROUPS,
     NodePool,
     OperatorProcess,
+    bound,
     cluster_mode,
     events_for,
     gang_job,
@@ -32,6 +37,9 @@ from tests.e2e.harness import (
 )
 
 pytestmark = pytest.mark.e2e
+
+EXAMPLE = ROOT / "examples" / "training-job-native.yaml"
+EXAMPLE_JOB = "train-native"
 
 
 def native_job(name: str, pool: NodePool, *, workers: int, gang: dict[str, Any]) -> dict[str, Any]:
@@ -121,18 +129,29 @@ def native_workloads(kubectl: Kubectl, namespace: str) -> list[dict[str, Any]]:
     return items
 
 
+@contextmanager
+def muster_on_a_cluster_of_its_own(state: Path, *flags: str) -> Iterator[Kubectl]:
+    """A control plane of this run's own (`cluster.py up` flags), with Muster running
+    against it as on any other cluster."""
+    cluster = LocalCluster.start(state, *flags)
+    try:
+        operator = installed_operator(cluster.kubeconfig, cluster.state_dir / "operator.log")
+        next(operator)
+        try:
+            yield Kubectl(cluster.kubeconfig)
+        finally:
+            operator.close()
+    finally:
+        cluster.release()
+
+
 @pytest.fixture(scope="module")
 def native_gang_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kubectl]:
-    """A second control plane whose own controllers and scheduler do gang scheduling,
-    with Muster running against it as on any other cluster."""
-    cluster = LocalCluster.start(tmp_path_factory.mktemp("native-gang"), "--native-gang")
-    operator = installed_operator(cluster.kubeconfig, cluster.state_dir / "operator.log")
-    try:
-        next(operator)
-        yield Kubectl(cluster.kubeconfig)
-    finally:
-        operator.close()
-        cluster.release()
+    """A second control plane whose own controllers and scheduler do gang scheduling."""
+    with muster_on_a_cluster_of_its_own(
+        tmp_path_factory.mktemp("native-gang"), "--native-gang"
+    ) as kubectl:
+        yield kubectl
 
 
 @pytest.fixture
@@ -162,3 +181,78 @@ def test_where_the_cluster_schedules_gangs_itself_muster_leaves_the_job_alone(
     assert not any(is_gated(pod) for pod in pods_of(kubectl, namespace, "train"))
     assert kubectl("get", POD_GROUPS, "train", "-n", namespace, check=False).returncode != 0
     pool.delete()
+
+
+def job_completed(kubectl: Kubectl, namespace: str, name: str) -> bool:
+    job = kubectl.json("get", "job", name, "-n", namespace)
+    conditions = job.get("status", {}).get("conditions") or []
+    return any(c["type"] == "Complete" and c["status"] == "True" for c in conditions)
+
+
+def test_the_native_example_runs_as_a_gang_where_the_field_is_kept(
+    operator: OperatorProcess,
+    kubectl: Kubectl,
+    namespace: str,
+    muster_schedules_the_field: None,
+) -> None:
+    """On the default simulated nodes, as `examples/` are written for."""
+    kubectl("apply", "-n", namespace, "-f", str(EXAMPLE))
+
+    pods = wait_all_bound(kubectl, namespace, EXAMPLE_JOB, 4)
+    group = pod_group(kubectl, namespace, EXAMPLE_JOB)
+    assert group["spec"]["schedulingPolicy"] == {"gang": {"minCount": 4}}
+    assert {(c["type"], c["status"]) for c in group["status"]["conditions"]} >= {
+        ("PodGroupInitiallyScheduled", "True")
+    }
+    zones = {
+        kubectl.json("get", "node", pod["spec"]["nodeName"])["metadata"]["labels"][
+            "topology.kubernetes.io/zone"
+        ]
+        for pod in pods
+    }
+    assert len(zones) == 1
+    wait_until("the Job to complete", lambda: job_completed(kubectl, namespace, EXAMPLE_JOB))
+
+
+@pytest.fixture(scope="module")
+def plain_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kubectl]:
+    """A control plane as `hack/cluster.py up` starts it without flags: like most 1.37
+    clusters, its API server drops the Job `spec.scheduling` field."""
+    with muster_on_a_cluster_of_its_own(tmp_path_factory.mktemp("plain")) as kubectl:
+        yield kubectl
+
+
+@pytest.fixture
+def plain_namespace(plain_cluster: Kubectl, request: pytest.FixtureRequest) -> Iterator[str]:
+    yield from fresh_namespace(plain_cluster, request.node.name)
+
+
+def test_where_the_api_server_drops_the_field_the_example_runs_without_gang_scheduling(
+    plain_cluster: Kubectl, plain_namespace: str
+) -> None:
+    kubectl, namespace = plain_cluster, plain_namespace
+    kubectl("apply", "-n", namespace, "-f", str(EXAMPLE))
+
+    stored = kubectl.json("get", "job", EXAMPLE_JOB, "-n", namespace)
+    assert "scheduling" not in stored["spec"], "this API server keeps the field"
+    template = stored["spec"]["template"]
+    assert is_gated(template), "the webhook saw the field: the pods are born gated"
+    assert template["metadata"]["annotations"][GATED_FOR_ANNOTATION] == GATED_FOR_FIELD
+
+    wait_until("the Job to complete", lambda: job_completed(kubectl, namespace, EXAMPLE_JOB))
+    pods = pods_of(kubectl, namespace, EXAMPLE_JOB)
+    assert len(pods) == 4 and len(bound(pods)) == 4
+    assert not any(is_gated(pod) for pod in pods)
+    told = [
+        event
+        for event in events_for(kubectl, namespace, EXAMPLE_JOB)
+        if event["reason"] == "SchedulingFieldDropped"
+    ]
+    assert len(told) == 1, told
+    (event,) = told
+    assert (event["type"], event["involvedObject"]["kind"]) == ("Warning", "Job")
+    assert event["involvedObject"]["uid"] == stored["metadata"]["uid"]
+    assert "WorkloadWithJob" in event["message"]
+    assert "without gang scheduling" in event["message"]
+    found = kubectl("get", POD_GROUPS, EXAMPLE_JOB, "-n", namespace, check=False)
+    assert found.returncode != 0, "no PodGroup for a Job stored without its opt-in"

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from muster.api.constants import GANG_GATE, POD_GROUP_LABEL
-from muster.operator.pods import release_patch, required_terms
+from muster.operator.pods import release_patch, required_terms, ungate_patch
 from muster.operator.uncounted import JOB_TRACKING_FINALIZER, RECOUNT_PATCH, uncount_patch
 from tests.e2e.cluster import ROOT, Kubectl, wait_until
 from tests.e2e.harness import POLICY_LABEL, NodePool, OperatorProcess, gang_job, pinned_to
@@ -209,6 +209,20 @@ def finalizers_of(kubectl: Kubectl, namespace: str, pod: str) -> list[str]:
         "finalizers", []
     )
     return found
+
+
+def test_the_operator_may_take_its_gate_off_without_pinning_the_pod(
+    as_operator: Kubectl, namespace: str
+) -> None:
+    """As it does for the pods of a Job whose native field the API server dropped."""
+    kubectl = as_operator
+    pod = gated_pod("member", member=True)
+    pod["spec"]["schedulingGates"].append({"name": "example.com/quota"})
+    kubectl.apply(pod, namespace)
+    assert patch_as_operator(kubectl, namespace, "member", ungate_patch()) == (True, "")
+    ungated = kubectl.json("get", "pod", "member", "-n", namespace)
+    assert ungated["spec"]["schedulingGates"] == [{"name": "example.com/quota"}]
+    assert pinned_to(ungated) is None
 
 
 def test_the_pin_narrows_the_pods_own_required_node_affinity_and_nothing_else(

@@ -21,6 +21,11 @@ CATEGORY: Final = "muster"
 # Membership and gating of pods.
 POD_GROUP_LABEL: Final = f"{GROUP}/pod-group"
 GANG_GATE: Final = f"{GROUP}/gang"
+# On the pod template of a Job gated for its native field `spec.scheduling`: what the
+# gate was put there for. An API server without the WorkloadWithJob feature drops the
+# field after admission, and the stored Job then no longer says why its pods are gated.
+GATED_FOR_ANNOTATION: Final = f"{GROUP}/gated-for"
+GATED_FOR_FIELD: Final = "spec.scheduling"
 
 # Job opt-in: a label choosing the policy, annotations tuning it.
 POLICY_LABEL: Final = f"{GROUP}/policy"

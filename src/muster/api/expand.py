@@ -24,6 +24,8 @@ from muster.api.constants import (
     API_VERSION,
     CRON_JOB_ANNOTATION,
     EXPECTED_RUNTIME_ANNOTATION,
+    GATED_FOR_ANNOTATION,
+    GATED_FOR_FIELD,
     JOB_TEMPLATE_NAME,
     POD_GROUP_KIND,
     POD_GROUP_LABEL,
@@ -140,7 +142,9 @@ def gated_pod_template(job: Mapping[str, Any], opt_in: JobOptIn) -> dict[str, An
     Idempotent: a template that already carries them comes back unchanged. Only
     gangs are gated; a basic group's pods schedule as they come, and so do pods
     whose template names their node (the API server refuses a bound pod with
-    scheduling gates).
+    scheduling gates). A template gated for the native field says so
+    (`GATED_FOR_ANNOTATION`): the API server may drop the field once admission is
+    over, and the engine then lets those pods go (`muster.scheduler.dropped_field`).
     """
     template = copy.deepcopy(dict(job.get("spec", {}).get("template", {})))
     metadata = template.setdefault("metadata", {})
@@ -149,6 +153,9 @@ def gated_pod_template(job: Mapping[str, Any], opt_in: JobOptIn) -> dict[str, An
     if opt_in.is_gang and not (template.get("spec") or {}).get("nodeName"):
         spec = template.setdefault("spec", {})
         spec["schedulingGates"] = with_gang_gate(spec.get("schedulingGates") or [])
+        if opt_in.source == "field":
+            annotations = metadata.get("annotations") or {}
+            metadata["annotations"] = {**annotations, GATED_FOR_ANNOTATION: GATED_FOR_FIELD}
     return template
 
 

@@ -74,6 +74,13 @@ class OptInError(ValueError):
         self.problems = problems
 
 
+def carries_opt_in(job: Mapping[str, Any]) -> bool:
+    """Cheaply: whether a Job carries either spelling of the opt-in (the parser judges it)."""
+    labels = _mapping(_mapping(job.get("metadata")).get("labels"))
+    scheduling = _mapping(_mapping(job.get("spec")).get("scheduling"))
+    return POLICY_LABEL in labels or "schedulingPolicy" in scheduling
+
+
 def read_job_opt_in(job: Mapping[str, Any]) -> JobOptIn | None:
     """The Job's opt-in, or None when it has not opted in.
 

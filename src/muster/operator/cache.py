@@ -22,6 +22,7 @@ from muster.operator.kube import JsonObject
 from muster.operator.name_index import NameIndex
 from muster.operator.pod_group_copies import PodGroupCopies
 from muster.scheduler import ClusterState
+from muster.scheduler.dropped_field import gated_for_field
 from muster.scheduler.fields import shared
 from muster.scheduler.intake import pod_scheduled
 from muster.scheduler.release_failures import ReleaseFailure
@@ -172,6 +173,7 @@ class LiveCache:
         self.claims = _Sink(self._upsert_claim, self._remove_claim)
         self.volumes = _Sink(self._upsert_volume, self._remove_volume)
         self.budgets = _Sink(self._upsert_budget, self._remove_budget)
+        self.jobs = _Sink(self._upsert_job, self._remove_job)
 
     def apply_pod_group(self, pod_group: JsonObject) -> bool:
         """Record a PodGroup as seen by a watch or as returned by our own write."""
@@ -322,6 +324,23 @@ class LiveCache:
         self._delete("PodDisruptionBudget", namespace, name)
         self.rejections.pop(_object_key("PodDisruptionBudget", budget), None)
         return False
+
+    def _upsert_job(self, job: JsonObject) -> bool:
+        """Jobs whose pods were gated for the native field (`dropped_field`); the
+        rest, nearly every Job, never reach the engine or its trace."""
+        if not gated_for_field(job):
+            return False
+        key = object_key(job)
+        before = self.state.dropped_fields.get(key)
+        self._take_in("Job", job)
+        return self.state.dropped_fields.get(key) != before
+
+    def _remove_job(self, job: JsonObject) -> bool:
+        namespace, name = object_key(job)
+        if (namespace, name) not in self.state.dropped_fields:
+            return False
+        self._delete("Job", namespace, name)
+        return True
 
     def _changed(self, kind: str, namespace: str, name: str, fingerprint: Hashable) -> bool:
         """Whether the object's fingerprint moved. Only the fingerprint's hash is kept:

@@ -51,14 +51,19 @@ JOBS = "/apis/batch/v1/jobs"
 Source = tuple[str, Mapping[str, str], Sink]  # path, list/watch query, where it goes
 
 
-def scheduling_sources(cache: LiveCache, views: PodViews | None = None) -> list[Source]:
+def scheduling_sources(
+    cache: LiveCache, views: PodViews | None = None, jobs: Sink | None = None
+) -> list[Source]:
     """What the engine's snapshot is built from, and where each collection goes.
 
     Pods come through two views (`pod_views`): those that can hold capacity and every
-    gang member, merged by `views` (into the cache's pod sink unless given).
+    gang member, merged by `views` (into the cache's pod sink unless given). Jobs go
+    to `jobs` (the cache's Job sink unless given): every Job, since those opting in
+    by the native field carry no label to select them by.
     """
     views = views or PodViews(cache.pods)
     return [
+        (JOBS, {}, jobs or cache.jobs),
         (NODES, {}, cache.nodes),
         (NAMESPACES, {}, cache.namespaces),
         (VOLUMES, {}, cache.volumes),
@@ -130,9 +135,8 @@ class Controller:
         )
         views = PodViews(_Both(self.cache.pods, pods.required_terms))
         pods.answered = views.answer
-        sources = scheduling_sources(self.cache, views)
-        # Every Job: those opting in by the native field carry no label to select.
-        sources += [(JOBS, {}, self.expanders[0]), (WORKLOADS, {}, self.expanders[1])]
+        sources = scheduling_sources(self.cache, views, _Both(self.cache.jobs, self.expanders[0]))
+        sources.append((WORKLOADS, {}, self.expanders[1]))
         self.informers = [
             Informer(
                 kube,

@@ -33,11 +33,10 @@ from muster.api.constants import (
     API_VERSION,
     MIN_COUNT_ANNOTATION,
     POD_GROUP_PLURAL,
-    POLICY_LABEL,
     WORKLOAD_PLURAL,
 )
 from muster.api.expand import MANAGED_BY, MANAGED_BY_LABEL, expand_job, expand_workload
-from muster.api.optin import OptInError, read_job_opt_in
+from muster.api.optin import OptInError, carries_opt_in, read_job_opt_in
 from muster.api.resize import current_min_count, min_count_patch
 from muster.operator.events import NORMAL, WARNING, EventRecorder, reference
 from muster.operator.kube import JSON_PATCH, JsonObject, Kube, KubeError, NotLeadingError
@@ -69,13 +68,6 @@ def _collection(obj: Mapping[str, Any]) -> str:
 def _key(obj: Mapping[str, Any]) -> tuple[str, str]:
     metadata = obj.get("metadata") or {}
     return str(metadata.get("namespace", "")), str(metadata.get("name", ""))
-
-
-def _opts_in(job: Mapping[str, Any]) -> bool:
-    """Cheaply: whether a Job carries either spelling of the opt-in (the parser judges it)."""
-    labels = (job.get("metadata") or {}).get("labels") or {}
-    scheduling = (job.get("spec") or {}).get("scheduling") or {}
-    return POLICY_LABEL in labels or "schedulingPolicy" in scheduling
 
 
 def _identity(obj: Mapping[str, Any]) -> tuple[str, str, str, int, str]:
@@ -121,7 +113,7 @@ class Expander:
         self.again: set[tuple[str, str]] = set()
 
     def upsert(self, obj: JsonObject) -> bool:
-        if self.kind == "Job" and not _opts_in(obj):
+        if self.kind == "Job" and not carries_opt_in(obj):
             self.remove(obj)  # it may have opted out; it never keeps a place in memory
             return False
         key = _key(obj)

@@ -41,7 +41,17 @@ from muster.operator.pods import PodActions
 from muster.operator.trigger import Trigger
 from muster.operator.writer import StatusWriter
 from muster.scheduler import EngineConfig, schedule
-from muster.scheduler.plan import Evict, Plan, RecordEvent, Release, Step, StepKind, WriteStatus
+from muster.scheduler.plan import (
+    Evict,
+    Plan,
+    RecordEvent,
+    Release,
+    Step,
+    StepKind,
+    TellJob,
+    Ungate,
+    WriteStatus,
+)
 from muster.scheduler.release_failures import ReleaseFailure
 from muster.scheduler.results import CycleResult, GroupKey, PodKey
 from muster.simulation.trace import cycle_line
@@ -146,6 +156,10 @@ class SchedulingLoop:
                 done = await self._evict(step, action)
             elif isinstance(action, Release):
                 done = await self._release(action)
+            elif isinstance(action, Ungate):
+                done = await self._ungate(action)
+            elif isinstance(action, TellJob):
+                done = await self._tell_job(action)
             else:
                 done = await self._tell(action)
             if not done:
@@ -191,6 +205,19 @@ class SchedulingLoop:
             self.trigger.poke()  # the engine decides what the failures mean
         return True
 
+    async def _ungate(self, action: Ungate) -> bool:
+        """Whether any pod lost its gate: what the Job is told of. The others are
+        ungated by a later cycle (the engine sees them still gated)."""
+        outcome = await self.pods.ungate(action.pods)
+        return bool(outcome.done)
+
+    async def _tell_job(self, action: TellJob) -> bool:
+        metadata = action.job._asdict()
+        involved = reference({"apiVersion": "batch/v1", "kind": "Job", "metadata": metadata})
+        kind = WARNING if action.warning else NORMAL
+        await self.events.record(involved, kind, action.reason, action.message)
+        return True
+
     async def _tell(self, action: RecordEvent) -> bool:
         """On the PodGroup and on the Job that owns it: users look at either first."""
         pod_group = self.cache.pod_groups.get(action.group)
@@ -220,13 +247,16 @@ class SchedulingLoop:
 
         A Job's pods exist before the operator has created the Job's PodGroup, so
         warning at once would write an event for most pods of every new Job; the
-        grace period keeps the event for a PodGroup that is truly missing. The
+        grace period keeps the event for a PodGroup that is truly missing. The pods of
+        a Job whose opt-in the API server dropped wait for none: the engine lets them
+        go (`muster.scheduler.let_go`), and their Job is told why. The
         members are copied before the first await: the informers change the cache
         while an event is being written.
         """
         orphaned_since: dict[PodKey, float] = {}
+        let_go_groups = {dropped.group for dropped in self.cache.state.dropped_fields.values()}
         for key, members in list(self.cache.members.items()):
-            if key in self.cache.pod_groups:
+            if key in self.cache.pod_groups or key in let_go_groups:
                 continue
             for name, member in list(members.items()):
                 if member.native:

@@ -8,10 +8,11 @@ because the engine counts a finished member towards its gang and learns runtimes
 from it. A pod in both views is one pod: it stays while either view has it, and an
 older version from one watch never replaces a newer one the other delivered.
 
-The API server's answer to the operator's own write of a pod (a release) is a third
-source: the pod as stored after the write, newer than what either watch delivered
-until then. Taken in at once, the next cycle sees the pod released instead of
-releasing it again while the watch's copy of the change is still on its way.
+The API server's answer to the operator's own write of a pod (a release, an
+ungating) is a third source: the pod as stored after the write, newer than what
+either watch delivered until then. Taken in at once, the next cycle sees the pod
+released instead of releasing it again while the watch's copy of the change is
+still on its way.
 """
 
 from __future__ import annotations

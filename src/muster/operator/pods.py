@@ -1,4 +1,4 @@
-"""The three things the operator does to pods: release, evict, delete — many at once.
+"""What the operator does to pods: release, ungate, evict, delete — many at once.
 
 Releasing is ONE strategic-merge patch per pod that removes our gate and pins the pod
 to its planned node by name: a required node affinity term `matchFields
@@ -14,6 +14,9 @@ The patch replaces the list of terms whole, so it is built from the pod's own te
 which `RequiredTerms` keeps for the gated pods that have any (most have none). A pod
 whose terms changed since is refused by the API server (the change would not narrow),
 and released on a later cycle from its fresh terms.
+
+Ungating removes the gate alone: for the pods no gang will ever hold (a Job whose
+opt-in the API server dropped, `muster.scheduler.let_go`), there is no node to pin.
 
 Every batch runs with bounded concurrency so a 1,000-pod gang does not open 1,000
 connections at once, and none starts once this replica cannot prove it still leads.
@@ -61,11 +64,16 @@ def required_terms(pod: Mapping[str, Any]) -> list[JsonObject]:
     return list(required.get("nodeSelectorTerms") or [])
 
 
+def ungate_patch() -> JsonObject:
+    """Remove the gang gate and nothing else, as a strategic-merge patch."""
+    return {"spec": {"schedulingGates": [{"$patch": "delete", "name": GANG_GATE}]}}
+
+
 def release_patch(node: str, terms: Sequence[Mapping[str, Any]] = ()) -> JsonObject:
     """Remove the gang gate and pin to `node`, in one strategic-merge patch."""
     return {
         "spec": {
-            "schedulingGates": [{"$patch": "delete", "name": GANG_GATE}],
+            **ungate_patch()["spec"],
             "affinity": {
                 "nodeAffinity": {
                     "requiredDuringSchedulingIgnoredDuringExecution": {
@@ -154,15 +162,22 @@ class PodActions:
     async def release(self, placements: Iterable[tuple[PodKey, str]]) -> BatchOutcome:
         async def one(item: tuple[PodKey, str]) -> None:
             pod, node = item
-            released = await self.kube.request(
-                "PATCH",
-                pod_path(pod),
-                body=release_patch(node, self.required_terms.of(pod)),
-                content_type=STRATEGIC_MERGE_PATCH,
-            )
-            self.answered(released)
+            await self._patch(pod, release_patch(node, self.required_terms.of(pod)))
 
         return await self._batch(list(placements), one, key=lambda item: item[0])
+
+    async def ungate(self, pods: Iterable[PodKey]) -> BatchOutcome:
+        async def one(pod: PodKey) -> None:
+            await self._patch(pod, ungate_patch())
+
+        return await self._batch(list(pods), one, key=lambda pod: pod)
+
+    async def _patch(self, pod: PodKey, patch: JsonObject) -> None:
+        """Patch the pod; the API server's answer (the pod as it is now) goes to `answered`."""
+        answer = await self.kube.request(
+            "PATCH", pod_path(pod), body=patch, content_type=STRATEGIC_MERGE_PATCH
+        )
+        self.answered(answer)
 
     async def evict(self, pods: Iterable[PodKey]) -> BatchOutcome:
         """Evict through the Eviction API, so PodDisruptionBudgets have their say."""

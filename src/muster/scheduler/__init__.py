@@ -26,6 +26,8 @@ How it is built, one module per job:
 - lifecycle, follow, transitions, plan: an admitted gang followed to completion or
   rolled back, each transition written ahead; release_failures: what the API server
   answered when a pod could not be released (an observation the operator reports).
+- dropped_field, let_go: a Job stored without the native field its pods were gated
+  for, and its pods let go to run as any pod's.
 - explain: kube-scheduler-style reasons and the gang view.
 - results: what a cycle decided, as frozen values.
 

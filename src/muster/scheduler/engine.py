@@ -13,7 +13,8 @@
    waited past `starvation_seconds` (since it last started waiting): then it holds
    nodes (see `_hold`), and later gangs cannot use them.
 5. Grow admitted gangs with members beyond `minCount`, as they fit.
-6. Turn it all into the plan (`transitions`): ordered steps, each group's status.
+6. Turn it all into the plan (`transitions`): ordered steps, each group's status;
+   and let go the pods of Jobs whose opt-in the API server dropped (`let_go`).
 
 The state is only read: every decision lives in the returned `CycleResult`.
 """
@@ -48,6 +49,7 @@ from muster.scheduler.follow import Following, follow
 from muster.scheduler.intake import GroupRecord, PlacementRules
 from muster.scheduler.interplay import HOSTNAME, GangInterplay, Member
 from muster.scheduler.interpod_view import InterPodView
+from muster.scheduler.let_go import let_go
 from muster.scheduler.plan import Plan
 from muster.scheduler.pod_terms import NO_RULES, InterPodRules, Labels
 from muster.scheduler.predicates import with_port_conflicts, with_refusals
@@ -172,7 +174,8 @@ class _Cycle:
         idle = planner.idle()
         self.state.quiet |= {key for key in idle if key in followed and followed[key].settled}
         self.state.quiet |= {key for key in idle if not self.state.groups[key].gang}
-        return planner.plan()
+        plan = planner.plan()
+        return replace(plan, steps=(*plan.steps, *let_go(self.state)))
 
     # ---- shapes and placements ---------------------------------------------------
 

@@ -27,3 +27,14 @@ class PodKey(NamedTuple):
 
     def __str__(self) -> str:
         return f"{self.namespace}/{self.name}"
+
+
+class JobRef(NamedTuple):
+    """A Job, as an Event names it: its uid too, which `kubectl describe job` matches."""
+
+    namespace: str
+    name: str
+    uid: str
+
+    def __str__(self) -> str:
+        return f"{self.namespace}/{self.name}"

@@ -11,7 +11,9 @@ written down (`WriteStatus`) before anything acts on it (`Evict`, `Release`):
              its pods are released by a later cycle, once the victims are gone;
 - roll back: write the gang as not admitted (plan cleared, backoff), then evict its
              released pods;
-- follow:    finish what an earlier cycle (or an operator since restarted) started.
+- follow:    finish what an earlier cycle (or an operator since restarted) started;
+- let go:    ungate the pods of a Job whose opt-in the API server dropped, then tell
+             the Job why (see `let_go`): no gang holds them, so nothing is written.
 
 Every status a step writes is the group's whole desired status after the cycle
 (`Plan.statuses`), computed from the version of the PodGroup it was read at; the
@@ -24,7 +26,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from muster.scheduler.keys import GroupKey, PodKey
+from muster.scheduler.keys import GroupKey, JobRef, PodKey
 
 JsonObject = dict[str, Any]
 
@@ -68,7 +70,26 @@ class RecordEvent:
     message: str
 
 
-Action = WriteStatus | Evict | Release | RecordEvent
+@dataclass(frozen=True, slots=True)
+class Ungate:
+    """Remove the gang gate of each pod and pin none: no gang holds them, and
+    kube-scheduler places them as it places any pod."""
+
+    pods: tuple[PodKey, ...]  # sorted
+
+
+@dataclass(frozen=True, slots=True)
+class TellJob:
+    """Tell a Job, as an Event, what became of its pods; it follows the action it tells
+    of, and is told only once that action succeeded."""
+
+    job: JobRef
+    warning: bool
+    reason: str
+    message: str
+
+
+Action = WriteStatus | Evict | Release | RecordEvent | Ungate | TellJob
 
 
 class StepKind(StrEnum):
@@ -79,6 +100,7 @@ class StepKind(StrEnum):
     ROLL_BACK = "roll back"
     TAKE_DOWN = "take down"  # finishing a rollback or preemption already written
     RECORD = "record"  # a verdict or fresh counts: a status write only
+    LET_GO = "let go"  # pods no gang will ever hold, ungated without a plan
 
 
 @dataclass(frozen=True, slots=True)

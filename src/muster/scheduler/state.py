@@ -22,6 +22,7 @@ import numpy.typing as npt
 
 from muster.api.priority import DEFAULT_PRIORITY, lowest_default
 from muster.scheduler.budgets import Budget
+from muster.scheduler.dropped_field import DroppedField, dropped_field
 from muster.scheduler.fields import IntakeError
 from muster.scheduler.growable import grown
 from muster.scheduler.intake import (
@@ -143,6 +144,7 @@ class ClusterState:
         self.volumes = Volumes()
         self.priority_classes: dict[str, PriorityClassRecord] = {}
         self.budgets: dict[tuple[str, str], Budget] = {}  # (namespace, name)
+        self.dropped_fields: dict[tuple[str, str], DroppedField] = {}  # by Job (ns, name)
         self._pod_slots = _Slots()
         self.pod_demand: Matrix = np.zeros((0, 1), dtype=np.int64)
         self.pod_node: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)
@@ -193,6 +195,7 @@ class ClusterState:
         twin.volumes = self.volumes.copy()
         twin.priority_classes = dict(self.priority_classes)
         twin.budgets = dict(self.budgets)
+        twin.dropped_fields = dict(self.dropped_fields)
         twin._pod_slots = self._pod_slots.copy()
         twin.pod_demand = self.pod_demand.copy()
         twin.pod_node = self.pod_node.copy()
@@ -520,6 +523,24 @@ class ClusterState:
             entry = self.pods[PodKey(key.namespace, name)]
             self._release(entry)
             self._hold(entry)
+
+    # ---- Jobs -------------------------------------------------------------------
+
+    def apply_job(self, job: Mapping[str, Any]) -> str | None:
+        """A Job matters only when the API server dropped the field its pods were
+        gated for (`dropped_field`); every other Job is forgotten as it comes."""
+        metadata = job.get("metadata")
+        metadata = metadata if isinstance(metadata, Mapping) else {}
+        key = (str(metadata.get("namespace") or ""), str(metadata.get("name") or ""))
+        record = dropped_field(job)
+        if record is None:
+            self.dropped_fields.pop(key, None)
+        else:
+            self.dropped_fields[key] = record
+        return None
+
+    def delete_job(self, namespace: str, name: str) -> None:
+        self.dropped_fields.pop((namespace, name), None)
 
     # ---- namespaces -------------------------------------------------------------
 

@@ -283,7 +283,7 @@ def transitions(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[Tra
     Preempted and DisruptionTarget to True, with the same message) is told once, in
     the words of the first.
     """
-    told = []
+    told: list[Transition] = []
     for kind in (CONDITION_SCHEDULED, CONDITION_DISRUPTION_TARGET):
         old, new = condition(before, kind), condition(after, kind)
         if new is None:

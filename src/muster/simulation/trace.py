@@ -28,7 +28,7 @@ from dataclasses import asdict
 from typing import Any
 
 from muster.scheduler import ClusterState, EngineConfig
-from muster.scheduler.plan import Action, Evict, Release, WriteStatus
+from muster.scheduler.plan import Action, Evict, Release, TellJob, Ungate, WriteStatus
 from muster.scheduler.release_failures import ReleaseFailure
 from muster.scheduler.results import CycleResult, PodKey
 
@@ -45,8 +45,9 @@ _APPLY: dict[str, Callable[[ClusterState, Mapping[str, Any]], str | None]] = {
     "PersistentVolumeClaim": ClusterState.apply_claim,
     "PersistentVolume": ClusterState.apply_volume,
     "PodDisruptionBudget": ClusterState.apply_pod_disruption_budget,
+    "Job": ClusterState.apply_job,
 }
-_NAMESPACED = {"Pod", "PodGroup", "PersistentVolumeClaim", "PodDisruptionBudget"}
+_NAMESPACED = {"Pod", "PodGroup", "PersistentVolumeClaim", "PodDisruptionBudget", "Job"}
 
 
 def apply_object(state: ClusterState, kind: str, obj: Mapping[str, Any]) -> str | None:
@@ -68,6 +69,7 @@ _DELETE: dict[str, Callable[[ClusterState, str, str], None]] = {
     "PersistentVolumeClaim": ClusterState.delete_claim,
     "PersistentVolume": lambda state, _, name: state.delete_volume(name),
     "PodDisruptionBudget": ClusterState.delete_pod_disruption_budget,
+    "Job": ClusterState.delete_job,
 }
 
 
@@ -154,6 +156,15 @@ def _action(action: Action) -> JsonObject:
         return {"evict": [str(pod) for pod in action.pods], "force": action.force}
     if isinstance(action, Release):
         return {"release": str(action.group), "placements": [list(p) for p in action.placements]}
+    if isinstance(action, Ungate):
+        return {"ungate": [str(pod) for pod in action.pods]}
+    if isinstance(action, TellJob):
+        return {
+            "jobEvent": str(action.job),
+            "warning": action.warning,
+            "reason": action.reason,
+            "message": action.message,
+        }
     return {
         "event": str(action.group),
         "warning": action.warning,

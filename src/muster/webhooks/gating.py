@@ -7,7 +7,12 @@ Muster:
   `spec.scheduling.schedulingPolicy` (a CEL match condition selects them, see
   `muster.webhooks.server`), on CREATE: the pod template gets the group label and,
   for gangs, the scheduling gate (`muster.api.expand`), so every pod the Job
-  controller creates is born gated.
+  controller creates is born gated. A template gated for the native field says so
+  (`scheduling.muster.dev/gated-for: spec.scheduling`): the API server runs this
+  webhook before it prepares the Job for storage, and one without the
+  `WorkloadWithJob` feature drops the field only then, so the webhook cannot know
+  whether the field will be kept. The engine reads the stored Job and, when the
+  field is gone, lets its pods go (`muster.scheduler.let_go`).
 - Pods labelled `scheduling.muster.dev/pod-group` (CREATE): the gate is added, because
   gates can only be set at creation. Pods controlled by a Job are left as they are:
   their Job's opt-in already decided (a `basic` Job's pods must not be held). Pods

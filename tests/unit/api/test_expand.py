@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 from typing import Any
 
 from muster.api.expand import expand_job, expand_workload, gated_pod_template
@@ -191,3 +192,16 @@ def test_a_cron_jobs_job_names_its_cron_job_on_its_pod_group() -> None:
     assert pod_group["metadata"]["annotations"] == {"scheduling.muster.dev/cron-job": "nightly"}
     job["metadata"]["ownerReferences"][0]["controller"] = False  # owned, not controlled
     assert "annotations" not in expand_job(job, GANG).pod_group["metadata"]
+
+
+def test_a_template_gated_for_the_native_field_says_so() -> None:
+    template = gated_pod_template(training_job(), replace(GANG, source="field"))
+    assert template["metadata"]["annotations"] == {
+        "scheduling.muster.dev/gated-for": "spec.scheduling"
+    }
+    assert template["spec"]["schedulingGates"][-1] == {"name": "scheduling.muster.dev/gang"}
+
+
+def test_only_a_gate_put_there_for_the_field_is_marked() -> None:
+    for opt_in in (GANG, replace(BASIC, source="field")):
+        assert "annotations" not in gated_pod_template(training_job(), opt_in)["metadata"]

@@ -15,7 +15,7 @@ from muster.operator.pods import BatchOutcome, Failure
 from muster.scheduler import EngineConfig
 from muster.scheduler.plan import StepKind
 from muster.scheduler.results import GroupKey, PodKey
-from tests.unit.scheduler.builders import node, pod, pod_group
+from tests.unit.scheduler.builders import job, node, pod, pod_group
 
 GANG = GroupKey("team", "trainer")
 VICTIM = PodKey("other", "batch-0")
@@ -51,6 +51,13 @@ class FakePods:
             self.cache.pods.upsert(released)
             done.append(key)
         return BatchOutcome(tuple(done), {})
+
+    async def ungate(self, pods: Iterable[PodKey]) -> BatchOutcome:
+        done = tuple(pods)
+        for key in done:
+            group = self.cache.state.pods[key].record.group_name
+            self.cache.pods.upsert(pod(key.name, group=group, namespace=key.namespace, gated=False))
+        return BatchOutcome(done, {})
 
     async def evict(self, pods: Iterable[PodKey]) -> BatchOutcome:
         done = tuple(pods)
@@ -397,3 +404,42 @@ async def test_a_transition_whose_status_was_not_written_is_not_told() -> None:
     loop = loop_with_a_job_gang(writer_refuses=True)
     await loop.cycle()
     assert loop.events.recorded == []  # type: ignore[attr-defined]
+
+
+def loop_with_a_dropped_field() -> SchedulingLoop:
+    """A Job gated for its native field, stored without it, and two of its pods."""
+    cache = LiveCache()
+    cache.nodes.upsert(node("n1"))
+    cache.jobs.upsert(job("train", namespace="team"))
+    for name in ("train-0", "train-1"):
+        cache.pods.upsert(pod(name, group="train", namespace="team"))
+    return loop_over(cache)
+
+
+async def test_the_pods_of_a_job_whose_field_was_dropped_are_ungated_and_it_is_told_once() -> None:
+    loop = loop_with_a_dropped_field()
+    events: FakeEvents = loop.events  # type: ignore[assignment]
+    await loop.cycle()
+    members = loop.cache.state.members[GroupKey("team", "train")]
+    assert not any(loop.cache.state.pods[PodKey("team", n)].record.gated for n in members)
+    assert [(name, reason) for name, reason, _ in events.recorded] == [
+        ("train", "SchedulingFieldDropped")
+    ]
+    loop.cache.pods.upsert(pod("train-2", group="train", namespace="team"))
+    await loop.cycle()
+    later = max(loop.orphaned_since.values(), default=0.0) + 1000.0
+    await loop._warn_orphans(later)  # their PodGroup is not missing: it will never be
+    assert not loop.cache.state.pods[PodKey("team", "train-2")].record.gated
+    assert len(events.recorded) == 1
+
+
+def test_only_jobs_gated_for_the_field_reach_the_engine_and_start_a_cycle() -> None:
+    cache = LiveCache()
+    assert not cache.jobs.upsert(job("plain", gated_for_field=False))
+    assert cache.jobs.upsert(job("train"))
+    assert not cache.jobs.upsert(job("train"))  # a status change: nothing new
+    assert cache.jobs.upsert(job("train", labels={"scheduling.muster.dev/policy": "gang"}))
+    assert cache.jobs.upsert(job("train"))
+    assert cache.jobs.remove(job("train"))
+    assert not cache.jobs.remove(job("plain", gated_for_field=False))
+    assert cache.state.dropped_fields == {}

@@ -11,7 +11,7 @@ from muster.operator.trace import TraceFile
 from muster.scheduler import EngineConfig
 from muster.simulation.replay import first_difference, read_trace, replay
 from tests.unit.operator.test_loop import loop_over, two_pod_loop
-from tests.unit.scheduler.builders import node, pod, pod_group
+from tests.unit.scheduler.builders import job, node, pod, pod_group
 
 ENGINE = EngineConfig()
 
@@ -95,3 +95,27 @@ async def test_a_line_still_being_written_is_left_out(tmp_path: Path) -> None:
         file.write(json.dumps({"line": "cycle"})[:7])
 
     assert read_trace(path) == whole
+
+
+async def test_letting_go_the_pods_of_a_job_whose_field_was_dropped_replays(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "trace.jsonl"
+    trace = TraceFile(path, ENGINE)
+    loop = recording_loop(trace)
+    loop.cache.jobs.upsert(job("plain", gated_for_field=False))
+    loop.cache.jobs.upsert(job("train"))
+    loop.cache.pods.upsert(pod("train-0", group="train"))
+    await loop.cycle()
+    trace.close()
+
+    lines = read_trace(path)
+    assert [line["object"]["metadata"]["name"] for line in lines if line.get("kind") == "Job"] == [
+        "train"
+    ]
+    (cycle,) = replay(lines)
+    assert first_difference([cycle]) is None
+    (step,) = cycle.replayed["steps"]
+    assert step["kind"] == "let go"
+    assert step["actions"][0] == {"ungate": ["default/train-0"]}
+    assert step["actions"][1]["jobEvent"] == "default/train"

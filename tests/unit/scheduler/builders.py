@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from muster.api.constants import GANG_GATE, POD_GROUP_LABEL
+from muster.api.constants import GANG_GATE, GATED_FOR_ANNOTATION, GATED_FOR_FIELD, POD_GROUP_LABEL
 from muster.scheduler import ClusterState
 from muster.scheduler.intake import node_from
 from muster.scheduler.node_columns import NodeColumns
@@ -158,6 +158,43 @@ def budget(
     }
 
 
+def job(
+    name: str,
+    *,
+    namespace: str = "default",
+    uid: str | None = None,
+    gated_for_field: bool = True,
+    scheduling: Obj | None = None,
+    labels: dict[str, str] | None = None,
+) -> Obj:
+    """A Job as the API server stored it, its pod template gated for a gang named after
+    it (by Muster's webhook for the native field, when `gated_for_field`). `scheduling`
+    is the stored `spec.scheduling`: none when the API server dropped it."""
+    template_metadata: Obj = {"labels": {POD_GROUP_LABEL: name}}
+    if gated_for_field:
+        template_metadata["annotations"] = {GATED_FOR_ANNOTATION: GATED_FOR_FIELD}
+    spec: Obj = {
+        "parallelism": 2,
+        "template": {
+            "metadata": template_metadata,
+            "spec": {"schedulingGates": [{"name": GANG_GATE}], "containers": [{"name": "w"}]},
+        },
+    }
+    if scheduling is not None:
+        spec["scheduling"] = scheduling
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "uid": uid or f"{name}-uid",
+            "labels": labels or {},
+        },
+        "spec": spec,
+    }
+
+
 def priority_class(name: str, value: int, *, global_default: bool = False) -> Obj:
     return {
         "apiVersion": "scheduling.k8s.io/v1",
@@ -185,6 +222,7 @@ def cluster(*objects: Obj) -> ClusterState:
         "PodGroup": state.apply_pod_group,
         "PriorityClass": state.apply_priority_class,
         "PodDisruptionBudget": state.apply_pod_disruption_budget,
+        "Job": state.apply_job,
     }
     for obj in objects:
         problem = appliers[obj["kind"]](obj)
