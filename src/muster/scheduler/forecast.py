@@ -9,7 +9,10 @@ in that run is given its plan in the copy and its pods run for their expected
 runtime, so the gangs behind it see it come and go. Each waiting gang's estimate is
 the moment it is admitted in the run.
 
-The run stops when every waiting gang has started, when the next end lies past the
+A gang that does not fit even on the empty cluster never starts, whatever ends: the
+engine says so in its verdict, and the run does not wait for it.
+
+The run stops when every other waiting gang has started, when the next end lies past the
 horizon, or when the budget is spent: a number of cycles, and `keep_going`, asked
 before each cycle (the operator stops a forecast that takes too long, and pauses it
 while its own cycle runs; the engine itself reads no clock). A gang still waiting then has no
@@ -30,7 +33,15 @@ from enum import StrEnum
 from muster.scheduler.config import EngineConfig
 from muster.scheduler.endings import Ending, Endings
 from muster.scheduler.engine import schedule
-from muster.scheduler.results import Admission, CycleResult, GroupKey, Growth, PodKey, Reason
+from muster.scheduler.results import (
+    Admission,
+    CycleResult,
+    GroupKey,
+    Growth,
+    PodKey,
+    Reason,
+    Verdict,
+)
 from muster.scheduler.runtimes import Basis, Runtime, weakest
 from muster.scheduler.state import ClusterState
 
@@ -40,6 +51,7 @@ DEFAULT_BUDGET_CYCLES = 200
 
 class Outcome(StrEnum):
     STARTS = "starts"
+    NEVER = "never"  # it does not fit even on the empty cluster
     BEYOND_HORIZON = "beyond-horizon"
     UNKNOWN = "unknown"
 
@@ -153,6 +165,7 @@ class _Forward:
         self.waiting = {key for key in self.state.unadmitted_gangs if self.state.groups[key].gang}
         self.backoffs = _backoff_ends(self.state, self.waiting, now)
         self.starts: dict[GroupKey, tuple[float, Admission]] = {}
+        self.never: dict[GroupKey, Verdict] = {}
         self.preempted: dict[GroupKey, float] = {}
         self.first: CycleResult | None = None
         self._unknown: tuple[str, ...] | None = None
@@ -162,7 +175,7 @@ class _Forward:
         moment: float | None = self.now
         while moment is not None:
             self._settle(moment)
-            if self.waiting <= self.starts.keys() or self.budget.stopped:
+            if self._all_decided() or self.budget.stopped:
                 break
             moment = self._next_moment(moment)
             if moment is None or moment > self.horizon:
@@ -179,8 +192,12 @@ class _Forward:
             ),
             first_cycle=first,
             cycles=self.budget.spent,
-            complete=not self.budget.stopped or self.waiting <= self.starts.keys(),
+            complete=not self.budget.stopped or self._all_decided(),
         )
+
+    def _all_decided(self) -> bool:
+        """Every waiting gang started, or never starts."""
+        return self.waiting <= self.starts.keys() | self.never.keys()
 
     # ---- the run ------------------------------------------------------------------
 
@@ -189,6 +206,9 @@ class _Forward:
         while self.budget.take():
             result = schedule(self.state, now=moment, config=self.config)
             self.first = self.first or result
+            for key, verdict in result.verdicts.items():
+                if verdict.explanation is not None and verdict.explanation.never:
+                    self.never.setdefault(key, verdict)
             if not result.admissions and not result.growths:
                 return
             for admission in result.admissions:
@@ -268,6 +288,9 @@ class _Forward:
             return Estimate(key, Outcome.UNKNOWN, why="fewer than minCount member pods exist")
         if verdict is not None and verdict.reason is Reason.SCHEDULER_ERROR:
             return Estimate(key, Outcome.UNKNOWN, why="the engine could not decide on it")
+        never = self.never.get(key)
+        if never is not None:
+            return Estimate(key, Outcome.NEVER, why=never.message)
         if self.budget.stopped:
             why = f"the forecast stopped after {self.budget.spent} cycles, its budget"
             return Estimate(key, Outcome.UNKNOWN, why=why)
