@@ -20,7 +20,8 @@ The state is only read: every decision lives in the returned `CycleResult`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import hashlib
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -112,6 +113,7 @@ class _Cycle:
         self.verdicts: dict[GroupKey, Verdict] = {}
         self.held_back: set[GroupKey] = set()
         self.short: set[GroupKey] = set()  # admitted, minCount raised beyond what fits
+        self._allocatable_digest: str | None = None
 
     def run(self) -> CycleResult:
         gangs = gangs_of(self.state, self.now)
@@ -190,19 +192,9 @@ class _Cycle:
         members: dict[ShapeKey, Member] = {}
         for entry in pods:
             record = entry.record
-            assert record.rules is not None, "pending pods carry placement rules"
-            inter_pod = record.inter_pod if ruled else NO_RULES
-            labels = tuple(sorted(record.labels.items())) if ruled else ()
-            volumes = (
-                self.state.volumes.rule_for(record.key.namespace, record.claims)
-                if record.claims
-                else None
-            )
-            key = (entry.demand, record.rules, record.host_ports, inter_pod, labels, volumes)
+            key = self._shape_key(entry, ruled=ruled)
             by_shape.setdefault(key, []).append(record.key.name)
-            members.setdefault(
-                key, Member(record.key.namespace, record.labels, inter_pod, record.rules)
-            )
+            members.setdefault(key, Member(record.key.namespace, record.labels, key[3], key[1]))
         shaped = []
         for key, names in by_shape.items():
             demand, rules, ports, volumes = key[0], key[1], key[2], key[5]
@@ -229,6 +221,20 @@ class _Cycle:
             for index, shape in enumerate(shapes)
         ]
         return shapes, interplay if interplay.dynamic else None
+
+    def _shape_key(self, entry: PodEntry, *, ruled: bool) -> ShapeKey:
+        """What makes two pods of a gang the same shape (labels only under inter-pod
+        rules, where they matter)."""
+        record = entry.record
+        assert record.rules is not None, "pending pods carry placement rules"
+        inter_pod = record.inter_pod if ruled else NO_RULES
+        labels = tuple(sorted(record.labels.items())) if ruled else ()
+        volumes = (
+            self.state.volumes.rule_for(record.key.namespace, record.claims)
+            if record.claims
+            else None
+        )
+        return (entry.demand, record.rules, record.host_ports, inter_pod, labels, volumes)
 
     def _empty_view(self) -> InterPodView:
         """The inter-pod view of a cluster where no pod is placed."""
@@ -414,9 +420,9 @@ class _Cycle:
         """Why the gang waits, as of the cluster now; or, when it would not fit even on
         the empty cluster, as of that cluster, since nothing that ends can help it."""
         key = gang.record.topology_key
-        alone = self._alone(gang)
-        never = not alone.placement.placements
-        if never:
+        alone = None if self._known_to_fit_alone(gang) else self._alone(gang)
+        never = alone is not None and not alone.placement.placements
+        if alone is not None and never:
             capacity = self.state.allocatable[: self.table.size]
             none_held = np.zeros(self.table.size, dtype=np.bool_)
             explanation = self._explanation(gang, alone, capacity, none_held, position, never=True)
@@ -513,7 +519,9 @@ class _Cycle:
                 shapes=attempt.shapes,
                 alive=self.table.alive,
                 resource_names=self.state.resource_names,
-            ),
+            )
+            if never
+            else (),
         )
 
     def _best_domain(
@@ -537,7 +545,32 @@ class _Cycle:
         placement = self._fit(
             capacity, gang, shapes, gang.missing, within=everywhere, interplay=interplay
         )
+        if placement.placements:
+            self.table.remember_fits_alone(self._alone_key(gang))
         return _Attempt(shapes, interplay, placement)
+
+    def _known_to_fit_alone(self, gang: Gang) -> bool:
+        """Whether a gang of the same shapes was seen to fit on this empty cluster."""
+        return self.table.fits_alone(self._alone_key(gang))
+
+    def _alone_key(self, gang: Gang) -> Hashable:
+        """All that decides whether a gang fits on the empty cluster, besides the node
+        table: its pending pods (whose placement rules do not change while they wait),
+        what it still misses, its domain key, the nodes it avoids, and every node's
+        allocatable."""
+        if self._allocatable_digest is None:
+            capacity = self.state.allocatable[: self.table.size]
+            self._allocatable_digest = hashlib.sha256(capacity.tobytes()).hexdigest()
+        memory = self.avoidance.memory(gang.record)
+        return (
+            self._allocatable_digest,
+            gang.key,
+            frozenset(entry.record.key.name for entry in gang.pending),
+            gang.missing,
+            gang.record.topology_key,
+            None if memory is None else memory.node_names,
+            tuple(sorted(self.state.namespace_labels.get(gang.key.namespace, {}).items())),
+        )
 
     def _hold(
         self,

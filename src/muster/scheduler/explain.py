@@ -222,8 +222,7 @@ def unschedulable_message(
     held = "allocatable" if explanation.never else "free"
     if explanation.too_large:
         larger = ", ".join(
-            f"no node{'' if explanation.never else ' it may use'} has "
-            f"{format_amount(item.resource, item.needed)} {item.resource} allocatable"
+            f"no node has {format_amount(item.resource, item.needed)} {item.resource} allocatable"
             for item in explanation.too_large
         )
         tail = f"{tail}; {larger}"

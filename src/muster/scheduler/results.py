@@ -99,7 +99,7 @@ class Explanation:
     never: bool = False  # it does not fit even on the empty cluster: counts are of that
     placed_first: int = 0  # node counts taken once this many of its pods are placed
     counted_in: str | None = None  # the domain the node counts are of ("zone=a"), if one
-    too_large: tuple[Shortfall, ...] = ()  # a pod asks more than any node it may use has
+    too_large: tuple[Shortfall, ...] = ()  # never: a pod asks more than any node it may use has
 
 
 @dataclass(frozen=True, slots=True)
