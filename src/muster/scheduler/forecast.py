@@ -169,6 +169,8 @@ class _Forward:
         self.preempted: dict[GroupKey, float] = {}
         self.first: CycleResult | None = None
         self._unknown: tuple[str, ...] | None = None
+        self.blamed: dict[GroupKey, tuple[str, ...]] = {}
+        self.moment = now  # the last moment decided
 
     def run(self) -> Forecast:
         running = self._running()
@@ -182,6 +184,7 @@ class _Forward:
                 break
             self.ended.extend(self._finish(moment))
         first = self.first or CycleResult()
+        self._blame_unknown()
         estimates = {key: self._estimate(key, first) for key in sorted(self.waiting)}
         return Forecast(
             now=self.now,
@@ -203,6 +206,7 @@ class _Forward:
 
     def _settle(self, moment: float) -> None:
         """Cycles at one moment until one changes nothing, as the operator's loop does."""
+        self.moment = moment
         while self.budget.take():
             result = schedule(self.state, now=moment, config=self.config)
             self.first = self.first or result
@@ -294,7 +298,7 @@ class _Forward:
         if self.budget.stopped:
             why = f"the forecast stopped after {self.budget.spent} cycles, its budget"
             return Estimate(key, Outcome.UNKNOWN, why=why)
-        unknown = self._unknown_owners()
+        unknown = self.blamed.get(key) or self._unknown_owners()
         if unknown:
             why = "it waits on capacity held by pods of unknown runtime"
             return Estimate(key, Outcome.UNKNOWN, unknown=unknown, why=why)
@@ -302,6 +306,31 @@ class _Forward:
             why = "it does not fit even once every running pod has ended"
             return Estimate(key, Outcome.BEYOND_HORIZON, why=why)
         return Estimate(key, Outcome.BEYOND_HORIZON, why="not within the horizon")
+
+    def _blame_unknown(self) -> None:
+        """Which pods of unknown runtime each gang still waiting truly waits on.
+
+        Once the run is over, those pods are taken away and the engine decides once
+        more at the last moment: a gang that starts then waits on the pods that were
+        on the nodes it takes. A gang that does not start even then waits on more than
+        them (gangs ahead, pods ending past the horizon): all of them are named.
+        """
+        waiting = self.waiting - self.starts.keys() - self.never.keys()
+        if not waiting or not self.endings.unknown or not self.budget.take():
+            return
+        where: dict[str, set[str]] = {}
+        for pod, owner in self.endings.unknown.items():
+            entry = self.state.pods.get(pod)
+            if entry is not None and entry.held_on is not None:
+                where.setdefault(entry.held_on, set()).add(owner)
+            self.state.delete_pod(pod.namespace, pod.name)
+        result = schedule(self.state, now=self.moment, config=self.config)
+        for admission in result.admissions:
+            if admission.group in waiting:
+                nodes = set(admission.placements.values())
+                owners = {owner for node in nodes for owner in where.get(node, ())}
+                if owners:
+                    self.blamed[admission.group] = tuple(sorted(owners))
 
     def _unknown_owners(self) -> tuple[str, ...]:
         """Owners of pods of unknown runtime still holding capacity: the same for every

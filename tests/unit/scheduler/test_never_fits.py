@@ -159,3 +159,19 @@ def test_a_rule_that_stops_a_gang_inside_its_domain_is_named() -> None:
         "4 node(s) didn't match pod anti-affinity rules; the gang needs 4 pods, "
         f"at most 3 fit at once ({ZONE}=zone-a: 3, {ZONE}=zone-b: 3)"
     )
+
+
+def test_only_the_pods_of_unknown_runtime_in_its_way_are_blamed() -> None:
+    """A gang that needs the whole of zone b waits on the pod there, not on one in zone a."""
+    elsewhere = pod("elsewhere", gpu="1", node_name="gpu-a0-0", phase="Running")
+    in_the_way = pod("in-the-way", gpu="1", node_name="gpu-b0-0", phase="Running")
+    selected = {"nodeSelector": {ZONE: "zone-b"}}
+    objects = [*dev_nodes(), elsewhere, in_the_way, *gang("big", 4, gpu="4", spec=selected)]
+    ahead = forecast(cluster(*objects), now=T0, config=CONFIG)
+    estimate = ahead.estimates[GroupKey("default", "big")]
+    assert estimate.outcome is Outcome.UNKNOWN
+    assert estimate.unknown == ("default/in-the-way",)
+    words = waiting_for(estimate, ahead.first_cycle.verdicts.get(estimate.group), None)
+    assert words.endswith(
+        "it waits on capacity held by pods of unknown runtime: default/in-the-way"
+    )
