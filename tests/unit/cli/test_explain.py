@@ -50,6 +50,29 @@ def test_a_waiting_gang_shows_fits_per_domain_shortages_and_queue_position() -> 
     assert "Pods:     needs 4, 4 exist, at most 3 fit at once" in lines
     assert "zone=a  2" in lines and "zone=b  3" in lines
     assert "Insufficient nvidia.com/gpu  8" in lines
+    assert "Nodes:    4/12 nodes can host a pod of the gang" in lines
+
+
+def test_the_node_counts_say_what_they_are_of() -> None:
+    explanation = Explanation(
+        nodes_total=4,
+        nodes_feasible=0,
+        shortages=(Shortage("node(s) didn't match pod anti-affinity rules", 4),),
+        needed=5,
+        existing=5,
+        best_fit=4,
+        domains=(DomainFit("zone=a", 4), DomainFit("zone=b", 4)),
+        queue_position=1,
+        never=True,
+        placed_first=4,
+        counted_in="zone=a",
+    )
+    verdict = Verdict(Reason.UNSCHEDULABLE, "it does not fit ...", explanation)
+    lines = render(KEY, {}, CycleResult(verdicts={KEY: verdict})).splitlines()
+    assert (
+        "Nodes:    in zone=a, 0/4 nodes can host a pod of the gang once 4 are placed"
+        " (on an empty cluster: it does not fit even there)"
+    ) in lines
 
 
 def test_a_gang_that_fits_now_lists_where_its_pods_would_go() -> None:
