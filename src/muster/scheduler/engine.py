@@ -436,14 +436,14 @@ class _Cycle:
         if preemption_tried and not never:
             message = f"{message}; {PREEMPTION_WOULD_NOT_HELP}"
         waited = self.now - gang.waiting_since
-        if waited > self.config.starvation_seconds:
-            held = 0 if never else self._hold(gang, shapes, interplay, placement)
+        if waited > self.config.starvation_seconds and not never:  # never: it holds nothing
+            held = self._hold(gang, shapes, interplay, placement)
             after = f"holding capacity for it after {waited:.0f}s in the queue"
             if held:
                 message = f"{message}; {after} ({held} node(s) closed to the gangs behind it)"
-            elif self.held_for_older.any() and not never:
+            elif self.held_for_older.any():
                 message = f"{message}; not {after}: the nodes it needs are held for gangs ahead"
-            else:  # nothing it could use would help: the message says why
+            else:  # other pods' inter-pod rules keep it off what it would need
                 message = f"{message}; not {after}"
         self.verdicts[gang.key] = Verdict(Reason.UNSCHEDULABLE, message, explanation)
 

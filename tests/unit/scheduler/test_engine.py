@@ -249,7 +249,7 @@ def test_a_gang_too_large_for_the_cluster_holds_nothing() -> None:
     assert admitted(result) == ["small"]
     message = result.verdicts[key("huge")].message
     assert message.startswith("it does not fit even on an empty cluster: ")
-    assert message.endswith("; not holding capacity for it after 31536000s in the queue")
+    assert "holding" not in message  # the same words however long it waits
 
 
 def test_admitted_gangs_grow_as_pods_appear() -> None:
