@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -30,20 +31,25 @@ from tests.unit.scheduler.builders import node, pod, pod_group
 KEY = GroupKey("ml", "train")
 
 
+WAITING = Explanation(
+    nodes_total=12,
+    nodes_feasible=4,
+    shortages=(Shortage("Insufficient nvidia.com/gpu", 8),),
+    needed=4,
+    existing=4,
+    best_fit=3,
+    domains=(DomainFit("zone=a", 2), DomainFit("zone=b", 3)),
+    queue_position=2,
+)
+
+
+def _rendered(explanation: Explanation) -> list[str]:
+    verdict = Verdict(Reason.UNSCHEDULABLE, "...", explanation)
+    return render(KEY, {}, CycleResult(verdicts={KEY: verdict})).splitlines()
+
+
 def test_a_waiting_gang_shows_fits_per_domain_shortages_and_queue_position() -> None:
-    explanation = Explanation(
-        nodes_total=12,
-        nodes_feasible=4,
-        shortages=(Shortage("Insufficient nvidia.com/gpu", 8),),
-        needed=4,
-        existing=4,
-        best_fit=3,
-        domains=(DomainFit("zone=a", 2), DomainFit("zone=b", 3)),
-        queue_position=2,
-    )
-    verdict = Verdict(Reason.UNSCHEDULABLE, "0/12 nodes ...", explanation)
-    text = render(KEY, {}, CycleResult(verdicts={KEY: verdict}))
-    lines = text.splitlines()
+    lines = _rendered(WAITING)
     assert lines[0] == "PodGroup ml/train"
     assert "Status:   waiting (Unschedulable)" in lines
     assert "Queue:    position 2" in lines
@@ -54,21 +60,17 @@ def test_a_waiting_gang_shows_fits_per_domain_shortages_and_queue_position() -> 
 
 
 def test_the_node_counts_say_what_they_are_of() -> None:
-    explanation = Explanation(
-        nodes_total=4,
-        nodes_feasible=0,
-        shortages=(Shortage("node(s) didn't match pod anti-affinity rules", 4),),
-        needed=5,
-        existing=5,
-        best_fit=4,
-        domains=(DomainFit("zone=a", 4), DomainFit("zone=b", 4)),
-        queue_position=1,
-        never=True,
-        placed_first=4,
-        counted_in="zone=a",
+    lines = _rendered(
+        replace(
+            WAITING,
+            nodes_total=4,
+            nodes_feasible=0,
+            shortages=(Shortage("node(s) didn't match pod anti-affinity rules", 4),),
+            never=True,
+            placed_first=4,
+            counted_in="zone=a",
+        )
     )
-    verdict = Verdict(Reason.UNSCHEDULABLE, "it does not fit ...", explanation)
-    lines = render(KEY, {}, CycleResult(verdicts={KEY: verdict})).splitlines()
     assert (
         "Nodes:    in zone=a, 0/4 nodes can host a pod of the gang once 4 are placed"
         " (on an empty cluster: it does not fit even there)"
