@@ -10,9 +10,10 @@
    yet gone, is held back (it takes no capacity); admit each gang that fits (its
    placements are taken out of the view at once), else try preemption, else explain
    why not (for a gang that would not fit even on the empty cluster, on that cluster:
-   nothing that ends can help it, and it holds nothing). A gang that does not fit never blocks the ones behind it, unless it has
-   waited past `starvation_seconds` (since it last started waiting): then it holds
-   nodes (see `_hold`), and later gangs cannot use them.
+   nothing that ends can help it, and it holds nothing). A gang that does not fit
+   never blocks the ones behind it, unless it has waited past `starvation_seconds`
+   (since it last started waiting): then it holds nodes (see `_hold`), and later
+   gangs cannot use them.
 5. Grow admitted gangs with members beyond `minCount`, as they fit.
 6. Turn it all into the plan (`transitions`): ordered steps, each group's status.
 

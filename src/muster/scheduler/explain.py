@@ -29,8 +29,6 @@ HELD_FOR_OLDER_GANG = "node(s) held for a gang waiting longer"
 PREEMPTION_WOULD_NOT_HELP = "preempting every lower-priority pod would not make room"
 NEVER_FITS = "it does not fit even on an empty cluster"
 SHOWN_DOMAINS = 6
-
-
 TOO_MANY_PODS = "Too many pods"
 INSUFFICIENT = "Insufficient "
 
@@ -219,7 +217,7 @@ def unschedulable_message(
     tail = f"the gang needs {explanation.needed} pods, at most {explanation.best_fit} fit at once"
     if topology_key is not None and explanation.domains:
         tail = f"{tail} ({_shown_domains(explanation.domains)})"
-    held = "allocatable" if explanation.never else "free"
+    counted_as = "allocatable" if explanation.never else "free"
     if explanation.too_large:
         larger = ", ".join(
             f"no node has {format_amount(item.resource, item.needed)} {item.resource} allocatable"
@@ -231,7 +229,7 @@ def unschedulable_message(
     if in_total:
         short = ", ".join(
             f"{item.resource} (needs {format_amount(item.resource, item.needed)}, "
-            f"{format_amount(item.resource, item.free)} {held})"
+            f"{format_amount(item.resource, item.free)} {counted_as})"
             for item in in_total
         )
         where = f" in any one {topology_key} domain" if topology_key is not None else ""
