@@ -359,10 +359,13 @@ class _Cycle:
         if placement.placements or gang.missing == 0:
             self._admit(gang, placement)
             return
-        if record.preempt and self._preempt(gang, shapes, interplay):
+        never = self._never(gang)  # then no victim would make room either
+        if never is None and record.preempt and self._preempt(gang, shapes, interplay):
             return
-        tried = record.preempt and self.preemption.has_candidates(gang.priority)
-        self._refuse(gang, shapes, interplay, placement, position, preemption_tried=tried)
+        tried = never is None and record.preempt and self.preemption.has_candidates(gang.priority)
+        self._refuse(
+            gang, shapes, interplay, placement, position, never=never, preemption_tried=tried
+        )
 
     def _admit(self, gang: Gang, placement: GangPlacement) -> None:
         self._take(self.free, gang, placement.placements)
@@ -417,28 +420,28 @@ class _Cycle:
         placement: GangPlacement,
         position: int,
         *,
+        never: _Attempt | None,
         preemption_tried: bool,
     ) -> None:
         """Why the gang waits, as of the cluster now; or, when it would not fit even on
-        the empty cluster, as of that cluster, since nothing that ends can help it."""
+        the empty cluster (`never`: how it fared there), as of that cluster, since
+        nothing that ends can help it."""
         key = gang.record.topology_key
-        alone = None if self._known_to_fit_alone(gang) else self._alone(gang)
-        never = alone is not None and not alone.placement.placements
-        if alone is not None and never:
+        if never is not None:
             capacity = self.state.allocatable[: self.table.size]
             none_held = np.zeros(self.table.size, dtype=np.bool_)
-            explanation = self._explanation(gang, alone, capacity, none_held, position, never=True)
-            spread_limited = alone.interplay is not None
+            explanation = self._explanation(gang, never, capacity, none_held, position, never=True)
+            spread_limited = never.interplay is not None
         else:
             now = _Attempt(list(shapes), interplay, placement)
             explanation = self._explanation(gang, now, self.free, self.held_for_older, position)
             spread_limited = interplay is not None
         spread_limited = spread_limited or any(shape.one_per_node for shape in shapes)
         message = unschedulable_message(explanation, key, spread_limited=spread_limited)
-        if preemption_tried and not never:
+        if preemption_tried:
             message = f"{message}; {PREEMPTION_WOULD_NOT_HELP}"
         waited = self.now - gang.waiting_since
-        if waited > self.config.starvation_seconds and not never:  # never: it holds nothing
+        if waited > self.config.starvation_seconds and never is None:  # never: it holds nothing
             held = self._hold(gang, shapes, interplay, placement)
             after = f"holding capacity for it after {waited:.0f}s in the queue"
             if held:
@@ -538,9 +541,14 @@ class _Cycle:
         nodes: BoolArray = values == self.table.labels.id_of(key, value)
         return best.domain, nodes
 
-    def _alone(self, gang: Gang) -> _Attempt:
-        """The gang on the empty cluster: every node's allocatable, no other pod placed,
-        no node held for others. If it does not fit there, it never fits here."""
+    def _never(self, gang: Gang) -> _Attempt | None:
+        """How the gang fares on the empty cluster (every node's allocatable, no other
+        pod placed, no node held for others), if it does not fit even there; None if
+        it does. A fit is remembered: the question is asked of every waiting gang, every
+        cycle, and the answer holds until the nodes or the gang change."""
+        key = self._alone_key(gang)
+        if self.table.fits_alone(key):
+            return None
         shapes, interplay = self._shapes(gang.pending, gang.record, alone=True)
         capacity = self.state.allocatable[: self.table.size]
         everywhere = np.ones(self.table.size, dtype=np.bool_)
@@ -548,12 +556,9 @@ class _Cycle:
             capacity, gang, shapes, gang.missing, within=everywhere, interplay=interplay
         )
         if placement.placements:
-            self.table.remember_fits_alone(self._alone_key(gang))
+            self.table.remember_fits_alone(key)
+            return None
         return _Attempt(shapes, interplay, placement)
-
-    def _known_to_fit_alone(self, gang: Gang) -> bool:
-        """Whether a gang of the same shapes was seen to fit on this empty cluster."""
-        return self.table.fits_alone(self._alone_key(gang))
 
     def _alone_key(self, gang: Gang) -> Hashable:
         """All that decides whether a gang fits on the empty cluster, besides the node

@@ -175,3 +175,17 @@ def test_only_the_pods_of_unknown_runtime_in_its_way_are_blamed() -> None:
     assert words.endswith(
         "it waits on capacity held by pods of unknown runtime: default/in-the-way"
     )
+
+
+def test_a_gang_that_never_fits_preempts_nobody() -> None:
+    low = [
+        pod(f"low-{n['metadata']['name']}", gpu="4", node_name=n["metadata"]["name"], priority=1)
+        for n in dev_nodes()
+    ]
+    result = schedule(
+        cluster(*dev_nodes(), *low, *gang("big", 9, gpu="4", priority=100)), now=T0, config=CONFIG
+    )
+    assert result.admissions == ()
+    message = result.verdicts[GroupKey("default", "big")].message
+    assert message.startswith(NEVER)
+    assert "preempting" not in message
