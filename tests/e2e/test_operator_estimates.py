@@ -14,6 +14,7 @@ from tests.e2e.harness import (
     POD_GROUPS,
     NodePool,
     OperatorProcess,
+    explained,
     gang_job,
     pod_group,
     pods_of,
@@ -68,6 +69,35 @@ def test_a_gang_behind_a_running_one_is_told_when_it_starts_and_starts_then(
     error = abs(admitted - estimate)
     print(f"b waited {wait:.0f}s; estimate off by {error:.1f}s")
     assert error <= max(15.0, 0.25 * wait)
+
+
+def test_a_gang_that_never_fits_says_never_beside_a_pod_of_unknown_runtime(
+    operator: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool
+) -> None:
+    """A running gang without a declared runtime does not hide that a gang larger than
+    its nodes can ever hold will never start: START says `never`, and explain why."""
+    pool.add(gpus=4)
+    kubectl.apply(gang_job("unknown", pool, workers=1), namespace)
+    wait_all_bound(kubectl, namespace, "unknown", 1)
+    kubectl.apply(gang_job("huge", pool, workers=2, gpus=4), namespace)
+
+    def start() -> str | None:
+        estimate = (pod_group(kubectl, namespace, "huge").get("status") or {}).get("estimate")
+        return None if not estimate else str(estimate.get("start"))
+
+    wait_until("huge's estimate", lambda: start() is not None, timeout=45)
+    assert start() == "never"
+    status = pod_group(kubectl, namespace, "huge")["status"]
+    assert status["estimate"]["waitingFor"].startswith("it does not fit even on an empty cluster: ")
+    assert "unknown runtime" not in status["estimate"]["waitingFor"]
+    assert "estimatedStartTime" not in status
+    listing = kubectl("get", POD_GROUPS, "-n", namespace).stdout.splitlines()
+    header = listing[0].split()
+    (row,) = [line.split() for line in listing[1:] if line.split()[0] == "huge"]
+    assert row[header.index("START")] == "never"
+    text = explained(operator, namespace, "huge")
+    assert "Start:    never" in text
+    assert "nvidia.com/gpu (needs 8, 4 allocatable)" in text
 
 
 def test_a_cron_jobs_job_names_its_cron_job_on_its_pod_group(

@@ -66,7 +66,7 @@ POD_GROUP_COLUMNS: list[dict[str, Any]] = [
         "name": "Start",
         "type": "string",
         "jsonPath": ".status.estimate.start",
-        "description": "When a waiting gang is expected to start (~12m, >24h, unknown).",
+        "description": "When a waiting gang is expected to start (~12m, >24h, unknown, never).",
     },
     _AGE,
     {

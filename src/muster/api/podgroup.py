@@ -186,7 +186,8 @@ class StartEstimate(KubeModel):
     engine would start them)."""
 
     start: str | None = None
-    """The START column: now, ~12m, >24h (beyond the horizon), or unknown."""
+    """The START column: now, ~12m, >24h (beyond the horizon), unknown, or never (it does
+    not fit even on the empty cluster)."""
 
     basis: str | None = None
     """What the time rests on: the weakest of the runtimes that free its capacity

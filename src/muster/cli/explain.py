@@ -26,6 +26,7 @@ from muster.operator.kube import KubeError, connect
 from muster.scheduler import EngineConfig
 from muster.scheduler.conditions import condition
 from muster.scheduler.estimate_words import clock_time, starts_in, waiting_for
+from muster.scheduler.explain import nodes_line
 from muster.scheduler.forecast import Estimate, Forecast, forecast
 from muster.scheduler.lifecycle import lifecycle_from
 from muster.scheduler.results import CycleResult, Explanation, GroupKey
@@ -34,6 +35,7 @@ EXIT_OK = 0
 EXIT_NOT_FOUND = 1
 EXIT_NO_CLUSTER = 2
 DEFAULT_KUBECONFIG = Path("~/.kube/config")
+EMPTY = " (on an empty cluster: it does not fit even there)"
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -154,7 +156,7 @@ def _explanation(explanation: Explanation) -> list[str]:
         f"Queue:    position {explanation.queue_position}",
         f"Pods:     needs {explanation.needed}, {explanation.existing} exist, "
         f"at most {explanation.best_fit} fit at once",
-        f"Nodes:    {explanation.nodes_feasible} of {explanation.nodes_total} can host a pod",
+        f"Nodes:    {nodes_line(explanation)}{EMPTY if explanation.never else ''}",
         "",
     ]
     lines.extend(_table(("DOMAIN", "FITS"), [(d.domain, str(d.fits)) for d in explanation.domains]))

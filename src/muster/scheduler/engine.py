@@ -9,9 +9,11 @@
 4. Walk pending gangs by priority, then age: a gang in backoff, or taken down and not
    yet gone, is held back (it takes no capacity); admit each gang that fits (its
    placements are taken out of the view at once), else try preemption, else explain
-   why not. A gang that does not fit never blocks the ones behind it, unless it has
-   waited past `starvation_seconds` (since it last started waiting): then it holds
-   nodes (see `_hold`), and later gangs cannot use them.
+   why not (for a gang that would not fit even on the empty cluster, on that cluster:
+   nothing that ends can help it, and it holds nothing). A gang that does not fit
+   never blocks the ones behind it, unless it has waited past `starvation_seconds`
+   (since it last started waiting): then it holds nodes (see `_hold`), and later
+   gangs cannot use them.
 5. Grow admitted gangs with members beyond `minCount`, as they fit.
 6. Turn it all into the plan (`transitions`): ordered steps, each group's status;
    and let go the pods of Jobs whose opt-in the API server dropped (`let_go`).
@@ -21,8 +23,9 @@ The state is only read: every decision lives in the returned `CycleResult`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import replace
+import hashlib
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
@@ -34,6 +37,7 @@ from muster.scheduler.explain import (
     PREEMPTION_WOULD_NOT_HELP,
     shortages,
     shortfalls,
+    too_large,
     unschedulable_message,
     waiting_message,
 )
@@ -50,6 +54,7 @@ from muster.scheduler.intake import GroupRecord, PlacementRules
 from muster.scheduler.interplay import HOSTNAME, GangInterplay, Member
 from muster.scheduler.interpod_view import InterPodView
 from muster.scheduler.let_go import let_go
+from muster.scheduler.placed import PlacedPods
 from muster.scheduler.plan import Plan
 from muster.scheduler.pod_terms import NO_RULES, InterPodRules, Labels
 from muster.scheduler.predicates import with_port_conflicts, with_refusals
@@ -112,6 +117,7 @@ class _Cycle:
         self.verdicts: dict[GroupKey, Verdict] = {}
         self.held_back: set[GroupKey] = set()
         self.short: set[GroupKey] = set()  # admitted, minCount raised beyond what fits
+        self._allocatable_digest: str | None = None
 
     def run(self) -> CycleResult:
         gangs = gangs_of(self.state, self.now)
@@ -180,33 +186,25 @@ class _Cycle:
     # ---- shapes and placements ---------------------------------------------------
 
     def _shapes(
-        self, pods: Sequence[PodEntry], group: GroupRecord
+        self, pods: Sequence[PodEntry], group: GroupRecord, *, alone: bool = False
     ) -> tuple[list[Shape], GangInterplay | None]:
         """The pods grouped by shape, largest first, and the inter-pod rules between them
-        (None when no rule ties the placement of one pod to another's)."""
-        ruled = self.view.anyone_repels or any(entry.record.inter_pod for entry in pods)
+        (None when no rule ties the placement of one pod to another's). `alone`: as if
+        no other pod were placed (their host ports and inter-pod rules left out)."""
+        view = self._empty_view() if alone else self.view
+        ruled = view.anyone_repels or any(entry.record.inter_pod for entry in pods)
         by_shape: dict[ShapeKey, list[str]] = {}
         members: dict[ShapeKey, Member] = {}
         for entry in pods:
             record = entry.record
-            assert record.rules is not None, "pending pods carry placement rules"
-            inter_pod = record.inter_pod if ruled else NO_RULES
-            labels = tuple(sorted(record.labels.items())) if ruled else ()
-            volumes = (
-                self.state.volumes.rule_for(record.key.namespace, record.claims)
-                if record.claims
-                else None
-            )
-            key = (entry.demand, record.rules, record.host_ports, inter_pod, labels, volumes)
+            key = self._shape_key(entry, ruled=ruled)
             by_shape.setdefault(key, []).append(record.key.name)
-            members.setdefault(
-                key, Member(record.key.namespace, record.labels, inter_pod, record.rules)
-            )
+            members.setdefault(key, Member(record.key.namespace, record.labels, key[3], key[1]))
         shaped = []
         for key, names in by_shape.items():
             demand, rules, ports, volumes = key[0], key[1], key[2], key[5]
             rules_filter = self.table.static_filter(rules)
-            if ports:
+            if ports and not alone:
                 rules_filter = with_port_conflicts(rules_filter, self._ports_taken(ports))
             if volumes is not None:
                 rules_filter = with_refusals(rules_filter, *volumes.refused(self.table.labels))
@@ -215,21 +213,42 @@ class _Cycle:
                 self.state.demand_vector(demand),
                 rules_filter,
                 tuple(sorted(names)),
-                one_per_node=bool(ports) or _one_per_node(members[key], self.view),
+                one_per_node=bool(ports) or _one_per_node(members[key], view),
             )
             shaped.append((shape, members[key]))
         shaped.sort(key=lambda pair: (-pair[0].size_key(self.largest), pair[0].pods))
         shapes = [shape for shape, _ in shaped]
         if not ruled:
             return shapes, None
-        interplay = GangInterplay(
-            [member for _, member in shaped], view=self.view, table=self.table
-        )
+        interplay = GangInterplay([member for _, member in shaped], view=view, table=self.table)
         shapes = [
             replace(shape, inter_pod_filter=interplay.start_filter(index))
             for index, shape in enumerate(shapes)
         ]
         return shapes, interplay if interplay.dynamic else None
+
+    def _shape_key(self, entry: PodEntry, *, ruled: bool) -> ShapeKey:
+        """What makes two pods of a gang the same shape (labels only under inter-pod
+        rules, where they matter)."""
+        record = entry.record
+        assert record.rules is not None, "pending pods carry placement rules"
+        inter_pod = record.inter_pod if ruled else NO_RULES
+        labels = tuple(sorted(record.labels.items())) if ruled else ()
+        volumes = (
+            self.state.volumes.rule_for(record.key.namespace, record.claims)
+            if record.claims
+            else None
+        )
+        return (entry.demand, record.rules, record.host_ports, inter_pod, labels, volumes)
+
+    def _empty_view(self) -> InterPodView:
+        """The inter-pod view of a cluster where no pod is placed."""
+        return InterPodView(
+            PlacedPods(),
+            size=self.table.size,
+            node_slot=self.state.node_slot,
+            namespace_labels=self.state.namespace_labels,
+        )
 
     def _ports_taken(self, ports: tuple[tuple[str, int], ...]) -> BoolArray:
         """Nodes where a pod (held, or placed earlier this cycle) has one of these ports."""
@@ -343,10 +362,13 @@ class _Cycle:
         if placement.placements or gang.missing == 0:
             self._admit(gang, placement)
             return
-        if record.preempt and self._preempt(gang, shapes, interplay):
+        never = self._never(gang)  # then no victim would make room either
+        if never is None and record.preempt and self._preempt(gang, shapes, interplay):
             return
-        tried = record.preempt and self.preemption.has_candidates(gang.priority)
-        self._refuse(gang, shapes, interplay, placement, position, preemption_tried=tried)
+        tried = never is None and record.preempt and self.preemption.has_candidates(gang.priority)
+        self._refuse(
+            gang, shapes, interplay, placement, position, never=never, preemption_tried=tried
+        )
 
     def _admit(self, gang: Gang, placement: GangPlacement) -> None:
         self._take(self.free, gang, placement.placements)
@@ -401,77 +423,164 @@ class _Cycle:
         placement: GangPlacement,
         position: int,
         *,
+        never: _Attempt | None,
         preemption_tried: bool,
     ) -> None:
+        """Why the gang waits, as of the cluster now; or, when it would not fit even on
+        the empty cluster (`never`: how it fared there), as of that cluster, since
+        nothing that ends can help it."""
         key = gang.record.topology_key
-        unlabelled = np.zeros(self.table.size, dtype=np.bool_)
-        if key is not None:
-            unlabelled = self.table.labels.values_of(key) < 0
-        seen_free, seen_shapes = self.free, shapes
-        if interplay is not None:
-            refusal = interplay.refusal_filter(
-                self.free, shapes, within=~self.held_for_older & ~unlabelled, order=self.order
-            )
-            if refusal is not None:  # as kube-scheduler sees the first pod left out
-                rules_filter, shape, seen_free = refusal
-                seen_shapes = [replace(shape, inter_pod_filter=rules_filter)]
-        feasible, reasons = shortages(
-            seen_free,
-            shapes=seen_shapes,
-            table=self.table,
-            held_elsewhere=self.held_for_older,
-            unlabelled=unlabelled,
-            topology_key=key,
-            resource_names=self.state.resource_names,
-        )
-        explanation = Explanation(
-            nodes_total=int(self.table.alive.sum()),
-            nodes_feasible=feasible,
-            shortages=reasons,
-            needed=gang.record.min_count,
-            existing=gang.existing,
-            best_fit=placement.best_fit + gang.held,
-            domains=placement.fits,
-            queue_position=position,
-            shortfalls=shortfalls(
-                self.free,
-                shapes=shapes,
-                usable=~self.held_for_older & ~unlabelled,
-                missing=gang.missing,
-                domain_of=None if key is None else self.table.labels.values_of(key),
-                resource_names=self.state.resource_names,
-            ),
-        )
-        spread_limited = interplay is not None or any(shape.one_per_node for shape in shapes)
+        if never is not None:
+            capacity = self.state.allocatable[: self.table.size]
+            none_held = np.zeros(self.table.size, dtype=np.bool_)
+            explanation = self._explanation(gang, never, capacity, none_held, position, never=True)
+            spread_limited = never.interplay is not None
+        else:
+            now = _Attempt(list(shapes), interplay, placement)
+            explanation = self._explanation(gang, now, self.free, self.held_for_older, position)
+            spread_limited = interplay is not None
+        spread_limited = spread_limited or any(shape.one_per_node for shape in shapes)
         message = unschedulable_message(explanation, key, spread_limited=spread_limited)
         if preemption_tried:
             message = f"{message}; {PREEMPTION_WOULD_NOT_HELP}"
         waited = self.now - gang.waiting_since
-        if waited > self.config.starvation_seconds:
+        if waited > self.config.starvation_seconds and never is None:  # never: it holds nothing
             held = self._hold(gang, shapes, interplay, placement)
             after = f"holding capacity for it after {waited:.0f}s in the queue"
             if held:
                 message = f"{message}; {after} ({held} node(s) closed to the gangs behind it)"
-            elif self.held_for_older.any() and self._fits_on_empty_nodes(gang, shapes, interplay):
+            elif self.held_for_older.any():
                 message = f"{message}; not {after}: the nodes it needs are held for gangs ahead"
-            else:
-                message = f"{message}; not {after}: it would not fit even on empty nodes"
+            else:  # other pods' inter-pod rules keep it off what it would need
+                message = f"{message}; not {after}"
         self.verdicts[gang.key] = Verdict(Reason.UNSCHEDULABLE, message, explanation)
 
-    def _fits_on_empty_nodes(
-        self, gang: Gang, shapes: Sequence[Shape], interplay: GangInterplay | None
-    ) -> bool:
-        """Whether the gang would fit were every node empty, those held for others too.
+    def _explanation(
+        self,
+        gang: Gang,
+        attempt: _Attempt,
+        free: Matrix,
+        held: BoolArray,
+        position: int,
+        *,
+        never: bool = False,
+    ) -> Explanation:
+        """The counts behind a refusal, on `free` with `held` nodes closed to the gang.
 
-        Tells a gang that holds nothing because older gangs hold what it needs (it will
-        get its turn) from one that could never run on this cluster.
+        When inter-pod rules leave pods out, the node counts are those kube-scheduler
+        would give the first pod left out once the others are placed: in the domain
+        where most of the gang fits, with a topology key, so that the rule that stops
+        it inside a domain is named.
         """
+        key = gang.record.topology_key
+        unlabelled = np.zeros(self.table.size, dtype=np.bool_)
+        if key is not None:
+            unlabelled = self.table.labels.values_of(key) < 0
+        usable = ~held & ~unlabelled
+        seen_free, seen_shapes = free, attempt.shapes
+        scope, counted_in, placed_first = None, None, 0
+        if attempt.interplay is not None:
+            domain = self._best_domain(key, attempt.placement)
+            within = usable if domain is None else usable & domain[1]
+            refusal = attempt.interplay.refusal_filter(
+                free, attempt.shapes, within=within, order=self.order
+            )
+            if refusal is not None:  # as kube-scheduler sees the first pod left out
+                rules_filter, shape, seen_free, placed_first = refusal
+                seen_shapes = [replace(shape, inter_pod_filter=rules_filter)]
+                if domain is not None:
+                    counted_in, scope = domain
+        feasible, reasons = shortages(
+            seen_free,
+            shapes=seen_shapes,
+            table=self.table,
+            held_elsewhere=held,
+            unlabelled=unlabelled,
+            topology_key=key,
+            resource_names=self.state.resource_names,
+            scope=scope,
+        )
+        return Explanation(
+            nodes_total=int(
+                (self.table.alive if scope is None else self.table.alive & scope).sum()
+            ),
+            nodes_feasible=feasible,
+            shortages=reasons,
+            needed=gang.record.min_count,
+            existing=gang.existing,
+            best_fit=attempt.placement.best_fit + gang.held,
+            domains=attempt.placement.fits,
+            queue_position=position,
+            shortfalls=shortfalls(
+                free,
+                shapes=attempt.shapes,
+                usable=usable,
+                missing=gang.missing,
+                domain_of=None if key is None else self.table.labels.values_of(key),
+                resource_names=self.state.resource_names,
+            ),
+            never=never,
+            placed_first=placed_first,
+            counted_in=counted_in,
+            too_large=too_large(
+                self.state.allocatable[: self.table.size],
+                shapes=attempt.shapes,
+                alive=self.table.alive,
+                resource_names=self.state.resource_names,
+            )
+            if never
+            else (),
+        )
+
+    def _best_domain(
+        self, key: str | None, placement: GangPlacement
+    ) -> tuple[str, BoolArray] | None:
+        """The domain where most of the gang fits (`zone=a`, its nodes), with a key."""
+        if key is None or not placement.fits:
+            return None
+        best = min(placement.fits, key=lambda fit: (-fit.fits, fit.domain))
+        value = best.domain.split("=", 1)[1]
+        values = self.table.labels.values_of(key)
+        nodes: BoolArray = values == self.table.labels.id_of(key, value)
+        return best.domain, nodes
+
+    def _never(self, gang: Gang) -> _Attempt | None:
+        """How the gang fares on the empty cluster (every node's allocatable, no other
+        pod placed, no node held for others), if it does not fit even there; None if
+        it does. A fit is remembered: the question is asked of every waiting gang, every
+        cycle, and the answer holds until the nodes or the gang change."""
+        key = self._alone_key(gang)
+        if self.table.fits_alone(key):
+            return None
+        shapes, interplay = self._shapes(gang.pending, gang.record, alone=True)
         capacity = self.state.allocatable[: self.table.size]
         everywhere = np.ones(self.table.size, dtype=np.bool_)
-        fit = self._fit(
+        placement = self._fit(
             capacity, gang, shapes, gang.missing, within=everywhere, interplay=interplay
         )
-        return bool(fit.placements)
+        if placement.placements:
+            self.table.remember_fits_alone(key)
+            return None
+        return _Attempt(shapes, interplay, placement)
+
+    def _alone_key(self, gang: Gang) -> Hashable:
+        """All that decides whether a gang fits on the empty cluster, besides the node
+        table: its pending pods (whose placement rules do not change while they wait),
+        what it still misses, its domain key, the nodes it avoids, and every node's
+        allocatable."""
+        if self._allocatable_digest is None:
+            capacity = self.state.allocatable[: self.table.size]
+            self._allocatable_digest = hashlib.sha256(capacity.tobytes()).hexdigest()
+        memory = self.avoidance.memory(gang.record)
+        return (
+            self._allocatable_digest,
+            gang.key,
+            frozenset(entry.record.key.name for entry in gang.pending),
+            gang.missing,
+            gang.record.topology_key,
+            None if memory is None else memory.node_names,
+            tuple(sorted(self.state.namespace_labels.get(gang.key.namespace, {}).items())),
+        )
 
     def _hold(
         self,
@@ -578,6 +687,15 @@ class _Cycle:
                 same_domain: BoolArray = values == values[slot]
                 return same_domain
         return np.zeros(self.table.size, dtype=np.bool_)
+
+
+@dataclass(frozen=True, slots=True)
+class _Attempt:
+    """A gang's shapes and rules, and how close they came to a placement."""
+
+    shapes: list[Shape]
+    interplay: GangInterplay | None
+    placement: GangPlacement
 
 
 def _one_per_node(member: Member, view: InterPodView) -> bool:

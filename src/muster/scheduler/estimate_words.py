@@ -23,9 +23,11 @@ def clock_time(moment: float) -> str:
 
 
 def starts_in(estimate: Estimate, now: float, horizon: float) -> str:
-    """The START column: `now`, `~12m`, `>24h` or `unknown`."""
+    """The START column: `now`, `~12m`, `>24h`, `unknown` or `never`."""
     if estimate.outcome is Outcome.UNKNOWN:
         return "unknown"
+    if estimate.outcome is Outcome.NEVER:
+        return "never"
     if estimate.outcome is Outcome.BEYOND_HORIZON or estimate.start is None:
         return f">{format_duration(horizon - now)}"
     wait = estimate.start - now
@@ -33,7 +35,10 @@ def starts_in(estimate: Estimate, now: float, horizon: float) -> str:
 
 
 def waiting_for(estimate: Estimate, verdict: Verdict | None, topology_key: str | None) -> str:
-    """What the gang needs, where it frees up, and whose end frees it."""
+    """What the gang needs, where it frees up, and whose end frees it; for a gang
+    that never starts, why (the engine's verdict)."""
+    if estimate.outcome is Outcome.NEVER:
+        return estimate.why
     needs = _needs(verdict, topology_key)
     if estimate.outcome is not Outcome.STARTS:
         why = estimate.why

@@ -27,11 +27,14 @@ BYTE_RESOURCES = frozenset({"memory", "ephemeral-storage"})
 
 HELD_FOR_OLDER_GANG = "node(s) held for a gang waiting longer"
 PREEMPTION_WOULD_NOT_HELP = "preempting every lower-priority pod would not make room"
+NEVER_FITS = "it does not fit even on an empty cluster"
 SHOWN_DOMAINS = 6
+TOO_MANY_PODS = "Too many pods"
+INSUFFICIENT = "Insufficient "
 
 
 def _resource_reason(resource: str) -> str:
-    return "Too many pods" if resource == "pods" else f"Insufficient {resource}"
+    return TOO_MANY_PODS if resource == "pods" else f"{INSUFFICIENT}{resource}"
 
 
 def shortages(
@@ -43,16 +46,21 @@ def shortages(
     unlabelled: BoolArray,
     topology_key: str | None,
     resource_names: Sequence[str],
+    scope: BoolArray | None = None,
 ) -> tuple[int, tuple[Shortage, ...]]:
     """Nodes that can take some member pod, and what keeps the others out.
 
-    `held_elsewhere` are nodes closed for gangs that have waited longer.
+    `held_elsewhere` are nodes closed for gangs that have waited longer; `scope` the
+    nodes counted (every live node when None: one domain when the gang's rules were
+    judged inside it).
     """
     usable = ~held_elsewhere & ~unlabelled
+    counted = table.alive if scope is None else table.alive & scope
     feasible = np.zeros(table.size, dtype=np.bool_)
     for shape in shapes:
         feasible |= shape.copies(free, usable) > 0
-    blocked = table.alive & ~feasible
+    feasible &= counted
+    blocked = counted & ~feasible
     primary = shapes[0]
     counts: Counter[str] = Counter()
     reason_of = primary.rules_filter.reason_of
@@ -98,6 +106,8 @@ def shortfalls(
     reachable = np.zeros_like(usable)
     for shape in shapes:
         reachable |= shape.rules_filter.allowed & usable
+    if not reachable.any():
+        return ()  # a rule keeps every pod off every node: the reasons say which
     found = []
     for column, name in enumerate(resource_names):
         if name == POD_COUNT:
@@ -131,6 +141,27 @@ def format_amount(resource: str, amount: int) -> str:
     return str(amount)
 
 
+def too_large(
+    capacity: Matrix, *, shapes: Sequence[Shape], alive: BoolArray, resource_names: Sequence[str]
+) -> tuple[Shortfall, ...]:
+    """Resources a member pod asks more of than any node it may use has allocatable
+    (`free` is the most such a node has): no amount of waiting makes room for it.
+    Shapes no node may take at all are left to the rules that keep them out."""
+    found: dict[str, Shortfall] = {}
+    for shape in shapes:
+        allowed = shape.rules_filter.allowed & alive
+        if not allowed.any():
+            continue
+        for column in np.flatnonzero(shape.demand):
+            name = resource_names[int(column)]
+            most = int(capacity[allowed, column].max())
+            asked = int(shape.demand[column])
+            known = found.get(name)
+            if name != POD_COUNT and asked > most and (known is None or asked > known.needed):
+                found[name] = Shortfall(name, asked, most)
+    return tuple(sorted(found.values(), key=lambda shortfall: shortfall.resource))
+
+
 def _shown_domains(domains: Sequence[DomainFit]) -> str:
     if len(domains) <= SHOWN_DOMAINS:
         return ", ".join(f"{fit.domain}: {fit.fits}" for fit in domains)
@@ -139,35 +170,74 @@ def _shown_domains(domains: Sequence[DomainFit]) -> str:
     return f"{shown}, {len(domains) - SHOWN_DOMAINS} more"
 
 
+def nodes_line(explanation: Explanation) -> str:
+    """`0/8 nodes can host a pod of the gang once 8 are placed`: what the node counts
+    are of, so that they never contradict how many pods fit."""
+    where = f"in {explanation.counted_in}, " if explanation.counted_in is not None else ""
+    line = (
+        f"{where}{explanation.nodes_feasible}/{explanation.nodes_total} nodes "
+        "can host a pod of the gang"
+    )
+    if explanation.placed_first:
+        line = f"{line} once {explanation.placed_first} are placed"
+    return line
+
+
+def _fragmented(explanation: Explanation) -> bool:
+    """Whether only resources keep its pods off the nodes, and enough is free in total:
+    the free capacity is split in pieces too small for its pods."""
+    return (
+        bool(explanation.nodes_total)
+        and not explanation.shortfalls
+        and not explanation.too_large
+        and not explanation.placed_first
+        and all(_is_resource_reason(item.reason) for item in explanation.shortages)
+    )
+
+
+def _is_resource_reason(reason: str) -> bool:
+    return reason == TOO_MANY_PODS or reason.startswith(INSUFFICIENT)
+
+
 def unschedulable_message(
     explanation: Explanation, topology_key: str | None, *, spread_limited: bool = False
 ) -> str:
     """`0/12 nodes can host a pod of the gang: 8 Insufficient nvidia.com/gpu; the gang ...`
 
-    After the gang view comes what it lacks in total, or, when nothing is short in
-    total, that the free capacity is fragmented (unless `spread_limited`: pods that
-    must not share a node are then the likelier cause).
+    After the gang view comes what it lacks in total, or that a pod is larger than any
+    node, or, when only resources keep its pods out and enough is free in total, that
+    the free capacity is fragmented (unless `spread_limited`: pods that must not share
+    a node are then the likelier cause). A gang that does not fit even on the empty
+    cluster is told so first, with the counts of the empty cluster.
     """
-    head = (
-        f"{explanation.nodes_feasible}/{explanation.nodes_total} nodes can host a pod of the gang"
-    )
+    head = nodes_line(explanation)
     if explanation.shortages:
         reasons = ", ".join(f"{item.nodes} {item.reason}" for item in explanation.shortages)
         head = f"{head}: {reasons}"
     tail = f"the gang needs {explanation.needed} pods, at most {explanation.best_fit} fit at once"
     if topology_key is not None and explanation.domains:
         tail = f"{tail} ({_shown_domains(explanation.domains)})"
-    if explanation.shortfalls:
+    counted_as = "allocatable" if explanation.never else "free"
+    if explanation.too_large:
+        larger = ", ".join(
+            f"no node has {format_amount(item.resource, item.needed)} {item.resource} allocatable"
+            for item in explanation.too_large
+        )
+        tail = f"{tail}; {larger}"
+    larger_than_nodes = {item.resource for item in explanation.too_large}
+    in_total = [item for item in explanation.shortfalls if item.resource not in larger_than_nodes]
+    if in_total:
         short = ", ".join(
             f"{item.resource} (needs {format_amount(item.resource, item.needed)}, "
-            f"{format_amount(item.resource, item.free)} free)"
-            for item in explanation.shortfalls
+            f"{format_amount(item.resource, item.free)} {counted_as})"
+            for item in in_total
         )
         where = f" in any one {topology_key} domain" if topology_key is not None else ""
         tail = f"{tail}; short in total{where}: {short}"
-    elif explanation.nodes_total and not spread_limited:
+    elif _fragmented(explanation) and not spread_limited:
         tail = f"{tail}; enough is free in total, but split across nodes in too small pieces"
-    return f"{head}; {tail}"
+    message = f"{head}; {tail}"
+    return f"{NEVER_FITS}: {message}" if explanation.never else message
 
 
 def waiting_message(existing: int, needed: int) -> str:

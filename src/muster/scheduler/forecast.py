@@ -9,7 +9,10 @@ in that run is given its plan in the copy and its pods run for their expected
 runtime, so the gangs behind it see it come and go. Each waiting gang's estimate is
 the moment it is admitted in the run.
 
-The run stops when every waiting gang has started, when the next end lies past the
+A gang that does not fit even on the empty cluster never starts, whatever ends: the
+engine says so in its verdict, and the run does not wait for it.
+
+The run stops when every other waiting gang has started, when the next end lies past the
 horizon, or when the budget is spent: a number of cycles, and `keep_going`, asked
 before each cycle (the operator stops a forecast that takes too long, and pauses it
 while its own cycle runs; the engine itself reads no clock). A gang still waiting then has no
@@ -30,7 +33,15 @@ from enum import StrEnum
 from muster.scheduler.config import EngineConfig
 from muster.scheduler.endings import Ending, Endings
 from muster.scheduler.engine import schedule
-from muster.scheduler.results import Admission, CycleResult, GroupKey, Growth, PodKey, Reason
+from muster.scheduler.results import (
+    Admission,
+    CycleResult,
+    GroupKey,
+    Growth,
+    PodKey,
+    Reason,
+    Verdict,
+)
 from muster.scheduler.runtimes import Basis, Runtime, weakest
 from muster.scheduler.state import ClusterState
 
@@ -40,6 +51,7 @@ DEFAULT_BUDGET_CYCLES = 200
 
 class Outcome(StrEnum):
     STARTS = "starts"
+    NEVER = "never"  # it does not fit even on the empty cluster
     BEYOND_HORIZON = "beyond-horizon"
     UNKNOWN = "unknown"
 
@@ -153,22 +165,26 @@ class _Forward:
         self.waiting = {key for key in self.state.unadmitted_gangs if self.state.groups[key].gang}
         self.backoffs = _backoff_ends(self.state, self.waiting, now)
         self.starts: dict[GroupKey, tuple[float, Admission]] = {}
+        self.never: dict[GroupKey, Verdict] = {}
         self.preempted: dict[GroupKey, float] = {}
         self.first: CycleResult | None = None
         self._unknown: tuple[str, ...] | None = None
+        self.blamed: dict[GroupKey, tuple[str, ...]] = {}
+        self.moment = now  # the last moment decided
 
     def run(self) -> Forecast:
         running = self._running()
         moment: float | None = self.now
         while moment is not None:
             self._settle(moment)
-            if self.waiting <= self.starts.keys() or self.budget.stopped:
+            if self._all_decided() or self.budget.stopped:
                 break
             moment = self._next_moment(moment)
             if moment is None or moment > self.horizon:
                 break
             self.ended.extend(self._finish(moment))
         first = self.first or CycleResult()
+        self._blame_unknown()
         estimates = {key: self._estimate(key, first) for key in sorted(self.waiting)}
         return Forecast(
             now=self.now,
@@ -179,16 +195,24 @@ class _Forward:
             ),
             first_cycle=first,
             cycles=self.budget.spent,
-            complete=not self.budget.stopped or self.waiting <= self.starts.keys(),
+            complete=not self.budget.stopped or self._all_decided(),
         )
+
+    def _all_decided(self) -> bool:
+        """Every waiting gang started, or never starts."""
+        return self.waiting <= self.starts.keys() | self.never.keys()
 
     # ---- the run ------------------------------------------------------------------
 
     def _settle(self, moment: float) -> None:
         """Cycles at one moment until one changes nothing, as the operator's loop does."""
+        self.moment = moment
         while self.budget.take():
             result = schedule(self.state, now=moment, config=self.config)
             self.first = self.first or result
+            for key, verdict in result.verdicts.items():
+                if verdict.explanation is not None and verdict.explanation.never:
+                    self.never.setdefault(key, verdict)
             if not result.admissions and not result.growths:
                 return
             for admission in result.admissions:
@@ -268,10 +292,13 @@ class _Forward:
             return Estimate(key, Outcome.UNKNOWN, why="fewer than minCount member pods exist")
         if verdict is not None and verdict.reason is Reason.SCHEDULER_ERROR:
             return Estimate(key, Outcome.UNKNOWN, why="the engine could not decide on it")
+        never = self.never.get(key)
+        if never is not None:
+            return Estimate(key, Outcome.NEVER, why=never.message)
         if self.budget.stopped:
             why = f"the forecast stopped after {self.budget.spent} cycles, its budget"
             return Estimate(key, Outcome.UNKNOWN, why=why)
-        unknown = self._unknown_owners()
+        unknown = self.blamed.get(key) or self._unknown_owners()
         if unknown:
             why = "it waits on capacity held by pods of unknown runtime"
             return Estimate(key, Outcome.UNKNOWN, unknown=unknown, why=why)
@@ -279,6 +306,31 @@ class _Forward:
             why = "it does not fit even once every running pod has ended"
             return Estimate(key, Outcome.BEYOND_HORIZON, why=why)
         return Estimate(key, Outcome.BEYOND_HORIZON, why="not within the horizon")
+
+    def _blame_unknown(self) -> None:
+        """Which pods of unknown runtime each gang still waiting truly waits on.
+
+        Once the run is over, those pods are taken away and the engine decides once
+        more at the last moment: a gang that starts then waits on the pods that were
+        on the nodes it takes. A gang that does not start even then waits on more than
+        them (gangs ahead, pods ending past the horizon): all of them are named.
+        """
+        waiting = self.waiting - self.starts.keys() - self.never.keys()
+        if not waiting or not self.endings.unknown or not self.budget.take():
+            return
+        where: dict[str, set[str]] = {}
+        for pod, owner in self.endings.unknown.items():
+            entry = self.state.pods.get(pod)
+            if entry is not None and entry.held_on is not None:
+                where.setdefault(entry.held_on, set()).add(owner)
+            self.state.delete_pod(pod.namespace, pod.name)
+        result = schedule(self.state, now=self.moment, config=self.config)
+        for admission in result.admissions:
+            if admission.group in waiting:
+                nodes = set(admission.placements.values())
+                owners = {owner for node in nodes for owner in where.get(node, ())}
+                if owners:
+                    self.blamed[admission.group] = tuple(sorted(owners))
 
     def _unknown_owners(self) -> tuple[str, ...]:
         """Owners of pods of unknown runtime still holding capacity: the same for every

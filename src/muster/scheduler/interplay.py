@@ -444,10 +444,10 @@ class GangInterplay:
 
     def refusal_filter(
         self, free: Matrix, shapes: Sequence[Shape], *, within: BoolArray, order: NodeOrder
-    ) -> tuple[StaticFilter, Shape, Matrix] | None:
+    ) -> tuple[StaticFilter, Shape, Matrix, int] | None:
         """Why the first pod left out of the best partial plan fits nowhere, node by node,
-        as kube-scheduler would tell it once the others are bound; and what is free then.
-        None when the rules leave out no pod."""
+        as kube-scheduler would tell it once the others are bound; what is free then, and
+        how many are placed. None when the rules leave out no pod."""
         total = sum(len(shape.pods) for shape in shapes)
         placed = self._place_once(free, shapes, within, order, total)
         session = [rules.copy() for rules in self._base]
@@ -458,5 +458,5 @@ class GangInterplay:
             self._note(session, shape_of[pod], slot)
         for index, shape in enumerate(shapes):
             if any(pod not in placed for pod in shape.pods):
-                return self._filter(session[index]), shape, work
+                return self._filter(session[index]), shape, work, len(placed)
         return None

@@ -27,6 +27,7 @@ gang's next plans (`avoidance`), so a gang is never half-started because of them
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -44,6 +45,7 @@ UNSCHEDULABLE = "node(s) were unschedulable"
 AFFINITY_MISMATCH = "node(s) didn't match Pod's node affinity/selector"
 PORTS_IN_USE = "node(s) didn't have free ports for the requested pod ports"
 PASSES = -1
+FITS_ALONE_REMEMBERED = 10_000  # gangs of distinct shapes; then it starts afresh
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +89,7 @@ class NodeTable:
     labels: LabelIndex = field(init=False)
     _filters: dict[PlacementRules, StaticFilter] = field(init=False)
     _digest: str | None = field(init=False)
+    _fits_alone: set[Hashable] = field(init=False)
 
     def __post_init__(self) -> None:
         self.labels = LabelIndex(
@@ -95,6 +98,18 @@ class NodeTable:
         )
         self._filters = {}
         self._digest = None
+        self._fits_alone = set()
+
+    def fits_alone(self, gang_shapes: Hashable) -> bool:
+        """Whether a gang of these shapes (and these allocatable amounts) was seen to fit
+        on this node set with no other pod: a question asked of every gang that waits,
+        every cycle, and answered the same until the nodes change."""
+        return gang_shapes in self._fits_alone
+
+    def remember_fits_alone(self, gang_shapes: Hashable) -> None:
+        if len(self._fits_alone) >= FITS_ALONE_REMEMBERED:
+            self._fits_alone.clear()
+        self._fits_alone.add(gang_shapes)
 
     @property
     def size(self) -> int:

@@ -96,6 +96,10 @@ class Explanation:
     domains: tuple[DomainFit, ...]  # per domain, sorted by domain name
     queue_position: int  # 1-based position among pending gangs
     shortfalls: tuple[Shortfall, ...] = ()  # short in total, by resource name
+    never: bool = False  # it does not fit even on the empty cluster: counts are of that
+    placed_first: int = 0  # node counts taken once this many of its pods are placed
+    counted_in: str | None = None  # the domain the node counts are of ("zone=a"), if one
+    too_large: tuple[Shortfall, ...] = ()  # never: a pod asks more than any node it may use has
 
 
 @dataclass(frozen=True, slots=True)

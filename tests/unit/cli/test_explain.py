@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -30,26 +31,50 @@ from tests.unit.scheduler.builders import node, pod, pod_group
 KEY = GroupKey("ml", "train")
 
 
+WAITING = Explanation(
+    nodes_total=12,
+    nodes_feasible=4,
+    shortages=(Shortage("Insufficient nvidia.com/gpu", 8),),
+    needed=4,
+    existing=4,
+    best_fit=3,
+    domains=(DomainFit("zone=a", 2), DomainFit("zone=b", 3)),
+    queue_position=2,
+)
+
+
+def _rendered(explanation: Explanation) -> list[str]:
+    verdict = Verdict(Reason.UNSCHEDULABLE, "...", explanation)
+    return render(KEY, {}, CycleResult(verdicts={KEY: verdict})).splitlines()
+
+
 def test_a_waiting_gang_shows_fits_per_domain_shortages_and_queue_position() -> None:
-    explanation = Explanation(
-        nodes_total=12,
-        nodes_feasible=4,
-        shortages=(Shortage("Insufficient nvidia.com/gpu", 8),),
-        needed=4,
-        existing=4,
-        best_fit=3,
-        domains=(DomainFit("zone=a", 2), DomainFit("zone=b", 3)),
-        queue_position=2,
-    )
-    verdict = Verdict(Reason.UNSCHEDULABLE, "0/12 nodes ...", explanation)
-    text = render(KEY, {}, CycleResult(verdicts={KEY: verdict}))
-    lines = text.splitlines()
+    lines = _rendered(WAITING)
     assert lines[0] == "PodGroup ml/train"
     assert "Status:   waiting (Unschedulable)" in lines
     assert "Queue:    position 2" in lines
     assert "Pods:     needs 4, 4 exist, at most 3 fit at once" in lines
     assert "zone=a  2" in lines and "zone=b  3" in lines
     assert "Insufficient nvidia.com/gpu  8" in lines
+    assert "Nodes:    4/12 nodes can host a pod of the gang" in lines
+
+
+def test_the_node_counts_say_what_they_are_of() -> None:
+    lines = _rendered(
+        replace(
+            WAITING,
+            nodes_total=4,
+            nodes_feasible=0,
+            shortages=(Shortage("node(s) didn't match pod anti-affinity rules", 4),),
+            never=True,
+            placed_first=4,
+            counted_in="zone=a",
+        )
+    )
+    assert (
+        "Nodes:    in zone=a, 0/4 nodes can host a pod of the gang once 4 are placed"
+        " (on an empty cluster: it does not fit even there)"
+    ) in lines
 
 
 def test_a_gang_that_fits_now_lists_where_its_pods_would_go() -> None:

@@ -32,6 +32,19 @@ spec:
 """
 
 
+BUSY = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: busy}
+spec:
+  nodeName: gpu-1
+  containers:
+    - name: w
+      image: i
+      resources: {requests: {nvidia.com/gpu: "1"}}
+"""
+
+
 def write(tmp_path: Path, name: str, *documents: str) -> str:
     path = tmp_path / name
     path.write_text("---\n".join(documents))
@@ -126,8 +139,7 @@ def test_a_missing_file_is_reported(tmp_path: Path, capsys: pytest.CaptureFixtur
 
 
 def test_now_moves_the_clock(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    too_big = JOB.replace("parallelism: 2", "parallelism: 3")
-    path = write(tmp_path, "c.yaml", NODE, too_big)
+    path = write(tmp_path, "c.yaml", NODE, BUSY, JOB)
     _, fresh, _ = run([path], capsys)
     _, later, _ = run([path, "--now", "2026-01-01T11:00:00Z"], capsys)
     assert "holding capacity" not in fresh
@@ -135,8 +147,7 @@ def test_now_moves_the_clock(tmp_path: Path, capsys: pytest.CaptureFixture[str])
 
 
 def test_the_starvation_limit_is_a_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    too_big = JOB.replace("parallelism: 2", "parallelism: 3")
-    path = write(tmp_path, "c.yaml", NODE, too_big)
+    path = write(tmp_path, "c.yaml", NODE, BUSY, JOB)
     _, patient, _ = run([path, "--now", "2026-01-01T10:05:00Z"], capsys)
     _, impatient, _ = run(
         [path, "--now", "2026-01-01T10:05:00Z", "--starvation-seconds", "60"], capsys

@@ -69,3 +69,26 @@ def test_a_gang_that_waits_out_its_backoff_says_so() -> None:
     assert fields["estimatedStartTime"] == "2026-01-01T00:10:00Z"
     assert fields["estimate"]["basis"] == "backoff"
     assert fields["estimate"]["waitingFor"] == "in backoff until ~00:10 UTC; it fits then"
+
+
+def test_a_gang_that_never_fits_is_written_never_once_however_long_it_waits() -> None:
+    state = cluster(
+        node("gpu", gpu="4"), pod("web", gpu="1", node_name="gpu"), *gang("b", 8, gpu="1")
+    )
+    starving = EngineConfig(starvation_seconds=60)
+    book = EstimateBook()
+    ahead = forecast(state, now=T0, config=starving)
+    book.take(ahead, describe(ahead, topology_keys(state)))
+    first = book.updates(T0)
+    assert first[B].fields == {
+        "estimate": {
+            "start": "never",
+            "basis": "unknown",
+            "waitingFor": "it does not fit even on an empty cluster: 1/1 nodes can host a pod "
+            "of the gang; the gang needs 8 pods, at most 4 fit at once; short in total: "
+            "nvidia.com/gpu (needs 8, 4 allocatable)",
+        },
+    }
+    later = forecast(state, now=T0 + 3600, config=starving)
+    book.take(later, describe(later, topology_keys(state)))
+    assert book.updates(T0 + 3600) == {}

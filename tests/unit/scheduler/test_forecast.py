@@ -128,9 +128,11 @@ def test_a_gang_too_large_for_the_cluster_never_starts() -> None:
         *running("a", 4, ["gpu"], runtime="1m", gpu="1"),
         *gang("huge", 8, gpu="1"),
     )
-    estimate = forecast(state, now=T0, config=CONFIG).estimates[key("huge")]
-    assert estimate.outcome is Outcome.BEYOND_HORIZON
-    assert "does not fit" in estimate.why
+    result = forecast(state, now=T0, config=CONFIG)
+    estimate = result.estimates[key("huge")]
+    assert estimate.outcome is Outcome.NEVER
+    assert estimate.why.startswith("it does not fit even on an empty cluster: ")
+    assert result.cycles == 1  # the run does not wait for what never starts
 
 
 def test_a_starving_gang_holds_nodes_from_the_moment_it_has_waited_long_enough() -> None:

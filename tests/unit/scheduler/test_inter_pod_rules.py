@@ -87,7 +87,10 @@ def test_five_workers_one_per_node_on_four_nodes_wait_and_say_anti_affinity() ->
     result = run(*nodes(4), *gang("t5", 5, anti(term("t5", HOSTNAME)), app="t5"))
     assert not result.admissions
     text = message(result, "t5")
-    assert text.startswith("0/4 nodes can host a pod of the gang: ")
+    assert text.startswith(
+        "it does not fit even on an empty cluster: "
+        "0/4 nodes can host a pod of the gang once 4 are placed: "
+    )
     assert "4 node(s) didn't match pod anti-affinity rules" in text
     assert "at most 4 fit at once" in text
 

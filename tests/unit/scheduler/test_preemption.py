@@ -72,7 +72,9 @@ def test_equal_priority_is_never_preempted() -> None:
 def test_no_victims_when_the_gang_would_still_not_fit() -> None:
     state = cluster(
         node("n1", gpu="4"),
+        node("n2", gpu="4"),
         *running("low", ["n1"], priority=1),
+        *running("peer", ["n2"], priority=10),
         *gang("huge", 2, gpu="4", priority=10),
     )
     result = schedule(state, now=NOW, config=CONFIG)

@@ -101,15 +101,24 @@ def test_a_preempted_gang_waits_as_preempted_and_says_why() -> None:
     assert report.victims == (PreemptedPod(PodKey("default", "low-0"), GroupKey("default", "low")),)
 
 
+def busy(cpu: str = "1") -> dict[str, Any]:
+    """A bound pod: the gangs that need its cpu wait (they would fit without it)."""
+    container = {"name": "c", "resources": {"requests": {"cpu": cpu}}}
+    return {
+        "kind": "Pod",
+        "metadata": {"name": "busy"},
+        "spec": {"nodeName": "n1", "containers": [container]},
+    }
+
+
 def test_the_clock_is_the_latest_creation_time_of_any_object() -> None:
-    too_big = job("train", cpu="4")
-    report = run(node(created="2026-01-01T11:00:00Z"), too_big)
+    report = run(node(created="2026-01-01T11:00:00Z"), busy(), job("train"))
     assert "after 3600s in the queue" in outcome(report, "train").message
 
 
 def test_an_explicit_clock_and_config_are_used() -> None:
     now = datetime(2026, 1, 1, 10, 0, 30, tzinfo=UTC)
-    report = run(node(), job("train", cpu="4"), now=now, config=EngineConfig(starvation_seconds=10))
+    report = run(node(), busy(), job("train"), now=now, config=EngineConfig(starvation_seconds=10))
     assert "after 30s in the queue" in outcome(report, "train").message
 
 
