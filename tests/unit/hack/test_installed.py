@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import yaml
-
 from hack import installed
 
 DEPLOYMENT = installed.MANIFESTS / "base" / "deployment.yaml"
