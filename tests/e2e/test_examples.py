@@ -34,6 +34,8 @@ DEV_NODES = ROOT / "hack" / "nodes" / "gpu-cluster.yaml"
 ZONE = "topology.kubernetes.io/zone"
 RACK = "topology.muster.dev/rack"
 
+pytestmark = pytest.mark.usefixtures("operator", "dev_nodes")
+
 
 def _dev_nodes() -> list[dict[str, Any]]:
     return [node for node in yaml.safe_load_all(DEV_NODES.read_text()) if node]
@@ -97,7 +99,6 @@ def test_the_training_job_starts_its_4_workers_together(
 
 def test_the_zonal_job_runs_in_one_zone_at_research_priority(
     kubectl: Kubectl,
-    operator: OperatorProcess,
     namespace: str,
     dev_nodes: dict[str, dict[str, str]],
 ) -> None:
@@ -121,7 +122,6 @@ def test_the_zonal_job_runs_in_one_zone_at_research_priority(
 def test_the_native_field_job_runs_like_the_labelled_one(
     kubectl: Kubectl,
     kubeconfig: Path,
-    operator: OperatorProcess,
     namespace: str,
     dev_nodes: dict[str, dict[str, str]],
 ) -> None:
@@ -137,9 +137,7 @@ def test_the_native_field_job_runs_like_the_labelled_one(
 
 def test_the_pod_group_holds_its_pods_until_4_exist(
     kubectl: Kubectl,
-    operator: OperatorProcess,
     namespace: str,
-    dev_nodes: dict[str, dict[str, str]],
 ) -> None:
     _apply(kubectl, namespace, "podgroup-gang.yaml")
 
@@ -165,7 +163,6 @@ def test_the_pod_group_holds_its_pods_until_4_exist(
 
 def test_the_workload_starts_its_launcher_and_its_8_workers_in_one_rack(
     kubectl: Kubectl,
-    operator: OperatorProcess,
     namespace: str,
     dev_nodes: dict[str, dict[str, str]],
 ) -> None:

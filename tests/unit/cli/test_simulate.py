@@ -201,19 +201,24 @@ status:
 """
 
 
-def _first_pod(index: int) -> str:
+def _member(group: str, index: int, status: str) -> str:
+    """Member pod `<group>-<index>` on gpu-1, with the given `status:` block."""
     return f"""\
 apiVersion: v1
 kind: Pod
 metadata:
-  name: first-{index}
-  labels: {{scheduling.muster.dev/pod-group: first}}
+  name: {group}-{index}
+  labels: {{scheduling.muster.dev/pod-group: {group}}}
 spec:
   nodeName: gpu-1
   containers:
     - {{name: w, image: i, resources: {{requests: {{cpu: "1", nvidia.com/gpu: "1"}}}}}}
-status: {{phase: Running, startTime: "2026-01-01T09:00:00Z"}}
+{status}
 """
+
+
+def _first_pod(index: int) -> str:
+    return _member("first", index, 'status: {phase: Running, startTime: "2026-01-01T09:00:00Z"}')
 
 
 def test_the_timeline_shows_when_each_gang_starts_and_ends(
@@ -279,37 +284,21 @@ def test_a_runtime_declared_on_the_pod_template_is_read_as_the_operator_reads_it
     ]
 
 
-FINISHED = """\
-apiVersion: scheduling.muster.dev/v1beta1
-kind: PodGroup
-metadata:
-  name: done
-  creationTimestamp: "2026-01-01T09:00:00Z"
-spec: {schedulingPolicy: {gang: {minCount: 2}}}
-status:
-  admittedAt: "2026-01-01T09:00:00Z"
-  conditions:
-    - {type: PodGroupScheduled, status: "True", reason: Scheduled}
-"""
+FINISHED = (
+    RUNNING.replace("name: first", "name: done")
+    .replace("  annotations: {scheduling.muster.dev/expected-runtime: 90m}\n", "")
+    .replace("  plan: {first-0: gpu-1, first-1: gpu-1}\n", "")
+)
 
 
 def _finished_pod(index: int, phase: str, end: str) -> str:
-    return f"""\
-apiVersion: v1
-kind: Pod
-metadata:
-  name: done-{index}
-  labels: {{scheduling.muster.dev/pod-group: done}}
-spec:
-  nodeName: gpu-1
-  containers:
-    - {{name: w, image: i, resources: {{requests: {{cpu: "1", nvidia.com/gpu: "1"}}}}}}
+    status = f"""\
 status:
   phase: {phase}
   startTime: "2026-01-01T09:00:00Z"
   containerStatuses:
-    - {{name: w, state: {{terminated: {{finishedAt: "2026-01-01T{end}Z"}}}}}}
-"""
+    - {{name: w, state: {{terminated: {{finishedAt: "2026-01-01T{end}Z"}}}}}}"""
+    return _member("done", index, status)
 
 
 def test_a_finished_gang_is_shown_finished_with_its_end(
