@@ -636,7 +636,7 @@ def start_control_plane(args: argparse.Namespace) -> None:
 
 def build(*, with_kueue: bool) -> None:
     """What the cluster runs, built on first use (`build.sh`): Kueue only when asked
-    for, as it is the longest part of a first build."""
+    for, so that a cluster without it never waits minutes for its first build."""
     subprocess.run(
         [str(HACK / "build.sh"), *(() if with_kueue else ("--without-kueue",))], check=True
     )
