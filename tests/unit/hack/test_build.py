@@ -8,6 +8,9 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
+from hack import cluster
+
 HACK = Path(__file__).resolve().parents[3] / "hack"
 CONTROL_PLANE = (
     "kube-apiserver",
@@ -65,3 +68,12 @@ def test_an_unknown_flag_is_refused(tmp_path: Path) -> None:
     done = _build(tmp_path, "--quick")
     assert done.returncode == 2
     assert "usage" in done.stderr
+
+
+def test_a_cluster_builds_kueue_only_when_it_runs_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[list[str]] = []
+    monkeypatch.setattr(subprocess, "run", lambda command, **_: calls.append([*map(str, command)]))
+    cluster.build(with_kueue=False)
+    cluster.build(with_kueue=True)
+    assert [call[1:] for call in calls] == [["--without-kueue"], []]
+    assert all(call[0].endswith("hack/build.sh") for call in calls)
