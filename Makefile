@@ -66,8 +66,8 @@ docs: $(STAMP)
 	$(BIN)/python -m muster.api.docgen docs/api-reference.md
 
 ## Build kube-apiserver, controller-manager, scheduler, kubectl, etcd, KWOK and Kueue's
-## manager from Go modules (cached under ~/.cache/muster; the first build takes 20-40
-## minutes, Kueue about 12 of them).
+## manager from Go modules (cached under ~/.cache/muster; how long the first build
+## takes: hack/README.md).
 control-plane:
 	hack/build.sh
 
@@ -87,8 +87,10 @@ run-stop: $(STAMP)
 cluster-status:
 	$(PYTHON) hack/cluster.py status
 
-## Watch gang scheduling work: a local cluster, the operator, five stories.
-demo: $(STAMP) control-plane
+## Watch gang scheduling work: a local cluster, the operator, five stories. The demo
+## runs no Kueue, so it builds none.
+demo: $(STAMP)
+	hack/build.sh --without-kueue
 	$(BIN)/python -m hack.demo
 
 demo-down:

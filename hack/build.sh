@@ -6,8 +6,18 @@
 # kube-scheduler,kubectl,etcd,kwok}, and Kueue's manager with its CRDs and webhook
 # manifests in $MUSTER_CACHE/kueue/$KUEUE_VERSION/{bin/kueue,crds/,webhooks.yaml}. A
 # component whose binary exists is skipped, so every call after the first returns in
-# seconds.
+# seconds. `--without-kueue` leaves Kueue out (for a cluster started without it); a
+# later call without the flag builds only Kueue. The time of a first build on a
+# two-core machine is measured in hack/README.md.
 set -euo pipefail
+
+with_kueue=1
+for arg in "$@"; do
+  case $arg in
+    --without-kueue) with_kueue=0 ;;
+    *) echo "usage: $0 [--without-kueue]" >&2; exit 2 ;;
+  esac
+done
 
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=versions.env
@@ -136,13 +146,13 @@ build_kueue() {
 have() { for b in "$@"; do [ -x "$bin/$b" ] || return 1; done; }
 
 if ! have kube-apiserver kube-controller-manager kube-scheduler kubectl; then
-  echo "First build of Kubernetes $KUBE_VERSION on this machine: expect 20-40 minutes."
+  echo "First build of Kubernetes $KUBE_VERSION on this machine (see hack/README.md for how long)."
   step kubernetes build_kubernetes
 fi
 have etcd || step etcd build_etcd
 have kwok || step kwok build_kwok
-if [ ! -x "$kueue_dir/bin/kueue" ] || [ ! -f "$kueue_dir/webhooks.yaml" ]; then
-  echo "First build of Kueue $KUEUE_VERSION on this machine: expect about 12 minutes."
+if (( with_kueue )) && { [ ! -x "$kueue_dir/bin/kueue" ] || [ ! -f "$kueue_dir/webhooks.yaml" ]; }; then
+  echo "First build of Kueue $KUEUE_VERSION on this machine."
   step kueue build_kueue
 fi
 

@@ -492,7 +492,7 @@ def start_control_plane(args: argparse.Namespace) -> None:
     if STATE.exists():
         log("found a partial cluster; cleaning it up first")
         down(args)
-    subprocess.run([str(HACK / "build.sh")], check=True)
+    build(with_kueue=args.kueue)
     bins = bin_dir()
     t0 = time.monotonic()
     pki = STATE / "pki"
@@ -645,8 +645,17 @@ def start_control_plane(args: argparse.Namespace) -> None:
     log(f"kubectl: {bins / 'kubectl'}")
 
 
+def build(*, with_kueue: bool) -> None:
+    """What the cluster runs, built on first use (`build.sh`): Kueue only when asked
+    for, so that a cluster without it never waits minutes for its first build."""
+    subprocess.run(
+        [str(HACK / "build.sh"), *(() if with_kueue else ("--without-kueue",))], check=True
+    )
+
+
 def start_kueue(pods_ready_timeout: str | None = None) -> None:
     """Kueue's manager beside the control plane (hack/kueue.py, on this cluster)."""
+    build(with_kueue=True)
     env = {**os.environ, "MUSTER_CLUSTER_DIR": str(STATE)}
     command = [sys.executable, "-m", "hack.kueue", "up"]
     if pods_ready_timeout is not None:

@@ -47,6 +47,10 @@ DISRUPTION_ALL: Final = "all"
 
 # The single template of a Workload made for a Job.
 JOB_TEMPLATE_NAME: Final = "workers"
+# A Workload's template names, comma-separated, kept by the operator for the TEMPLATES
+# column of `kubectl get workloads`: a printer column shows one value of a JSON path,
+# so `.spec.podGroupTemplates[*].name` would show the first template only.
+TEMPLATES_ANNOTATION: Final = f"{GROUP}/templates"
 
 # PodGroup condition types.
 CONDITION_SCHEDULED: Final = "PodGroupScheduled"

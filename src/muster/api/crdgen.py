@@ -22,6 +22,7 @@ from muster.api.constants import (
     GROUP,
     POD_GROUP_KIND,
     POD_GROUP_PLURAL,
+    TEMPLATES_ANNOTATION,
     VERSION,
     WORKLOAD_KIND,
     WORKLOAD_PLURAL,
@@ -89,8 +90,9 @@ WORKLOAD_COLUMNS: list[dict[str, Any]] = [
     {
         "name": "Templates",
         "type": "string",
-        "jsonPath": ".spec.podGroupTemplates[*].name",
-        "description": "The templates' names (the API server shows the first one).",
+        "jsonPath": ".metadata.annotations." + TEMPLATES_ANNOTATION.replace(".", "\\."),
+        "description": "The templates' names, kept by the operator in an annotation (a "
+        "column shows one value, and would show only the first of the templates' names).",
     },
     {
         "name": "Controller",

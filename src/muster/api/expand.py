@@ -29,6 +29,7 @@ from muster.api.constants import (
     JOB_TEMPLATE_NAME,
     POD_GROUP_KIND,
     POD_GROUP_LABEL,
+    TEMPLATES_ANNOTATION,
     WORKLOAD_KIND,
 )
 from muster.api.gates import with_gang_gate
@@ -77,10 +78,12 @@ def expand_job(job: Mapping[str, Any], opt_in: JobOptIn) -> JobExpansion:
     pod_spec = job.get("spec", {}).get("template", {}).get("spec", {})
     template = _template_for_job(opt_in, pod_spec.get("priorityClassName"))
     owner = _owner_reference(_JOB_API_VERSION, _JOB_KIND, metadata)
+    workload_metadata = _child_metadata(name, metadata.get("namespace"), owner)
+    workload_metadata["annotations"] = {TEMPLATES_ANNOTATION: template["name"]}
     workload = {
         "apiVersion": API_VERSION,
         "kind": WORKLOAD_KIND,
-        "metadata": _child_metadata(name, metadata.get("namespace"), owner),
+        "metadata": workload_metadata,
         "spec": {
             "controllerRef": {"apiGroup": _JOB_API_GROUP, "kind": _JOB_KIND, "name": name},
             "podGroupTemplates": [template],
@@ -121,6 +124,12 @@ def _cron_job(metadata: Mapping[str, Any]) -> str | None:
         ):
             return str(owner["name"])
     return None
+
+
+def template_names(workload: Mapping[str, Any]) -> str:
+    """The value of the templates annotation: the names in order, comma-separated."""
+    templates = (workload.get("spec") or {}).get("podGroupTemplates") or []
+    return ",".join(str(template.get("name", "")) for template in templates)
 
 
 def expand_workload(workload: Mapping[str, Any]) -> list[dict[str, Any]]:

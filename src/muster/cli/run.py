@@ -7,8 +7,7 @@ import asyncio
 import os
 import sys
 
-import kopf
-
+from muster.operator import logs
 from muster.operator.app import Operator
 from muster.operator.config import add_arguments, from_arguments
 
@@ -36,10 +35,5 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as error:
         print(f"muster run: {error}", file=sys.stderr)
         return EXIT_BAD_CONFIGURATION
-    log_format = kopf.LogFormat.JSON if config.log_format == "json" else kopf.LogFormat.FULL
-    kopf.configure(
-        debug=config.log_level == "debug",
-        quiet=config.log_level in ("warning", "error"),
-        log_format=log_format,
-    )
+    logs.configure(config.log_level, config.log_format)
     return asyncio.run(Operator(config).run())

@@ -5,18 +5,20 @@ server enforces with Muster's CRDs installed, and the rules of Muster's admissio
 webhooks (a PodGroup's ``workloadRef`` is resolved among the files given); opted-in
 Jobs against the rules of Muster's admission webhook. Other objects pass
 untouched. Each problem is one line, ``file:document: field: message``
-(documents count from 1), and the exit status is 1 when there is any.
+(documents count from 1), and the exit status is 1 when there is any; a clean run
+says in one line what it checked.
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from muster.api.constants import GROUP, WORKLOAD_KIND
+from muster.api.constants import GROUP, POD_GROUP_KIND, WORKLOAD_KIND
 from muster.api.manifests import ManifestSyntaxError, parse_manifests
 from muster.api.problems import Problem
 from muster.api.references import WorkloadLookup
@@ -35,7 +37,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description=(
             "Check PodGroups, Workloads and opted-in Jobs in YAML files against Muster's "
             "schemas and admission rules, without a cluster. Prints one line per problem "
-            "(file:document: field: message) and exits 1 if there is any."
+            "(file:document: field: message) and exits 1 if there is any; else one line "
+            "saying what was checked."
         ),
     )
     parser.add_argument(
@@ -45,11 +48,43 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
-    """Check every file, print every problem, and say whether there was any."""
-    lines = list(problem_lines(args.files))
+    """Check every file, print every problem, or one line saying what was checked."""
+    documents, unreadable = _read(args.files)
+    lines = [*unreadable, *_problem_lines(documents)]
     for line in lines:
         print(line)
+    if not lines:
+        print(summary(len(args.files), [document.body for document in documents]))
     return EXIT_PROBLEMS if lines else EXIT_VALID
+
+
+def summary(files: int, bodies: Sequence[Any]) -> str:
+    """`ok: 2 files, 5 documents (1 PodGroup, 1 Workload, 2 Jobs, 1 other)`: what a
+    clean run looked at, so that an empty glob or a wrong file does not pass unseen."""
+    kinds = Counter(_kind(body) for body in bodies)
+    counted = [
+        _count(kinds.pop(kind), kind)
+        for kind in (POD_GROUP_KIND, WORKLOAD_KIND, "Job")
+        if kind in kinds
+    ]
+    others = sum(kinds.values())
+    if others:
+        counted.append(f"{others} other")
+    detail = f" ({', '.join(counted)})" if counted else ""
+    return f"ok: {_count(files, 'file')}, {_count(len(bodies), 'document')}{detail}"
+
+
+def _kind(body: Any) -> str:
+    """PodGroup and Workload (Muster's), Job (batch/v1): the kinds that are checked."""
+    api_version = str(body.get("apiVersion", "")) if isinstance(body, dict) else ""
+    kind = body.get("kind") if isinstance(body, dict) else None
+    if api_version.split("/")[0] == GROUP and kind in (POD_GROUP_KIND, WORKLOAD_KIND):
+        return str(kind)
+    return "Job" if (api_version, kind) == ("batch/v1", "Job") else ""
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,13 +94,9 @@ class _Document:
     body: Any
 
 
-def problem_lines(names: Sequence[str]) -> Iterator[str]:
-    """``file:document: field: message`` for each problem in the files ('-' is
-    stdin); a file that cannot be read, or stops being YAML, is itself a problem.
-
-    The files are read as one set: a PodGroup's ``workloadRef`` must name a
-    Workload among them, as the API server admits one only when its Workload exists.
-    """
+def _read(names: Sequence[str]) -> tuple[list[_Document], list[str]]:
+    """Every document of the files ('-' is stdin), and a problem line for each file
+    that cannot be read; a file that stops being YAML is a problem document."""
     documents: list[_Document] = []
     unreadable: list[str] = []
     for name in names:
@@ -79,8 +110,14 @@ def problem_lines(names: Sequence[str]) -> Iterator[str]:
                 documents.append(_Document(name, parsed.index, parsed.body))
         except ManifestSyntaxError as error:
             documents.append(_Document(name, error.index, error))
+    return documents, unreadable
+
+
+def _problem_lines(documents: Sequence[_Document]) -> Iterator[str]:
+    """``file:document: field: message`` for each problem. The documents are read as
+    one set: a PodGroup's ``workloadRef`` must name a Workload among them, as the API
+    server admits one only when its Workload exists."""
     lookup = _workload_lookup(documents)
-    yield from unreadable
     for document in documents:
         if isinstance(document.body, ManifestSyntaxError):
             yield f"{document.file}:{document.index}: {document.body}"

@@ -33,13 +33,27 @@ from muster.api.constants import (
     API_VERSION,
     MIN_COUNT_ANNOTATION,
     POD_GROUP_PLURAL,
+    TEMPLATES_ANNOTATION,
     WORKLOAD_PLURAL,
 )
-from muster.api.expand import MANAGED_BY, MANAGED_BY_LABEL, expand_job, expand_workload
+from muster.api.expand import (
+    MANAGED_BY,
+    MANAGED_BY_LABEL,
+    expand_job,
+    expand_workload,
+    template_names,
+)
 from muster.api.optin import OptInError, carries_opt_in, read_job_opt_in
 from muster.api.resize import current_min_count, min_count_patch
 from muster.operator.events import NORMAL, WARNING, EventRecorder, reference
-from muster.operator.kube import JSON_PATCH, JsonObject, Kube, KubeError, NotLeadingError
+from muster.operator.kube import (
+    JSON_PATCH,
+    MERGE_PATCH,
+    JsonObject,
+    Kube,
+    KubeError,
+    NotLeadingError,
+)
 from muster.operator.retry import ExponentialBackoff
 from muster.scheduler.times import parse_time
 
@@ -269,11 +283,17 @@ class Expander:
         return None
 
     async def _expand_workload(self, workload: JsonObject) -> None:
-        labels = (workload.get("metadata") or {}).get("labels") or {}
-        if labels.get(MANAGED_BY_LABEL) == MANAGED_BY:
+        metadata = workload.get("metadata") or {}
+        if (metadata.get("labels") or {}).get(MANAGED_BY_LABEL) == MANAGED_BY:
             return  # made for a Job, which has its PodGroup already
         for pod_group in expand_workload(workload):
             await self._create(pod_group)
+        names = template_names(workload)
+        if (metadata.get("annotations") or {}).get(TEMPLATES_ANNOTATION) != names:
+            namespace, name = _key(workload)
+            path = f"/apis/{API_VERSION}/namespaces/{namespace}/{WORKLOAD_PLURAL}/{name}"
+            patch = {"metadata": {"annotations": {TEMPLATES_ANNOTATION: names}}}
+            await self.kube.request("PATCH", path, body=patch, content_type=MERGE_PATCH)
 
     async def _follow_min_count(self, job: JsonObject, child: JsonObject, min_count: int) -> None:
         """Give the Job's existing Workload or PodGroup the Job's gang size.

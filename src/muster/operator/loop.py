@@ -21,7 +21,8 @@ PodGroup is missing, and objects the engine cannot use, each told once. With a t
 recorded (`--record-trace`), each cycle's decisions go into it before any of them is
 carried out, so that a replay decides on exactly the state this cycle saw. Start-time
 estimates are not decisions: their own writer (`estimates`) runs beside the loop,
-told when a cycle ended.
+told when a cycle ended. Each step carried out whole is logged at INFO in one line
+(`decision_log`).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from collections.abc import Callable
 
 from muster.operator.cache import LiveCache, ObjectKey
 from muster.operator.config import OperatorConfig
+from muster.operator.decision_log import decision_line
 from muster.operator.estimates import EstimateWriter
 from muster.operator.events import NORMAL, WARNING, EventRecorder, owner_references, reference
 from muster.operator.kube import JsonObject
@@ -165,6 +167,9 @@ class SchedulingLoop:
             if not done:
                 return
         self._count(step)
+        line = decision_line(step, execution.plan)
+        if line is not None:
+            logger.info("%s", line)
 
     async def _write(self, key: GroupKey, execution: _Execution) -> bool:
         if key in execution.written:
@@ -233,7 +238,6 @@ class SchedulingLoop:
             self._observe_time_to_admit(step.group)
         elif step.kind is StepKind.ROLL_BACK:
             self.metrics.rollbacks.inc()
-            logger.info("PodGroup %s rolled back", step.group)
 
     def _observe_time_to_admit(self, key: GroupKey) -> None:
         members = self.cache.members.get(key, {}).values()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import heapq
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from muster.scheduler.intake import GroupRecord, PodRecord
@@ -40,6 +41,7 @@ class Endings:
         self._observed = _Observed(state)
         self._heap: list[tuple[float, PodKey]] = []
         self._pending: dict[PodKey, Ending] = {}
+        self._expected: dict[PodKey, Ending] = {}  # every end, passed ones included
         self.unknown: dict[PodKey, str] = {}  # pod -> owner, pods of unknown runtime
         for entry in state.pods.values():
             if entry.held_on is None:
@@ -60,10 +62,6 @@ class Endings:
                     return runtime
         return None if group is None else self._observed.of(group)
 
-    def group_runtime(self, group: GroupRecord) -> Runtime | None:
-        """What the pods of a gang are expected to run, before any of them exists."""
-        return group.runtime or self._observed.of(group)
-
     def add(self, pod: PodRecord, group: GroupRecord | None, node: str, start: float) -> None:
         owner = str(group.key) if group is not None else str(pod.key)
         runtime = self.runtime_of(pod, group)
@@ -71,12 +69,15 @@ class Endings:
             self.unknown[pod.key] = owner
             return
         end = max(start + runtime.seconds, self.now)
-        self._pending[pod.key] = Ending(pod.key, owner, node, end, runtime)
+        ending = Ending(pod.key, owner, node, end, runtime)
+        self._pending[pod.key] = ending
+        self._expected[pod.key] = ending
         heapq.heappush(self._heap, (end, pod.key))
 
     def forget(self, pod: PodKey) -> None:
         """The pod is gone before its end (preempted)."""
         self._pending.pop(pod, None)
+        self._expected.pop(pod, None)
         self.unknown.pop(pod, None)
 
     def next_end(self) -> float | None:
@@ -94,9 +95,14 @@ class Endings:
                 ended.append(ending)
         return ended
 
-    def end_of(self, pod: PodKey) -> float | None:
-        ending = self._pending.get(pod)
-        return None if ending is None else ending.end
+    def last_of(self, pods: Iterable[PodKey]) -> Ending | None:
+        """When the last of these pods ends (in the run, or already passed), on its
+        runtime; None when any of them has no end (of unknown runtime, or gone)."""
+        endings = [self._expected.get(pod) for pod in pods]
+        known = [ending for ending in endings if ending is not None]
+        if not known or len(known) < len(endings):
+            return None
+        return max(known, key=lambda ending: (ending.end, ending.pod))
 
 
 def _group_of(state: ClusterState, pod: PodRecord) -> GroupRecord | None:

@@ -33,6 +33,7 @@ from enum import StrEnum
 from muster.scheduler.config import EngineConfig
 from muster.scheduler.endings import Ending, Endings
 from muster.scheduler.engine import schedule
+from muster.scheduler.intake import PodRecord
 from muster.scheduler.results import (
     Admission,
     CycleResult,
@@ -42,7 +43,7 @@ from muster.scheduler.results import (
     Reason,
     Verdict,
 )
-from muster.scheduler.runtimes import Basis, Runtime, weakest
+from muster.scheduler.runtimes import Basis, Runtime, observed, weakest
 from muster.scheduler.state import ClusterState
 
 DEFAULT_HORIZON_SECONDS = 24 * 3600.0
@@ -92,7 +93,8 @@ class Estimate:
 @dataclass(frozen=True, slots=True)
 class Run:
     """A gang in the run: when it started (or was admitted, for a running one) and ends
-    (or is preempted)."""
+    (or is preempted, or ended before the forecast: `finished`). Its end and runtime
+    are those of its last pod to end, each pod's runtime read as `Endings` reads it."""
 
     group: GroupKey
     start: float
@@ -100,6 +102,7 @@ class Run:
     runtime: Runtime | None
     running: bool  # admitted before the forecast
     preempted: bool = False
+    finished: bool = False  # every pod ended before the forecast
 
 
 @dataclass(frozen=True, slots=True)
@@ -352,29 +355,32 @@ class _Forward:
 
     def _started(self) -> list[Run]:
         runs = []
-        for key, (moment, _) in self.starts.items():
-            record = self.state.groups.get(key)
-            runtime = None if record is None else self.endings.group_runtime(record)
-            end = None if runtime is None else moment + runtime.seconds
+        for key, (moment, admission) in self.starts.items():
+            pods = [PodKey(key.namespace, pod) for pod in admission.placements]
+            last = self.endings.last_of(pods)
+            end, runtime = (None, None) if last is None else (last.end, last.runtime)
             runs.append(Run(key, moment, end, runtime, running=False))
         return runs
 
     def _running(self) -> list[Run]:
-        """Gangs admitted before the forecast, with the end of their last known pod."""
+        """Gangs admitted before the forecast: those still holding capacity end with
+        their last pod; those whose every pod has ended are finished."""
         runs = []
         for key, record in sorted(self.state.groups.items()):
             if not (record.gang and record.admitted):
                 continue
-            holding = [
-                PodKey(key.namespace, name)
+            members = [
+                self.state.pods[PodKey(key.namespace, name)]
                 for name in sorted(self.state.members.get(key, ()))
-                if self.state.pods[PodKey(key.namespace, name)].held_on is not None
             ]
-            ends = [self.endings.end_of(pod) for pod in holding]
-            known = [end for end in ends if end is not None]
-            end = max(known) if known and len(known) == len(ends) else None
             start = record.admitted_at if record.admitted_at is not None else self.now
-            runs.append(Run(key, start, end, self.endings.group_runtime(record), running=True))
+            if members and all(member.record.terminal for member in members):
+                runs.append(_finished(key, start, [member.record for member in members]))
+                continue
+            holding = [member.record.key for member in members if member.held_on is not None]
+            last = self.endings.last_of(holding)
+            end, runtime = (None, None) if last is None else (last.end, last.runtime)
+            runs.append(Run(key, start, end, runtime, running=True))
         return runs
 
     def _cut(self, run: Run) -> Run:
@@ -391,6 +397,19 @@ def _backoff_ends(state: ClusterState, waiting: set[GroupKey], now: float) -> di
         if until is not None and until > now:
             found[key] = until
     return found
+
+
+def _finished(key: GroupKey, admitted: float, pods: list[PodRecord]) -> Run:
+    """A gang whose pods all ended before the forecast: it ended with the last of them,
+    and took what they took (None where the pods do not say when they ran)."""
+    ends = [pod.finished for pod in pods if pod.finished is not None]
+    took = observed(
+        pod.finished - pod.started
+        for pod in pods
+        if pod.started is not None and pod.finished is not None
+    )
+    end = max(ends) if ends else None
+    return Run(key, admitted, end, took, running=True, finished=True)
 
 
 def _run_order(run: Run) -> tuple[float, str, str]:

@@ -24,7 +24,7 @@ from muster.scheduler.times import parse_timestamp
 from muster.simulation.cluster import SimulatedCluster
 from muster.simulation.documents import Document, InvalidInputError, Problem
 from muster.simulation.expansion import expand
-from muster.simulation.inventory import Entry, Inventory, take_inventory
+from muster.simulation.inventory import Entry, Inventory, Manifest, take_inventory
 from muster.simulation.pods import is_finished, is_pending
 from muster.simulation.report import GroupOutcome, Report
 
@@ -123,7 +123,11 @@ def _outcome(cluster: SimulatedCluster, key: GroupKey, result: CycleResult) -> G
     placements = dict(cluster.placements.get(key, {}))
     preempted = key in cluster.preempted
     if record.admitted:
-        live = [pod for pod in cluster.members(key) if not is_finished(pod)]
+        members = cluster.members(key)
+        live = [pod for pod in members if not is_finished(pod)]
+        if members and not live:
+            message = f"finished: {_succeeded(members)}"
+            return GroupOutcome(key, True, REASON_SCHEDULED, message, placements, preempted)
         waiting = [
             pod for pod in live if is_pending(pod) and pod["metadata"]["name"] not in record.plan
         ]
@@ -144,3 +148,9 @@ def _outcome(cluster: SimulatedCluster, key: GroupKey, result: CycleResult) -> G
         reason = REASON_PREEMPTED  # taken down during the run: say by whom, then why it waits
         message = f"preempted to make room for {cluster.preempted[key]}; {verdict.message}"
     return GroupOutcome(key, False, reason, message, placements, preempted)
+
+
+def _succeeded(pods: list[Manifest]) -> str:
+    """How many of a finished gang's pods succeeded: `3 of 4 pods succeeded`."""
+    succeeded = sum((pod.get("status") or {}).get("phase") == "Succeeded" for pod in pods)
+    return f"{succeeded} of {len(pods)} pods succeeded"

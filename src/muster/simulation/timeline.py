@@ -74,7 +74,8 @@ def timeline_to_json(result: Forecast, words: dict[GroupKey, str]) -> list[dict[
             {
                 "namespace": key.namespace,
                 "name": key.name,
-                "running": run is not None and run.running,
+                "running": run is not None and run.running and not run.finished,
+                "finished": run is not None and run.finished,
                 "preempted": run is not None and run.preempted,
                 "start": None if run is None else _rfc3339(run.start),
                 "end": None if run is None or run.end is None else _rfc3339(run.end),
@@ -88,10 +89,14 @@ def timeline_to_json(result: Forecast, words: dict[GroupKey, str]) -> list[dict[
 
 
 def _run_row(run: Run, result: Forecast, words: dict[GroupKey, str]) -> tuple[str, ...]:
-    start = f"{_time(run.start)} (running)" if run.running else _at(run.start, result.now)
+    start = _at(run.start, result.now)
+    if run.running and not run.finished:
+        start = f"{_time(run.start)} (running)"
     end = "unknown" if run.end is None else _at(run.end, result.now)
     if run.preempted:
         end = f"{end} (preempted)"
+    elif run.finished:
+        end = f"{end} (finished)"
     runtime = "unknown" if run.runtime is None else run.runtime.describe()
     note = "" if run.running else words.get(run.group, "")
     return (run.group.namespace, run.group.name, start, end, runtime, note)

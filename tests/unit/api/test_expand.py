@@ -6,7 +6,7 @@ import copy
 from dataclasses import replace
 from typing import Any
 
-from muster.api.expand import expand_job, expand_workload, gated_pod_template
+from muster.api.expand import expand_job, expand_workload, gated_pod_template, template_names
 from muster.api.optin import JobOptIn
 from muster.api.podgroup import PodGroup
 from muster.api.workload import Workload
@@ -57,6 +57,8 @@ def test_job_expands_to_a_workload_owned_by_the_job() -> None:
     assert workload["metadata"]["name"] == "train"
     assert workload["metadata"]["namespace"] == "ml"
     assert workload["metadata"]["ownerReferences"] == [JOB_OWNER]
+    # the TEMPLATES column of `kubectl get workloads`, set as it is created
+    assert workload["metadata"]["annotations"] == {"scheduling.muster.dev/templates": "workers"}
     assert workload["spec"] == {
         "controllerRef": {"apiGroup": "batch", "kind": "Job", "name": "train"},
         "podGroupTemplates": [
@@ -112,6 +114,7 @@ def test_workload_expands_to_one_group_per_template() -> None:
             ]
         },
     }
+    assert template_names(workload) == "launcher,workers"
     groups = expand_workload(workload)
     assert [group["metadata"]["name"] for group in groups] == ["mpi-launcher", "mpi-workers"]
     assert groups[1]["spec"] == {

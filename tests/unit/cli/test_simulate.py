@@ -212,19 +212,24 @@ status:
 """
 
 
-def _first_pod(index: int) -> str:
+def _member(group: str, index: int, status: str) -> str:
+    """Member pod `<group>-<index>` on gpu-1, with the given `status:` block."""
     return f"""\
 apiVersion: v1
 kind: Pod
 metadata:
-  name: first-{index}
-  labels: {{scheduling.muster.dev/pod-group: first}}
+  name: {group}-{index}
+  labels: {{scheduling.muster.dev/pod-group: {group}}}
 spec:
   nodeName: gpu-1
   containers:
     - {{name: w, image: i, resources: {{requests: {{cpu: "1", nvidia.com/gpu: "1"}}}}}}
-status: {{phase: Running, startTime: "2026-01-01T09:00:00Z"}}
+{status}
 """
+
+
+def _first_pod(index: int) -> str:
+    return _member("first", index, 'status: {phase: Running, startTime: "2026-01-01T09:00:00Z"}')
 
 
 def test_the_timeline_shows_when_each_gang_starts_and_ends(
@@ -266,3 +271,76 @@ def test_a_horizon_must_be_a_duration(tmp_path: Path, capsys: pytest.CaptureFixt
     with pytest.raises(SystemExit):
         main(["simulate", write(tmp_path, "c.yaml", NODE), "--timeline", "--horizon", "soon"])
     assert "not a duration" in capsys.readouterr().err
+
+
+def test_a_runtime_declared_on_the_pod_template_is_read_as_the_operator_reads_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The operator reads a member pod's annotation (copied from the Job's template);
+    the simulated pods carry it as well, and the timeline shows the gang's end."""
+    job = JOB.replace(
+        "  template:\n    spec:",
+        "  template:\n    metadata:\n"
+        "      annotations: {scheduling.muster.dev/expected-runtime: 45m}\n    spec:",
+    )
+    code, out, err = run([write(tmp_path, "c.yaml", NODE, job), "--timeline"], capsys)
+    assert (code, err) == (0, "")
+    assert out.splitlines()[1].split()[:6] == [
+        "default",
+        "train",
+        "10:00:00",
+        "10:45:00",
+        "(+45m)",
+        "45m,",
+    ]
+
+
+FINISHED = (
+    RUNNING.replace("name: first", "name: done")
+    .replace("  annotations: {scheduling.muster.dev/expected-runtime: 90m}\n", "")
+    .replace("  plan: {first-0: gpu-1, first-1: gpu-1}\n", "")
+)
+
+
+def _finished_pod(index: int, phase: str, end: str) -> str:
+    status = f"""\
+status:
+  phase: {phase}
+  startTime: "2026-01-01T09:00:00Z"
+  containerStatuses:
+    - {{name: w, state: {{terminated: {{finishedAt: "2026-01-01T{end}Z"}}}}}}"""
+    return _member("done", index, status)
+
+
+def test_a_finished_gang_is_shown_finished_with_its_end(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    files = write(
+        tmp_path,
+        "c.yaml",
+        NODE,
+        FINISHED,
+        _finished_pod(0, "Succeeded", "09:20:00"),
+        _finished_pod(1, "Failed", "09:40:00"),
+    )
+    clock = ["--now", "2026-01-01T10:00:00Z"]
+    code, out, err = run([files, "--timeline", *clock], capsys)
+    assert (code, err) == (0, "")
+    assert out.splitlines()[1].split() == [
+        "default",
+        "done",
+        "09:00:00",
+        "09:40:00",
+        "(finished)",
+        "~30m,",
+        "observed",
+    ]
+    code, out, _ = run([files, "--timeline", "-o", "json", *clock], capsys)
+    [entry] = json.loads(out)["timeline"]
+    assert (entry["running"], entry["finished"], entry["end"]) == (
+        False,
+        True,
+        "2026-01-01T09:40:00Z",
+    )
+    code, out, _ = run([files, *clock], capsys)
+    assert out.splitlines()[1].split(maxsplit=5)[5] == "finished: 1 of 2 pods succeeded"

@@ -11,14 +11,32 @@ from muster.cli import main
 from tests.validation_cases import Case, load_cases
 
 CASES = load_cases()
-EXAMPLES = sorted((Path(__file__).parents[3] / "examples").glob("*.yaml"))
+EXAMPLES_DIR = Path(__file__).parents[3] / "examples"
+EXAMPLES = sorted(EXAMPLES_DIR.glob("*.yaml"))
 
 
 def run_validate(capsys: pytest.CaptureFixture[str], *files: Path | str) -> tuple[int, list[str]]:
+    """The exit code and the problem lines; a clean run's one summary line is checked
+    and left out."""
     code = main(["validate", *(str(file) for file in files)])
     captured = capsys.readouterr()
     assert captured.err == ""
-    return code, captured.out.splitlines()
+    lines = captured.out.splitlines()
+    if code == 0:
+        assert len(lines) == 1 and lines[0].startswith("ok: "), lines
+        return code, []
+    return code, lines
+
+
+def test_a_clean_run_says_what_it_checked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """So that an empty glob or the wrong file does not pass unseen."""
+    pod_group = EXAMPLES_DIR / "podgroup-gang.yaml"
+    other = tmp_path / "other.yaml"
+    other.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n---\n")
+    assert main(["validate", str(pod_group), str(other)]) == 0
+    assert capsys.readouterr().out == "ok: 2 files, 2 documents (1 PodGroup, 1 other)\n"
 
 
 def test_the_table_is_big_and_has_every_kind_of_case() -> None:

@@ -79,7 +79,9 @@ def test_runtimes_are_looked_for_pod_first_then_group_then_deadline_then_history
         30, Basis.DEADLINE
     )
     history = state.groups[GroupKey("default", "h")]
-    assert endings.group_runtime(history) == Runtime(120, Basis.OBSERVED)
+    assert endings.runtime_of(state.pods[PodKey("default", "done")].record, history) == Runtime(
+        120, Basis.OBSERVED
+    )
 
 
 def _finished(name: str, group: str, took: str) -> Obj:
@@ -115,13 +117,13 @@ def test_a_cron_jobs_new_job_is_expected_to_take_what_its_earlier_jobs_took() ->
     )
     endings = Endings(state, now=0.0)
     waiting = state.groups[GroupKey("default", "nightly-3")]
-    assert endings.group_runtime(waiting) == Runtime(180, Basis.OBSERVED)  # not hourly's
     member = pod("nightly-3-a", group="nightly-3")
     state.apply_pod(member)
     assert endings.runtime_of(state.pods[PodKey("default", "nightly-3-a")].record, waiting) == (
-        Runtime(180, Basis.OBSERVED)
+        Runtime(180, Basis.OBSERVED)  # not hourly's
     )
     # a group's own finished pods are more specific than its CronJob's
-    assert endings.group_runtime(state.groups[GroupKey("default", "again-2")]) == Runtime(
+    again = state.pods[PodKey("default", "again-2-a")].record
+    assert endings.runtime_of(again, state.groups[GroupKey("default", "again-2")]) == Runtime(
         60, Basis.OBSERVED
     )
