@@ -140,6 +140,7 @@ class LeaderElector:
 
         Cancelled while leading, it gives the Lease up before it ends.
         """
+        logger.info("attempting to acquire the lease %s/%s", self.namespace, self.name)
         while not await self._attempt():
             await asyncio.sleep(jittered(self.timing.retry_period, JITTER - 1))
         logger.info("leading as %s", self.identity)
