@@ -8,6 +8,12 @@ so admission never depends on which replica leads. The Lease decides who runs th
 Lease exits non-zero rather than keep running beside a new leader, and its restart
 comes back as a standby; so does a replica whose elector ends for any other reason,
 since without one it could never lead, nor know that it does not.
+
+SIGTERM and SIGINT are kopf's to catch, for the whole process: kopf stops its
+webhooks, then runs its cleanup, which tells the Operator to stop. The leader then
+stops its controller before its elector, which gives the Lease up on the way out, so
+a standby leads at its next attempt. (Left to kopf, the controller would run on for
+the 5 s kopf grants every task begun after it started, and only then be cancelled.)
 """
 
 from __future__ import annotations
@@ -53,7 +59,7 @@ EXIT_FAILED = 1
 SHUTDOWN_SECONDS = 5.0
 
 
-async def _ended(task: asyncio.Task[None]) -> None:
+async def _ended(task: asyncio.Task[object]) -> None:
     """Wait for a task that was told to stop, for SHUTDOWN_SECONDS, then cancel it."""
     _, pending = await asyncio.wait({task}, timeout=SHUTDOWN_SECONDS)
     if pending:
@@ -82,6 +88,7 @@ class Operator:
         self.metrics = Metrics()
         self.kopf_ready = asyncio.Event()
         self.kopf_stop = asyncio.Event()
+        self.stop_requested = asyncio.Event()  # by kopf's cleanup: a signal, or kopf_stop
         self.controller: Controller | None = None
         self.priority_classes = PriorityClassStore()
         self.priority_informer: Informer | None = None
@@ -126,6 +133,7 @@ class Operator:
         workload_task = asyncio.create_task(self.workload_informer.run(), name="workloads")
         self.bypass = BypassReporter(kube, EventRecorder(kube, instance=self.config.identity))
         kopf_task = asyncio.create_task(self._run_kopf(), name="kopf")
+        stopping = asyncio.create_task(self.stop_requested.wait(), name="stop requested")
         # The Lease has a client of its own, unthrottled: a burst of releases must not
         # delay a renewal.
         elector = self._elector(kube.view())
@@ -144,10 +152,10 @@ class Operator:
             if self.config.manage_webhooks:
                 await self._register_webhooks(kube, kopf_task)
             leading = asyncio.create_task(elector.leading.wait())
-            watched = {kopf_task, leading} | ({elector_task} if elector_task else set())
+            watched = {kopf_task, stopping, leading} | ({elector_task} if elector_task else set())
             await asyncio.wait(watched, return_when=asyncio.FIRST_COMPLETED)
             leading.cancel()
-            if kopf_task.done():
+            if kopf_task.done() or stopping.done():
                 return self._exit_code(kopf_task)
             if elector_task is not None and elector_task.done():
                 return self._elector_ended(elector_task)
@@ -160,7 +168,8 @@ class Operator:
                 fenced, self.config, self.metrics, still_leading=elector.still_leading
             )
             controller_task = asyncio.create_task(self.controller.run(), name="controller")
-            watched = {kopf_task, controller_task} | ({elector_task} if elector_task else set())
+            watched = {kopf_task, stopping, controller_task}
+            watched |= {elector_task} if elector_task else set()
             await asyncio.wait(watched, return_when=asyncio.FIRST_COMPLETED)
             if elector_task is not None and elector_task.done():
                 return self._elector_ended(elector_task)
@@ -169,17 +178,18 @@ class Operator:
             return self._exit_code(kopf_task)
         finally:
             self.metrics.leader.set(0)
+            # The controller first: the elector gives the Lease up as it ends.
             for task in (
                 controller_task,
                 elector_task,
                 priority_task,
                 workload_task,
                 certificates_task,
+                stopping,
             ):
                 if task is not None:
                     task.cancel()
                     await _ended(task)
-            await elector.release()
             self.kopf_stop.set()
             await _ended(kopf_task)
             with contextlib.suppress(TimeoutError):
@@ -261,6 +271,7 @@ class Operator:
         self.webhook_ca = webhooks.cadata or b""
         registry = kopf.get_default_registry()
         kopf.on.login(registry=registry)(self._login)
+        kopf.on.cleanup(registry=registry)(self._kopf_stopping)
         memo = kopf.Memo()
         setattr(memo, PRIORITY_CLASSES_MEMO, self.priority_classes.list)
         setattr(memo, WORKLOADS_MEMO, self.workloads)
@@ -275,6 +286,9 @@ class Operator:
             ready_flag=self.kopf_ready,
             stop_flag=self.kopf_stop,
         )
+
+    async def _kopf_stopping(self, **_: Any) -> None:
+        self.stop_requested.set()
 
     def _login(self, **kwargs: Any) -> kopf.ConnectionInfo | None:
         if self.config.kubeconfig:

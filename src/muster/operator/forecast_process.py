@@ -32,6 +32,7 @@ import contextlib
 import multiprocessing
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection
 
@@ -71,14 +72,25 @@ class ForecastFailedError(RuntimeError):
 class Budget:
     """`keep_going` for a forecast: true while the process has had less than `seconds`
     of CPU time, and less than `WALL_FACTOR` times that has passed (a child starved
-    of CPU on a busy machine still answers, with the gangs it reached)."""
+    of CPU on a busy machine still answers, with the gangs it reached).
 
-    def __init__(self, seconds: float) -> None:
-        self.cpu_until = time.process_time() + seconds
-        self.wall_until = time.monotonic() + seconds * WALL_FACTOR
+    The two clocks are the process's CPU time and the monotonic clock; a test gives
+    clocks it moves itself."""
+
+    def __init__(
+        self,
+        seconds: float,
+        *,
+        cpu_clock: Callable[[], float] = time.process_time,
+        wall_clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.cpu_clock = cpu_clock
+        self.wall_clock = wall_clock
+        self.cpu_until = cpu_clock() + seconds
+        self.wall_until = wall_clock() + seconds * WALL_FACTOR
 
     def __call__(self) -> bool:
-        return time.process_time() < self.cpu_until and time.monotonic() < self.wall_until
+        return self.cpu_clock() < self.cpu_until and self.wall_clock() < self.wall_until
 
 
 class Child:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import json
-import time
 import urllib.parse
 import urllib.request
 from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
@@ -216,7 +215,8 @@ class Kube:
                 method, path, query=query, body=body, content_type=content_type, timeout=timeout
             )
             return await _on_loop(home, again, f"{method} {path}")
-        deadline = time.monotonic() + timeout
+        clock = asyncio.get_running_loop().time  # the clock its sleeps and timeouts run on
+        deadline = clock() + timeout
         backoff = ExponentialBackoff(initial=0.2, maximum=MAX_RETRY_DELAY)
         while True:
             try:
@@ -226,7 +226,7 @@ class Kube:
                     query=query,
                     body=body,
                     content_type=content_type,
-                    timeout=deadline - time.monotonic(),
+                    timeout=deadline - clock(),
                 )
             except NotLeadingError:
                 raise
@@ -234,7 +234,7 @@ class Kube:
                 if not _repeatable(method, error):
                     raise
                 delay = max(backoff.next(), min(error.retry_after or 0.0, MAX_RETRY_DELAY))
-                if time.monotonic() + delay >= deadline:
+                if clock() + delay >= deadline:
                     raise
                 await asyncio.sleep(delay)
 

@@ -24,6 +24,11 @@ comes back as a standby.
 Each attempt (a read and a write) is bounded well below the renew deadline, so one
 hanging request cannot use it up. Updates carry the Lease's resourceVersion, so two
 standbys racing for an expired Lease cannot both win.
+
+A leader whose elector is cancelled (a clean stop) gives the Lease up on its way out,
+as client-go's `ReleaseOnCancel` does: the record then names no holder and lasts one
+second, so a standby takes it at its next attempt instead of waiting out
+`lease_duration`.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from muster.api.times import rfc3339
@@ -82,11 +88,19 @@ class LeaderElector:
     """Acquires and keeps a Lease; `still_leading()` says whether this replica may write.
 
     `leading` is set once the Lease is first acquired; `run` returns when leadership,
-    once held, is lost (and never on its own before that).
+    once held, is lost (and never on its own before that). Every duration is measured
+    on `clock` (monotonic seconds); a test gives the clock of its own event loop.
     """
 
     def __init__(
-        self, kube: Kube, *, name: str, namespace: str, identity: str, timing: LeaseTiming
+        self,
+        kube: Kube,
+        *,
+        name: str,
+        namespace: str,
+        identity: str,
+        timing: LeaseTiming,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.kube = kube
         self.path = f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases"
@@ -94,6 +108,7 @@ class LeaderElector:
         self.namespace = namespace
         self.identity = identity
         self.timing = timing
+        self.clock = clock
         self.leading = asyncio.Event()
         self._renewed_at: float | None = None  # monotonic start of the last good renewal
         self._observed: tuple[object, ...] | None = None
@@ -117,17 +132,24 @@ class LeaderElector:
         return (
             not self._stopped
             and self._renewed_at is not None
-            and time.monotonic() < self._renewed_at + self.timing.renew_deadline
+            and self.clock() < self._renewed_at + self.timing.renew_deadline
         )
 
     async def run(self) -> None:
-        """Acquire the Lease (retrying forever), then renew it until that fails."""
+        """Acquire the Lease (retrying forever), then renew it until that fails.
+
+        Cancelled while leading, it gives the Lease up before it ends.
+        """
+        logger.info("attempting to acquire the lease %s/%s", self.namespace, self.name)
         while not await self._attempt():
             await asyncio.sleep(jittered(self.timing.retry_period, JITTER - 1))
         logger.info("leading as %s", self.identity)
         self.leading.set()
         try:
             await self._renew()
+        except asyncio.CancelledError:
+            await self._release()
+            raise
         finally:
             self._stopped = True
         logger.error("lost the lease %s/%s; stepping down", self.namespace, self.name)
@@ -145,30 +167,30 @@ class LeaderElector:
                     return
                 await asyncio.sleep(self.timing.retry_period)
 
-    async def release(self) -> None:
-        """Give the Lease up on a clean shutdown so a standby need not wait it out."""
-        if self._unconditional or not self.still_leading():
+    async def _release(self) -> None:
+        """Give the Lease up (client-go's release), if this replica can prove it holds it.
+
+        Nothing may be written as the leader from here on: the fence turns away any
+        write still on its way, so none can follow the release.
+        """
+        if not self.still_leading():
             return
-        self._stopped = True  # nothing may be written as the leader from here on
+        self._stopped = True
         try:
             async with asyncio.timeout(self.timing.attempt_timeout):
                 lease = await self.kube.request("GET", f"{self.path}/{self.name}")
-                spec = lease.get("spec") or {}
+                spec: JsonObject = lease.setdefault("spec", {})
                 if spec.get("holderIdentity") != self.identity:
                     return
+                now = rfc3339(time.time(), micro=True)
                 spec.update(
-                    holderIdentity=None,
-                    leaseDurationSeconds=1,
-                    renewTime=rfc3339(time.time(), micro=True),
+                    holderIdentity="", leaseDurationSeconds=1, acquireTime=now, renewTime=now
                 )
-                await self.kube.request(
-                    "PUT",
-                    f"{self.path}/{self.name}",
-                    body=lease,
-                    timeout=self.timing.attempt_timeout,
-                )
+                await self.kube.request("PUT", f"{self.path}/{self.name}", body=lease)
         except (KubeError, TimeoutError) as error:
-            logger.warning("could not release the lease: %s", error)
+            logger.warning("could not give the lease up: %s", error or "timed out")
+            return
+        logger.info("gave the lease %s/%s up", self.namespace, self.name)
 
     def _held_by_another(self) -> bool:
         if self._observed is None:
@@ -178,7 +200,7 @@ class LeaderElector:
 
     async def _attempt(self) -> bool:
         """One try to acquire or renew; every failure is an answer of False."""
-        started = time.monotonic()
+        started = self.clock()
         try:
             async with asyncio.timeout(self.timing.attempt_timeout):
                 won = await self._try_acquire_or_renew()
@@ -191,7 +213,7 @@ class LeaderElector:
 
     async def _try_acquire_or_renew(self) -> bool:
         timeout = self.timing.attempt_timeout
-        asked_at = time.monotonic()
+        asked_at = self.clock()
         try:
             lease = await self.kube.request("GET", f"{self.path}/{self.name}", timeout=timeout)
         except KubeError as error:
@@ -201,12 +223,12 @@ class LeaderElector:
         spec: JsonObject = lease.setdefault("spec", {})
         record = _record(spec)
         if record != self._observed:
-            self._observed, self._observed_at = record, time.monotonic()
+            self._observed, self._observed_at = record, self.clock()
         holder = spec.get("holderIdentity")
         duration = float(spec.get("leaseDurationSeconds") or self.timing.lease_duration)
-        if holder and holder != self.identity and time.monotonic() < self._observed_at + duration:
+        if holder and holder != self.identity and self.clock() < self._observed_at + duration:
             return False
-        if time.monotonic() - asked_at > timeout:
+        if self.clock() - asked_at > timeout:
             # Frozen while reading (or just slow): what was read may be long stale.
             raise TimeoutError
         now = time.time()
@@ -222,7 +244,7 @@ class LeaderElector:
             if error.conflict:
                 return False
             raise
-        self._observed, self._observed_at = _record(spec), time.monotonic()
+        self._observed, self._observed_at = _record(spec), self.clock()
         return True
 
     async def _create(self) -> bool:
@@ -248,5 +270,5 @@ class LeaderElector:
             if error.conflict:
                 return False
             raise
-        self._observed, self._observed_at = _record(spec), time.monotonic()
+        self._observed, self._observed_at = _record(spec), self.clock()
         return True

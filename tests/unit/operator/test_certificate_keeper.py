@@ -224,9 +224,10 @@ async def test_kopf_serves_the_renewed_certificate_once_its_files_are_swapped(
     try:
         first = await served_certificate(port)
         assert replica.serving is not None and first == loaded(replica.serving.certificate)
-        # kopf takes the files' digest as it goes on serving, as its admission loop does.
+        # kopf takes the files' digest as it goes on serving, as its admission loop does:
+        # in the first step of that task, which runs before this one resumes.
         restarted = asyncio.create_task(anext(serving))
-        await asyncio.sleep(0.2)
+        await asyncio.sleep(0)
         stored = api.objects[SECRET]
         old = issue(HOSTS, now=datetime.datetime.now(datetime.UTC) - datetime.timedelta(days=340))
         api.put_object(SECRET, {**stored, "data": secret_data(old)})

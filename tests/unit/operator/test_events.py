@@ -7,6 +7,7 @@ import asyncio
 from typing import Any
 
 from muster.operator.events import NORMAL, QueuedEventRecorder
+from tests.unit.operator.virtual_time import on_virtual_time
 
 
 class SlowKube:
@@ -22,6 +23,7 @@ class SlowKube:
         return {}
 
 
+@on_virtual_time
 async def test_recording_returns_before_the_event_is_posted_and_run_posts_it() -> None:
     kube = SlowKube()
     events = QueuedEventRecorder(kube, instance="test")  # type: ignore[arg-type]
@@ -35,6 +37,7 @@ async def test_recording_returns_before_the_event_is_posted_and_run_posts_it() -
     assert kube.posted == ["Scheduled"]
 
 
+@on_virtual_time
 async def test_a_full_queue_drops_the_event_instead_of_waiting() -> None:
     events = QueuedEventRecorder(SlowKube(), instance="test", capacity=1)  # type: ignore[arg-type]
     target = {"kind": "PodGroup", "namespace": "ns", "name": "train"}

@@ -10,6 +10,7 @@ from typing import Any
 from muster.api.constants import MIN_COUNT_ANNOTATION, POLICY_LABEL
 from muster.operator.expansion import Expander
 from muster.operator.kube import KubeError, UnreachableError
+from tests.unit.operator.virtual_time import on_virtual_time
 
 
 def job(name: str, generation: int = 1) -> dict[str, Any]:
@@ -229,6 +230,7 @@ class FlakyKube(BlockingKube):
         return await super().request(method, path, body=body)
 
 
+@on_virtual_time
 async def test_any_failure_is_retried_with_backoff_and_no_worker_dies() -> None:
     log: list[str] = []
     failures: list[Exception] = [

@@ -73,17 +73,32 @@ def test_a_child_that_does_not_answer_in_time_is_stopped(monkeypatch: pytest.Mon
     assert not child._process.is_alive()
 
 
+class Clock:
+    """A clock that moves only when the test moves it."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
 def test_the_budget_counts_the_cpu_time_the_process_had() -> None:
-    budget = Budget(0.05)
-    time.sleep(0.1)  # waiting is not spending
+    cpu, wall = Clock(), Clock()
+    budget = Budget(5, cpu_clock=cpu, wall_clock=wall)
+    wall.now += 10  # waiting is not spending
     assert budget()
-    started = time.process_time()
-    while time.process_time() - started < 0.06:
-        pass
+    cpu.now += 4.9
+    assert budget()
+    cpu.now += 0.1
     assert not budget()
 
 
 def test_a_child_starved_of_cpu_stops_after_a_multiple_of_its_budget() -> None:
-    budget = Budget(0.001)
-    time.sleep(0.001 * WALL_FACTOR + 0.01)
+    cpu, wall = Clock(), Clock()
+    budget = Budget(5, cpu_clock=cpu, wall_clock=wall)
+    cpu.now += 1
+    wall.now += 5 * WALL_FACTOR - 0.1
+    assert budget()
+    wall.now += 0.1
     assert not budget()

@@ -9,6 +9,7 @@ from typing import Any
 from muster.operator.informer import Informer
 from muster.operator.kube import JsonObject, KubeError, UnreachableError
 from muster.operator.retry import ExponentialBackoff
+from tests.unit.operator.virtual_time import on_virtual_time
 
 
 def obj(name: str, version: str) -> JsonObject:
@@ -168,6 +169,7 @@ async def test_an_error_event_other_than_gone_resumes_too() -> None:
     assert kube.listed == 1
 
 
+@on_virtual_time
 async def test_a_throttled_watch_waits_as_long_as_retry_after_says() -> None:
     kube = ScriptedKube(
         lists=[([], "10")],

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from typing import Any
 
 import aiohttp
@@ -21,6 +20,7 @@ from muster.operator.kube import (
 )
 from muster.operator.retry import ExponentialBackoff
 from muster.operator.throttle import RateLimiter
+from tests.unit.operator.virtual_time import on_virtual_time
 
 
 class Response:
@@ -38,7 +38,7 @@ class Response:
 
 class ScriptedApiClient:
     """Answers `call_api` from a script of responses and exceptions, and counts the calls
-    (and the loops they were made on)."""
+    (with the time of their loop's clock, and the loops they were made on)."""
 
     def __init__(self, *script: Response | Exception) -> None:
         self.script = list(script)
@@ -46,8 +46,9 @@ class ScriptedApiClient:
         self.loops: list[asyncio.AbstractEventLoop] = []
 
     async def call_api(self, path: str, method: str, **_: Any) -> Response:
-        self.calls.append((method, time.monotonic()))
-        self.loops.append(asyncio.get_running_loop())
+        loop = asyncio.get_running_loop()
+        self.calls.append((method, loop.time()))
+        self.loops.append(loop)
         answer = self.script.pop(0)
         if isinstance(answer, Exception):
             raise answer
@@ -66,6 +67,7 @@ def client(api: ScriptedApiClient) -> Kube:
 OK = Response(200, {"kind": "Pod"})
 
 
+@on_virtual_time
 async def test_throttling_is_retried_no_sooner_than_retry_after() -> None:
     api = ScriptedApiClient(Response(429, {"reason": "TooManyRequests"}, {"Retry-After": "1"}), OK)
     assert await client(api).request("POST", "/api/v1/namespaces/a/events", body={}) == {
@@ -75,6 +77,7 @@ async def test_throttling_is_retried_no_sooner_than_retry_after() -> None:
     assert second - first >= 1.0
 
 
+@on_virtual_time
 async def test_reads_are_retried_on_a_broken_connection_and_server_errors() -> None:
     api = ScriptedApiClient(
         aiohttp.ServerDisconnectedError(), Response(503, {"reason": "ServiceUnavailable"}), OK
@@ -95,18 +98,22 @@ async def test_a_write_that_may_have_landed_is_not_repeated() -> None:
     assert len(api.calls) == 1
 
 
+@on_virtual_time
 async def test_a_write_that_never_left_is_repeated() -> None:
     api = ScriptedApiClient(connector_error(), OK)
     await client(api).request("PATCH", "/api/v1/namespaces/a/pods/x", body={})
     assert len(api.calls) == 2
 
 
+@on_virtual_time
 async def test_retries_stop_at_the_request_timeout() -> None:
     api = ScriptedApiClient(*[TimeoutError() for _ in range(50)])
-    started = time.monotonic()
+    loop = asyncio.get_running_loop()
+    started = loop.time()
     with pytest.raises(UnreachableError):
         await client(api).request("GET", "/api/v1/pods/x", timeout=0.5)
-    assert time.monotonic() - started < 1.0
+    assert loop.time() - started < 0.5  # no retry is begun that the timeout would cut
+    assert 2 <= len(api.calls) < 50
 
 
 async def test_the_fence_stops_writes_but_not_reads() -> None:
@@ -118,12 +125,17 @@ async def test_the_fence_stops_writes_but_not_reads() -> None:
     assert await kube.request("GET", "/api/v1/pods/x") == {"kind": "Pod"}
 
 
+@on_virtual_time
 async def test_the_rate_limit_allows_a_burst_then_the_rate() -> None:
-    limiter = RateLimiter(qps=20, burst=5)
-    started = time.monotonic()
+    loop = asyncio.get_running_loop()
+    limiter = RateLimiter(qps=20, burst=5, clock=loop.time)
+    started = loop.time()
+    granted: list[float] = []
     for _ in range(10):
         await limiter.acquire()
-    assert 0.2 <= time.monotonic() - started < 0.6  # 5 at once, then 5 at 20 per second
+        granted.append(loop.time() - started)
+    # 5 at once, then 5 at 20 per second
+    assert granted == pytest.approx([0, 0, 0, 0, 0, 0.05, 0.1, 0.15, 0.2, 0.25])
 
 
 async def test_a_request_from_another_threads_loop_is_sent_from_the_clients_own() -> None:

@@ -1,4 +1,5 @@
-"""Leader election against an in-memory Lease: one leader, deadlines, every failure survived."""
+"""Leader election against an in-memory Lease: one leader, deadlines, every failure survived,
+the Lease given up on a clean stop. On a virtual clock, with client-go's own durations."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ import pytest
 
 from muster.operator.kube import JsonObject, KubeError, UnreachableError
 from muster.operator.leader import LeaderElector, LeaseTiming
+from tests.unit.operator.virtual_time import on_virtual_time
 
-FAST = LeaseTiming(lease_duration=0.6, renew_deadline=0.4, retry_period=0.05)
+TIMING = LeaseTiming()  # 15 s, 10 s, 2 s
 PATH = "/apis/coordination.k8s.io/v1/namespaces/default/leases"
 
 
@@ -49,6 +51,7 @@ class Client:
         self.server = server
         self.failure: Exception | None = None
         self.stalled = False
+        self.reads = 0  # one per attempt to acquire or renew, and per release
 
     async def request(
         self, method: str, path: str, *, body: Any = None, timeout: float = 30.0
@@ -59,25 +62,28 @@ class Client:
         if self.failure is not None:
             raise self.failure
         await asyncio.sleep(0)
+        self.reads += method == "GET"
         return self.server.handle(method, body)
 
 
-def elector(client: Client, identity: str, timing: LeaseTiming = FAST) -> LeaderElector:
+def elector(client: Client, identity: str) -> LeaderElector:
     return LeaderElector(
         client,  # type: ignore[arg-type]
         name="muster-operator",
         namespace="default",
         identity=identity,
-        timing=timing,
+        timing=TIMING,
+        clock=asyncio.get_running_loop().time,
     )
 
 
+@on_virtual_time
 async def test_one_of_two_leads_and_the_other_waits() -> None:
     server = LeaseServer()
     first, second = elector(Client(server), "a"), elector(Client(server), "b")
     tasks = [asyncio.create_task(first.run()), asyncio.create_task(second.run())]
-    await asyncio.wait_for(first.leading.wait(), 1)
-    await asyncio.sleep(FAST.lease_duration * 1.5)  # renewals keep the standby out
+    await first.leading.wait()
+    await asyncio.sleep(TIMING.lease_duration * 3)  # renewals keep the standby out
     assert first.still_leading() and not second.still_leading()
     assert not second.leading.is_set()
     assert set(server.writes) == {"a"}
@@ -85,38 +91,42 @@ async def test_one_of_two_leads_and_the_other_waits() -> None:
         task.cancel()
 
 
+@on_virtual_time
 async def test_a_leader_that_cannot_renew_stops_writing_before_the_standby_takes_over() -> None:
     server = LeaseServer()
     leader_client = Client(server)
     leader, standby = elector(leader_client, "a"), elector(Client(server), "b")
     leader_task = asyncio.create_task(leader.run())
-    await asyncio.wait_for(leader.leading.wait(), 1)
+    await leader.leading.wait()
     standby_task = asyncio.create_task(standby.run())
     leader_client.failure = UnreachableError("ServerDisconnectedError()", unsent=False)
+    step = 0.01
     stopped_at = took_over_at = None
     loop = asyncio.get_running_loop()
     while took_over_at is None:
-        await asyncio.sleep(0.005)
+        await asyncio.sleep(step)
         if stopped_at is None and not leader.still_leading():
             stopped_at = loop.time()
         if standby.still_leading():
             took_over_at = loop.time()
     assert stopped_at is not None
-    assert took_over_at - stopped_at >= FAST.lease_duration - FAST.renew_deadline - 0.05
-    await asyncio.wait_for(leader_task, 1)  # the elector ends: the process exits
-    assert leader_task.exception() is None
+    assert took_over_at - stopped_at >= TIMING.lease_duration - TIMING.renew_deadline - step
+    await leader_task  # the elector ends by itself: the process exits
     standby_task.cancel()
 
 
+@on_virtual_time
 async def test_a_hanging_request_does_not_outlive_the_renew_deadline() -> None:
     server = LeaseServer()
     client = Client(server)
     leader = elector(client, "a")
     task = asyncio.create_task(leader.run())
-    await asyncio.wait_for(leader.leading.wait(), 1)
+    await leader.leading.wait()
     client.stalled = True
-    await asyncio.wait_for(task, FAST.renew_deadline + FAST.attempt_timeout + 0.2)
-    assert not leader.still_leading()
+    await asyncio.sleep(TIMING.renew_deadline)
+    assert not leader.still_leading()  # by the deadline, though its requests hang
+    # The attempt under way when the deadline passed is cut off, and the elector ends.
+    await asyncio.wait_for(task, TIMING.attempt_timeout + TIMING.retry_period)
 
 
 @pytest.mark.parametrize(
@@ -128,6 +138,7 @@ async def test_a_hanging_request_does_not_outlive_the_renew_deadline() -> None:
         ValueError("not JSON"),
     ],
 )
+@on_virtual_time
 async def test_a_standby_survives_any_client_error_and_leads_once_it_clears(
     failure: Exception,
 ) -> None:
@@ -135,25 +146,64 @@ async def test_a_standby_survives_any_client_error_and_leads_once_it_clears(
     client.failure = failure
     standby = elector(client, "a")
     task = asyncio.create_task(standby.run())
-    await asyncio.sleep(FAST.retry_period * 4)
+    await asyncio.sleep(TIMING.retry_period * 4)
     assert not task.done() and not standby.leading.is_set()
     client.failure = None
-    await asyncio.wait_for(standby.leading.wait(), 1)
+    await standby.leading.wait()
     task.cancel()
 
 
-async def test_a_released_lease_is_taken_over_at_once() -> None:
+@on_virtual_time
+async def test_a_stopped_leader_gives_the_lease_up_and_a_standby_takes_it_at_once() -> None:
+    server = LeaseServer()
+    standby_client = Client(server)
+    leader, standby = elector(Client(server), "a"), elector(standby_client, "b")
+    leader_task = asyncio.create_task(leader.run())
+    await leader.leading.wait()
+    standby_task = asyncio.create_task(standby.run())
+    await asyncio.sleep(TIMING.retry_period * 3)
+    leader_task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await leader_task
+    assert not leader.still_leading()
+    assert server.lease is not None
+    assert server.lease["spec"]["holderIdentity"] == ""
+    assert server.lease["spec"]["leaseDurationSeconds"] == 1
+    attempts_before = standby_client.reads
+    await standby.leading.wait()
+    assert standby_client.reads == attempts_before + 1
+    assert server.writes == ["a", *["a"] * (len(server.writes) - 3), "", "b"]
+    standby_task.cancel()
+
+
+@on_virtual_time
+async def test_a_replica_stopped_before_it_leads_writes_nothing() -> None:
     server = LeaseServer()
     leader, standby = elector(Client(server), "a"), elector(Client(server), "b")
     leader_task = asyncio.create_task(leader.run())
-    await asyncio.wait_for(leader.leading.wait(), 1)
+    await leader.leading.wait()
     standby_task = asyncio.create_task(standby.run())
-    await asyncio.sleep(FAST.retry_period * 2)
-    leader_task.cancel()
-    await leader.release()
-    assert not leader.still_leading()
-    await asyncio.wait_for(standby.leading.wait(), FAST.lease_duration / 2)
+    await asyncio.sleep(TIMING.retry_period * 3)
     standby_task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await standby_task
+    assert set(server.writes) == {"a"}
+    leader_task.cancel()
+
+
+@on_virtual_time
+async def test_a_stopped_leader_leaves_a_lease_another_replica_holds_alone() -> None:
+    server = LeaseServer()
+    leader = elector(Client(server), "a")
+    task = asyncio.create_task(leader.run())
+    await leader.leading.wait()
+    assert server.lease is not None
+    server.handle("PUT", {**server.lease, "spec": {**server.lease["spec"], "holderIdentity": "b"}})
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert server.writes[-1] == "b"
+    assert not leader.still_leading()
 
 
 def test_timings_are_checked_as_client_go_checks_them() -> None:
