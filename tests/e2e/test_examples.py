@@ -175,7 +175,7 @@ def test_the_workload_starts_its_launcher_and_its_8_workers_in_one_rack(
         in (wait_for_reason(kubectl, namespace, "mpi-workers", "Scheduled")["message"])
     )
     assert pod_group(kubectl, namespace, "mpi-launcher")["spec"]["schedulingPolicy"] == {
-        "gang": {"minCount": 1}
+        "basic": {}
     }
     # `kubectl get workloads` lists both templates.
     wait_until(

@@ -1,21 +1,28 @@
-"""Letting go the pods of a Job whose native field the API server dropped.
+"""Letting go the pods no gang will ever hold: ungated, with no node pinned.
 
-Such a Job (`dropped_field`) has no PodGroup and never will: the API server stored
-it as a plain Job, and runs it as one. So does Muster. Each of its gated pods loses
-the gate, with no node pinned (there is no gang to plan for), and kube-scheduler
-places it as it places any pod. The Job is told why, by a Warning, once: in the
-cycle that lets its first pod go (later pods, replacements included, go quietly).
+Two kinds of pods wait behind Muster's gate for nothing:
 
-Nothing is written down first: the decision rests on the stored Job alone, which
-does not change (a pod template is immutable), so any cycle after a crash decides
-it again. A Job whose PodGroup exists after all (made by hand) is left to it.
+- the members of a PodGroup whose policy is `basic` (upstream's "schedule each pod
+  on its own"): the pod webhook gates every labelled pod that no Job controls, as
+  it cannot read the group's policy at the pod's creation, and such a group is left
+  to kube-scheduler, pod by pod. Its gated pods go as they come, quietly;
+- the pods of a Job whose native field the API server dropped (`dropped_field`):
+  such a Job has no PodGroup and never will (the API server stored it as a plain
+  Job, and runs it as one; so does Muster). The Job is told why, by a Warning,
+  once: in the cycle that lets its first pod go (later pods, replacements included,
+  go quietly). A Job whose PodGroup exists after all (made by hand) is left to it.
+
+kube-scheduler places each pod let go as it places any pod. Nothing is written down
+first: the decision rests on the group's policy or on the stored Job, neither of
+which changes while the pods wait, so any cycle after a crash decides it again.
 """
 
 from __future__ import annotations
 
 from muster.api.constants import GANG_GATE, POLICY_LABEL
 from muster.scheduler.dropped_field import DroppedField
-from muster.scheduler.keys import PodKey
+from muster.scheduler.intake import PodRecord
+from muster.scheduler.keys import GroupKey, PodKey
 from muster.scheduler.plan import Step, StepKind, TellJob, Ungate
 from muster.scheduler.state import ClusterState
 
@@ -29,27 +36,40 @@ MESSAGE = (
 
 
 def let_go(state: ClusterState) -> tuple[Step, ...]:
-    """One step for each Job whose pods wait for a PodGroup that nothing will make."""
-    steps = []
+    """One step for each basic group with gated members, and for each Job whose pods
+    wait for a PodGroup that nothing will make."""
+    steps = [
+        Step(key, StepKind.LET_GO, (Ungate(waiting),))
+        for key, record in sorted(state.groups.items())
+        if not record.gang and (waiting := _waiting(state, key))
+    ]
     for dropped in sorted(state.dropped_fields.values(), key=lambda record: record.job):
-        step = _let_go(state, dropped)
+        step = _let_go_dropped(state, dropped)
         if step is not None:
             steps.append(step)
     return tuple(steps)
 
 
-def _let_go(state: ClusterState, dropped: DroppedField) -> Step | None:
-    if dropped.group in state.groups:
-        return None
-    names = sorted(state.members.get(dropped.group, ()))
-    records = [state.pods[PodKey(dropped.group.namespace, name)].record for name in names]
-    waiting = tuple(
+def _members(state: ClusterState, group: GroupKey) -> list[PodRecord]:
+    names = sorted(state.members.get(group, ()))
+    return [state.pods[PodKey(group.namespace, name)].record for name in names]
+
+
+def _waiting(state: ClusterState, group: GroupKey) -> tuple[PodKey, ...]:
+    """The group's members that are gated and neither finished nor leaving."""
+    return tuple(
         record.key
-        for record in records
+        for record in _members(state, group)
         if record.gated and not record.terminal and not record.terminating
     )
+
+
+def _let_go_dropped(state: ClusterState, dropped: DroppedField) -> Step | None:
+    if dropped.group in state.groups:
+        return None
+    waiting = _waiting(state, dropped.group)
     if not waiting:
         return None
-    first = all(record.gated for record in records)
+    first = all(record.gated for record in _members(state, dropped.group))
     told = (TellJob(dropped.job, True, REASON, MESSAGE),) if first else ()
     return Step(dropped.group, StepKind.LET_GO, (Ungate(waiting), *told))

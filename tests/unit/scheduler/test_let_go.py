@@ -116,3 +116,23 @@ def test_each_job_lets_go_only_the_pods_of_its_own_group() -> None:
     )
     ungated = {step.actions[0] for step in let_go_steps(state)}
     assert ungated == {Ungate((PodKey("default", "a-0"),)), Ungate((PodKey("other", "b-0"),))}
+
+
+def test_the_gated_members_of_a_basic_group_go_as_they_come_without_a_word() -> None:
+    """A basic group is left to kube-scheduler pod by pod; the pod webhook gated its
+    members only because it could not read the group's policy at their creation."""
+    state = cluster(
+        node("n1"),
+        pod_group("launcher", min_count=None),
+        pod("launcher-0", group="launcher", gated=False, node_name="n1"),
+        pod("launcher-1", group="launcher"),
+        pod("launcher-2", group="launcher", phase="Failed"),
+    )
+    (step,) = let_go_steps(state)
+    assert step.group == GroupKey("default", "launcher")
+    assert step.actions == (Ungate((PodKey("default", "launcher-1"),)),)
+
+
+def test_a_gang_groups_gated_members_are_not_let_go() -> None:
+    state = cluster(node("n1"), pod_group("train", min_count=2), *members("train-0"))
+    assert let_go_steps(state) == []
