@@ -71,7 +71,9 @@ docs: $(STAMP)
 control-plane:
 	hack/build.sh
 
-cluster-up: control-plane
+## The dev cluster; `cluster.py up` builds what it runs on first use (Kueue only with
+## CLUSTER_FLAGS=--kueue).
+cluster-up:
 	$(PYTHON) hack/cluster.py up $(CLUSTER_FLAGS)
 
 cluster-down:
@@ -88,9 +90,8 @@ cluster-status:
 	$(PYTHON) hack/cluster.py status
 
 ## Watch gang scheduling work: a local cluster, the operator, five stories. The demo
-## runs no Kueue, so it builds none.
+## runs no Kueue, so it builds none (`cluster.py up` builds what it runs).
 demo: $(STAMP)
-	hack/build.sh --without-kueue
 	$(BIN)/python -m hack.demo
 
 demo-down:
