@@ -304,8 +304,10 @@ def http_ok(url: str) -> bool:
         return bool(response.status == 200)
 
 
-def kubectl(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return run(str(bin_dir() / "kubectl"), f"--kubeconfig={KUBECONFIG}", *args, input=stdin)
+def kubectl(
+    *args: str, stdin: str | None = None, kubeconfig: Path = KUBECONFIG
+) -> subprocess.CompletedProcess[str]:
+    return run(str(bin_dir() / "kubectl"), f"--kubeconfig={kubeconfig}", *args, input=stdin)
 
 
 # --- KWOK configuration -------------------------------------------------------------

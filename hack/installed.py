@@ -29,6 +29,7 @@ from typing import Any
 
 import yaml
 
+from hack import cluster
 from hack.cluster import MUSTER_ABSENT, ROOT, bin_dir
 
 MANIFESTS = ROOT / "manifests"
@@ -55,17 +56,10 @@ _LOCAL_SETTINGS = frozenset(
 
 def kubectl(kubeconfig: Path, *args: str, stdin: str | None = None) -> str:
     """The built kubectl's output; a failure raises with its stderr."""
-    result = subprocess.run(
-        [str(bin_dir() / "kubectl"), f"--kubeconfig={kubeconfig}", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
-    if result.returncode != 0:
-        raise RuntimeError(f"kubectl {' '.join(args)} failed:\n{result.stderr}")
-    return result.stdout
+    try:
+        return cluster.kubectl(*args, stdin=stdin, kubeconfig=kubeconfig).stdout
+    except subprocess.CalledProcessError as error:
+        raise RuntimeError(f"kubectl {' '.join(args)} failed:\n{error.stderr}") from error
 
 
 def rendered(kubeconfig: Path, directory: Path = MANIFESTS) -> list[dict[str, Any]]:
