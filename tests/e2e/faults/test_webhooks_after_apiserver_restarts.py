@@ -46,7 +46,8 @@ WITHIN = 30.0  # seconds from the API server's return to the gang bound whole
 RESCANS = "muster_webhook_resource_rescans_total"
 # How the API server reports a webhook's 404 (kopf's "no handlers") to the submitter.
 NOT_FOUND = "failed to call webhook: the server could not find the requested resource"
-NOT_READY = "refused a call with 503"  # logged by the operator for each "call again"
+# Logged by the operator for each "call again" answered to the Job's gating webhook.
+NOT_READY = "webhook gate-jobs: refused a call with 503"
 
 
 def answers(address: tuple[str, int]) -> bool:
@@ -130,6 +131,7 @@ def test_an_operator_started_as_kube_apiserver_restarts_admits_gangs_within_30s(
         took.append(time.monotonic() - back)
         restart.join()
         starting.join()
+        assert operator.ready(), "the new operator did not become ready"
         rescans.append(metric_total(operator, RESCANS))
         refused.append(len(refusals))
         asked_again.append(operator.log_path.read_text(errors="replace")[logged:].count(NOT_READY))
@@ -138,8 +140,8 @@ def test_an_operator_started_as_kube_apiserver_restarts_admits_gangs_within_30s(
     print(
         f"webhooks after {ROUNDS} kube-apiserver restarts: each gang bound "
         f"{', '.join(f'{t:.1f}' for t in took)} s after the server accepted connections; "
-        f"creations refused meanwhile {refused} (none 404); calls answered 503 and asked "
-        f"again {asked_again}; rescans of discovery by each new operator {rescans}"
+        f"creations refused meanwhile {refused} (none 404); the Job's calls answered 503 "
+        f"and made again {asked_again}; rescans of discovery by each new operator {rescans}"
     )
     assert all(rescans), "an operator started after the API's discovery was complete"
-    assert any(asked_again), "no call came before the resources were resolved"
+    assert any(asked_again), "no Job's call came before its resource was resolved"
