@@ -107,6 +107,7 @@ class Discovery:
 
     def __init__(self) -> None:
         self.crds_served = False
+        self.failing = False  # every group list fails, as a server that is going away
         self.version_reads: list[str] = []
 
     def app(self) -> aiohttp.web.Application:
@@ -124,6 +125,8 @@ class Discovery:
         return aiohttp.web.json_response({"resources": [self.listed(POD)]})
 
     async def groups(self, _: aiohttp.web.Request) -> aiohttp.web.Response:
+        if self.failing:
+            return aiohttp.web.json_response({"kind": "Status", "code": 500}, status=500)
         groups = [
             {"name": name, "versions": [{"version": v}], "preferredVersion": {"version": v}}
             for name, v in (("batch", "v1"), (GROUP, VERSION))
@@ -183,13 +186,39 @@ async def test_the_groups_missing_from_kopfs_scan_are_scanned_again_until_found(
         await asyncio.sleep(0.1)
         assert not rescans, "a rescan before kopf's own scan is done"
         resources.insights.ready_resources.set()
-        while len(rescans) < 2:
-            await asyncio.sleep(0.05)
-        assert not resources.resolved()
-        fake.crds_served = True
-        while not resources.resolved():
-            await asyncio.sleep(0.05)
+        async with asyncio.timeout(10):  # a bound, should it never happen
+            while len(rescans) < 2:
+                await asyncio.sleep(0.05)
+            assert not resources.resolved()
+            fake.crds_served = True
+            while not resources.resolved():
+                await asyncio.sleep(0.05)
     finally:
         keeper.cancel()
         await asyncio.gather(keeper, return_exceptions=True)
     assert set(fake.version_reads) == {GROUP}, "scanned groups it had found already"
+
+
+async def test_a_failed_rescan_is_logged_and_made_again(
+    discovery: tuple[Discovery, credentials.Vault],
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    monkeypatch.setattr(served_resources, "RESCAN_INTERVAL", 0.01)
+    fake, vault = discovery
+    fake.failing = fake.crds_served = True
+    settings = kopf.OperatorSettings()
+    settings.networking.error_backoffs = []  # kopf's own retries, none: fail at once
+    resources = served(POD, JOB)
+    resources.insights.ready_resources.set()
+    keeper = asyncio.create_task(resources.keep_resolved(settings, vault, on_rescan=lambda: None))
+    try:
+        async with asyncio.timeout(10):  # a bound, should it never happen
+            while "scanning the API's resources failed" not in caplog.text:
+                await asyncio.sleep(0.05)
+            fake.failing = False
+            while not resources.resolved():
+                await asyncio.sleep(0.05)
+    finally:
+        keeper.cancel()
+        await asyncio.gather(keeper, return_exceptions=True)
