@@ -25,6 +25,7 @@ import os
 from typing import Any
 
 import kopf
+from kopf._cogs.structs import credentials, references
 
 from muster.api.constants import GROUP
 from muster.operator.bypass import BypassReporter
@@ -47,6 +48,7 @@ from muster.webhooks import server
 from muster.webhooks.gating import BYPASS_MEMO
 from muster.webhooks.memories import AdmissionMemories
 from muster.webhooks.priority import PRIORITY_CLASSES_MEMO
+from muster.webhooks.served_resources import ServedResources
 from muster.webhooks.workloads import WORKLOADS_MEMO
 
 logger = logging.getLogger(__name__)
@@ -89,6 +91,7 @@ class Operator:
         self.kopf_ready = asyncio.Event()
         self.kopf_stop = asyncio.Event()
         self.stop_requested = asyncio.Event()  # by kopf's cleanup: a signal, or kopf_stop
+        self.served = ServedResources(kopf.get_default_registry(), references.Insights())
         self.controller: Controller | None = None
         self.priority_classes = PriorityClassStore()
         self.priority_informer: Informer | None = None
@@ -100,7 +103,7 @@ class Operator:
 
     def ready(self) -> bool:
         """Webhooks up with what they need; on the leader, the cache synced too."""
-        if not self.kopf_ready.is_set():
+        if not self.kopf_ready.is_set() or not self.served.resolved():
             return False
         for informer in (self.priority_informer, self.workload_informer):
             if informer is None or not informer.synced.is_set():
@@ -266,6 +269,7 @@ class Operator:
             port=self.config.webhook_port,
             certfile=certfile,
             keyfile=keyfile,
+            resources=self.served,
         )
         settings.admission.server = webhooks
         self.webhook_ca = webhooks.cadata or b""
@@ -276,16 +280,29 @@ class Operator:
         setattr(memo, PRIORITY_CLASSES_MEMO, self.priority_classes.list)
         setattr(memo, WORKLOADS_MEMO, self.workloads)
         setattr(memo, BYPASS_MEMO, self.bypass)
-        await kopf.operator(
-            registry=registry,
-            memo=memo,
-            memories=AdmissionMemories(),
-            settings=settings,
-            clusterwide=True,
-            standalone=True,
-            ready_flag=self.kopf_ready,
-            stop_flag=self.kopf_stop,
+        vault = credentials.Vault()
+        rescans = asyncio.create_task(
+            self.served.keep_resolved(
+                settings, vault, on_rescan=self.metrics.webhook_resource_rescans.inc
+            ),
+            name="webhook resources",
         )
+        try:
+            await kopf.operator(
+                registry=registry,
+                memo=memo,
+                memories=AdmissionMemories(),
+                settings=settings,
+                clusterwide=True,
+                standalone=True,
+                ready_flag=self.kopf_ready,
+                stop_flag=self.kopf_stop,
+                insights=self.served.insights,
+                vault=vault,
+            )
+        finally:
+            rescans.cancel()
+            await _ended(rescans)
 
     async def _kopf_stopping(self, **_: Any) -> None:
         self.stop_requested.set()

@@ -1,9 +1,10 @@
 """/metrics, /healthz and /readyz over plain HTTP, on every replica.
 
 `/healthz` answers as long as the event loop runs (a wedged process fails it and gets
-restarted). `/readyz` is true once the webhooks serve and, on the leader, once every
-informer has listed: a replica that is not ready yet would otherwise reject pods at
-admission or schedule on an empty snapshot.
+restarted). `/readyz` is true once the webhooks serve, with every resource their
+handlers need discovered (:mod:`muster.webhooks.served_resources`), and, on the
+leader, once every informer has listed: a replica that is not ready yet would
+otherwise reject pods at admission or schedule on an empty snapshot.
 """
 
 from __future__ import annotations

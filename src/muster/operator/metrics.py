@@ -47,6 +47,12 @@ class Metrics:
         self.preemptions = Counter(
             "muster_preempted_pods_total", "Pods evicted to make room for a gang", registry=registry
         )
+        self.webhook_resource_rescans = Counter(
+            "muster_webhook_resource_rescans_total",
+            "Scans of the API's discovery made again because a resource an admission "
+            "handler serves was missing from it (the webhooks are not ready meanwhile)",
+            registry=registry,
+        )
         self.watch_expired = Counter(
             "muster_watch_expired_total",
             "Watches the API server ended with 410 Gone (resourceVersion too old), each "

@@ -31,6 +31,7 @@ from typing import Any
 
 import kopf
 from kopf._cogs.structs.reviews import Request, Response
+from kopf._core.engines import admission
 from kopf._core.intents.causes import WebhookType
 from kopf._core.intents.handlers import WebhookHandler
 
@@ -41,6 +42,7 @@ import muster.webhooks.validation  # noqa: F401
 from muster.webhooks import serving
 from muster.webhooks.certificates import issue
 from muster.webhooks.gating import GATE_PODS, GATE_PODS_CONDITION
+from muster.webhooks.served_resources import ServedResources
 
 logger = logging.getLogger(__name__)
 
@@ -54,7 +56,15 @@ class WebhookServer(kopf.WebhookServer):
     field filter in the handler's id (`.../spec.scheduling.schedulingPolicy`) and
     routes by the exact id; so the in-cluster configurations call lowercased paths.
     Like kopf's, it restarts with the new files when its certificate is renewed.
+
+    A call about a resource a handler serves but kopf has not resolved yet (see
+    :mod:`muster.webhooks.served_resources`) is answered "not ready, call again",
+    never 404, so the API server does not refuse the object for it.
     """
+
+    def __init__(self, *, resources: ServedResources, **kopf_options: Any) -> None:
+        super().__init__(**kopf_options)
+        self.resources = resources
 
     async def __call__(self, fn: kopf.WebhookFn) -> AsyncGenerator[kopf.WebhookClientConfig, None]:
         ids = {
@@ -65,7 +75,12 @@ class WebhookServer(kopf.WebhookServer):
         async def routed(request: Request, *, webhook: str | None = None, **rest: Any) -> Response:
             if webhook is not None:
                 webhook = ids.get(webhook, webhook)
-            return await fn(request, webhook=webhook, **rest)
+            try:
+                return await fn(request, webhook=webhook, **rest)
+            except admission.UnknownResourceError as error:
+                if self.resources.serves(request):
+                    raise serving.NotReadyError(f"resource not discovered yet: {error}") from None
+                raise
 
         while True:
             cadata, context = self._build_ssl()  # no context: plain HTTP (`insecure`)
@@ -101,7 +116,12 @@ class WebhookServer(kopf.WebhookServer):
 
 
 def webhook_server(
-    *, host: str, port: int, certfile: str | None, keyfile: str | None
+    *,
+    host: str,
+    port: int,
+    certfile: str | None,
+    keyfile: str | None,
+    resources: ServedResources,
 ) -> kopf.WebhookServer:
     """kopf's HTTPS webhook server, with the given certificate or a fresh one for `host`.
 
@@ -115,6 +135,7 @@ def webhook_server(
         (directory / "tls.key").chmod(0o600)
         certfile, keyfile = str(directory / "tls.crt"), str(directory / "tls.key")
     return WebhookServer(
+        resources=resources,
         addr=host,
         port=port,
         host=host,

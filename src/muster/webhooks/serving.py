@@ -12,6 +12,10 @@ included. This endpoint:
 - answers an oversized, malformed or unanswerable review with an HTTP error that
   says what was wrong (the API server shows it and applies the webhook's
   failurePolicy), logs it, and keeps serving;
+- answers a call it cannot serve *yet* (`NotReadyError`) with 503 and `Retry-After`:
+  the API server's client waits that long and calls again, within the webhook's
+  timeoutSeconds, so the object is admitted once the endpoint is ready instead of
+  refused at once under failurePolicy Fail (a 404 or a bare 5xx is not retried);
 - gives each request REQUEST_TIMEOUT, below the webhooks' timeoutSeconds, so the
   API server hears a clear answer instead of timing out itself;
 - runs on a thread of its own with its own event loop, so the operator's loop never
@@ -47,12 +51,19 @@ MAX_REVIEW_BYTES = 2 * MAX_OBJECT_BYTES + MiB
 REQUEST_TIMEOUT = 8.0
 """Seconds; the webhook configurations give the API server's call 10 (timeoutSeconds)."""
 
+RETRY_AFTER_SECONDS = 1
+"""What a NotReadyError answer asks the API server to wait before it calls again."""
+
 ReviewFn = Callable[..., Awaitable[Mapping[str, Any]]]
 """kopf's admission function: (review, webhook=, headers=, sslpeer=) -> review."""
 
 
 class MalformedReviewError(ValueError):
     """The body is not an AdmissionReview this endpoint can answer."""
+
+
+class NotReadyError(Exception):
+    """The endpoint will serve this call, but cannot yet: the caller should call again."""
 
 
 def parse_review(body: bytes) -> dict[str, Any]:
@@ -69,9 +80,13 @@ def parse_review(body: bytes) -> dict[str, Any]:
     return review
 
 
-def _error(status: int, message: str, webhook: str) -> aiohttp.web.Response:
+def _error(
+    status: int, message: str, webhook: str, headers: Mapping[str, str] | None = None
+) -> aiohttp.web.Response:
     logger.warning("webhook %s: refused a call with %d: %s", webhook, status, message)
-    return aiohttp.web.json_response({"error": message}, status=status, reason=message[:200])
+    return aiohttp.web.json_response(
+        {"error": message}, status=status, reason=message[:200], headers=headers
+    )
 
 
 async def answer(fn: ReviewFn, request: aiohttp.web.Request) -> aiohttp.web.Response:
@@ -91,6 +106,9 @@ async def answer(fn: ReviewFn, request: aiohttp.web.Request) -> aiohttp.web.Resp
         return _error(400, str(error), webhook)
     except TimeoutError:
         return _error(504, f"no answer within {REQUEST_TIMEOUT:g}s", webhook)
+    except NotReadyError as error:
+        retry = {"Retry-After": str(RETRY_AFTER_SECONDS)}
+        return _error(503, f"not ready: {error}", webhook, retry)
     except admission.UnknownResourceError as error:
         return _error(404, str(error) or "no webhook serves this resource", webhook)
     except admission.WebhookError as error:

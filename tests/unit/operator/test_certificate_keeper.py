@@ -11,7 +11,9 @@ import ssl
 from pathlib import Path
 from typing import Any
 
+import kopf
 from cryptography import x509
+from kopf._cogs.structs import references
 
 from muster.operator.certificate_keeper import (
     CertificateKeeper,
@@ -21,6 +23,7 @@ from muster.operator.certificate_keeper import (
 from muster.operator.kube import STRATEGIC_MERGE_PATCH, JsonObject, KubeError
 from muster.webhooks import server
 from muster.webhooks.certificates import from_secret, issue, secret_data
+from muster.webhooks.served_resources import ServedResources
 
 SECRETS = "/api/v1/namespaces/muster-system/secrets"
 SECRET = f"{SECRETS}/muster-webhook-tls"
@@ -209,6 +212,7 @@ async def test_kopf_serves_the_renewed_certificate_once_its_files_are_swapped(
     await replica.refresh()
     port = free_port()
     webhooks = server.WebhookServer(
+        resources=ServedResources(kopf.get_default_registry(), references.Insights()),
         addr="127.0.0.1",
         port=port,
         certfile=str(replica.cert_path),

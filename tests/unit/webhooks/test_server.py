@@ -10,12 +10,20 @@ from typing import Any
 import aiohttp
 import kopf
 from cryptography import x509
+from kopf._cogs.structs import references
 
 from muster.webhooks import server
+from muster.webhooks.served_resources import ServedResources
 
 
 def test_without_a_certificate_the_server_serves_one_for_its_address_and_trusts_its_ca() -> None:
-    served = server.webhook_server(host="127.0.0.1", port=0, certfile=None, keyfile=None)
+    served = server.webhook_server(
+        host="127.0.0.1",
+        port=0,
+        certfile=None,
+        keyfile=None,
+        resources=ServedResources(kopf.get_default_registry(), references.Insights()),
+    )
     assert served.certfile is not None and served.pkeyfile is not None
     chain = Path(served.certfile).read_bytes()
     leaf, ca = x509.load_pem_x509_certificates(chain)
@@ -134,7 +142,8 @@ async def test_a_lowercased_handler_id_reaches_the_handler() -> None:
         called.append(webhook)
         return {"response": {"allowed": True}}
 
-    webhooks = server.WebhookServer(addr="127.0.0.1", port=0, insecure=True)
+    resources = ServedResources(kopf.get_default_registry(), references.Insights())
+    webhooks = server.WebhookServer(resources=resources, addr="127.0.0.1", port=0, insecure=True)
     serving = webhooks(fn)
     client_config = await anext(serving)
     try:

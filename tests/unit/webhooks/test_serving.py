@@ -12,9 +12,11 @@ from typing import Any
 import aiohttp
 import kopf
 import pytest
+from kopf._cogs.structs import references
 
 from muster.webhooks import server, serving
 from muster.webhooks.memories import AdmissionMemories
+from muster.webhooks.served_resources import ServedResources
 
 Calls = list[dict[str, Any]]
 
@@ -41,7 +43,8 @@ async def endpoint() -> AsyncIterator[tuple[str, Calls]]:
             await asyncio.sleep(60)
         return {"response": {"uid": request["request"]["uid"], "allowed": True}}
 
-    webhooks = server.WebhookServer(addr="127.0.0.1", port=0, insecure=True)
+    resources = ServedResources(kopf.get_default_registry(), references.Insights())
+    webhooks = server.WebhookServer(resources=resources, addr="127.0.0.1", port=0, insecure=True)
     generator = webhooks(fn)
     client_config = await anext(generator)
     try:
