@@ -19,7 +19,9 @@ the gang runs whole. The window was hit: each new operator's own scan missed a
 resource and it scanned again (`muster_webhook_resource_rescans_total`); and in at
 least one round a call about the Job came before the rescan had found its resource,
 was answered 503, and the Job was accepted when the API server called again (counted
-in the operator's log).
+in the operator's log), or, as the operator runs as installed behind a stand-in for
+its Service that calls only a ready replica, was refused for want of one and made
+again by the submitter.
 """
 
 from __future__ import annotations
@@ -144,4 +146,8 @@ def test_an_operator_started_as_kube_apiserver_restarts_admits_gangs_within_30s(
         f"and made again {asked_again}; rescans of discovery by each new operator {rescans}"
     )
     assert all(rescans), "an operator started after the API's discovery was complete"
-    assert any(asked_again), "no Job's call came before its resource was resolved"
+    # Its webhooks were called before the rescan had found their resources: as the
+    # Service would, the stand-in sent no call to the replica until it said it was
+    # ready (the Job refused for want of an endpoint, and created again), or a call
+    # that reached it was answered 503 and made again by the API server.
+    assert any(refused) or any(asked_again), "no call about a Job came before it was ready"
