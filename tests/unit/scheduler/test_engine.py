@@ -298,7 +298,8 @@ def test_basic_groups_are_left_to_kube_scheduler() -> None:
     state = cluster(node("n1"), pod_group("b", min_count=None), pod("b-0", group="b"))
     result = schedule(state, now=NOW, config=PATIENT)
     assert (result.admissions, result.growths, result.verdicts) == ((), (), {})
-    assert [step.kind for step in result.plan.steps] == ["record"]  # its counts only
+    # Its counts, and its gated member let go (`let_go`): no plan, no pin.
+    assert [step.kind for step in result.plan.steps] == ["record", "let go"]
 
 
 def test_the_state_is_not_changed_by_a_cycle() -> None:
