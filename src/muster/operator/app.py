@@ -115,7 +115,7 @@ class Operator:
         kube = await connect(self.config.kubeconfig, user_agent=f"muster/{self.config.identity}")
         self.certificates = keeper_for(kube, self.config)
         if self.certificates is not None:
-            await self.certificates.refresh()  # kopf needs the files before it serves
+            await self.certificates.until_refreshed()
         health = await serve(
             build_app(self.metrics.registry, self.ready),
             self.config.health_host,

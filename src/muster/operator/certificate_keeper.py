@@ -22,6 +22,7 @@ from pathlib import Path
 
 from muster.operator.config import OperatorConfig, parse_service
 from muster.operator.kube import STRATEGIC_MERGE_PATCH, JsonObject, Kube, KubeError
+from muster.operator.retry import ExponentialBackoff
 from muster.webhooks.certificates import (
     ServingCertificate,
     from_secret,
@@ -139,16 +140,27 @@ class CertificateKeeper:
             self._install(current)
             logger.info("serving the webhook certificate valid until %s", current.not_after)
 
+    async def until_refreshed(self) -> None:
+        """The first refresh, tried until it succeeds (kopf needs the files before it
+        serves, and the replica is not ready meanwhile). A refusal is not final here: a
+        kube-apiserver that has just started refuses for a moment what RBAC allows, as
+        its authorizer has not read the roles yet; so do its 5xx answers."""
+        backoff = ExponentialBackoff(initial=0.5, maximum=RETRY_PERIOD)
+        while not await self._refreshed():
+            await asyncio.sleep(backoff.next())
+
     async def run(self) -> None:
         """Refresh every CHECK_PERIOD (sooner after a failure), until cancelled."""
         while True:
-            try:
-                await self.refresh()
-                delay = CHECK_PERIOD
-            except (KubeError, OSError, TimeoutError) as error:
-                logger.warning("could not refresh the webhook certificate: %s", error)
-                delay = RETRY_PERIOD
-            await asyncio.sleep(delay)
+            await asyncio.sleep(CHECK_PERIOD if await self._refreshed() else RETRY_PERIOD)
+
+    async def _refreshed(self) -> bool:
+        try:
+            await self.refresh()
+        except (KubeError, OSError, TimeoutError) as error:
+            logger.warning("could not refresh the webhook certificate: %s", error)
+            return False
+        return True
 
     async def _current(self, now: datetime.datetime) -> ServingCertificate:
         """The Secret's certificate, created or renewed first when needed."""

@@ -4,7 +4,8 @@ The standby takes the Lease over while the leader is frozen; work keeps arriving
 When the old leader wakes, its informers deliver what it missed and its queue holds
 what it was about to do, but it can no longer prove that it leads: the audit log must
 show no write from it after the takeover, and it must exit (status 2) to come back as
-a standby.
+a standby. Its webhooks stop answering too: a Job created meanwhile is created again
+until the standby's webhooks take it, as a submitter that retries would.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import pytest
 from muster.operator.app import EXIT_LOST_LEADERSHIP
 from tests.e2e.cluster import Kubectl, LocalCluster, wait_until
 from tests.e2e.faults.conftest import OPERATOR_FLAGS
-from tests.e2e.faults.faults import audit_log, holder, user_agent
+from tests.e2e.faults.faults import audit_log, create_until_admitted, holder, user_agent
 from tests.e2e.harness import NodePool, OperatorProcess, gang_job, wait_all_bound
 
 pytestmark = pytest.mark.faults
@@ -44,11 +45,13 @@ def test_a_leader_paused_past_its_lease_makes_no_write_after_the_takeover(
     try:
         leader.send_signal(signal.SIGSTOP)
         paused_at, paused = datetime.now(UTC), time.monotonic()
-        kubectl.apply(gang_job("during", pool, workers=2), namespace)
+        # Both replicas serve the webhooks behind the Service's stand-in; a call that
+        # went to the frozen one times out, and the submitter creates the Job again.
+        create_until_admitted(kubectl, namespace, gang_job("during", pool, workers=2))
         wait_until("the standby to hold the Lease", lambda: holder(kubectl) == STANDBY, 45)
         took_over = time.monotonic()
         wait_all_bound(kubectl, namespace, "during", 2, timeout=60)
-        kubectl.apply(gang_job("after", pool, workers=2), namespace)
+        create_until_admitted(kubectl, namespace, gang_job("after", pool, workers=2))
         resumed_at, resumed = datetime.now(UTC), time.monotonic()
         leader.send_signal(signal.SIGCONT)
         assert leader.wait(timeout=30) == EXIT_LOST_LEADERSHIP

@@ -24,6 +24,7 @@ from muster.operator.kube import STRATEGIC_MERGE_PATCH, JsonObject, KubeError
 from muster.webhooks import server
 from muster.webhooks.certificates import from_secret, issue, secret_data
 from muster.webhooks.served_resources import ServedResources
+from tests.unit.operator.virtual_time import on_virtual_time
 
 SECRETS = "/api/v1/namespaces/muster-system/secrets"
 SECRET = f"{SECRETS}/muster-webhook-tls"
@@ -123,6 +124,36 @@ async def test_replicas_racing_for_a_missing_secret_serve_the_one_that_was_creat
     assert first.cert_path.read_bytes() == stored.certificate
     assert second.key_path.read_bytes() == stored.key
     assert trusted_bundle(api, MUTATING) == {stored.ca_bundle}
+
+
+class ApiJustStarted(FakeApi):
+    """A kube-apiserver that has just started: its authorizer refuses what RBAC allows
+    for its first answers."""
+
+    def __init__(self, refusals: int) -> None:
+        super().__init__()
+        self.refusals = refusals
+
+    async def request(self, method: str, path: str, **kwargs: Any) -> JsonObject:
+        if self.refusals:
+            self.refusals -= 1
+            raise KubeError(403, "Forbidden", f"{path} is forbidden")
+        return await super().request(method, path, **kwargs)
+
+
+@on_virtual_time
+async def test_the_first_refresh_outlasts_refusals_of_an_api_server_just_started(
+    tmp_path: Path,
+) -> None:
+    """A replica started as kube-apiserver restarts gets its certificate once RBAC
+    answers, instead of exiting (against the real API server: the fault suite's
+    test_webhooks_after_apiserver_restarts)."""
+    api = ApiJustStarted(refusals=3)
+    api.put_object(MUTATING, configuration(["gate-pods.g"]))
+    replica = keeper(api, tmp_path / "replica")
+    await replica.until_refreshed()
+    assert api.refusals == 0 and replica.serving is not None
+    assert replica.cert_path.read_bytes() == replica.serving.certificate
 
 
 async def test_a_certificate_due_for_renewal_is_renewed_once_and_both_cas_trusted(
