@@ -28,6 +28,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.cluster import ROOT, Kubectl, LocalCluster
+from tests.e2e.faults.faults import death_of
 from tests.e2e.harness import OperatorProcess, running_operator
 
 STATE = Path(os.environ.get("MUSTER_E2E_FAULTS_CLUSTER_DIR", ROOT / ".cluster-faults"))
@@ -72,26 +73,15 @@ def operator_running(operator: OperatorProcess) -> None:
 def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
     """The test during which the operator died fails, naming the operator's last words;
     the next test gets a fresh one (`operator_running`)."""
+    operator = getattr(item, "funcargs", {}).get("operator")
     try:
         result = yield
     except BaseException as error:
-        died = death(item)
+        died = death_of(operator)
         if died:
             raise AssertionError(died) from error
         raise
-    died = death(item)
+    died = death_of(operator)
     if died:
         raise AssertionError(died)
     return result
-
-
-def death(item: pytest.Item) -> str | None:
-    """What to say when the test's operator exited on its own (a test that stops it
-    on purpose, `stop()` or `kill()`, leaves no process behind)."""
-    operator = getattr(item, "funcargs", {}).get("operator")
-    if not isinstance(operator, OperatorProcess) or operator.process is None:
-        return None
-    code = operator.process.poll()
-    if code is None:
-        return None
-    return f"the operator died during this test (exit status {code}):\n{operator.log_tail()}"
