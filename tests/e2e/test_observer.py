@@ -6,7 +6,6 @@ that fails when the fall check is taken out."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -275,9 +274,7 @@ def test_the_observer_flags_a_gang_bound_one_pod_at_a_time(
         # One member joins, bound, and the other two only later: partial meanwhile.
         first = pods["partial"][0]
         join(kubectl, namespace, "partial", first)
-        began = time.monotonic()
         message = flagged("the observer to flag the partial gang")
-        flagged_after = time.monotonic() - began
         join(kubectl, namespace, "partial", *pods["partial"][1:])
         observer.settle()
 
@@ -285,7 +282,6 @@ def test_the_observer_flags_a_gang_bound_one_pod_at_a_time(
     assert f"{first} on {node}" in message
     # The other two were not members yet: the gang had one pod, and it was bound.
     assert "members never bound meanwhile: none" in message
-    assert GRACE <= flagged_after < GRACE + 5, flagged_after
     [rise] = observer.violations()
     assert isinstance(rise, Rise) and rise.gang == "partial"
     assert rise.reached is not None  # it did reach minCount, too late
@@ -311,17 +307,14 @@ def test_the_observer_flags_a_whole_gang_left_running_short_but_not_one_taken_do
             lambda: len(observer.ledger.spreads) == 3,
         )
         kubectl("delete", "pod", "-n", namespace, "--wait=false", "short-0", *pods["down"])
-        began = time.monotonic()
         kubectl("delete", "pod", "-n", namespace, "--wait=false", "restored-0")
         join(kubectl, namespace, "restored", spare)
         message = flagged("the observer to flag the gang left short")
-        flagged_after = time.monotonic() - began
         observer.settle()
 
     assert "partial gang short: fell from whole to 2 of minCount 3" in message, message
     assert f"short-1 on {node}, short-2 on {node}" in message
     assert "still short, not taken down" in message
-    assert grace <= flagged_after < grace + 5, flagged_after
     [fall] = observer.violations()
     assert isinstance(fall, Fall) and fall.gang == "short"
     outcomes = {f.gang: (f.ended is not None, f.restored) for f in observer.ledger.falls}
@@ -332,6 +325,7 @@ def test_the_observer_flags_a_whole_gang_left_running_short_but_not_one_taken_do
 # ---- what keeps the observer from seeing ------------------------------------------------
 
 OBSERVER_USER = "gang-observer-under-test"
+MUSTER = "scheduling.muster.dev"
 PATIENCE = 2.0
 
 
@@ -339,8 +333,9 @@ def grant(kubectl: Kubectl, namespace: str, pods: list[str], podgroups: list[str
     """The observer's user may do `pods` verbs on pods and `podgroups` ones on PodGroups;
     returns once the API server says so."""
     rules = [
-        {"apiGroups": [""], "resources": ["pods"], "verbs": pods},
-        {"apiGroups": ["scheduling.muster.dev"], "resources": ["podgroups"], "verbs": podgroups},
+        {"apiGroups": [group], "resources": [resource], "verbs": verbs}
+        for group, resource, verbs in (("", "pods", pods), (MUSTER, "podgroups", podgroups))
+        if verbs
     ]
     rbac = "rbac.authorization.k8s.io"
     kubectl.apply(
@@ -363,7 +358,7 @@ def grant(kubectl: Kubectl, namespace: str, pods: list[str], podgroups: list[str
         namespace,
     )
     expected = {("pods", verb): verb in pods for verb in ("list", "watch")} | {
-        ("podgroups.scheduling.muster.dev", "get"): "get" in podgroups
+        (f"podgroups.{MUSTER}", "get"): "get" in podgroups
     }
 
     def in_force() -> bool:
