@@ -75,6 +75,8 @@ def namespace(kubectl: Kubectl, request: pytest.FixtureRequest) -> Iterator[str]
 
 # Every rise the observers saw reach minCount in time: first to minCount-th bind, seconds.
 RISE_SPREADS: list[float] = []
+# Every fall of a whole gang the observers saw end in time: seconds until it ended.
+FALLS: list[float] = []
 # Every failure of an observer's watch or reads that it recovered from.
 INTERRUPTIONS: list[str] = []
 
@@ -84,6 +86,11 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.write_line(
             f"gang observer: {len(RISE_SPREADS)} gangs rose whole; first to minCount-th bind "
             f"took at most {max(RISE_SPREADS):.2f}s (grace {GRACE_SECONDS:g}s)"
+        )
+    if FALLS:
+        terminalreporter.write_line(
+            f"gang observer: {len(FALLS)} whole gangs fell; each was taken down whole or "
+            f"whole again within {max(FALLS):.2f}s"
         )
     if INTERRUPTIONS:
         terminalreporter.write_line(
@@ -131,4 +138,5 @@ def gang_observer(request: pytest.FixtureRequest) -> Iterator[GangObserver | Non
         finally:
             OBSERVED.pop(request.node.nodeid, None)
             RISE_SPREADS.extend(observer.ledger.spreads)
+            FALLS.extend(f.lasted(f.ended) for f in observer.ledger.falls if f.ended is not None)
             INTERRUPTIONS.extend(observer.interruptions)
