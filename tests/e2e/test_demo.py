@@ -71,6 +71,11 @@ def test_demo_plays_every_story_and_leaves_the_cluster_to_explore(
             demo.kill()
             demo.wait()
     assert returncode == 0, output.read_text()[-6000:]
+    # It saw them: the 7 gangs of the stories rose whole, and the preempted one fell whole.
+    assert len(observer.ledger.spreads) == 7
+    assert [(f.gang, f.restored) for f in observer.ledger.falls if f.gang == "low"] == [
+        ("low", False)
+    ]
 
     status = subprocess.run(
         [sys.executable, str(ROOT / "hack" / "cluster.py"), "status"],
