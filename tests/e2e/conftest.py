@@ -137,6 +137,6 @@ def gang_observer(request: pytest.FixtureRequest) -> Iterator[GangObserver | Non
             yield observer
         finally:
             OBSERVED.pop(request.node.nodeid, None)
-            RISE_SPREADS.extend(observer.ledger.spreads)
+            RISE_SPREADS.extend(r.spread for r in observer.ledger.risen if r.spread is not None)
             FALLS.extend(f.lasted(f.ended) for f in observer.ledger.falls if f.ended is not None)
             INTERRUPTIONS.extend(observer.interruptions)

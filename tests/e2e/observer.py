@@ -145,6 +145,11 @@ class Rise:
     fell: float | None = None  # when it fell back to 0 standing before reaching minCount
     unbound: list[str] = field(default_factory=list)  # members seen, never bound, in the rise
 
+    @property
+    def spread(self) -> float | None:
+        """First bind to minCount held, once it is."""
+        return None if self.reached is None else self.reached - self.started
+
     def late(self, grace: float, now: float) -> bool:
         end = self.reached if self.reached is not None else self.fell
         return (now if end is None else end) - self.started > grace
@@ -239,7 +244,7 @@ class GangLedger:
         self._pods: dict[str, Member] = {}
         self._gangs: dict[str, GangState] = {}  # gangs with a member standing
         self._violated: list[Verdict] = []  # finished rises and falls that broke a rule
-        self.spreads: list[float] = []  # first bind -> minCount held, of good rises
+        self.risen: list[Rise] = []  # rises that reached minCount in time
         self.undone: list[float] = []  # first bind -> back to 0, of rises undone in time
         self.falls: list[Fall] = []  # every fall, ended or not
 
@@ -313,7 +318,7 @@ class GangLedger:
             if rise.late(self.grace, at):
                 self._violated.append(rise)
             else:
-                self.spreads.append(at - rise.started)
+                self.risen.append(rise)
 
     def _falling(
         self, gang: str, state: GangState, members: dict[str, Member], held: int, at: float

@@ -42,7 +42,7 @@ def test_a_gang_whose_pods_bind_within_the_grace_is_whole() -> None:
     gangs.pod("b", "g", "n2", at=10.5)
     gangs.pod("c", "g", "n3", at=11.9)
     assert gangs.violations(now=100) == []
-    assert gangs.spreads == [pytest.approx(1.9)]
+    assert [rise.spread for rise in gangs.risen] == [pytest.approx(1.9)]
 
 
 def test_a_gang_stuck_below_min_count_is_partial_once_the_grace_is_over() -> None:
@@ -304,7 +304,7 @@ def test_the_observer_flags_a_whole_gang_left_running_short_but_not_one_taken_do
             join(kubectl, namespace, group, *members)
         wait_until(
             "the three gangs to be whole",
-            lambda: len(observer.ledger.spreads) == 3,
+            lambda: len(observer.ledger.risen) == 3,
         )
         kubectl("delete", "pod", "-n", namespace, "--wait=false", "short-0", *pods["down"])
         kubectl("delete", "pod", "-n", namespace, "--wait=false", "restored-0")
