@@ -7,16 +7,18 @@ that fails when the fall check is taken out."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
 from tests.e2e.cluster import Kubectl, wait_until
 from tests.e2e.harness import GROUP_LABEL, NodePool, install_crds
-from tests.e2e.observer import Fall, GangLedger, GangPolicy, Rise, observing
+from tests.e2e.observer import Fall, GangLedger, GangObserver, GangPolicy, Rise, observing
 
 pytestmark = pytest.mark.e2e
 
 GRACE = 2.0
+V = TypeVar("V", Rise, Fall)
 
 
 def ledger(min_counts: dict[str, int], single: tuple[str, ...] = ()) -> GangLedger:
@@ -261,6 +263,14 @@ def flagged(what: str) -> str:
     return message
 
 
+def the_one_violation(observer: GangObserver, kind: type[V], gang: str) -> V:
+    """The observer's only verdict, of `kind` and on `gang`, with no error beside it."""
+    [verdict] = observer.violations()
+    assert isinstance(verdict, kind) and verdict.gang == gang, verdict
+    assert not observer.errors
+    return verdict
+
+
 @pytest.mark.allow_partial_gangs("it makes one, to see the observer catch it")
 def test_the_observer_flags_a_gang_bound_one_pod_at_a_time(
     kubeconfig: Path, kubectl: Kubectl, namespace: str, pool: NodePool
@@ -282,10 +292,8 @@ def test_the_observer_flags_a_gang_bound_one_pod_at_a_time(
     assert f"{first} on {node}" in message
     # The other two were not members yet: the gang had one pod, and it was bound.
     assert "members never bound meanwhile: none" in message
-    [rise] = observer.violations()
-    assert isinstance(rise, Rise) and rise.gang == "partial"
+    rise = the_one_violation(observer, Rise, "partial")
     assert rise.reached is not None  # it did reach minCount, too late
-    assert not observer.errors
 
 
 @pytest.mark.allow_partial_gangs("it makes one, to see the observer catch it")
@@ -315,11 +323,9 @@ def test_the_observer_flags_a_whole_gang_left_running_short_but_not_one_taken_do
     assert "partial gang short: fell from whole to 2 of minCount 3" in message, message
     assert f"short-1 on {node}, short-2 on {node}" in message
     assert "still short, not taken down" in message
-    [fall] = observer.violations()
-    assert isinstance(fall, Fall) and fall.gang == "short"
+    the_one_violation(observer, Fall, "short")
     outcomes = {f.gang: (f.ended is not None, f.restored) for f in observer.ledger.falls}
     assert outcomes == {"short": (False, False), "down": (True, False), "restored": (True, True)}
-    assert not observer.errors
 
 
 # ---- what keeps the observer from seeing ------------------------------------------------
@@ -382,28 +388,34 @@ def limited(kubectl: Kubectl, namespace: str) -> str:
 
 
 @pytest.mark.allow_partial_gangs("its own observer is the one made to fail")
-def test_the_observer_fails_the_test_when_its_watch_keeps_failing(
-    kubeconfig: Path, kubectl: Kubectl, namespace: str, limited: str
+@pytest.mark.parametrize(
+    ("rights", "expired", "failing"),
+    [
+        (["list"], False, "watching pods"),  # the watch breaks, and may not be resumed
+        (["watch"], True, "relisting pods"),  # its version expires; it may not relist
+    ],
+    ids=["watch", "relist"],
+)
+def test_the_observer_fails_the_test_when_its_watch_or_relist_keeps_failing(
+    kubeconfig: Path,
+    kubectl: Kubectl,
+    namespace: str,
+    limited: str,
+    monkeypatch: pytest.MonkeyPatch,
+    *,
+    rights: list[str],
+    expired: bool,
+    failing: str,
 ) -> None:
     with observing(kubeconfig, namespace, patience=PATIENCE, user=limited) as observer:
-        grant(kubectl, namespace, ["list"], ["get"])
-        observer.interrupt()  # the watch breaks, and may not be resumed
-        message = flagged("the observer to report its watch failing")
-    assert "the observer could not see: watching pods failed for 2s: HTTP 403" in message
-    assert observer.interruptions
-
-
-@pytest.mark.allow_partial_gangs("its own observer is the one made to fail")
-def test_the_observer_fails_the_test_when_it_cannot_list_the_pods_again(
-    kubeconfig: Path, kubectl: Kubectl, namespace: str, limited: str
-) -> None:
-    with observing(kubeconfig, namespace, patience=PATIENCE, user=limited) as observer:
-        grant(kubectl, namespace, ["watch"], ["get"])
-        observer.resume_from = "1"  # long expired: the API server answers 410 Gone
+        grant(kubectl, namespace, rights, ["get"])
+        if expired:  # as when the API server answers 410 Gone: the watch must relist
+            monkeypatch.setattr(observer, "_watch", lambda: False)
         observer.interrupt()
-        message = flagged("the observer to report its relist failing")
-    assert "the observer could not see: relisting pods failed for 2s" in message
+        message = flagged(f"the observer to report {failing} failing")
+    assert f"the observer could not see: {failing} failed for 2s" in message
     assert "HTTP 403" in message
+    assert observer.interruptions
 
 
 @pytest.mark.allow_partial_gangs("its own observer is the one made to fail")
