@@ -1,10 +1,13 @@
 """A watch over a namespace's pods that catches a partial gang as it happens.
 
 Every gang of a test is observed while the test runs (the autouse `gang_observer`
-fixture in conftest.py; the demo's test observes the demo's namespace itself). A gang
-is the set of pods labelled `scheduling.muster.dev/pod-group: NAME` whose PodGroup NAME
-has a `gang` policy. The rule is all-or-nothing, as for kube-scheduler's gangs: a gang
-is short of its `minCount` only while it is starting or while it is leaving whole.
+fixture in conftest.py; the demo's test and the native-gang cluster's observe their
+namespaces themselves). A gang is the set of pods labelled
+`scheduling.muster.dev/pod-group: NAME` whose PodGroup NAME has a `gang` policy or, on
+a cluster that gang-schedules by itself, the pods whose `spec.schedulingGroup` names a
+`scheduling.k8s.io` PodGroup with one. The rule is all-or-nothing, as for
+kube-scheduler's gangs: a gang is short of its `minCount` only while it is starting or
+while it is leaving whole.
 
 Counting. A member pod *stands* while it is bound (`spec.nodeName` set), has not
 finished (phase neither Succeeded nor Failed) and is not being deleted (no
@@ -84,7 +87,10 @@ import yaml
 from tests.e2e.cluster import POLL_CHECKS
 
 GROUP_LABEL = "scheduling.muster.dev/pod-group"
-PODGROUPS_PATH = "/apis/scheduling.muster.dev/v1beta1/namespaces/{namespace}/podgroups/{name}"
+# A gang of the cluster's own (Kubernetes 1.37 native gang scheduling) is named after
+# its PodGroup in this API group: `spec.schedulingGroup.podGroupName` on the pod.
+NATIVE = "scheduling.k8s.io/"
+PODGROUPS_PATH = "/apis/{api}/v1beta1/namespaces/{namespace}/podgroups/{name}"
 GRACE_SECONDS = float(os.environ.get("MUSTER_E2E_PARTIAL_GANG_GRACE", "5"))
 PATIENCE_SECONDS = float(os.environ.get("MUSTER_E2E_OBSERVER_PATIENCE", "60"))
 FINISHED = ("Succeeded", "Failed")
@@ -434,6 +440,15 @@ def refusal(status: int, body: Any) -> str:
     return f"HTTP {status}: {message}"
 
 
+def gang_of(pod: dict[str, Any]) -> str | None:
+    """The pod's gang: the cluster's own when it has one (prefixed with its API group;
+    Muster leaves those alone, though their pods may carry its label), else Muster's
+    PodGroup named by its label."""
+    native = ((pod.get("spec") or {}).get("schedulingGroup") or {}).get("podGroupName")
+    muster = (pod["metadata"].get("labels") or {}).get(GROUP_LABEL)
+    return f"{NATIVE}{native}" if native else muster
+
+
 def policy_of(group: dict[str, Any]) -> GangPolicy | None:
     spec = group.get("spec") or {}
     gang = (spec.get("schedulingPolicy") or {}).get("gang")
@@ -543,7 +558,10 @@ class GangObserver:
 
     def _policy(self, gang: str) -> GangPolicy | None:
         """The gang's policy, None when it is not a gang; retried for PATIENCE."""
-        path = PODGROUPS_PATH.format(namespace=quote(self.namespace), name=quote(gang))
+        api, _, name = gang.rpartition("/")
+        path = PODGROUPS_PATH.format(
+            api=api or "scheduling.muster.dev", namespace=quote(self.namespace), name=quote(name)
+        )
         deadline = time.monotonic() + self.patience
         while True:
             try:
@@ -586,7 +604,7 @@ class GangObserver:
             return
         self.ledger.pod(
             metadata["name"],
-            (metadata.get("labels") or {}).get(GROUP_LABEL),
+            gang_of(pod),
             pod.get("spec", {}).get("nodeName"),
             at,
             phase=pod.get("status", {}).get("phase", ""),

@@ -13,7 +13,15 @@ import pytest
 
 from tests.e2e.cluster import Kubectl, wait_until
 from tests.e2e.harness import GROUP_LABEL, NodePool, install_crds
-from tests.e2e.observer import Fall, GangLedger, GangObserver, GangPolicy, Rise, observing
+from tests.e2e.observer import (
+    Fall,
+    GangLedger,
+    GangObserver,
+    GangPolicy,
+    Rise,
+    gang_of,
+    observing,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -204,6 +212,14 @@ def test_a_pod_that_joins_a_gang_by_its_label_counts_from_then() -> None:
     gangs.pod("a", "g", "n1", at=10)
     gangs.pod("b", "g", "n1", at=11)
     assert gangs.violations(now=100) == []
+
+
+def test_a_pod_the_cluster_gang_schedules_is_in_its_native_gang_whatever_its_label() -> None:
+    labelled = {"metadata": {"labels": {GROUP_LABEL: "train"}}, "spec": {}}
+    native = {**labelled, "spec": {"schedulingGroup": {"podGroupName": "train-pg"}}}
+    assert gang_of(labelled) == "train"
+    assert gang_of(native) == "scheduling.k8s.io/train-pg"
+    assert gang_of({"metadata": {}}) is None
 
 
 # ---- on the cluster ---------------------------------------------------------------------
