@@ -14,7 +14,8 @@ falling, fails the test, and so does anything that keeps the observer from seein
 (its watch failing for longer than its patience, an unreadable PodGroup, its thread
 ending). A test that makes partial gangs on purpose says so with
 `@pytest.mark.allow_partial_gangs("why")`; a test that makes gangs in a namespace of
-its own observes it itself (test_demo.py).
+its own observes it itself (test_demo.py, the native-gang cluster of
+test_operator_native_field.py).
 """
 
 from __future__ import annotations
