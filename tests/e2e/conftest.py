@@ -9,9 +9,13 @@ the start-up and runs side by side with others:
     make cluster-up && export MUSTER_KUBECONFIG=$PWD/.cluster/kubeconfig
 
 Every test that uses the `namespace` fixture runs under the gang observer
-(tests/e2e/observer.py): a gang of that namespace that is ever partially bound fails
-the test. A test that makes partial gangs on purpose says so with
-`@pytest.mark.allow_partial_gangs("why")`.
+(tests/e2e/observer.py): a gang of that namespace that is ever partial, rising or
+falling, fails the test, and so does anything that keeps the observer from seeing
+(its watch failing for longer than its patience, an unreadable PodGroup, its thread
+ending). A test that makes partial gangs on purpose says so with
+`@pytest.mark.allow_partial_gangs("why")`; a test that makes gangs in a namespace of
+its own observes it itself (test_demo.py, the native-gang cluster of
+test_operator_native_field.py).
 """
 
 from __future__ import annotations
@@ -72,6 +76,10 @@ def namespace(kubectl: Kubectl, request: pytest.FixtureRequest) -> Iterator[str]
 
 # Every rise the observers saw reach minCount in time: first to minCount-th bind, seconds.
 RISE_SPREADS: list[float] = []
+# Every fall of a whole gang the observers saw end in time: seconds until it ended.
+FALLS: list[float] = []
+# Every failure of an observer's watch or reads that it recovered from.
+INTERRUPTIONS: list[str] = []
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
@@ -80,26 +88,43 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
             f"gang observer: {len(RISE_SPREADS)} gangs rose whole; first to minCount-th bind "
             f"took at most {max(RISE_SPREADS):.2f}s (grace {GRACE_SECONDS:g}s)"
         )
+    if FALLS:
+        terminalreporter.write_line(
+            f"gang observer: {len(FALLS)} whole gangs fell; each was taken down whole or "
+            f"whole again within {max(FALLS):.2f}s"
+        )
+    if INTERRUPTIONS:
+        terminalreporter.write_line(
+            f"gang observer: recovered from {len(INTERRUPTIONS)} failed requests, the last: "
+            f"{INTERRUPTIONS[-1]}"
+        )
 
 
-# The observer of each running test, so that it stops watching when the test body ends.
+# The observer of each running test, so that it judges when the test body ends.
 OBSERVED: dict[str, GangObserver] = {}
 
 
-@pytest.hookimpl(hookwrapper=True)
+@pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
-    """Judge the test's own lifetime: the observer settles and stops when the test body
-    returns, before fixtures stop the operator or delete nodes (which may leave a gang
-    mid-release, and must not count against the test)."""
-    yield
+    """Judge the test's own lifetime: the observer settles, stops and fails the test for
+    what it has not reported yet when the test body returns, before fixtures stop the
+    operator or delete nodes (which may leave a gang mid-release, and must not count
+    against the test)."""
     observer = OBSERVED.get(item.nodeid)
+    try:
+        result = yield
+    except BaseException:
+        if observer is not None:
+            observer.stop()
+        raise
     if observer is not None:
         observer.finish()
+    return result
 
 
 @pytest.fixture(autouse=True)
 def gang_observer(request: pytest.FixtureRequest) -> Iterator[GangObserver | None]:
-    """Watches the test's namespace, if it has one, for partially bound gangs."""
+    """Watches the test's namespace, if it has one, for partial gangs."""
     if "namespace" not in request.fixturenames or request.node.get_closest_marker(
         "allow_partial_gangs"
     ):
@@ -109,10 +134,10 @@ def gang_observer(request: pytest.FixtureRequest) -> Iterator[GangObserver | Non
     namespace: str = request.getfixturevalue("namespace")
     with observing(kubeconfig, namespace) as observer:
         OBSERVED[request.node.nodeid] = observer
-        yield observer
-        OBSERVED.pop(request.node.nodeid, None)
-        observer.finish()
-        RISE_SPREADS.extend(observer.ledger.spreads)
-        missed = observer.unreported()
-        if missed:
-            pytest.fail(observer.report(missed), pytrace=False)
+        try:
+            yield observer
+        finally:
+            OBSERVED.pop(request.node.nodeid, None)
+            RISE_SPREADS.extend(r.spread for r in observer.ledger.risen if r.spread is not None)
+            FALLS.extend(f.lasted(f.ended) for f in observer.ledger.falls if f.ended is not None)
+            INTERRUPTIONS.extend(observer.interruptions)

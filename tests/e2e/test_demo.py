@@ -4,7 +4,9 @@ The demo checks each story's outcome itself (every gang bound whole or not at al
 the short gang waits and then runs, exactly one of two competing gangs runs, the
 zonal gang stays in one zone, the whole low-priority gang is preempted) and exits
 non-zero when one does not happen; this test runs it non-interactively, as a
-newcomer's `make demo` would, and checks what it leaves behind.
+newcomer's `make demo` would, and checks what it leaves behind. The gang observer
+watches the demo's namespace from the moment the demo's API server answers, before
+the demo has made any pod, to the end: every story's gangs rise and fall whole.
 """
 
 from __future__ import annotations
@@ -18,8 +20,14 @@ from pathlib import Path
 
 import pytest
 from hack.cluster import ROOT, bin_dir
+from hack.demo import NAMESPACE
+
+from tests.e2e.cluster import wait_until
+from tests.e2e.observer import observing
 
 pytestmark = pytest.mark.e2e
+
+STORIES_GANGS = {"train", "big", "first", "second", "zonal", "low", "urgent"}
 
 
 @pytest.fixture
@@ -29,19 +37,48 @@ def demo_env(tmp_path: Path) -> Iterator[dict[str, str]]:
     subprocess.run([sys.executable, "-m", "hack.demo", "--down"], cwd=ROOT, env=env, check=False)
 
 
+def answers(kubeconfig: Path) -> bool:
+    if not kubeconfig.exists():
+        return False
+    probe = [str(bin_dir() / "kubectl"), f"--kubeconfig={kubeconfig}", "get", "--raw", "/readyz"]
+    return subprocess.run(probe, capture_output=True, check=False, timeout=30).returncode == 0
+
+
 def test_demo_plays_every_story_and_leaves_the_cluster_to_explore(
-    demo_env: dict[str, str],
+    demo_env: dict[str, str], tmp_path: Path
 ) -> None:
-    played = subprocess.run(
-        [str(ROOT / ".venv" / "bin" / "python"), "-m", "hack.demo", "--non-interactive"],
-        cwd=ROOT,
-        env=demo_env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
-    )
-    assert played.returncode == 0, played.stdout[-3000:] + played.stderr[-3000:]
+    kubeconfig = Path(demo_env["MUSTER_CLUSTER_DIR"]) / "kubeconfig"
+    output = tmp_path / "demo.log"
+    with output.open("wb") as log:
+        demo = subprocess.Popen(
+            [str(ROOT / ".venv" / "bin" / "python"), "-m", "hack.demo", "--non-interactive"],
+            cwd=ROOT,
+            env=demo_env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+
+        def up() -> bool:
+            assert demo.poll() is None, output.read_text()[-3000:]
+            return answers(kubeconfig)
+
+        wait_until("the demo's API server", up, timeout=900, interval=0.5)
+        with observing(kubeconfig, NAMESPACE) as observer:
+            assert observer.ledger.pods() == [], "the observer began after the demo's first pod"
+            returncode = demo.wait(timeout=900)
+            observer.finish()
+    finally:
+        if demo.poll() is None:
+            demo.kill()
+            demo.wait()
+    assert returncode == 0, output.read_text()[-6000:]
+    # It saw them: the stories' gangs rose whole, and the preempted one fell whole (it
+    # rises again when the cleanup deletes the gang that preempted it, before its own turn).
+    assert {rise.gang for rise in observer.ledger.risen} == STORIES_GANGS
+    assert [(f.gang, f.restored) for f in observer.ledger.falls if f.gang == "low"] == [
+        ("low", False)
+    ]
 
     status = subprocess.run(
         [sys.executable, str(ROOT / "hack" / "cluster.py"), "status"],
@@ -52,7 +89,6 @@ def test_demo_plays_every_story_and_leaves_the_cluster_to_explore(
     )
     assert status.returncode == 0, status.stdout
 
-    kubeconfig = Path(demo_env["MUSTER_CLUSTER_DIR"]) / "kubeconfig"
     listed = subprocess.run(
         [
             str(bin_dir() / "kubectl"),

@@ -35,6 +35,7 @@ from tests.e2e.harness import (
     wait_all_bound,
     wait_for_reason,
 )
+from tests.e2e.observer import NATIVE, observing
 
 pytestmark = pytest.mark.e2e
 
@@ -164,22 +165,29 @@ def native_gang_namespace(
 def test_where_the_cluster_schedules_gangs_itself_muster_leaves_the_job_alone(
     native_gang_cluster: Kubectl, native_gang_namespace: str
 ) -> None:
+    """Under the gang observer, which knows the cluster's own gangs: it sees this one
+    rise whole."""
     kubectl, namespace = native_gang_cluster, native_gang_namespace
     pool = NodePool(kubectl)
     pool.add(gpus=4)
-    kubectl.apply(native_job("train", pool, workers=2, gang={"minCount": 2}), namespace)
-    wait_until("a native Workload for the Job", lambda: bool(native_workloads(kubectl, namespace)))
+    with observing(kubectl.kubeconfig, namespace) as observer:
+        kubectl.apply(native_job("train", pool, workers=2, gang={"minCount": 2}), namespace)
+        wait_until(
+            "a native Workload for the Job", lambda: bool(native_workloads(kubectl, namespace))
+        )
 
-    wait_until(
-        "the NativeGangScheduling event on the Job",
-        lambda: any(
-            event["reason"] == "NativeGangScheduling"
-            for event in events_for(kubectl, namespace, "train")
-        ),
-    )
-    wait_all_bound(kubectl, namespace, "train", 2)
-    assert not any(is_gated(pod) for pod in pods_of(kubectl, namespace, "train"))
-    assert kubectl("get", POD_GROUPS, "train", "-n", namespace, check=False).returncode != 0
+        wait_until(
+            "the NativeGangScheduling event on the Job",
+            lambda: any(
+                event["reason"] == "NativeGangScheduling"
+                for event in events_for(kubectl, namespace, "train")
+            ),
+        )
+        wait_all_bound(kubectl, namespace, "train", 2)
+        assert not any(is_gated(pod) for pod in pods_of(kubectl, namespace, "train"))
+        assert kubectl("get", POD_GROUPS, "train", "-n", namespace, check=False).returncode != 0
+        observer.finish()
+    assert [rise.gang.startswith(NATIVE) for rise in observer.ledger.risen] == [True]
     pool.delete()
 
 

@@ -13,8 +13,10 @@ main e2e cluster:
 
 The fixtures below replace the main suite's `cluster`, `kubeconfig`, `kubectl` and
 `operator` for this package only; `namespace`, `pool` and the gang observer work on
-top of them unchanged. The operator runs with `--watch-timeout=5`, so its watches end
-(and resume) every 5 to 10 s: a compaction is then met within seconds.
+top of them unchanged. An operator that dies during a test fails that test, with the
+tail of its log, and is started again for the next one. The operator runs with
+`--watch-timeout=5`, so its watches end (and resume) every 5 to 10 s: a compaction is
+then met within seconds.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.cluster import ROOT, Kubectl, LocalCluster
+from tests.e2e.faults.faults import death_of
 from tests.e2e.harness import OperatorProcess, installed_operator
 
 STATE = Path(os.environ.get("MUSTER_E2E_FAULTS_CLUSTER_DIR", ROOT / ".cluster-faults"))
@@ -59,7 +62,26 @@ def operator(
 
 @pytest.fixture(autouse=True)
 def operator_running(operator: OperatorProcess) -> None:
-    """Each fault test starts with a running operator, whatever the one before did to it."""
+    """Each fault test starts with a running operator, whatever the one before did to it
+    (a test that stops or kills it on purpose leaves it so; one that died is reported)."""
     if operator.process is None or operator.process.poll() is not None:
         operator.process = None
         operator.start()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    """The test during which the operator died fails, naming the operator's last words;
+    the next test gets a fresh one (`operator_running`)."""
+    operator = getattr(item, "funcargs", {}).get("operator")
+    try:
+        result = yield
+    except BaseException as error:
+        died = death_of(operator)
+        if died:
+            raise AssertionError(died) from error
+        raise
+    died = death_of(operator)
+    if died:
+        raise AssertionError(died)
+    return result

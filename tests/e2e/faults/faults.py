@@ -220,3 +220,14 @@ def begin_a_slow_held_release(
     when_the_release_begins(
         operator.kubeconfig, namespace, group, lambda: kubectl.apply(job, namespace)
     )
+
+
+def death_of(operator: object) -> str | None:
+    """What to say when the test's operator exited on its own (a test that stops it
+    on purpose, `stop()` or `kill()`, leaves no process behind)."""
+    if not isinstance(operator, OperatorProcess) or operator.process is None:
+        return None
+    code = operator.process.poll()
+    if code is None:
+        return None
+    return f"the operator died during this test (exit status {code}):\n{operator.log_tail()}"

@@ -8,7 +8,7 @@ were released. The operator must roll the gang back at once, not wait for its
 release timeout with the rest running: the observer allows a gang that rises from 0
 bound and falls back to 0 within its grace, and fails one that stays partial longer.
 That the others were released and bound is asserted too: the observer saw the gang
-rise and fall back to 0 (`falls`) before the policy went.
+rise and fall back to 0 (`undone`) before the policy went.
 Once the policy is gone, the gang (admitted again after its backoff) runs whole.
 
 The policy is in force before the Job exists: a dry run of the same update on a pod of
@@ -168,14 +168,14 @@ def test_a_release_refused_by_a_policy_rolls_the_gang_back_and_it_runs_once_the_
         assert any(MESSAGE in event["message"] for event in told)
         wait_until(
             "the observer to see the pods released beside the refused one bound, then gone",
-            lambda: bool(gang_observer.ledger.falls),
+            lambda: bool(gang_observer.ledger.undone),
         )
     removed = time.monotonic()
     pods = wait_all_bound(kubectl, namespace, "train", WORKERS, timeout=90)
     assert len({pod["metadata"]["labels"][INDEX] for pod in pods}) == WORKERS
-    falls = gang_observer.ledger.falls
+    undone = gang_observer.ledger.undone
     print(
-        f"release refused by a policy: {len(falls)} release(s) rolled back, each from its "
-        f"first bind back to 0 bound within {max(falls):.1f}s; the gang bound whole "
+        f"release refused by a policy: {len(undone)} release(s) rolled back, each from its "
+        f"first bind back to 0 bound within {max(undone):.1f}s; the gang bound whole "
         f"{time.monotonic() - removed:.1f}s after the policy went; said: {condition['message']}"
     )
