@@ -16,7 +16,9 @@ that its first scan lands in the window. A submitter creates a gang Job from the
 retrying each refusal after a second. Each round, within 30 s of the server's return,
 the Job is accepted with the gang gate on its pods' template, no refusal is a 404, and
 the gang runs whole. The window was hit: each new operator's own scan missed a
-resource and it scanned again (`muster_webhook_resource_rescans_total`); and in at
+resource and it scanned again (`muster_webhook_resource_rescans_total`), or, as the
+operator runs as installed (its ServiceAccount), the restarted server refused its
+first requests, discovery included, for want of RBAC it had not read yet; and in at
 least one round a call about the Job came before the rescan had found its resource,
 was answered 503, and the Job was accepted when the API server called again (counted
 in the operator's log), or, as the operator runs as installed behind a stand-in for
@@ -121,6 +123,7 @@ def test_an_operator_started_as_kube_apiserver_restarts_admits_gangs_within_30s(
     operator, proxy = proxied
     pool.add(gpus=ROUNDS * WORKERS)
     rescans, refused, asked_again, took = [], [], [], []
+    met_unready: list[bool] = []
     for index in range(ROUNDS):
         logged = len(operator.log_path.read_text(errors="replace"))
         restart, starting = restart_under_a_new_operator(cluster, operator, proxy)
@@ -136,7 +139,9 @@ def test_an_operator_started_as_kube_apiserver_restarts_admits_gangs_within_30s(
         assert operator.ready(), "the new operator did not become ready"
         rescans.append(metric_total(operator, RESCANS))
         refused.append(len(refusals))
-        asked_again.append(operator.log_path.read_text(errors="replace")[logged:].count(NOT_READY))
+        this_start = operator.log_path.read_text(errors="replace")[logged:]
+        asked_again.append(this_start.count(NOT_READY))
+        met_unready.append(rescans[-1] > 0 or "Forbidden" in this_start)
         assert not [r for r in refusals if NOT_FOUND in r], refusals
         assert has_gang_gate(template["spec"].get("schedulingGates") or [])
     print(
@@ -145,7 +150,11 @@ def test_an_operator_started_as_kube_apiserver_restarts_admits_gangs_within_30s(
         f"creations refused meanwhile {refused} (none 404); the Job's calls answered 503 "
         f"and made again {asked_again}; rescans of discovery by each new operator {rescans}"
     )
-    assert all(rescans), "an operator started after the API's discovery was complete"
+    # Each new operator met the restarted server before it was whole: its own scan of
+    # the discovery missed a resource and it scanned again, or (as installed) the
+    # server refused what RBAC allows, its authorizer not having read the roles yet,
+    # which it does before its discovery is whole; the operator waited it out.
+    assert all(met_unready), "an operator started after the API server was whole again"
     # Its webhooks were called before the rescan had found their resources: as the
     # Service would, the stand-in sent no call to the replica until it said it was
     # ready (the Job refused for want of an endpoint, and created again), or a call
