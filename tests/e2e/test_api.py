@@ -174,7 +174,9 @@ def test_get_muster_lists_both_kinds(kubectl: Kubectl, crds: None, namespace: st
     ]
 
 
-def test_workload_columns(kubectl: Kubectl, crds: None, namespace: str) -> None:
+def test_workload_columns(kubectl: Kubectl, operator: OperatorProcess, namespace: str) -> None:
+    """TEMPLATES lists every template's name, from the annotation the operator writes
+    when it expands the Workload (a printer column's JSONPath shows one value only)."""
     workload = {
         "apiVersion": f"{GROUP}/v1beta1",
         "kind": "Workload",
@@ -185,6 +187,10 @@ def test_workload_columns(kubectl: Kubectl, crds: None, namespace: str) -> None:
         },
     }
     kubectl.apply(workload, namespace)
+    wait_until(
+        "the Workload's TEMPLATES column",
+        lambda: table(kubectl, "wl", "-n", namespace, "-o", "wide")[0]["TEMPLATES"] == "workers",
+    )
     (row,) = table(kubectl, "wl", "-n", namespace, "-o", "wide")
     assert (row["NAME"], row["TEMPLATES"], row["CONTROLLER"], row["CONTROLLER-KIND"]) == (
         "train",
