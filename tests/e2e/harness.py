@@ -229,14 +229,20 @@ class WebhookService:
             self._server.server_close()
 
     def forward(self, client: socket.socket) -> None:
-        ready = [replica for replica in self.replicas if replica.serving()]
-        if not ready:
-            return  # as a Service without ready endpoints: the connection is refused
-        with socket.create_connection(("127.0.0.1", ready[0].webhook_port), timeout=30) as peer:
-            pump = threading.Thread(target=_pump, args=(peer, client), daemon=True)
-            pump.start()
-            _pump(client, peer)
-            pump.join(timeout=30)
+        for replica in self.replicas:
+            if not replica.serving():
+                continue
+            try:
+                peer = socket.create_connection(("127.0.0.1", replica.webhook_port), timeout=30)
+            except OSError:
+                continue  # it went away since: as an endpoint removed, try the next
+            with peer:
+                pump = threading.Thread(target=_pump, args=(peer, client), daemon=True)
+                pump.start()
+                _pump(client, peer)
+                pump.join(timeout=30)
+            return
+        # As a Service without ready endpoints: the connection is refused.
 
 
 def _pump(source: socket.socket, sink: socket.socket) -> None:

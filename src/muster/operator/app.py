@@ -100,10 +100,14 @@ class Operator:
         self.bypass: BypassReporter | None = None
         self.webhook_ca = b""
         self.certificates: CertificateKeeper | None = None
+        self.webhooks: server.WebhookServer | None = None
 
     def ready(self) -> bool:
-        """Webhooks up with what they need; on the leader, the cache synced too."""
+        """Webhooks up (their port listening) with what they need; on the leader, the
+        cache synced too."""
         if not self.kopf_ready.is_set() or not self.served.resolved():
+            return False
+        if self.webhooks is None or not self.webhooks.listening:
             return False
         for informer in (self.priority_informer, self.workload_informer):
             if informer is None or not informer.synced.is_set():
@@ -271,7 +275,7 @@ class Operator:
             keyfile=keyfile,
             resources=self.served,
         )
-        settings.admission.server = webhooks
+        settings.admission.server = self.webhooks = webhooks
         self.webhook_ca = webhooks.cadata or b""
         registry = kopf.get_default_registry()
         kopf.on.login(registry=registry)(self._login)

@@ -65,6 +65,9 @@ class WebhookServer(kopf.WebhookServer):
     def __init__(self, *, resources: ServedResources, **kopf_options: Any) -> None:
         super().__init__(**kopf_options)
         self.resources = resources
+        # Whether the port takes connections: kopf says it is ready before its server
+        # task has bound the port, and a replica must not be called before.
+        self.listening = False
 
     async def __call__(self, fn: kopf.WebhookFn) -> AsyncGenerator[kopf.WebhookClientConfig, None]:
         ids = {
@@ -89,6 +92,7 @@ class WebhookServer(kopf.WebhookServer):
                 serving.application(routed), host=self.addr or None, port=port, ssl=context
             )
             await site.start()
+            self.listening = True
             try:
                 scheme = "http" if context is None else "https"
                 url = self._build_url(scheme, self.host or "localhost", port, "")
@@ -99,6 +103,7 @@ class WebhookServer(kopf.WebhookServer):
                 await self._certificate_changed()
                 logger.info("serving the webhooks with the renewed certificate")
             finally:
+                self.listening = False
                 await site.stop()
 
     async def _certificate_changed(self) -> None:
@@ -122,7 +127,7 @@ def webhook_server(
     certfile: str | None,
     keyfile: str | None,
     resources: ServedResources,
-) -> kopf.WebhookServer:
+) -> WebhookServer:
     """kopf's HTTPS webhook server, with the given certificate or a fresh one for `host`.
 
     Its `cadata` is the CA bundle to put into the webhook configurations.

@@ -255,8 +255,10 @@ async def test_kopf_serves_the_renewed_certificate_once_its_files_are_swapped(
         return {"response": {"allowed": True}}
 
     serving = webhooks(allow)
+    assert not webhooks.listening  # the replica is not ready before its port is bound
     await anext(serving)
     try:
+        assert webhooks.listening
         first = await served_certificate(port)
         assert replica.serving is not None and first == loaded(replica.serving.certificate)
         # kopf takes the files' digest as it goes on serving, as its admission loop does:
