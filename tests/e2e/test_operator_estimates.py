@@ -16,6 +16,7 @@ from tests.e2e.harness import (
     OperatorProcess,
     explained,
     gang_job,
+    group_status,
     pod_group,
     pods_of,
     wait_all_bound,
@@ -45,8 +46,8 @@ def test_a_gang_behind_a_running_one_is_told_when_it_starts_and_starts_then(
     kubectl.apply(gang_job("b", pool, workers=4, annotations=declared, run_for="5s"), namespace)
 
     def estimated() -> str | None:
-        status = pod_group(kubectl, namespace, "b").get("status") or {}
-        value = status.get("estimatedStartTime")
+        # group_status: {} until the operator has made b's PodGroup from its Job.
+        value = group_status(kubectl, namespace, "b").get("estimatedStartTime")
         return str(value) if value else None
 
     wait_until("b to have an estimated start", lambda: estimated() is not None, timeout=45)
