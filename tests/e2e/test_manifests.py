@@ -14,8 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
-from hack.installed import NAMESPACE, USER, token_kubeconfig
+from hack.installed import NAMESPACE, USER, rendered, token_kubeconfig
 
 from tests.e2e.cluster import ROOT, Kubectl
 from tests.e2e.harness import (
@@ -36,12 +35,6 @@ SECRET = "muster-webhook-tls"
 WEBHOOK_KINDS = ("mutatingwebhookconfiguration", "validatingwebhookconfiguration")
 
 
-def rendered(kubectl: Kubectl, directory: Path) -> list[dict[str, Any]]:
-    """`kubectl kustomize` of a directory, as objects."""
-    text = kubectl("kustomize", str(directory)).stdout
-    return [document for document in yaml.safe_load_all(text) if document]
-
-
 def test_the_manifests_apply_with_a_server_side_dry_run(
     operator: OperatorProcess, kubectl: Kubectl
 ) -> None:
@@ -52,7 +45,7 @@ def test_the_manifests_apply_with_a_server_side_dry_run(
     ).stdout
     for kind in ("deployment.apps/muster-operator", "clusterrole.rbac", "service/muster-webhooks"):
         assert kind in applied
-    overlay = rendered(kubectl, MANIFESTS / "overlays" / "cert-manager")
+    overlay = rendered(kubectl.kubeconfig, MANIFESTS / "overlays" / "cert-manager")
     assert {"Certificate", "Issuer"} <= {document["kind"] for document in overlay}
 
 
@@ -125,7 +118,7 @@ def test_the_service_account_can_do_nothing_beyond_its_declared_rules(
     rules = {
         kind: [rule for document in documents if document["kind"] == kind for rule in
                document["rules"]]
-        for documents in [rendered(kubectl, BASE / "rbac")]
+        for documents in [rendered(kubectl.kubeconfig, BASE / "rbac")]
         for kind in ("ClusterRole", "Role")
     }  # fmt: skip
     for where, declared in (

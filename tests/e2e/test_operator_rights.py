@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 import pytest
-import yaml
+from hack.installed import rendered
 
 from muster.api.constants import GANG_GATE, POD_GROUP_LABEL
 from muster.operator.pods import release_patch, required_terms, ungate_patch
@@ -28,20 +28,14 @@ NAMESPACE = "muster-system"
 OPERATOR = f"system:serviceaccount:{NAMESPACE}:muster-operator"
 POLICY = "muster-operator-pod-rights"
 CONFIGURATION = "muster.scheduling.muster.dev"
-INSTALLED_KINDS = {
-    "ServiceAccount",
-    "ClusterRole",
-    "ClusterRoleBinding",
-    "ValidatingAdmissionPolicy",
-    "ValidatingAdmissionPolicyBinding",
-}
 # A node that does not exist: a released pod stays pending rather than run.
 NOWHERE = "no-such-node"
 
 
-def rendered(kubectl: Kubectl, directory: str, kinds: set[str]) -> list[dict[str, Any]]:
-    text = kubectl("kustomize", str(MANIFESTS / directory)).stdout
-    return [doc for doc in yaml.safe_load_all(text) if doc and doc["kind"] in kinds]
+def of_kind(kubectl: Kubectl, directory: str, kind: str) -> list[dict[str, Any]]:
+    """The objects of one kind among the rendered manifests of `directory`."""
+    documents = rendered(kubectl.kubeconfig, MANIFESTS / directory)
+    return [document for document in documents if document["kind"] == kind]
 
 
 @pytest.fixture(scope="module")
@@ -303,12 +297,12 @@ def test_the_operator_may_patch_only_its_own_webhook_configurations(
     # With cert-manager, its cainjector keeps the caBundle: the operator may not even
     # patch its own configurations.
     # The session's operator runs under the base ClusterRole: it comes back after.
-    overlay = rendered(kubectl, "overlays/cert-manager", {"ClusterRole"})
+    overlay = of_kind(kubectl, "overlays/cert-manager", "ClusterRole")
     kubectl.apply({"apiVersion": "v1", "kind": "List", "items": overlay})
     try:
         for kind in ("mutatingwebhookconfigurations", "validatingwebhookconfigurations"):
             assert can_i(kubectl, "patch", f"{kind}/{CONFIGURATION}") == "no"
             assert can_i(kubectl, "get", f"{kind}/{CONFIGURATION}") == "no"
     finally:
-        base = rendered(kubectl, ".", {"ClusterRole"})
+        base = of_kind(kubectl, ".", "ClusterRole")
         kubectl.apply({"apiVersion": "v1", "kind": "List", "items": base})
