@@ -57,7 +57,7 @@ lock:
 ## them the generated parts of manifests/ (CRD copies, webhook configurations).
 crds: $(STAMP)
 	$(BIN)/python -m muster.api.crdgen crds/
-	$(BIN)/python -m muster.operator.manifests manifests/
+	$(BIN)/python -m hack.manifests manifests/
 
 manifests: crds
 

@@ -42,10 +42,10 @@ import numpy as np
 from muster.api.constants import GANG_GATE, POD_GROUP_LABEL
 from muster.api.times import rfc3339
 from muster.operator.config import OperatorConfig
-from muster.operator.forecast_process import Budget, Child, Request
+from muster.operator.execution.forecast_process import Budget, Child, Request
 from muster.scheduler import ClusterState, EngineConfig, schedule
-from muster.scheduler.forecast import forecast
-from muster.scheduler.results import CycleResult, GroupKey, Reason
+from muster.scheduler.decisions.results import CycleResult, GroupKey, Reason
+from muster.scheduler.forecast.forecast import forecast
 
 NODES = 5_000
 CPU_NODES = 4_000

@@ -42,8 +42,8 @@ from bench.stats import percentile
 from muster.api.constants import EXPECTED_RUNTIME_ANNOTATION, GANG_GATE, POD_GROUP_LABEL
 from muster.api.times import rfc3339
 from muster.scheduler import ClusterState, EngineConfig, schedule
-from muster.scheduler.forecast import Outcome, forecast
-from muster.scheduler.results import GroupKey
+from muster.scheduler.decisions.results import GroupKey
+from muster.scheduler.forecast.forecast import Outcome, forecast
 
 RESULTS = Path(__file__).parent / "results" / "eta.json"
 T0 = 1_798_761_600  # a whole second: the API's times have whole seconds

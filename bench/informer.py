@@ -7,7 +7,7 @@ requests, bound to 5,000 nodes) and then M watch events (MODIFIED pods). Each cl
 runs in a fresh process and reports its resident memory after the initial list and
 its CPU time for the list and per watch event:
 
-- `muster`: the operator's informer (`muster.operator.informer`) feeding its cache
+- `muster`: the operator's informer (`muster.client.informer`) feeding its cache
   (`LiveCache`: the engine's `ClusterState` plus the operator's indexes);
 - `kopf-index`: a kopf operator whose `@kopf.index` keeps only what the engine needs
   of each pod (node, phase, requests), the usual way to hold a cluster view in kopf.
@@ -38,9 +38,9 @@ from aiohttp import web
 from kubernetes_asyncio import client
 
 from muster.api.times import rfc3339
-from muster.operator.cache import LiveCache
-from muster.operator.informer import Informer
-from muster.operator.kube import JsonObject, Kube
+from muster.client.informer import Informer
+from muster.client.kube import JsonObject, Kube
+from muster.operator.intake.cache import LiveCache
 
 VARIANTS = ("muster", "kopf-index")
 RESULTS = Path(__file__).resolve().parent / "results" / "informer.json"

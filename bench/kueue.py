@@ -26,7 +26,7 @@ from typing import Any
 from hack.nodes import gpu_node
 
 from bench.workload import GPU, HOSTNAME_KEY, LOCAL_QUEUE, ZONE_KEY
-from muster.scheduler.quantity import parse_quantity
+from muster.scheduler.objects.quantity import parse_quantity
 
 API_VERSION = "kueue.x-k8s.io/v1beta2"
 WORKLOADS = "workloads"

@@ -46,10 +46,10 @@ from hack.nodes import gpu_node  # noqa: E402
 
 import muster.operator.app  # noqa: E402, F401  # every module the operator loads: its floor
 from bench.machine import describe  # noqa: E402
-from muster.operator.cache import LiveCache  # noqa: E402
-from muster.operator.informer import Informer  # noqa: E402
-from muster.operator.pod_views import PodViews  # noqa: E402
-from muster.operator.workloads import WorkloadStore  # noqa: E402
+from muster.client.informer import Informer  # noqa: E402
+from muster.operator.admission.workloads import WorkloadStore  # noqa: E402
+from muster.operator.intake.cache import LiveCache  # noqa: E402
+from muster.operator.intake.pod_views import PodViews  # noqa: E402
 from muster.webhooks.certificates import issue  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "memory.json"
@@ -277,7 +277,7 @@ async def _connections(count: int, scratch: Path) -> list[asyncio.StreamWriter]:
 def _operator_tls_setup() -> None:
     """What the operator does to its TLS connections, in revisions that do anything."""
     try:
-        module = importlib.import_module("muster.operator.tls_buffers")
+        module = importlib.import_module("muster.client.tls_buffers")
     except ImportError:
         return
     module.limit_read_buffers()

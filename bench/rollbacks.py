@@ -1,7 +1,7 @@
 """Why the operator rolled gangs back in a run: its `RolledBack` events, by kind.
 
 A rollback count alone says gangs were taken down, not which rule did it; each kind
-here is one of the engine's reasons (`muster.scheduler.follow`), with pod and node
+here is one of the engine's reasons (`muster.scheduler.lifecycle.follow`), with pod and node
 names left out and kube-scheduler's own words kept, numbers as N.
 """
 

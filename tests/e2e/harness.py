@@ -39,7 +39,7 @@ import pytest
 from hack import installed
 
 from muster.api.gates import has_gang_gate
-from muster.operator.pods import required_terms
+from muster.operator.execution.pods import required_terms
 from muster.simulation.replay import ReplayedCycle, first_difference, read_trace, replay
 from tests.e2e.cluster import ROOT, Kubectl, wait_until
 

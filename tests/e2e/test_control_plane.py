@@ -9,7 +9,7 @@ import pytest
 import yaml
 from hack.cluster import ROOT
 
-from muster.operator.pods import pinned_terms, release_patch
+from muster.operator.execution.pods import pinned_terms, release_patch
 from tests.e2e.cluster import Kubectl, wait_until
 
 pytestmark = pytest.mark.e2e

@@ -16,8 +16,8 @@ import pytest
 from hack.installed import rendered
 
 from muster.api.constants import GANG_GATE, POD_GROUP_LABEL
-from muster.operator.pods import release_patch, required_terms, ungate_patch
-from muster.operator.uncounted import JOB_TRACKING_FINALIZER, RECOUNT_PATCH, uncount_patch
+from muster.operator.execution.pods import release_patch, required_terms, ungate_patch
+from muster.operator.execution.uncounted import JOB_TRACKING_FINALIZER, RECOUNT_PATCH, uncount_patch
 from tests.e2e.cluster import ROOT, Kubectl, wait_until
 from tests.e2e.harness import POLICY_LABEL, NodePool, OperatorProcess, gang_job, pinned_to
 
@@ -135,7 +135,7 @@ def test_only_the_job_tracking_finalizer_of_a_member_comes_off_and_back_on(
 ) -> None:
     """A rollback or preemption takes a member's Job tracking finalizer off before
     it takes the member down, and gives it back when the eviction is refused
-    (operator/uncounted.py): exactly those two changes, with the operator's own
+    (operator/execution/uncounted.py): exactly those two changes, with the operator's own
     patches; nothing else of the finalizers, and nothing on a pod of no group.
 
     The pods are a real Job's (the Job controller strips the finalizer from pods no

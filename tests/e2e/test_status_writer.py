@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 
 from muster.api.constants import API_VERSION, GROUP, POD_GROUP_PLURAL
-from muster.operator.cache import LiveCache
-from muster.operator.kube import Kube, connect
-from muster.operator.writer import StatusWriter, pod_group_path
-from muster.scheduler.results import GroupKey
+from muster.client.kube import Kube, connect
+from muster.operator.execution.writer import StatusWriter, pod_group_path
+from muster.operator.intake.cache import LiveCache
+from muster.scheduler.decisions.results import GroupKey
 from tests.e2e.cluster import Kubectl
 from tests.e2e.harness import OperatorProcess
 

@@ -153,7 +153,7 @@ def gated_pod_template(job: Mapping[str, Any], opt_in: JobOptIn) -> dict[str, An
     whose template names their node (the API server refuses a bound pod with
     scheduling gates). A template gated for the native field says so
     (`GATED_FOR_ANNOTATION`): the API server may drop the field once admission is
-    over, and the engine then lets those pods go (`muster.scheduler.dropped_field`).
+    over, and the engine then lets those pods go (`muster.scheduler.memory.dropped_field`).
     """
     template = copy.deepcopy(dict(job.get("spec", {}).get("template", {})))
     metadata = template.setdefault("metadata", {})

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from importlib import import_module
 
 # First, so that kopf, which a subcommand imports, finds kubernetes-asyncio deferred
-# (see `muster.operator.lean_client`).
+# (see `muster.client.lean_client`).
 import muster.operator  # noqa: F401
 
 # Subcommand modules, in the order `muster --help` lists them.

@@ -20,16 +20,16 @@ from typing import Any, TextIO
 from kubernetes_asyncio.config import ConfigException
 
 from muster.api.times import rfc3339
+from muster.client.kube import KubeError, connect
 from muster.operator.config import ENGINE_FIELDS, add_arguments, engine_config, from_arguments
 from muster.operator.controller import load_snapshot
-from muster.operator.kube import KubeError, connect
 from muster.scheduler import EngineConfig
-from muster.scheduler.conditions import condition
-from muster.scheduler.estimate_words import clock_time, starts_in, waiting_for
-from muster.scheduler.explain import nodes_line
-from muster.scheduler.forecast import Estimate, Forecast, forecast
-from muster.scheduler.lifecycle import lifecycle_from
-from muster.scheduler.results import CycleResult, Explanation, GroupKey
+from muster.scheduler.decisions.results import CycleResult, Explanation, GroupKey
+from muster.scheduler.forecast.estimate_words import clock_time, starts_in, waiting_for
+from muster.scheduler.forecast.forecast import Estimate, Forecast, forecast
+from muster.scheduler.memory.lifecycle import lifecycle_from
+from muster.scheduler.objects.conditions import condition
+from muster.scheduler.placement.explain import nodes_line
 
 EXIT_OK = 0
 EXIT_NOT_FOUND = 1

@@ -28,22 +28,26 @@ import kopf
 from kopf._cogs.structs import credentials, references
 
 from muster.api.constants import GROUP
-from muster.operator.bypass import BypassReporter
-from muster.operator.certificate_keeper import CertificateKeeper, keeper_for, service_reference
+from muster.client.informer import Informer
+from muster.client.kube import Kube, apply_object, connect
+from muster.client.throttle import RateLimiter
+from muster.client.tls_buffers import limit_read_buffers
+from muster.operator.admission.certificate_keeper import (
+    CertificateKeeper,
+    keeper_for,
+    service_reference,
+)
+from muster.operator.admission.priority_classes import PATH as PRIORITY_CLASSES
+from muster.operator.admission.priority_classes import PriorityClassStore
+from muster.operator.admission.workloads import PATH as WORKLOADS
+from muster.operator.admission.workloads import WorkloadStore
 from muster.operator.config import OperatorConfig
 from muster.operator.controller import Controller
-from muster.operator.events import EventRecorder
+from muster.operator.execution.bypass import BypassReporter
+from muster.operator.execution.events import EventRecorder
 from muster.operator.health import build_app, serve
-from muster.operator.informer import Informer
-from muster.operator.kube import Kube, apply_object, connect
 from muster.operator.leader import LeaderElector, LeaseTiming
 from muster.operator.metrics import Metrics
-from muster.operator.priority_classes import PATH as PRIORITY_CLASSES
-from muster.operator.priority_classes import PriorityClassStore
-from muster.operator.throttle import RateLimiter
-from muster.operator.tls_buffers import limit_read_buffers
-from muster.operator.workloads import PATH as WORKLOADS
-from muster.operator.workloads import WorkloadStore
 from muster.webhooks import server
 from muster.webhooks.gating import BYPASS_MEMO
 from muster.webhooks.memories import AdmissionMemories

@@ -19,20 +19,20 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from muster.api.constants import API_VERSION, POD_GROUP_PLURAL, WORKLOAD_PLURAL
-from muster.operator.cache import LiveCache
+from muster.client.informer import Informer, Sink
+from muster.client.kube import JsonObject, Kube
 from muster.operator.config import OperatorConfig, engine_config
-from muster.operator.estimates import EstimateWriter
-from muster.operator.events import QueuedEventRecorder
-from muster.operator.expansion import Expander
-from muster.operator.informer import Informer, Sink
-from muster.operator.kube import JsonObject, Kube
-from muster.operator.loop import SchedulingLoop
+from muster.operator.execution.estimates import EstimateWriter
+from muster.operator.execution.events import QueuedEventRecorder
+from muster.operator.execution.expansion import Expander
+from muster.operator.execution.loop import SchedulingLoop
+from muster.operator.execution.trace import TraceFile
+from muster.operator.execution.uncounted import UncountedPodActions
+from muster.operator.execution.writer import StatusWriter
+from muster.operator.intake.cache import LiveCache
+from muster.operator.intake.pod_views import CAPACITY_QUERY, MEMBER_QUERY, PodViews
+from muster.operator.intake.trigger import Trigger
 from muster.operator.metrics import Metrics
-from muster.operator.pod_views import CAPACITY_QUERY, MEMBER_QUERY, PodViews
-from muster.operator.trace import TraceFile
-from muster.operator.trigger import Trigger
-from muster.operator.uncounted import UncountedPodActions
-from muster.operator.writer import StatusWriter
 
 logger = logging.getLogger(__name__)
 

@@ -40,8 +40,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from muster.api.times import rfc3339
-from muster.operator.kube import JsonObject, Kube, KubeError
-from muster.operator.retry import jittered
+from muster.client.kube import JsonObject, Kube, KubeError
+from muster.client.retry import jittered
 
 logger = logging.getLogger(__name__)
 

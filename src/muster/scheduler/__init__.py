@@ -8,35 +8,32 @@ arrived in.
     state.apply_node(node)          # plain Kubernetes objects, applied as events arrive
     result = schedule(state, now=time.time(), config=EngineConfig())
 
-How it is built, one module per job:
+How it is built: rooms in the order a cycle's data moves through them, each
+importing only the rooms listed before it (an import-linter contract keeps it so).
 
-- intake, quantity, requests: objects become small records once, on arrival
-  (quantities exact, pod requests as kube-scheduler sums them).
-- state: capacity as numpy arrays (nodes x resources), adjusted per event.
-- labels, node_affinity, taints, predicates: static filters, vectorised over nodes and
-  cached per set of placement rules; what is not modelled is listed in `predicates`.
-- fit, topology: best-fit placement of a gang's shapes, the fullest fitting domain.
-- pod_terms, placed, interpod_view, interplay: pod affinity, anti-affinity and topology
-  spread (the rules as records; placed pods indexed by labels; one cycle's view of
-  them; a gang planned pod by pod under them).
-- queue, engine: the cycle (priority, then age; backfill; holds for starving gangs).
-- preemption: the cheapest lower-priority victims.
-- refusals, avoidance: what kube-scheduler refused a gang (from its status), the
-  nodes its plans then leave out, and when it is not planned at all.
-- lifecycle, follow, transitions, plan: an admitted gang followed to completion or
-  rolled back, each transition written ahead; release_failures: what the API server
-  answered when a pod could not be released (an observation the operator reports).
-- dropped_field, let_go: a Job stored without the native field its pods were gated
-  for, and its pods let go to run as any pod's.
-- explain: kube-scheduler-style reasons and the gang view.
-- results: what a cycle decided, as frozen values.
+- objects: fields, quantities, times, conditions and identities read exactly, once.
+- rules: node labels, node affinity, taints, pod affinity and spread, volumes and
+  disruption budgets, as records evaluated over the node table with numpy.
+- memory: what a gang carries between cycles (its lifecycle and kube-scheduler's
+  refusals, kept in status), failed releases, runtimes, Jobs without the native field.
+- decisions: the plan the operator carries out and the results of a cycle, frozen.
+- state: objects taken in as records on arrival; capacity as arrays (nodes x
+  resources); placed pods indexed; the static predicates per node.
+- placement: best fit, the fullest fitting topology domain, inter-pod rules member
+  by member, the cheapest lower-priority victims, and why a gang does not fit.
+- lifecycle: an admitted gang followed to completion or rolled back, each transition
+  written ahead; the status it leaves; refused nodes avoided; pods let go.
+- cycle: the queue (priority, then age; backfill; holds for starving gangs).
+- forecast: the engine's own cycles run forward in time, and the estimates worth
+  writing.
 
-The heuristics, and where they can miss, are described in `fit` (mixed-shape gangs),
-`topology` (domain choice), `engine` (holds), `preemption` (victim count).
+The heuristics, and where they can miss, are described in `placement.fit` (mixed-shape
+gangs), `placement.topology` (domain choice), `cycle.engine` (holds),
+`placement.preemption` (victim count).
 """
 
 from muster.scheduler.config import EngineConfig
-from muster.scheduler.engine import schedule
-from muster.scheduler.state import ClusterState
+from muster.scheduler.cycle.engine import schedule
+from muster.scheduler.state.state import ClusterState
 
 __all__ = ["ClusterState", "EngineConfig", "schedule"]

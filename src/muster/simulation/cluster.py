@@ -14,11 +14,11 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from muster.api.constants import CONDITION_SCHEDULED, REASON_PREEMPTED
-from muster.scheduler.conditions import condition
-from muster.scheduler.plan import Evict, Plan, Release, StepKind, WriteStatus
-from muster.scheduler.results import GroupKey, PodKey
-from muster.scheduler.state import ClusterState
-from muster.scheduler.status import needs_write
+from muster.scheduler.decisions.plan import Evict, Plan, Release, StepKind, WriteStatus
+from muster.scheduler.decisions.results import GroupKey, PodKey
+from muster.scheduler.lifecycle.status import needs_write
+from muster.scheduler.objects.conditions import condition
+from muster.scheduler.state.state import ClusterState
 from muster.simulation.documents import InvalidInputError, Problem
 from muster.simulation.inventory import Entry, Manifest
 from muster.simulation.pods import (

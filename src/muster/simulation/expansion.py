@@ -22,7 +22,7 @@ from muster.api.constants import POLICY_LABEL
 from muster.api.expand import expand_job, expand_workload, gated_pod_template
 from muster.api.optin import OptInError, read_job_opt_in
 from muster.api.workload import Workload
-from muster.scheduler.intake import TERMINAL_PHASES
+from muster.scheduler.state.intake import TERMINAL_PHASES
 from muster.simulation.documents import InvalidInputError, Problem
 from muster.simulation.inventory import Entry, Inventory, Manifest
 from muster.simulation.pods import controlling_job, group_of

@@ -13,7 +13,7 @@ from typing import Any
 
 from muster.api.constants import POD_GROUP_LABEL
 from muster.api.gates import with_gang_gate, without_gang_gate
-from muster.scheduler.intake import TERMINAL_PHASES
+from muster.scheduler.state.intake import TERMINAL_PHASES
 
 Manifest = dict[str, Any]
 

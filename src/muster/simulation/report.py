@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from muster.scheduler.results import GroupKey, PodKey
+from muster.scheduler.decisions.results import GroupKey, PodKey
 from muster.simulation.documents import Problem
 
 

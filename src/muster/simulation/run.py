@@ -17,10 +17,10 @@ from muster.api.constants import (
     REASON_SCHEDULED,
 )
 from muster.scheduler import EngineConfig, schedule
-from muster.scheduler.conditions import condition
-from muster.scheduler.fields import IntakeError
-from muster.scheduler.results import CycleResult, GroupKey
-from muster.scheduler.times import parse_timestamp
+from muster.scheduler.decisions.results import CycleResult, GroupKey
+from muster.scheduler.objects.conditions import condition
+from muster.scheduler.objects.fields import IntakeError
+from muster.scheduler.objects.times import parse_timestamp
 from muster.simulation.cluster import SimulatedCluster
 from muster.simulation.documents import Document, InvalidInputError, Problem
 from muster.simulation.expansion import expand

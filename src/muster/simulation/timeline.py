@@ -12,10 +12,16 @@ from datetime import UTC, datetime
 from typing import Any
 
 from muster.scheduler import EngineConfig
-from muster.scheduler.estimate_words import starts_in, waiting_for
-from muster.scheduler.forecast import DEFAULT_HORIZON_SECONDS, Forecast, Outcome, Run, forecast
-from muster.scheduler.results import GroupKey
-from muster.scheduler.runtimes import format_duration
+from muster.scheduler.decisions.results import GroupKey
+from muster.scheduler.forecast.estimate_words import starts_in, waiting_for
+from muster.scheduler.forecast.forecast import (
+    DEFAULT_HORIZON_SECONDS,
+    Forecast,
+    Outcome,
+    Run,
+    forecast,
+)
+from muster.scheduler.memory.runtimes import format_duration
 from muster.simulation.documents import Document, Problem
 from muster.simulation.render import aligned
 from muster.simulation.run import load

@@ -28,9 +28,9 @@ from dataclasses import asdict
 from typing import Any
 
 from muster.scheduler import ClusterState, EngineConfig
-from muster.scheduler.plan import Action, Evict, Release, TellJob, Ungate, WriteStatus
-from muster.scheduler.release_failures import ReleaseFailure
-from muster.scheduler.results import CycleResult, PodKey
+from muster.scheduler.decisions.plan import Action, Evict, Release, TellJob, Ungate, WriteStatus
+from muster.scheduler.decisions.results import CycleResult, PodKey
+from muster.scheduler.memory.release_failures import ReleaseFailure
 
 JsonObject = dict[str, Any]
 

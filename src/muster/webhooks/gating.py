@@ -12,7 +12,7 @@ Muster:
   webhook before it prepares the Job for storage, and one without the
   `WorkloadWithJob` feature drops the field only then, so the webhook cannot know
   whether the field will be kept. The engine reads the stored Job and, when the
-  field is gone, lets its pods go (`muster.scheduler.let_go`).
+  field is gone, lets its pods go (`muster.scheduler.lifecycle.let_go`).
 - Pods labelled `scheduling.muster.dev/pod-group` (CREATE): the gate is added, because
   gates can only be set at creation. Pods controlled by a Job are left as they are:
   their Job's opt-in already decided (a `basic` Job's pods must not be held). Pods

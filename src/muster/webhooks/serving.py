@@ -26,7 +26,7 @@ kopf's admission function (what `fn` is) is computation over the review plus the
 handlers, which read thread-safe state (the PriorityClass and Workload stores'
 dicts). The few that ask the API server (a Workload reference the cache cannot
 confirm, the event for a pod created bound) go through the operator's client,
-which sends such a request from its own loop (:class:`muster.operator.kube.Kube`).
+which sends such a request from its own loop (:class:`muster.client.kube.Kube`).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ high-priority gang needs the capacity of one of them.
 - When either gang can make room, the one no budget protects goes (kube-scheduler
   prefers victims that violate no PDB). Without its budget `alpha` would go: equal
   victims are taken in name order (the budget turning such a choice is pinned in
-  tests/unit/scheduler/test_preemption_budgets.py). `alpha` is never touched: no
+  tests/unit/scheduler/placement/test_preemption_budgets.py). `alpha` is never touched: no
   eviction, no refusal, no delete.
 - When only `alpha` can make room, it is preempted all the same, as kube-scheduler
   does, and the preemptor says so. The window is the budget refusing part-way: the

@@ -11,10 +11,10 @@ import pytest
 
 from muster.cli import explain, main
 from muster.cli.explain import EXIT_NO_CLUSTER, find_kubeconfig, render
-from muster.operator.cache import LiveCache
 from muster.operator.controller import load_snapshot
+from muster.operator.intake.cache import LiveCache
 from muster.scheduler import EngineConfig, schedule
-from muster.scheduler.results import (
+from muster.scheduler.decisions.results import (
     Admission,
     CycleResult,
     DomainFit,

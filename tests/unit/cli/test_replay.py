@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from muster.cli import main
-from tests.unit.operator.test_trace import record_a_preemption
+from tests.unit.operator.execution.test_trace import record_a_preemption
 
 
 async def test_a_faithful_trace_replays_to_the_same_decisions(

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from muster.operator.kube import JsonObject, KubeError, UnreachableError
+from muster.client.kube import JsonObject, KubeError, UnreachableError
 from muster.operator.leader import LeaderElector, LeaseTiming
 from tests.unit.operator.virtual_time import on_virtual_time
 

@@ -42,7 +42,9 @@ def _lines(kept: _Kept, level: str) -> list[tuple[str, str]]:
         raise ValueError("bug")
     except ValueError:
         logging.getLogger("kopf.objects").exception("Handler 'gate-pods' failed")
-    logging.getLogger("muster.operator.loop").info("PodGroup ml/train admitted: 4 pods placed")
+    logging.getLogger("muster.operator.execution.loop").info(
+        "PodGroup ml/train admitted: 4 pods placed"
+    )
     return [(record.levelname, record.getMessage()) for record in kept.records]
 
 

@@ -6,9 +6,9 @@ from typing import Any
 
 from muster.api.constants import GANG_GATE, GATED_FOR_ANNOTATION, GATED_FOR_FIELD, POD_GROUP_LABEL
 from muster.scheduler import ClusterState
-from muster.scheduler.intake import node_from
-from muster.scheduler.node_columns import NodeColumns
-from muster.scheduler.predicates import NodeTable
+from muster.scheduler.state.intake import node_from
+from muster.scheduler.state.node_columns import NodeColumns
+from muster.scheduler.state.predicates import NodeTable
 
 Obj = dict[str, Any]
 

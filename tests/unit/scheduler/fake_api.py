@@ -2,7 +2,7 @@
 
 The objects are plain mappings, as the API server holds them. The operator part keeps
 a `ClusterState` fed by every change (its informers), runs `schedule` and carries out
-the plan step by step, action by action, as `muster.operator.loop` does: a status
+the plan step by step, action by action, as `muster.operator.execution.loop` does: a status
 write that meets a newer version fails and stops its step; a crash may stop it
 anywhere between actions. A restart throws the state away and rebuilds it from the
 objects alone. Evictions make pods terminating; they leave later (`finish_leaving`),
@@ -10,7 +10,7 @@ and their Job makes new gated members in their place. kube-scheduler (`bind`) bi
 released pod to the node it is pinned to when it fits beside the pods bound there,
 and refuses it otherwise, as its PodScheduled condition says. The API server may be
 told to refuse a release (`refuse_release`: an admission policy, or its own trouble),
-whose answer the operator observes as `muster.operator.loop` does.
+whose answer the operator observes as `muster.operator.execution.loop` does.
 
 Every action is checked against what the API already says before it happens (the
 write-ahead rule): a pod is released only to the node its gang's recorded plan names,
@@ -28,14 +28,13 @@ from muster.api.constants import CONDITION_SCHEDULED, POD_GROUP_LABEL
 from muster.api.gates import has_gang_gate, without_gang_gate
 from muster.api.times import rfc3339
 from muster.scheduler import ClusterState, EngineConfig, schedule
-from muster.scheduler.conditions import condition
-from muster.scheduler.lifecycle import lifecycle_from
-from muster.scheduler.plan import Evict, Plan, Release, WriteStatus
-from muster.scheduler.release_failures import ReleaseFailure
-from muster.scheduler.results import CycleResult, GroupKey, PodKey
-from muster.scheduler.status import needs_write
-
-from .builders import Obj, node, pod, pod_group
+from muster.scheduler.decisions.plan import Evict, Plan, Release, WriteStatus
+from muster.scheduler.decisions.results import CycleResult, GroupKey, PodKey
+from muster.scheduler.lifecycle.status import needs_write
+from muster.scheduler.memory.lifecycle import lifecycle_from
+from muster.scheduler.memory.release_failures import ReleaseFailure
+from muster.scheduler.objects.conditions import condition
+from tests.unit.scheduler.builders import Obj, node, pod, pod_group
 
 HOSTNAME = "kubernetes.io/hostname"
 NAMESPACE = "default"

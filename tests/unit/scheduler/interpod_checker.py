@@ -49,7 +49,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from muster.operator.pods import pinned_terms, required_terms
+from muster.operator.execution.pods import pinned_terms, required_terms
 
 Obj = dict[str, Any]
 

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from muster.scheduler import EngineConfig, schedule
-from muster.scheduler.results import CycleResult
-
-from .builders import Obj, cluster, node, pod, pod_group
+from muster.scheduler.decisions.results import CycleResult
+from tests.unit.scheduler.builders import Obj, cluster, node, pod, pod_group
 
 NOW = 1_798_761_600.0
 CONFIG = EngineConfig(starvation_seconds=10**12)

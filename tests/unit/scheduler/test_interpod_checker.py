@@ -8,9 +8,8 @@ from typing import Any
 import pytest
 
 from muster.api.constants import POD_GROUP_LABEL
-
-from .builders import Obj, node, pod, taint
-from .interpod_checker import (
+from tests.unit.scheduler.builders import Obj, node, pod, taint
+from tests.unit.scheduler.interpod_checker import (
     AFFINITY_NOT_MATCH,
     ANTI_AFFINITY_NOT_MATCH,
     EXISTING_ANTI_AFFINITY_NOT_MATCH,

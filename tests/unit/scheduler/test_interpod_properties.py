@@ -24,10 +24,9 @@ from hypothesis import strategies as st
 
 from muster.api.constants import POD_GROUP_LABEL
 from muster.scheduler import EngineConfig, schedule
-from muster.scheduler.results import CycleResult
-
-from .builders import Obj, cluster, node, pod, pod_group
-from .interpod_checker import HOSTNAME, find_order
+from muster.scheduler.decisions.results import CycleResult
+from tests.unit.scheduler.builders import Obj, cluster, node, pod, pod_group
+from tests.unit.scheduler.interpod_checker import HOSTNAME, find_order
 
 NOW = 1_798_761_600.0
 CONFIG = EngineConfig(starvation_seconds=10**12)

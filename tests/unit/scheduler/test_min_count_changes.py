@@ -5,9 +5,8 @@ already admitted alike."""
 from __future__ import annotations
 
 from muster.scheduler import EngineConfig
-from muster.scheduler.results import GroupKey, Reason
-
-from .fake_api import FakeApi, admitted
+from muster.scheduler.decisions.results import GroupKey, Reason
+from tests.unit.scheduler.fake_api import FakeApi, admitted
 
 NOW = 1_798_761_600.0
 CONFIG = EngineConfig(starvation_seconds=10**12)

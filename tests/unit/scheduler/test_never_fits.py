@@ -10,11 +10,10 @@ from typing import Any
 import pytest
 
 from muster.scheduler import EngineConfig, schedule
-from muster.scheduler.estimate_words import starts_in, waiting_for
-from muster.scheduler.forecast import Outcome, forecast
-from muster.scheduler.results import GroupKey, Verdict
-
-from .builders import Obj, cluster, gang, node, pod
+from muster.scheduler.decisions.results import GroupKey, Verdict
+from muster.scheduler.forecast.estimate_words import starts_in, waiting_for
+from muster.scheduler.forecast.forecast import Outcome, forecast
+from tests.unit.scheduler.builders import Obj, cluster, gang, node, pod
 
 T0 = 1_767_225_600.0  # 2026-01-01T00:00:00Z
 CONFIG = EngineConfig()

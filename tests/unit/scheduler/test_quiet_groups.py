@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from muster.scheduler import ClusterState, EngineConfig, schedule
-from muster.scheduler.results import GroupKey
+from muster.scheduler.decisions.results import GroupKey
 from tests.unit.scheduler.builders import node, pod, pod_group
 
 NOW = 1_000_000.0

@@ -5,10 +5,9 @@ the node is remembered and avoided, the gang stops being planned after
 from __future__ import annotations
 
 from muster.scheduler import EngineConfig
-from muster.scheduler.plan import StepKind
-from muster.scheduler.results import GroupKey, PodKey, Reason
-
-from .fake_api import FakeApi, admitted
+from muster.scheduler.decisions.plan import StepKind
+from muster.scheduler.decisions.results import GroupKey, PodKey, Reason
+from tests.unit.scheduler.fake_api import FakeApi, admitted
 
 NOW = 1_798_761_600.0
 CONFIG = EngineConfig(starvation_seconds=10**12, max_rollbacks=2, rollback_backoff=10.0)

@@ -7,11 +7,10 @@ from __future__ import annotations
 
 from muster.api.constants import GANG_GATE
 from muster.scheduler import ClusterState, EngineConfig
-from muster.scheduler.plan import StepKind
-from muster.scheduler.results import CycleResult, GroupKey, PodKey
-
-from .builders import pod
-from .fake_api import FakeApi
+from muster.scheduler.decisions.plan import StepKind
+from muster.scheduler.decisions.results import CycleResult, GroupKey, PodKey
+from tests.unit.scheduler.builders import pod
+from tests.unit.scheduler.fake_api import FakeApi
 
 NOW = 1_798_761_600.0
 CONFIG = EngineConfig(release_timeout=60.0, rollback_backoff=10.0)

@@ -7,9 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from muster.api.constants import POD_GROUP_LABEL
-from muster.scheduler.results import GroupKey
-
-from .test_run import node, outcome, run, running_gang
+from muster.scheduler.decisions.results import GroupKey
+from tests.unit.simulation.test_run import node, outcome, run, running_gang
 
 
 def budget(group: str, allowed: int) -> dict[str, Any]:

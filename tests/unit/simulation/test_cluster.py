@@ -7,10 +7,10 @@ import pytest
 
 from muster.api.constants import CONDITION_SCHEDULED, GANG_GATE, POD_GROUP_LABEL
 from muster.scheduler import EngineConfig
-from muster.scheduler.conditions import condition
-from muster.scheduler.follow import Following
-from muster.scheduler.results import Admission, GroupKey, PodKey, Victim
-from muster.scheduler.transitions import Planner
+from muster.scheduler.decisions.results import Admission, GroupKey, PodKey, Victim
+from muster.scheduler.lifecycle.follow import Following
+from muster.scheduler.lifecycle.transitions import Planner
+from muster.scheduler.objects.conditions import condition
 from muster.simulation.cluster import SimulatedCluster
 from muster.simulation.documents import InvalidInputError
 from muster.simulation.inventory import Entry

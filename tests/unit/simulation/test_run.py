@@ -7,7 +7,7 @@ import pytest
 
 from muster.api.constants import POD_GROUP_LABEL, POLICY_LABEL
 from muster.scheduler import EngineConfig
-from muster.scheduler.results import GroupKey, PodKey
+from muster.scheduler.decisions.results import GroupKey, PodKey
 from muster.simulation.documents import Document
 from muster.simulation.report import PreemptedPod, Report
 from muster.simulation.run import NoSteadyStateError, simulate

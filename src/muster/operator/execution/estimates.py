@@ -1,0 +1,112 @@
+"""Start-time estimates for `status.estimatedStartTime` and `status.estimate`, on a budget.
+
+A forecast runs the engine forward in time, many cycles, so it never runs in the
+operator's process: at a moment between two events the state is forked into a child
+process that runs the forecast and sends back the estimates (`forecast_process`), so
+the scheduling loop's cycles are not slowed by it. A forecast is stopped after
+`--estimate-budget` seconds of its own CPU time, and one runs only when the cluster or
+the queue changed since the last one (pods, held capacity, waiting gangs), never more
+often than every `--estimate-interval` seconds. Between forecasts the START column is
+refreshed from the last one as time passes (`EstimateBook` says when).
+
+This is the one writer of the estimate fields, and it writes nothing else: each write
+is the status as stored with those fields replaced, at the version it was read, so a
+decision written meanwhile wins (409) and the estimate waits for the next round.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+
+from muster.api.constants import CONDITION_SCHEDULED
+from muster.client.object_references import reference
+from muster.operator.config import OperatorConfig
+from muster.operator.execution.events import NORMAL, EventRecorder
+from muster.operator.execution.forecast_process import Request, forecast_elsewhere
+from muster.operator.execution.writer import StatusWriter
+from muster.operator.intake.cache import LiveCache
+from muster.scheduler import ClusterState, EngineConfig
+from muster.scheduler.decisions.results import GroupKey
+from muster.scheduler.forecast.estimate_book import EstimateBook, Update
+from muster.scheduler.lifecycle.status import with_estimate
+from muster.scheduler.objects.conditions import condition
+
+logger = logging.getLogger(__name__)
+
+
+class EstimateWriter:
+    """Runs forecasts beside the scheduling loop and writes what the book asks for."""
+
+    def __init__(
+        self,
+        *,
+        cache: LiveCache,
+        writer: StatusWriter,
+        events: EventRecorder,
+        config: OperatorConfig,
+        engine_config: EngineConfig,
+    ) -> None:
+        self.cache = cache
+        self.writer = writer
+        self.events = events
+        self.config = config
+        self.engine_config = engine_config
+        self.book = EstimateBook()
+        self.cycled = asyncio.Event()
+        self.last_at = float("-inf")
+        self.fingerprint: object = None
+        self.forecasts = 0
+
+    def cycle_ended(self) -> None:
+        """The loop finished a cycle: the cluster or the queue may have changed."""
+        self.cycled.set()
+
+    async def run(self) -> None:
+        """A round after each cycle, and when a throttled forecast falls due."""
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.cycled.wait(), timeout=self.config.estimate_interval)
+            self.cycled.clear()
+            try:
+                await self.round(time.time())
+            except Exception:
+                logger.exception("start-time estimates failed; retrying after the next cycle")
+
+    async def round(self, now: float) -> None:
+        """A forecast when one is due, then the writes the book asks for."""
+        state = self.cache.state
+        fingerprint = _fingerprint(state)
+        if fingerprint != self.fingerprint and now - self.last_at >= self.config.estimate_interval:
+            self.last_at, self.fingerprint = now, fingerprint
+            request = Request(
+                now=now,
+                config=self.engine_config,
+                horizon=self.config.estimate_horizon,
+                budget=self.config.estimate_budget,
+            )
+            told = await forecast_elsewhere(state, request)
+            self.forecasts += 1
+            self.book.take(told.forecast, told.words)
+        for key, update in self.book.updates(time.time()).items():
+            await self._write(key, update)
+
+    async def _write(self, key: GroupKey, update: Update) -> None:
+        pod_group = self.cache.pod_groups.get(key)
+        if pod_group is None:
+            return
+        status = pod_group.get("status") or {}
+        scheduled = condition(status, CONDITION_SCHEDULED) or {}
+        if scheduled.get("status") == "True":
+            return  # admitted since the forecast: the estimate is over
+        version = str((pod_group.get("metadata") or {}).get("resourceVersion") or "")
+        desired = with_estimate(status, update.fields)
+        if await self.writer.write(key, desired, version=version) and update.moved is not None:
+            await self.events.record(reference(pod_group), NORMAL, "EstimateMoved", update.moved)
+
+
+def _fingerprint(state: ClusterState) -> object:
+    """What a forecast depends on, cheaply: pods, capacity held, the waiting gangs."""
+    return (len(state.pods), int(state.held.sum()), frozenset(state.unadmitted_gangs))

@@ -1,0 +1,346 @@
+"""Jobs and Workloads become PodGroups: create what `muster.api.expand` says, idempotently.
+
+An opted-in Job gets a Workload and a PodGroup named after it; a user's Workload gets
+one PodGroup per template. All are created with owner references, so the garbage
+collector removes them with their owner, and creation is idempotent (an object that
+already exists is left alone), so replaying a Job after a restart or a relist costs
+one rejected create and nothing else. The Workload comes first: a PodGroup is
+admitted only once the Workload it refers to exists.
+
+A gang Job whose size changes (parallelism, the native minCount, or the min-count
+annotation) has the minCount of its existing Workload template and PodGroup follow,
+as the 1.37 Job controller does (:mod:`muster.api.resize`); a PodGroup that refuses
+the change is told on the Job. Invalid opt-ins are told to the user as a Warning
+event on the Job, once per Job generation. Several objects are expanded at once,
+but never one object twice at the same time.
+
+Any failure of an expansion (the API server unreachable, throttling, an error of our
+own) is retried while the object exists, each object on an exponential backoff with
+jitter of its own; a worker never dies of one. An object the API server refuses for
+good (invalid, forbidden) is retried only once it changes. Nothing is expanded once
+this replica cannot prove it still leads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from muster.api.constants import (
+    API_VERSION,
+    MIN_COUNT_ANNOTATION,
+    POD_GROUP_PLURAL,
+    TEMPLATES_ANNOTATION,
+    WORKLOAD_PLURAL,
+)
+from muster.api.expand import (
+    MANAGED_BY,
+    MANAGED_BY_LABEL,
+    expand_job,
+    expand_workload,
+    template_names,
+)
+from muster.api.optin import OptInError, carries_opt_in, read_job_opt_in
+from muster.api.resize import current_min_count, min_count_patch
+from muster.client.kube import (
+    JSON_PATCH,
+    MERGE_PATCH,
+    JsonObject,
+    Kube,
+    KubeError,
+    NotLeadingError,
+)
+from muster.client.object_references import reference
+from muster.client.retry import ExponentialBackoff
+from muster.operator.execution.events import NORMAL, WARNING, EventRecorder
+from muster.scheduler.objects.times import parse_time
+
+logger = logging.getLogger(__name__)
+
+RETRY_INITIAL = 1.0
+RETRY_MAX = 60.0
+NATIVE_API = "scheduling.k8s.io/v1beta1"
+NATIVE_GRACE = 2.0
+WORKERS = 32
+
+
+class _NotYetError(Exception):
+    """Too early to tell whether the cluster's own gang scheduling takes the Job."""
+
+
+_PLURALS = {"PodGroup": POD_GROUP_PLURAL, "Workload": WORKLOAD_PLURAL}
+
+
+def _collection(obj: Mapping[str, Any]) -> str:
+    """The API path of the collection a PodGroup or Workload is created in."""
+    namespace = obj["metadata"]["namespace"]
+    return f"/apis/{API_VERSION}/namespaces/{namespace}/{_PLURALS[obj['kind']]}"
+
+
+def _key(obj: Mapping[str, Any]) -> tuple[str, str]:
+    metadata = obj.get("metadata") or {}
+    return str(metadata.get("namespace", "")), str(metadata.get("name", ""))
+
+
+def _identity(obj: Mapping[str, Any]) -> tuple[str, str, str, int, str]:
+    """What, when it changes, makes an object worth expanding again: its spec
+    (the generation), and a Job's min-count annotation, which changes no generation."""
+    metadata = obj.get("metadata") or {}
+    return (
+        str(metadata.get("namespace", "")),
+        str(metadata.get("name", "")),
+        str(metadata.get("uid", "")),
+        int(metadata.get("generation") or 0),
+        str((metadata.get("annotations") or {}).get(MIN_COUNT_ANNOTATION, "")),
+    )
+
+
+class Expander:
+    """Queues Jobs and Workloads from their informers and creates their children.
+
+    One expander per kind (`Job` or `Workload`). The queue holds keys; the object is
+    looked up when its turn comes, so a retry always works on the latest version and
+    stops once the object is deleted.
+    """
+
+    def __init__(
+        self,
+        kube: Kube,
+        events: EventRecorder,
+        *,
+        kind: str,
+        still_leading: Callable[[], bool] = lambda: True,
+    ) -> None:
+        self.kube = kube
+        self.events = events
+        self.kind = kind
+        self.still_leading = still_leading
+        self.backoffs: dict[tuple[str, str], ExponentialBackoff] = {}
+        self.queue: asyncio.Queue[tuple[str, str]] = asyncio.Queue()
+        # Objects waiting to be expanded; one expanded as it is leaves only its identity
+        # in `done`, so the Jobs a cluster keeps after they finish cost next to nothing.
+        self.latest: dict[tuple[str, str], JsonObject] = {}
+        self.done: dict[tuple[str, str], tuple[str, str, str, int, str]] = {}
+        self.busy: set[tuple[str, str]] = set()
+        self.again: set[tuple[str, str]] = set()
+
+    def upsert(self, obj: JsonObject) -> bool:
+        if self.kind == "Job" and not carries_opt_in(obj):
+            self.remove(obj)  # it may have opted out; it never keeps a place in memory
+            return False
+        key = _key(obj)
+        if self.done.get(key) == _identity(obj):
+            return False
+        self.latest[key] = obj
+        self.queue.put_nowait(key)
+        return False
+
+    def remove(self, obj: JsonObject) -> bool:
+        key = _key(obj)
+        self.latest.pop(key, None)
+        self.backoffs.pop(key, None)
+        self.done.pop(key, None)
+        return False
+
+    async def run(self) -> None:
+        """Work the queue forever with `WORKERS` workers; a failed object is retried
+        while it exists.
+
+        Each expansion waits on a few API round trips, so one worker would queue a
+        burst of Jobs behind each other while their pods wait gated for their PodGroups.
+        """
+        async with asyncio.TaskGroup() as workers:
+            for _ in range(WORKERS):
+                workers.create_task(self._work())
+
+    async def _work(self) -> None:
+        while True:
+            key = await self.queue.get()
+            if key in self.busy:
+                self.again.add(key)  # expanded once its current expansion ends
+                continue
+            self.busy.add(key)
+            try:
+                await self._expand(key)
+            finally:
+                self.busy.discard(key)
+                if key in self.again:
+                    self.again.discard(key)
+                    self.queue.put_nowait(key)
+
+    async def _expand(self, key: tuple[str, str]) -> None:
+        obj = self.latest.get(key)
+        if obj is None:
+            return
+        if self.done.get(key) == _identity(obj):
+            del self.latest[key]
+            return
+        if (obj.get("metadata") or {}).get("deletionTimestamp"):
+            return  # going away: its children go with it
+        if not self.still_leading():
+            return  # the next leader expands it
+        try:
+            if self.kind == "Job":
+                await self._expand_job(obj)
+            else:
+                await self._expand_workload(obj)
+            self.done[key] = _identity(obj)
+            self.backoffs.pop(key, None)
+            if self.latest.get(key) is obj:
+                del self.latest[key]
+        except NotLeadingError:
+            return
+        except KubeError as error:
+            if not error.transient:
+                logger.warning("could not expand %s: %s", reference(obj), error)
+                return
+            self._retry_later(key, obj, error)
+        except _NotYetError:
+            asyncio.get_running_loop().call_later(NATIVE_GRACE, self.queue.put_nowait, key)
+        except Exception as error:  # a bug must cost this object a retry, not the worker
+            logger.exception("expanding %s failed", reference(obj))
+            self._retry_later(key, obj, error)
+
+    def _retry_later(self, key: tuple[str, str], obj: JsonObject, error: Exception) -> None:
+        backoff = self.backoffs.setdefault(
+            key, ExponentialBackoff(initial=RETRY_INITIAL, maximum=RETRY_MAX)
+        )
+        delay = backoff.next()
+        logger.warning("could not expand %s: %s; retrying in %.1fs", reference(obj), error, delay)
+        asyncio.get_running_loop().call_later(delay, self.queue.put_nowait, key)
+
+    async def _expand_job(self, job: JsonObject) -> None:
+        try:
+            opt_in = read_job_opt_in(job)
+        except OptInError as error:
+            await self.events.record(reference(job), WARNING, "InvalidOptIn", str(error))
+            return
+        if opt_in is None:
+            return
+        if opt_in.source == "field":
+            native = await self._native_workload(job)
+            if native is not None:
+                await self.events.record(
+                    reference(job),
+                    NORMAL,
+                    "NativeGangScheduling",
+                    f"the cluster's own gang scheduling handles this Job (Workload {native}); "
+                    "Muster leaves it alone",
+                )
+                return
+        if opt_in.label_ignored:
+            await self.events.record(
+                reference(job),
+                WARNING,
+                "OptInLabelIgnored",
+                "spec.scheduling is set, so it decides how this Job is scheduled; "
+                "the scheduling.muster.dev/policy label and annotations are ignored",
+            )
+        expansion = expand_job(job, opt_in)
+        # The Workload first, as the PodGroup's admission requires it, and both before
+        # the events: the Job's pods wait gated for their PodGroup.
+        children = (expansion.workload, expansion.pod_group)
+        created = [child for child in children if await self._create(child)]
+        if opt_in.min_count is not None:
+            for child in children:
+                if child not in created:
+                    await self._follow_min_count(job, child, opt_in.min_count)
+        if created:  # one event for both: a burst of Jobs tells one per Job
+            names = " and ".join(f"{made['kind']} {made['metadata']['name']}" for made in created)
+            await self.events.record(
+                reference(job),
+                NORMAL,
+                "Created",
+                f"created {names} ({opt_in.policy}, from the {opt_in.source})",
+            )
+
+    async def _native_workload(self, job: JsonObject) -> str | None:
+        """The name of the native Workload the cluster made for the Job, or None.
+
+        Where native gang scheduling runs, the Job controller creates a
+        `scheduling.k8s.io` Workload for a Job with `spec.scheduling` as soon as it
+        sees the Job. A Job younger than `NATIVE_GRACE` seconds without one may just
+        not have it yet (`_NotYetError`: ask again later); an API server without
+        that API has no native scheduling.
+        """
+        metadata = job.get("metadata") or {}
+        path = f"/apis/{NATIVE_API}/namespaces/{metadata.get('namespace')}/workloads"
+        try:
+            workloads = await self.kube.request("GET", path)
+        except KubeError as error:
+            if error.not_found:
+                return None
+            raise
+        for workload in workloads.get("items") or []:
+            owners = (workload.get("metadata") or {}).get("ownerReferences") or []
+            if any(owner.get("uid") == metadata.get("uid") for owner in owners):
+                return str(workload["metadata"]["name"])
+        created = parse_time(metadata.get("creationTimestamp"))
+        if created is not None and time.time() - created < NATIVE_GRACE:
+            raise _NotYetError
+        return None
+
+    async def _expand_workload(self, workload: JsonObject) -> None:
+        metadata = workload.get("metadata") or {}
+        if (metadata.get("labels") or {}).get(MANAGED_BY_LABEL) == MANAGED_BY:
+            return  # made for a Job, which has its PodGroup already
+        for pod_group in expand_workload(workload):
+            await self._create(pod_group)
+        names = template_names(workload)
+        if (metadata.get("annotations") or {}).get(TEMPLATES_ANNOTATION) != names:
+            namespace, name = _key(workload)
+            path = f"/apis/{API_VERSION}/namespaces/{namespace}/{WORKLOAD_PLURAL}/{name}"
+            patch = {"metadata": {"annotations": {TEMPLATES_ANNOTATION: names}}}
+            await self.kube.request("PATCH", path, body=patch, content_type=MERGE_PATCH)
+
+    async def _follow_min_count(self, job: JsonObject, child: JsonObject, min_count: int) -> None:
+        """Give the Job's existing Workload or PodGroup the Job's gang size.
+
+        Only a child the Job owns is changed; one that its own admission refuses
+        (a rule of the PodGroup's) is left as it is, and the Job is told why.
+        """
+        path = f"{_collection(child)}/{child['metadata']['name']}"
+        try:
+            current = await self.kube.request("GET", path)
+        except KubeError as error:
+            if error.not_found:
+                return
+            raise
+        owners = (current.get("metadata") or {}).get("ownerReferences") or []
+        if not any(owner.get("uid") == job["metadata"].get("uid") for owner in owners):
+            return
+        patch = min_count_patch(current, min_count)
+        if patch is None:
+            return
+        kind, name = child["kind"], child["metadata"]["name"]
+        try:
+            await self.kube.request("PATCH", path, body=patch, content_type=JSON_PATCH)
+        except KubeError as error:
+            if error.transient:
+                raise
+            await self.events.record(
+                reference(job),
+                WARNING,
+                "MinCountNotFollowed",
+                f"{kind} {name} keeps minCount {current_min_count(current)}: {error.message}",
+            )
+            return
+        await self.events.record(
+            reference(job),
+            NORMAL,
+            "MinCountChanged",
+            f"{kind} {name}: minCount {current_min_count(current)} -> {min_count}",
+        )
+
+    async def _create(self, obj: JsonObject) -> bool:
+        """Create the object; False when it existed already."""
+        try:
+            await self.kube.request("POST", _collection(obj), body=obj)
+        except KubeError as error:
+            if error.conflict:
+                return False
+            raise
+        return True

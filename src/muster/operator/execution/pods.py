@@ -1,0 +1,246 @@
+"""What the operator does to pods: release, ungate, evict, delete — many at once.
+
+Releasing is ONE strategic-merge patch per pod that removes our gate and pins the pod
+to its planned node by name: a required node affinity term `matchFields
+metadata.name In [node]`. The node's name, not its `kubernetes.io/hostname` label,
+which differs from the name on many clouds' nodes. The API server lets a gated pod's
+required node affinity change only by narrowing: a pod without required terms gains
+one term, and a pod with terms keeps each of them with the requirement added (the
+terms are ORed, so the pod still matches only nodes it matched before, and of those
+only the planned one). This single patch is judged against the gated pod, so a pod
+is never released without its pin.
+
+The patch replaces the list of terms whole, so it is built from the pod's own terms,
+which `RequiredTerms` keeps for the gated pods that have any (most have none). A pod
+whose terms changed since is refused by the API server (the change would not narrow),
+and released on a later cycle from its fresh terms.
+
+Ungating removes the gate alone: for the pods no gang will ever hold (a Job whose
+opt-in the API server dropped, `muster.scheduler.lifecycle.let_go`), there is no node to pin.
+
+Every batch runs with bounded concurrency so a 1,000-pod gang does not open 1,000
+connections at once, and none starts once this replica cannot prove it still leads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import logging
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from muster.api.constants import GANG_GATE
+from muster.client.kube import STRATEGIC_MERGE_PATCH, JsonObject, Kube, KubeError
+from muster.scheduler.decisions.results import PodKey
+
+logger = logging.getLogger(__name__)
+
+NODE_NAME_FIELD = "metadata.name"
+NOT_LEADING = "not leading"
+
+T = TypeVar("T")
+
+
+def pinned_terms(node: str, terms: Sequence[Mapping[str, Any]]) -> list[JsonObject]:
+    """The pin: required nodeSelectorTerms that narrow `terms` to the node named `node`."""
+    requirement = {"key": NODE_NAME_FIELD, "operator": "In", "values": [node]}
+    if not terms:
+        return [{"matchFields": [requirement]}]
+    return [
+        {
+            **copy.deepcopy(dict(term)),
+            "matchFields": [*(term.get("matchFields") or []), requirement],
+        }
+        for term in terms
+    ]
+
+
+def required_terms(pod: Mapping[str, Any]) -> list[JsonObject]:
+    """The pod's required node affinity terms (none when it has no such affinity)."""
+    affinity = ((pod.get("spec") or {}).get("affinity") or {}).get("nodeAffinity") or {}
+    required = affinity.get("requiredDuringSchedulingIgnoredDuringExecution") or {}
+    return list(required.get("nodeSelectorTerms") or [])
+
+
+def ungate_patch() -> JsonObject:
+    """Remove the gang gate and nothing else, as a strategic-merge patch."""
+    return {"spec": {"schedulingGates": [{"$patch": "delete", "name": GANG_GATE}]}}
+
+
+def release_patch(node: str, terms: Sequence[Mapping[str, Any]] = ()) -> JsonObject:
+    """Remove the gang gate and pin to `node`, in one strategic-merge patch."""
+    return {
+        "spec": {
+            **ungate_patch()["spec"],
+            "affinity": {
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {
+                        "nodeSelectorTerms": pinned_terms(node, terms)
+                    }
+                }
+            },
+        }
+    }
+
+
+def _gated(pod: Mapping[str, Any]) -> bool:
+    gates = (pod.get("spec") or {}).get("schedulingGates") or []
+    return any(isinstance(gate, dict) and gate.get("name") == GANG_GATE for gate in gates)
+
+
+class RequiredTerms:
+    """A pod informer's sink: the required node affinity terms of gated pods that have any."""
+
+    def __init__(self) -> None:
+        self.terms: dict[PodKey, list[JsonObject]] = {}
+
+    def upsert(self, pod: JsonObject) -> bool:
+        key = _pod_key(pod)
+        terms = required_terms(pod) if _gated(pod) else []
+        if terms:
+            self.terms[key] = copy.deepcopy(terms)
+        else:
+            self.terms.pop(key, None)
+        return False
+
+    def remove(self, pod: JsonObject) -> bool:
+        self.terms.pop(_pod_key(pod), None)
+        return False
+
+    def of(self, pod: PodKey) -> list[JsonObject]:
+        return self.terms.get(pod, [])
+
+
+def _pod_key(pod: Mapping[str, Any]) -> PodKey:
+    metadata = pod.get("metadata") or {}
+    return PodKey(str(metadata.get("namespace", "")), str(metadata.get("name", "")))
+
+
+def pod_path(pod: PodKey) -> str:
+    return f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}"
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """Why an action failed on a pod: the API server's status (0: no answer, or not
+    sent) and its message, the API's own words."""
+
+    status: int
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class BatchOutcome:
+    """Which pods an action succeeded on, and which failed with what; of those, the
+    ones the API server refused outright (not throttled, not unanswered, not held
+    back for want of leadership), where asking again at once would change nothing."""
+
+    done: tuple[PodKey, ...]
+    failed: dict[PodKey, Failure]
+    refused: frozenset[PodKey] = frozenset()
+
+
+class PodActions:
+    """Release, evict and delete pods through the API server, `concurrency` at a time."""
+
+    def __init__(
+        self,
+        kube: Kube,
+        *,
+        concurrency: int,
+        still_leading: Callable[[], bool] = lambda: True,
+    ) -> None:
+        self.kube = kube
+        self.semaphore = asyncio.Semaphore(concurrency)
+        self.still_leading = still_leading
+        self.required_terms = RequiredTerms()
+        # Where the API server's answer to a release goes (the pod as it is now).
+        self.answered: Callable[[JsonObject], object] = lambda pod: None
+
+    async def release(self, placements: Iterable[tuple[PodKey, str]]) -> BatchOutcome:
+        async def one(item: tuple[PodKey, str]) -> None:
+            pod, node = item
+            await self._patch(pod, release_patch(node, self.required_terms.of(pod)))
+
+        return await self._batch(list(placements), one, key=lambda item: item[0])
+
+    async def ungate(self, pods: Iterable[PodKey]) -> BatchOutcome:
+        async def one(pod: PodKey) -> None:
+            await self._patch(pod, ungate_patch())
+
+        return await self._batch(list(pods), one, key=lambda pod: pod)
+
+    async def _patch(self, pod: PodKey, patch: JsonObject) -> None:
+        """Patch the pod; the API server's answer (the pod as it is now) goes to `answered`."""
+        answer = await self.kube.request(
+            "PATCH", pod_path(pod), body=patch, content_type=STRATEGIC_MERGE_PATCH
+        )
+        self.answered(answer)
+
+    async def evict(self, pods: Iterable[PodKey]) -> BatchOutcome:
+        """Evict through the Eviction API, so PodDisruptionBudgets have their say."""
+
+        async def one(pod: PodKey) -> None:
+            body = {
+                "apiVersion": "policy/v1",
+                "kind": "Eviction",
+                "metadata": {"name": pod.name, "namespace": pod.namespace},
+            }
+            eviction = self.kube.request("POST", f"{pod_path(pod)}/eviction", body=body)
+            await self._ignoring_missing(eviction)
+
+        return await self._batch(list(pods), one, key=lambda pod: pod)
+
+    async def delete(self, pods: Iterable[PodKey]) -> BatchOutcome:
+        async def one(pod: PodKey) -> None:
+            await self._ignoring_missing(self.kube.request("DELETE", pod_path(pod)))
+
+        return await self._batch(list(pods), one, key=lambda pod: pod)
+
+    @staticmethod
+    async def _ignoring_missing(request: Awaitable[object]) -> None:
+        try:
+            await request
+        except KubeError as error:
+            if not error.not_found:
+                raise
+
+    async def _batch(
+        self, items: list[T], action: Callable[[T], Awaitable[None]], *, key: Callable[[T], PodKey]
+    ) -> BatchOutcome:
+        if not self.still_leading():
+            unsent = Failure(0, NOT_LEADING)
+            return BatchOutcome(done=(), failed={key(item): unsent for item in items})
+
+        async def guarded(item: T) -> KubeError | None:
+            async with self.semaphore:
+                try:
+                    await action(item)
+                except KubeError as error:
+                    logger.warning("pod %s: %s", key(item), error)
+                    return error
+                return None
+
+        results = await asyncio.gather(*(guarded(item) for item in items))
+        done = tuple(key(item) for item, error in zip(items, results, strict=True) if error is None)
+        errors = {
+            key(item): error
+            for item, error in zip(items, results, strict=True)
+            if error is not None
+        }
+        return BatchOutcome(
+            done=done,
+            failed={pod: _failure(error) for pod, error in errors.items()},
+            refused=frozenset(pod for pod, error in errors.items() if _refusal(error)),
+        )
+
+
+def _failure(error: KubeError) -> Failure:
+    return Failure(error.status, error.message)
+
+
+def _refusal(error: KubeError) -> bool:
+    """An answer that stands: anything but throttling, no answer, or no leadership."""
+    return error.status != 0 and not error.throttled

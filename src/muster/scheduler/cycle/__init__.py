@@ -1,0 +1,1 @@
+"""One scheduling cycle: the queue in order over one consistent view."""

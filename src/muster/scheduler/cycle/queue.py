@@ -1,0 +1,64 @@
+"""The gangs of one cycle, classified and in queue order.
+
+A member pod is *held* when it holds capacity (bound, or reserved by its admitted
+gang's plan), *pending* when it still carries the gang gate and holds nothing. Pods of
+neither kind (ungated and not bound, or finished) do not count towards `minCount`: the
+engine cannot place them and they do not hold a place.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from muster.scheduler.decisions.results import GroupKey, PodKey
+from muster.scheduler.state.intake import GroupRecord
+from muster.scheduler.state.state import ClusterState, PodEntry
+
+
+@dataclass(frozen=True, slots=True)
+class Gang:
+    record: GroupRecord
+    priority: int
+    queued_since: float  # creation time; `now` for a PodGroup without one
+    waiting_since: float  # when it last started waiting (see `GroupRecord.waiting_since`)
+    held: int  # members holding capacity
+    pending: tuple[PodEntry, ...]  # sorted by pod name
+
+    @property
+    def key(self) -> GroupKey:
+        return self.record.key
+
+    @property
+    def existing(self) -> int:
+        return self.held + len(self.pending)
+
+    @property
+    def missing(self) -> int:
+        """Members still needed, beyond those already holding capacity."""
+        return max(self.record.min_count - self.held, 0)
+
+    def queue_key(self) -> tuple[int, float, str, str]:
+        return (-self.priority, self.queued_since, self.key.namespace, self.key.name)
+
+
+def gangs_of(state: ClusterState, now: float) -> list[Gang]:
+    """Gangs with something to decide, in queue order: every gang not admitted yet, and
+    admitted gangs with pending members (the others need nothing this cycle)."""
+    gangs = []
+    for key in state.unadmitted_gangs | state.pending_members.keys():
+        record = state.groups.get(key)
+        if record is None or not record.gang:
+            continue
+        pending = sorted(state.pending_members.get(key, ()))
+        gangs.append(
+            Gang(
+                record=record,
+                priority=state.resolve_priority(record.priority, record.priority_class),
+                queued_since=record.created if record.created is not None else now,
+                waiting_since=record.waiting_since if record.waiting_since is not None else now,
+                held=state.held_members.get(key, 0),
+                pending=tuple(state.pods[PodKey(key.namespace, name)] for name in pending),
+            )
+        )
+    gangs.sort(key=Gang.queue_key)
+    return gangs

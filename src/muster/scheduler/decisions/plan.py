@@ -1,0 +1,125 @@
+"""What a cycle asks the operator to do, in order: the plan, as immutable values.
+
+The engine decides; the operator (and `muster simulate`, in memory) only carries
+out. A plan is a sequence of steps, one per gang transition; the actions of a step
+run in order and a step stops at its first action that fails, so a decision is always
+written down (`WriteStatus`) before anything acts on it (`Evict`, `Release`):
+
+- admit:     write the plan, then release its pods;
+- preempt:   write each victim gang as not admitted (plan cleared, DisruptionTarget),
+             write the preemptor's plan with the victims it awaits, then evict them;
+             its pods are released by a later cycle, once the victims are gone;
+- roll back: write the gang as not admitted (plan cleared, backoff), then evict its
+             released pods;
+- follow:    finish what an earlier cycle (or an operator since restarted) started;
+- let go:    ungate the pods of a Job whose opt-in the API server dropped, then tell
+             the Job why (see `let_go`): no gang holds them, so nothing is written.
+
+Every status a step writes is the group's whole desired status after the cycle
+(`Plan.statuses`), computed from the version of the PodGroup it was read at; the
+events that tell its transitions (`RecordEvent`) follow the first write of it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from muster.scheduler.objects.keys import GroupKey, JobRef, PodKey
+
+JsonObject = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class WriteStatus:
+    """Write the group's desired status (`Plan.statuses`); the steps after it need it."""
+
+    group: GroupKey
+
+
+@dataclass(frozen=True, slots=True)
+class Evict:
+    """Evict these pods; `force`: the engine decided they must go, so a pod whose
+    eviction is refused (a PodDisruptionBudget, or any other refusal that stands) is
+    deleted, since a gang taken down must not keep half its pods. Throttling and
+    failures without an answer are never turned into a delete: they fail the step,
+    and the next cycle asks again (after the server's Retry-After)."""
+
+    pods: tuple[PodKey, ...]
+    force: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Release:
+    """Remove the gang gate of each pod, pinning it to its planned node."""
+
+    group: GroupKey
+    placements: tuple[tuple[str, str], ...]  # (pod name, node name), sorted
+
+
+@dataclass(frozen=True, slots=True)
+class RecordEvent:
+    """Tell a transition as an Event, on the group's PodGroup and on the Job that owns
+    it; it follows the write that records the transition, and is told only once that
+    write succeeded."""
+
+    group: GroupKey
+    warning: bool
+    reason: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Ungate:
+    """Remove the gang gate of each pod and pin none: no gang holds them, and
+    kube-scheduler places them as it places any pod."""
+
+    pods: tuple[PodKey, ...]  # sorted
+
+
+@dataclass(frozen=True, slots=True)
+class TellJob:
+    """Tell a Job, as an Event, what became of its pods; it follows the action it tells
+    of, and is told only once that action succeeded."""
+
+    job: JobRef
+    warning: bool
+    reason: str
+    message: str
+
+
+Action = WriteStatus | Evict | Release | RecordEvent | Ungate | TellJob
+
+
+class StepKind(StrEnum):
+    ADMIT = "admit"
+    PREEMPT = "preempt"
+    GROW = "grow"
+    FOLLOW = "follow"
+    ROLL_BACK = "roll back"
+    TAKE_DOWN = "take down"  # finishing a rollback or preemption already written
+    RECORD = "record"  # a verdict or fresh counts: a status write only
+    LET_GO = "let go"  # pods no gang will ever hold, ungated without a plan
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One gang's transition. `exclusive` steps (preemptions) run one after another,
+    before the others; the others are independent of each other."""
+
+    group: GroupKey
+    kind: StepKind
+    actions: tuple[Action, ...]
+    exclusive: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """The steps in order, each group's desired status and the version it was computed
+    from, and when the engine next wants a cycle even if nothing happens."""
+
+    steps: tuple[Step, ...] = ()
+    statuses: dict[GroupKey, JsonObject] = field(default_factory=dict)
+    versions: dict[GroupKey, str] = field(default_factory=dict)
+    wake_at: float | None = None

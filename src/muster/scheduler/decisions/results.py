@@ -1,0 +1,150 @@
+"""What one scheduling cycle decides, as immutable values.
+
+The engine returns these and never acts on them: the operator turns them into API
+writes, `simulate` into a report, `explain` into a table. Keeping decisions as data is
+what lets all three share one engine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from muster.api.constants import (
+    REASON_PREEMPTED,
+    REASON_ROLLED_BACK,
+    REASON_SCHEDULED,
+    REASON_SCHEDULER_ERROR,
+    REASON_UNSCHEDULABLE,
+    REASON_WAITING_FOR_PODS,
+)
+from muster.scheduler.decisions.plan import Plan
+from muster.scheduler.objects.keys import GroupKey, PodKey
+from muster.scheduler.rules.budgets import NO_VIOLATIONS, Violations
+
+__all__ = [
+    "Admission",
+    "CycleResult",
+    "DomainFit",
+    "Explanation",
+    "GroupKey",
+    "Growth",
+    "PodKey",
+    "Reason",
+    "Shortage",
+    "Shortfall",
+    "Verdict",
+    "Victim",
+]
+
+
+class Reason(StrEnum):
+    """The reason of the `PodGroupScheduled` condition, as users see it."""
+
+    SCHEDULED = REASON_SCHEDULED
+    UNSCHEDULABLE = REASON_UNSCHEDULABLE
+    WAITING_FOR_PODS = REASON_WAITING_FOR_PODS
+    PREEMPTED = REASON_PREEMPTED
+    ROLLED_BACK = REASON_ROLLED_BACK
+    SCHEDULER_ERROR = REASON_SCHEDULER_ERROR
+
+
+@dataclass(frozen=True, slots=True)
+class Shortage:
+    """Why one node (or domain) cannot host a pod: a reason text and how many nodes had it.
+
+    `reason` uses kube-scheduler's wording (`Insufficient nvidia.com/gpu`,
+    `node(s) had untolerated taint {gpu: reserved}`, ...) so users recognise it.
+    """
+
+    reason: str
+    nodes: int
+
+
+@dataclass(frozen=True, slots=True)
+class Shortfall:
+    """A resource the gang lacks as a whole, wherever its pods could go.
+
+    `needed` is what its smallest pods still missing ask for together, `free` what is
+    free on the nodes that may host them (with a topology key: in the domain with the
+    most of it). Amounts in the engine's units: millicores for cpu, else base units.
+    """
+
+    resource: str
+    needed: int
+    free: int
+
+
+@dataclass(frozen=True, slots=True)
+class DomainFit:
+    """How many member pods fit at once in one topology domain (or the whole cluster)."""
+
+    domain: str  # "zone=a", or "cluster" without a topology constraint
+    fits: int
+
+
+@dataclass(frozen=True, slots=True)
+class Explanation:
+    """Structured reasons first, a sentence second, so `explain` can render a table."""
+
+    nodes_total: int
+    nodes_feasible: int  # nodes that can host at least one member pod right now
+    shortages: tuple[Shortage, ...]  # sorted by nodes, descending, then reason
+    needed: int  # minCount
+    existing: int  # member pods that exist (not terminal)
+    best_fit: int  # the most member pods placeable at once in any single domain
+    domains: tuple[DomainFit, ...]  # per domain, sorted by domain name
+    queue_position: int  # 1-based position among pending gangs
+    shortfalls: tuple[Shortfall, ...] = ()  # short in total, by resource name
+    never: bool = False  # it does not fit even on the empty cluster: counts are of that
+    placed_first: int = 0  # node counts taken once this many of its pods are placed
+    counted_in: str | None = None  # the domain the node counts are of ("zone=a"), if one
+    too_large: tuple[Shortfall, ...] = ()  # never: a pod asks more than any node it may use has
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """The engine's word on a gang that stays pending this cycle."""
+
+    reason: Reason
+    message: str
+    explanation: Explanation | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Victim:
+    """A pod to preempt, with the group it belongs to (None for a plain pod)."""
+
+    pod: PodKey
+    group: GroupKey | None
+    priority: int
+    must_go: bool = False  # taken even if a PodDisruptionBudget refuses its eviction
+
+
+@dataclass(frozen=True, slots=True)
+class Admission:
+    """A gang admitted this cycle: where each released pod goes, and who must make room."""
+
+    group: GroupKey
+    placements: dict[str, str]  # pod name -> node name
+    domain: tuple[str, str] | None = None  # (topology key, value) when constrained
+    victims: tuple[Victim, ...] = ()
+    violations: Violations = NO_VIOLATIONS  # PodDisruptionBudgets its victims break
+
+
+@dataclass(frozen=True, slots=True)
+class Growth:
+    """Members of an already admitted gang placed this cycle (beyond its first release)."""
+
+    group: GroupKey
+    placements: dict[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class CycleResult:
+    """Everything one call of `schedule` decided."""
+
+    admissions: tuple[Admission, ...] = ()
+    growths: tuple[Growth, ...] = ()
+    verdicts: dict[GroupKey, Verdict] = field(default_factory=dict)
+    plan: Plan = field(default_factory=Plan)  # what the operator carries out, in order

@@ -1,0 +1,303 @@
+"""What a PodGroup's status should say: the one place that knows its shape.
+
+Pure functions over the engine's records: the engine computes with them the status
+each group should have after a cycle (in its plan), the operator writes that status
+as it is, and `muster simulate` records it in its in-memory cluster, so both say the
+same thing in the same words. The writer compares the answer with the status last
+seen and writes only when it differs, so a 1,000-pod gang whose pods change one by
+one costs a handful of writes, not one per pod event. `lastTransitionTime` moves only
+when a condition's status flips, as the Kubernetes API conventions ask.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from muster.api.constants import (
+    CONDITION_DISRUPTION_TARGET,
+    CONDITION_INITIALLY_SCHEDULED,
+    CONDITION_SCHEDULED,
+    POLICY_BASIC,
+    REASON_PREEMPTION_BY_SCHEDULER,
+    REASON_SCHEDULED,
+    REASON_WAITING_FOR_PODS,
+)
+from muster.scheduler.memory.lifecycle import Lifecycle
+from muster.scheduler.memory.lifecycle import to_status as lifecycle_status
+from muster.scheduler.memory.refusals import RefusalMemory
+from muster.scheduler.memory.refusals import to_status as refusals_status
+from muster.scheduler.objects.conditions import condition
+from muster.scheduler.state.intake import GroupRecord, PodRecord
+
+JsonObject = dict[str, Any]
+
+ESTIMATE_FIELDS = ("estimatedStartTime", "estimate")  # kept until the gang is admitted
+
+
+@dataclass(frozen=True, slots=True)
+class Scheduling:
+    """The `PodGroupScheduled` outcome to record: admitted (True) or why not (False)."""
+
+    admitted: bool
+    reason: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class StatusChange:
+    """Everything a transition may set; None leaves that part as it is."""
+
+    scheduling: Scheduling | None = None
+    plan: Mapping[str, str] | None = None
+    clear_plan: bool = False
+    disruption_target: str | None = None  # a message sets DisruptionTarget=True
+    clear_disruption_target: bool = False
+    refusals: RefusalMemory | None = None  # replaces status.refusals
+    lifecycle: Lifecycle | None = None  # replaces status.lifecycle
+
+
+def pod_counts(members: Iterable[PodRecord]) -> dict[str, int]:
+    """`status.pods`: how many member pods exist and in which state."""
+    counts = {"total": 0, "gated": 0, "scheduled": 0, "running": 0, "succeeded": 0, "failed": 0}
+    for pod in members:
+        counts["total"] += 1
+        if pod.gated:
+            counts["gated"] += 1
+        if pod.node_name:
+            counts["scheduled"] += 1
+        if pod.phase == "Running":
+            counts["running"] += 1
+        elif pod.phase == "Succeeded":
+            counts["succeeded"] += 1
+        elif pod.phase == "Failed":
+            counts["failed"] += 1
+    return counts
+
+
+def _with_condition(
+    conditions: list[JsonObject],
+    kind: str,
+    *,
+    status: bool,
+    reason: str,
+    message: str,
+    now: str,
+    generation: int,
+) -> list[JsonObject]:
+    value = "True" if status else "False"
+    previous = next((c for c in conditions if c.get("type") == kind), None)
+    changed = previous is None or previous.get("status") != value
+    updated: JsonObject = {
+        "type": kind,
+        "status": value,
+        "reason": reason,
+        "message": message,
+        "lastTransitionTime": (
+            now if previous is None or changed else previous.get("lastTransitionTime", now)
+        ),
+        "observedGeneration": generation,
+    }
+    return [c for c in conditions if c.get("type") != kind] + [updated]
+
+
+def desired_status(
+    group: GroupRecord,
+    members: Iterable[PodRecord],
+    change: StatusChange,
+    *,
+    now: str,
+    current: Mapping[str, Any] | None = None,
+) -> JsonObject:
+    """The status the PodGroup should have after `change`, counts refreshed.
+
+    `current` is the status the change applies to (by default, the one the record was
+    read with); a cycle that changes one group twice passes its first answer here.
+    """
+    current = group.status if current is None else current
+    generation = group.generation
+    conditions: list[JsonObject] = [
+        dict(c) for c in current.get("conditions") or [] if isinstance(c, Mapping)
+    ]
+    scheduling = change.scheduling
+    if scheduling is not None:
+        common = {"reason": str(scheduling.reason), "message": scheduling.message, "now": now}
+        conditions = _with_condition(
+            conditions,
+            CONDITION_SCHEDULED,
+            status=scheduling.admitted,
+            generation=generation,
+            **common,
+        )
+        initially = condition({"conditions": conditions}, CONDITION_INITIALLY_SCHEDULED)
+        if initially is None or initially.get("status") != "True":
+            conditions = _with_condition(
+                conditions,
+                CONDITION_INITIALLY_SCHEDULED,
+                status=scheduling.admitted,
+                generation=generation,
+                **common,
+            )
+    if change.disruption_target is not None:
+        conditions = _with_condition(
+            conditions,
+            CONDITION_DISRUPTION_TARGET,
+            status=True,
+            reason=REASON_PREEMPTION_BY_SCHEDULER,
+            message=change.disruption_target,
+            now=now,
+            generation=generation,
+        )
+    elif change.clear_disruption_target:
+        conditions = [c for c in conditions if c.get("type") != CONDITION_DISRUPTION_TARGET]
+    status: JsonObject = {
+        "conditions": sorted(conditions, key=_condition_order),
+        "observedGeneration": generation,
+        "minCount": group.min_count if group.gang else POLICY_BASIC,
+        "pods": pod_counts(members),
+    }
+    was_admitted = _is_true(current, CONDITION_SCHEDULED)
+    admitted_now = scheduling is not None and scheduling.admitted and not was_admitted
+    admitted_at = now if admitted_now else current.get("admittedAt")
+    if admitted_at:
+        status["admittedAt"] = admitted_at
+    if change.plan is not None:
+        status["plan"] = dict(change.plan)
+    elif not change.clear_plan and current.get("plan"):
+        status["plan"] = dict(current["plan"])
+    refusals = (
+        refusals_status(change.refusals) if change.refusals is not None else current.get("refusals")
+    )
+    if refusals:
+        status["refusals"] = dict(refusals)
+    lifecycle = (
+        lifecycle_status(change.lifecycle)
+        if change.lifecycle is not None
+        else current.get("lifecycle")
+    )
+    if lifecycle and lifecycle != {"rollbacks": 0}:
+        status["lifecycle"] = dict(lifecycle)
+    if not _is_true(status, CONDITION_SCHEDULED):
+        status.update({key: current[key] for key in ESTIMATE_FIELDS if key in current})
+    return status
+
+
+def with_estimate(current: Mapping[str, Any], estimate: Mapping[str, Any]) -> JsonObject:
+    """The stored status with its start-time estimate replaced by `estimate` (some of
+    `ESTIMATE_FIELDS`; an absent one is dropped).
+
+    Estimates are written apart from the engine's decisions, on their own budget: the
+    rest of the status is kept as it is, and `desired_status` keeps the estimate until
+    the gang is admitted, so neither writer undoes the other.
+    """
+    status = {key: value for key, value in current.items() if key not in ESTIMATE_FIELDS}
+    status.update({key: estimate[key] for key in ESTIMATE_FIELDS if key in estimate})
+    return status
+
+
+def _is_true(status: Mapping[str, Any], kind: str) -> bool:
+    found = condition(status, kind)
+    return found is not None and found.get("status") == "True"
+
+
+_ORDER = (CONDITION_SCHEDULED, CONDITION_INITIALLY_SCHEDULED, CONDITION_DISRUPTION_TARGET)
+
+
+def _condition_order(item: Mapping[str, Any]) -> tuple[int, str]:
+    kind = str(item.get("type"))
+    return (_ORDER.index(kind) if kind in _ORDER else len(_ORDER), kind)
+
+
+PROGRESS_GRACE = 10.0
+"""Seconds after a gang's PodGroup appears, and again after its admission, during
+which a status write for its progress alone waits (see `held_progress`)."""
+
+
+def held_progress(
+    stored: Mapping[str, Any], desired: Mapping[str, Any], *, since: float, now: float
+) -> JsonObject | None:
+    """The stored status, to keep instead of `desired`, or None to write `desired`.
+
+    A gang's pods arrive one by one after its PodGroup appears ("3/8 member pods
+    exist") and start one by one after its admission (gated, bound, running), and a
+    status write for every step of every pod of a burst was a third of the API
+    server's requests. So for `PROGRESS_GRACE` seconds from `since` a change of the pod
+    counts and of the wording of an unchanged condition alone is not written, until
+    every member has started (or finished): a gang that starts as it should writes
+    its progress once, and one that does not shows where it is stuck once the grace
+    is over. Anything else that changes is written at once, progress with it.
+    """
+    if now >= since + PROGRESS_GRACE:
+        return None
+    counts = desired.get("pods") or {}
+    started = sum(counts.get(phase, 0) for phase in ("running", "succeeded", "failed"))
+    if started == counts.get("total", 0):
+        return None
+    fields = {*desired, *stored} - {"pods", "conditions"}
+    if any(desired.get(field) != stored.get(field) for field in fields):
+        return None
+    if _without_wording(desired) != _without_wording(stored):
+        return None
+    return dict(stored)
+
+
+def _without_wording(status: Mapping[str, Any]) -> list[JsonObject]:
+    return [
+        {key: value for key, value in item.items() if key != "message"}
+        for item in status.get("conditions") or []
+        if isinstance(item, Mapping)
+    ]
+
+
+def needs_write(current: Mapping[str, Any], desired: Mapping[str, Any]) -> bool:
+    """Whether the stored status differs from `desired` (the writer's coalescing test).
+
+    Unchanged conditions keep their old timestamps (see `_with_condition`), so equal
+    decisions compare equal and cost no write.
+    """
+    return dict(current) != dict(desired)
+
+
+def admitted_message(placements: int, domain: tuple[str, str] | None) -> str:
+    where = f" in {domain[0]}={domain[1]}" if domain else ""
+    return f"{placements} pods placed{where}"
+
+
+@dataclass(frozen=True, slots=True)
+class Transition:
+    """A condition that changed status or reason: what the PodGroup's events tell."""
+
+    warning: bool
+    reason: str
+    message: str
+
+
+def transitions(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[Transition]:
+    """The events a status change deserves, one per condition that moved.
+
+    A new gang's first word, that it waits for its pods, is not told: every Job says
+    it for the second its controller takes to create them, and a Warning for each
+    Job of a burst would bury the ones that matter (the condition still says it).
+    News that two conditions carry at once (a preemption turns PodGroupScheduled to
+    Preempted and DisruptionTarget to True, with the same message) is told once, in
+    the words of the first.
+    """
+    told: list[Transition] = []
+    for kind in (CONDITION_SCHEDULED, CONDITION_DISRUPTION_TARGET):
+        old, new = condition(before, kind), condition(after, kind)
+        if new is None:
+            continue
+        if old is None and new.get("reason") == REASON_WAITING_FOR_PODS:
+            continue
+        if old is not None and (old.get("status"), old.get("reason")) == (
+            new.get("status"),
+            new.get("reason"),
+        ):
+            continue
+        reason = str(new.get("reason"))
+        message = str(new.get("message") or reason)
+        if any(earlier.message == message for earlier in told):
+            continue
+        told.append(Transition(reason != REASON_SCHEDULED, reason, message))
+    return told

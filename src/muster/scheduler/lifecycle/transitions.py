@@ -1,0 +1,381 @@
+"""A cycle's decisions turned into its plan: each gang's transition, written ahead.
+
+The engine's placement part decides who is admitted, grows, waits or is preempted;
+`follow` decides what admitted gangs need. Here those decisions become steps (see
+`plan`) and every group's desired status, with the lifecycle memory each transition
+changes written in the same status as the decision itself.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+from typing import Any
+
+from muster.api.constants import CONDITION_SCHEDULED, REASON_PREEMPTED, REASON_ROLLED_BACK
+from muster.api.times import rfc3339
+from muster.scheduler.config import EngineConfig
+from muster.scheduler.decisions.plan import (
+    Action,
+    Evict,
+    Plan,
+    RecordEvent,
+    Release,
+    Step,
+    StepKind,
+    WriteStatus,
+)
+from muster.scheduler.decisions.results import Admission, GroupKey, PodKey, Reason, Verdict
+from muster.scheduler.lifecycle.follow import Following, Rollback
+from muster.scheduler.lifecycle.status import (
+    PROGRESS_GRACE,
+    Scheduling,
+    StatusChange,
+    admitted_message,
+    desired_status,
+    held_progress,
+    needs_write,
+    transitions,
+)
+from muster.scheduler.memory.lifecycle import Lifecycle, backoff_delay
+from muster.scheduler.memory.refusals import after_rollback, after_success, exhausted
+from muster.scheduler.objects.conditions import condition
+from muster.scheduler.placement.explain import waiting_message
+from muster.scheduler.rules.budgets import Violations
+from muster.scheduler.state.intake import GroupRecord, PodRecord
+from muster.scheduler.state.state import ClusterState
+
+TAKEN_DOWN = frozenset({REASON_PREEMPTED, REASON_ROLLED_BACK})
+
+
+def released_members(state: ClusterState, key: GroupKey) -> tuple[PodKey, ...]:
+    """Members that are released (ungated) and neither finished nor on their way out."""
+    pods = []
+    for name in sorted(state.members.get(key, ())):
+        record = state.pods[PodKey(key.namespace, name)].record
+        if not (record.gated or record.terminal or record.terminating):
+            pods.append(record.key)
+    return tuple(pods)
+
+
+def held_back(state: ClusterState, group: GroupRecord, now: float) -> Verdict | None:
+    """Why a gang that is not admitted may not be planned this cycle, or None.
+
+    A gang in backoff takes no capacity and preempts nobody until its backoff ends; a
+    gang taken down (rolled back, preempted) whose released pods are still there is
+    first finished taking down. Either way its condition keeps what it says.
+    """
+    if group.admitted:
+        return None
+    taken_down = group.reason in TAKEN_DOWN and released_members(state, group.key)
+    if not (group.lifecycle.in_backoff(now) or taken_down):
+        return None
+    scheduled = condition(group.status, CONDITION_SCHEDULED) or {}
+    reason = Reason(group.reason) if group.reason in TAKEN_DOWN else Reason.ROLLED_BACK
+    return Verdict(reason, str(scheduled.get("message") or reason))
+
+
+class Planner:
+    """Collects the steps of one cycle and the desired status of each group."""
+
+    def __init__(self, state: ClusterState, *, now: float, config: EngineConfig) -> None:
+        self.state = state
+        self.now = now
+        self.stamp = rfc3339(now)
+        self.config = config
+        self.steps: list[Step] = []
+        self.statuses: dict[GroupKey, dict[str, Any]] = {}
+        self.wake: list[float] = []
+        self.held: set[GroupKey] = set()  # progress kept back (see `held_progress`)
+
+    def _members(self, key: GroupKey) -> list[PodRecord]:
+        names = sorted(self.state.members.get(key, ()))
+        return [self.state.pods[PodKey(key.namespace, name)].record for name in names]
+
+    def change(self, key: GroupKey, change: StatusChange) -> WriteStatus | None:
+        """Apply a change to the group's desired status (on top of this cycle's earlier
+        changes to it); the write that records it, or None for a group not known."""
+        group = self.state.groups.get(key)
+        if group is None:
+            return None
+        desired = desired_status(
+            group,
+            self._members(key),
+            change,
+            now=self.stamp,
+            current=self.statuses.get(key),
+        )
+        since = group.admitted_at if group.admitted else group.created
+        if since is not None and group.status:
+            held = held_progress(group.status, desired, since=since, now=self.now)
+            if held is not None:
+                desired = held
+                self.wake.append(since + PROGRESS_GRACE)
+                self.held.add(key)
+        self.statuses[key] = desired
+        return WriteStatus(key)
+
+    def _step(self, key: GroupKey, kind: StepKind, actions: Iterable[Action | None]) -> None:
+        kept = tuple(action for action in actions if action is not None)
+        self.steps.append(Step(key, kind, kept, exclusive=kind is StepKind.PREEMPT))
+
+    # ---- admissions ----------------------------------------------------------------
+
+    def admit(self, admission: Admission) -> None:
+        key = admission.group
+        group = self.state.groups[key]
+        victims = tuple(sorted(victim.pod for victim in admission.victims))
+        actions: list[Action | None] = []
+        against = _against_budgets(admission.violations)
+        if victims:
+            notice = f"preempted by PodGroup {key} to make room for its gang{against}"
+            for victim_group in sorted({v.group for v in admission.victims if v.group}):
+                actions.append(self._disrupt(victim_group, victims, notice))
+        lifecycle = Lifecycle(
+            rollbacks=group.lifecycle.rollbacks,
+            release_started=None if victims else self.now,
+            victims=victims,
+        )
+        message = admitted_message(len(admission.placements), admission.domain) + against
+        actions.append(
+            self.change(
+                key,
+                StatusChange(
+                    scheduling=Scheduling(admitted=True, reason=Reason.SCHEDULED, message=message),
+                    plan=admission.placements,
+                    clear_disruption_target=True,
+                    lifecycle=lifecycle,
+                ),
+            )
+        )
+        if victims:
+            must_go = tuple(sorted(victim.pod for victim in admission.victims if victim.must_go))
+            may_stay = tuple(pod for pod in victims if pod not in set(must_go))
+            actions.append(Evict(must_go, force=True) if must_go else None)
+            actions.append(Evict(may_stay, force=False) if may_stay else None)
+            self.wake.append(self.now + self.config.victims_timeout)
+            self._step(key, StepKind.PREEMPT, actions)
+            return
+        actions.append(_release(key, admission.placements.items()))
+        self.wake.append(self.now + self.config.release_timeout)
+        self._step(key, StepKind.ADMIT, actions)
+
+    def _disrupt(
+        self, key: GroupKey, victims: tuple[PodKey, ...], notice: str
+    ) -> WriteStatus | None:
+        """A victim's gang taken down whole (or, disrupted pod by pod, its plan without
+        the victims); recorded before any eviction."""
+        group = self.state.groups.get(key)
+        if group is None:
+            return None
+        if group.admitted and group.falls_whole:
+            return self.change(
+                key,
+                StatusChange(
+                    scheduling=Scheduling(False, Reason.PREEMPTED, notice),
+                    clear_plan=True,
+                    disruption_target=notice,
+                    lifecycle=Lifecycle(
+                        rollbacks=group.lifecycle.rollbacks,
+                        backoff_until=group.lifecycle.backoff_until,
+                    ),
+                ),
+            )
+        gone = {victim.name for victim in victims if victim.namespace == key.namespace}
+        plan = {pod: node for pod, node in group.plan.items() if pod not in gone}
+        return self.change(key, StatusChange(plan=plan)) if plan != group.plan else None
+
+    # ---- admitted gangs --------------------------------------------------------------
+
+    def follow(self, group: GroupRecord, following: Following, growth: Mapping[str, str]) -> None:
+        key = group.key
+        if following.rollback is not None:
+            self.roll_back(group, following.rollback)
+            return
+        if following.vacated:
+            self.vacate(group)
+            return
+        self.wake.extend(
+            moment for moment in (following.deadline, following.retry_at) if moment is not None
+        )
+        if following.awaiting:
+            actions: list[Action | None] = [self.change(key, StatusChange())]
+            if following.evict:
+                actions += [_blocked(key, following.evict), Evict(following.evict, force=False)]
+            self._step(key, StepKind.FOLLOW, actions)
+            return
+        releasing = (*following.to_release, *sorted(growth.items()))
+        memory = group.lifecycle
+        if growth or following.victims_gone:  # a release starts (see `follow`)
+            memory = Lifecycle(rollbacks=memory.rollbacks, release_started=self.now)
+            self.wake.append(self.now + self.config.release_timeout)
+        change = StatusChange(
+            plan={**group.plan, **growth} if growth else None,
+            lifecycle=memory if memory != group.lifecycle else None,
+        )
+        if following.complete and not releasing:
+            settled = after_success(group.refusals)
+            if memory.rollbacks or settled is not None:
+                cleared = Lifecycle(release_started=memory.release_started)
+                change = StatusChange(lifecycle=cleared, refusals=settled)
+        write = self.change(key, change)
+        kind = StepKind.GROW if growth else StepKind.FOLLOW
+        self._step(key, kind, [write, _release(key, releasing) if releasing else None])
+
+    def vacate(self, group: GroupRecord) -> None:
+        """An admitted gang with no pod left is no longer admitted: it holds nothing
+        and says it waits for its pods (a Job that Kueue suspended says so, instead of
+        still saying where its pods went). Nothing to evict: its plan goes with it."""
+        key = group.key
+        scheduling = Scheduling(False, Reason.WAITING_FOR_PODS, waiting_message(0, group.min_count))
+        write = self.change(
+            key,
+            StatusChange(
+                scheduling=scheduling,
+                clear_plan=True,
+                lifecycle=Lifecycle(rollbacks=group.lifecycle.rollbacks),
+            ),
+        )
+        self._step(key, StepKind.RECORD, [write])
+
+    def roll_back(self, group: GroupRecord, rollback: Rollback) -> None:
+        """Written first (not admitted, plan cleared, backoff), then its pods evicted:
+        their controller makes them again, gated. Through the Eviction API, like
+        preemption, so a Job whose podFailurePolicy ignores disruptions recreates them
+        at once; what an eviction cannot take is deleted."""
+        key = group.key
+        rollbacks = group.lifecycle.rollbacks + 1
+        until = self.now + backoff_delay(
+            rollbacks,
+            initial=self.config.rollback_backoff,
+            maximum=self.config.rollback_backoff_max,
+        )
+        memory = group.refusals
+        if rollback.refused:
+            node_set = self.state.node_table().digest()
+            memory = after_rollback(memory, rollback.refused, node_set=node_set)
+            if exhausted(memory, self.config.max_rollbacks, node_set=node_set):
+                then = (
+                    f"{memory.rollbacks} such rollbacks in a row: not planned again until a "
+                    "node is added, removed or changed"
+                )
+            else:
+                then = _backoff_message(until, rollbacks)
+        else:
+            then = _backoff_message(until, rollbacks)
+        message = f"rolled back: {rollback.reason}; {then}"
+        write = self.change(
+            key,
+            StatusChange(
+                scheduling=Scheduling(False, Reason.ROLLED_BACK, message),
+                clear_plan=True,
+                refusals=memory if rollback.refused else None,
+                lifecycle=Lifecycle(rollbacks=rollbacks, backoff_until=until),
+            ),
+        )
+        self.wake.append(until)
+        pods = released_members(self.state, key)
+        self._step(key, StepKind.ROLL_BACK, [write, Evict(pods, force=True) if pods else None])
+
+    # ---- gangs that wait, and everything else -----------------------------------------
+
+    def take_down(self, group: GroupRecord) -> None:
+        """Finish a rollback or preemption already written: evict its released pods."""
+        pods = released_members(self.state, group.key)
+        write = self.change(group.key, StatusChange())
+        self._step(group.key, StepKind.TAKE_DOWN, [write, Evict(pods, force=True)])
+
+    def verdict(self, group: GroupRecord, verdict: Verdict, *, kept: bool) -> None:
+        """`kept`: the condition says what it says (a gang in backoff, or taken down and
+        waiting for its pods to come back)."""
+        if kept and group.lifecycle.backoff_until is not None:
+            self.wake.append(group.lifecycle.backoff_until)
+        scheduling = None if kept else Scheduling(False, verdict.reason, verdict.message)
+        self._step(group.key, StepKind.RECORD, [self.change(group.key, StatusChange(scheduling))])
+
+    def refresh(self, key: GroupKey) -> None:
+        """Counts and minCount of a group nothing else was decided about."""
+        if key not in self.statuses:
+            self._step(key, StepKind.RECORD, [self.change(key, StatusChange())])
+
+    def idle(self) -> set[GroupKey]:
+        """Groups whose only step writes a status they already have, nothing held
+        back: what this cycle asked of them needs no write at all."""
+        steps: dict[GroupKey, list[Step]] = {}
+        for step in self.steps:
+            steps.setdefault(step.group, []).append(step)
+        return {
+            key
+            for key, theirs in steps.items()
+            if len(theirs) == 1
+            and theirs[0].actions == (WriteStatus(key),)
+            and key not in self.held
+            and not needs_write(self.state.groups[key].status, self.statuses[key])
+        }
+
+    def plan(self) -> Plan:
+        exclusive = [step for step in self.steps if step.exclusive]
+        others = [step for step in self.steps if not step.exclusive]
+        future = [moment for moment in self.wake if moment > self.now]
+        return Plan(
+            steps=self._told((*exclusive, *others)),
+            statuses=self.statuses,
+            versions={key: self.state.groups[key].resource_version for key in self.statuses},
+            wake_at=min(future, default=None),
+        )
+
+    def _told(self, steps: Iterable[Step]) -> tuple[Step, ...]:
+        """The steps with the events each group's transitions deserve, told right after
+        the first write of its status."""
+        told: set[GroupKey] = set()
+        result = []
+        for step in steps:
+            actions: list[Action] = []
+            for action in step.actions:
+                actions.append(action)
+                if isinstance(action, WriteStatus) and action.group not in told:
+                    told.add(action.group)
+                    actions.extend(self._events(action.group))
+            result.append(replace(step, actions=tuple(actions)))
+        return tuple(result)
+
+    def _events(self, key: GroupKey) -> list[RecordEvent]:
+        before = self.state.groups[key].status
+        return [
+            RecordEvent(key, change.warning, change.reason, change.message)
+            for change in transitions(before, self.statuses[key])
+        ]
+
+
+def _blocked(key: GroupKey, pods: tuple[PodKey, ...]) -> RecordEvent:
+    """Victims asked to leave when the gang was admitted that are still there and not on
+    their way out: their eviction was refused (a PodDisruptionBudget, most often)."""
+    names = ", ".join(str(pod) for pod in pods[:5])
+    return RecordEvent(
+        key,
+        True,
+        "PreemptionBlocked",
+        f"{len(pods)} pod(s) preempted for it are still there and not leaving: {names}; "
+        "evicting them again",
+    )
+
+
+def _release(key: GroupKey, placements: Iterable[tuple[str, str]]) -> Release:
+    return Release(key, tuple(sorted(placements)))
+
+
+def _against_budgets(violations: Violations) -> str:
+    """What a preemption says when only victims a PodDisruptionBudget protects could
+    make room (kube-scheduler preempts them all the same, as few as it can)."""
+    if not violations:
+        return ""
+    budgets = ", ".join(violations.budgets)
+    return (
+        f"; against PodDisruptionBudget {budgets}: {len(violations.pods)} victim pod(s) beyond "
+        "what it allows, as no other victims could make room"
+    )
+
+
+def _backoff_message(until: float, rollbacks: int) -> str:
+    return f"in backoff until {rfc3339(math.ceil(until))} (rollback {rollbacks} in a row)"

@@ -1,0 +1,3 @@
+"""What the engine remembers between cycles: each gang's lifecycle and kube-scheduler's
+refusals (kept in status), failed releases, pods' expected runtimes, Jobs that lost
+the native field."""

@@ -1,0 +1,2 @@
+"""Reading plain Kubernetes objects exactly: fields, quantities, times, conditions,
+identities and what a pod requests."""

@@ -1,0 +1,245 @@
+"""Why a gang waits: counted reasons per node in kube-scheduler's words, then the gang view.
+
+For nodes that cannot take any member pod, the reasons are those of the gang's largest
+shape, taken like kube-scheduler's filters: the first failing static predicate, or else
+every resource that is short (`Insufficient cpu`, `Too many pods`). Structured data comes
+first (`Explanation`); the sentence is rendered from it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from muster.scheduler.decisions.results import DomainFit, Explanation, Shortage, Shortfall
+from muster.scheduler.objects.quantity import MILLI_RESOURCES
+from muster.scheduler.placement.fit import Matrix, Shape
+from muster.scheduler.state.intake import POD_COUNT
+from muster.scheduler.state.predicates import PASSES, NodeTable
+
+BoolArray = npt.NDArray[np.bool_]
+IntArray = npt.NDArray[np.int32]
+
+BYTE_RESOURCES = frozenset({"memory", "ephemeral-storage"})
+
+HELD_FOR_OLDER_GANG = "node(s) held for a gang waiting longer"
+PREEMPTION_WOULD_NOT_HELP = "preempting every lower-priority pod would not make room"
+NEVER_FITS = "it does not fit even on an empty cluster"
+SHOWN_DOMAINS = 6
+TOO_MANY_PODS = "Too many pods"
+INSUFFICIENT = "Insufficient "
+
+
+def _resource_reason(resource: str) -> str:
+    return TOO_MANY_PODS if resource == "pods" else f"{INSUFFICIENT}{resource}"
+
+
+def shortages(
+    free: Matrix,
+    *,
+    shapes: Sequence[Shape],
+    table: NodeTable,
+    held_elsewhere: BoolArray,
+    unlabelled: BoolArray,
+    topology_key: str | None,
+    resource_names: Sequence[str],
+    scope: BoolArray | None = None,
+) -> tuple[int, tuple[Shortage, ...]]:
+    """Nodes that can take some member pod, and what keeps the others out.
+
+    `held_elsewhere` are nodes closed for gangs that have waited longer; `scope` the
+    nodes counted (every live node when None: one domain when the gang's rules were
+    judged inside it).
+    """
+    usable = ~held_elsewhere & ~unlabelled
+    counted = table.alive if scope is None else table.alive & scope
+    feasible = np.zeros(table.size, dtype=np.bool_)
+    for shape in shapes:
+        feasible |= shape.copies(free, usable) > 0
+    feasible &= counted
+    blocked = counted & ~feasible
+    primary = shapes[0]
+    counts: Counter[str] = Counter()
+    reason_of = primary.rules_filter.reason_of
+    for reason_id, reason in enumerate(primary.rules_filter.reasons):
+        counts[reason] += int((blocked & (reason_of == reason_id)).sum())
+    blocked &= reason_of == PASSES
+    if topology_key is not None:
+        counts[f"node(s) had no {topology_key} label"] += int((blocked & unlabelled).sum())
+        blocked &= ~unlabelled
+    counts[HELD_FOR_OLDER_GANG] += int((blocked & held_elsewhere).sum())
+    blocked &= ~held_elsewhere
+    roomy = blocked.copy()
+    for column in np.flatnonzero(primary.demand):
+        short = blocked & (free[:, column] < primary.demand[column])
+        counts[_resource_reason(resource_names[int(column)])] += int(short.sum())
+        roomy &= ~short
+    inter_pod = primary.inter_pod_filter
+    if inter_pod is not None:  # kube-scheduler runs these filters after resources
+        for reason_id, reason in enumerate(inter_pod.reasons):
+            counts[reason] += int((roomy & (inter_pod.reason_of == reason_id)).sum())
+    ordered = sorted(
+        (Shortage(reason, nodes) for reason, nodes in counts.items() if nodes),
+        key=lambda shortage: (-shortage.nodes, shortage.reason),
+    )
+    return int(feasible.sum()), tuple(ordered)
+
+
+def shortfalls(
+    free: Matrix,
+    *,
+    shapes: Sequence[Shape],
+    usable: BoolArray,
+    missing: int,
+    domain_of: IntArray | None,
+    resource_names: Sequence[str],
+) -> tuple[Shortfall, ...]:
+    """Resources the gang lacks in total, not only on single nodes.
+
+    What the `missing` smallest pending pods need of each resource is compared with
+    what is free on the nodes any of its pods may use (per domain with a topology key,
+    `domain_of` giving each node's domain id, -1 for none: the best domain counts).
+    """
+    reachable = np.zeros_like(usable)
+    for shape in shapes:
+        reachable |= shape.rules_filter.allowed & usable
+    if not reachable.any():
+        return ()  # a rule keeps every pod off every node: the reasons say which
+    found = []
+    for column, name in enumerate(resource_names):
+        if name == POD_COUNT:
+            continue  # "Too many pods" already says it, node by node
+        asks = sorted(
+            amount for shape in shapes for amount in [int(shape.demand[column])] * len(shape.pods)
+        )
+        needed = sum(asks[:missing])
+        if needed == 0:
+            continue
+        room = np.maximum(free[:, column], 0)
+        if domain_of is None:
+            available = int(room[reachable].sum())
+        else:
+            inside = reachable & (domain_of >= 0)
+            per_domain = np.bincount(domain_of[inside], weights=room[inside])
+            available = int(per_domain.max(initial=0))
+        if needed > available:
+            found.append(Shortfall(name, needed, available))
+    return tuple(sorted(found, key=lambda shortfall: shortfall.resource))
+
+
+def format_amount(resource: str, amount: int) -> str:
+    """An amount as users write it: cores for cpu, Gi/Mi for memory and storage."""
+    if resource in MILLI_RESOURCES:
+        return f"{amount / 1000:g}"
+    if resource in BYTE_RESOURCES or resource.startswith("hugepages-"):
+        for suffix, size in (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)):
+            if amount >= size:
+                return f"{amount / size:.4g}{suffix}"
+    return str(amount)
+
+
+def too_large(
+    capacity: Matrix, *, shapes: Sequence[Shape], alive: BoolArray, resource_names: Sequence[str]
+) -> tuple[Shortfall, ...]:
+    """Resources a member pod asks more of than any node it may use has allocatable
+    (`free` is the most such a node has): no amount of waiting makes room for it.
+    Shapes no node may take at all are left to the rules that keep them out."""
+    found: dict[str, Shortfall] = {}
+    for shape in shapes:
+        allowed = shape.rules_filter.allowed & alive
+        if not allowed.any():
+            continue
+        for column in np.flatnonzero(shape.demand):
+            name = resource_names[int(column)]
+            most = int(capacity[allowed, column].max())
+            asked = int(shape.demand[column])
+            known = found.get(name)
+            if name != POD_COUNT and asked > most and (known is None or asked > known.needed):
+                found[name] = Shortfall(name, asked, most)
+    return tuple(sorted(found.values(), key=lambda shortfall: shortfall.resource))
+
+
+def _shown_domains(domains: Sequence[DomainFit]) -> str:
+    if len(domains) <= SHOWN_DOMAINS:
+        return ", ".join(f"{fit.domain}: {fit.fits}" for fit in domains)
+    best = sorted(domains, key=lambda fit: (-fit.fits, fit.domain))[:SHOWN_DOMAINS]
+    shown = ", ".join(f"{fit.domain}: {fit.fits}" for fit in sorted(best, key=lambda f: f.domain))
+    return f"{shown}, {len(domains) - SHOWN_DOMAINS} more"
+
+
+def nodes_line(explanation: Explanation) -> str:
+    """`0/8 nodes can host a pod of the gang once 8 are placed`: what the node counts
+    are of, so that they never contradict how many pods fit."""
+    where = f"in {explanation.counted_in}, " if explanation.counted_in is not None else ""
+    line = (
+        f"{where}{explanation.nodes_feasible}/{explanation.nodes_total} nodes "
+        "can host a pod of the gang"
+    )
+    if explanation.placed_first:
+        line = f"{line} once {explanation.placed_first} are placed"
+    return line
+
+
+def _fragmented(explanation: Explanation) -> bool:
+    """Whether only resources keep its pods off the nodes, and enough is free in total:
+    the free capacity is split in pieces too small for its pods."""
+    return (
+        bool(explanation.nodes_total)
+        and not explanation.shortfalls
+        and not explanation.too_large
+        and not explanation.placed_first
+        and all(_is_resource_reason(item.reason) for item in explanation.shortages)
+    )
+
+
+def _is_resource_reason(reason: str) -> bool:
+    return reason == TOO_MANY_PODS or reason.startswith(INSUFFICIENT)
+
+
+def unschedulable_message(
+    explanation: Explanation, topology_key: str | None, *, spread_limited: bool = False
+) -> str:
+    """`0/12 nodes can host a pod of the gang: 8 Insufficient nvidia.com/gpu; the gang ...`
+
+    After the gang view comes what it lacks in total, or that a pod is larger than any
+    node, or, when only resources keep its pods out and enough is free in total, that
+    the free capacity is fragmented (unless `spread_limited`: pods that must not share
+    a node are then the likelier cause). A gang that does not fit even on the empty
+    cluster is told so first, with the counts of the empty cluster.
+    """
+    head = nodes_line(explanation)
+    if explanation.shortages:
+        reasons = ", ".join(f"{item.nodes} {item.reason}" for item in explanation.shortages)
+        head = f"{head}: {reasons}"
+    tail = f"the gang needs {explanation.needed} pods, at most {explanation.best_fit} fit at once"
+    if topology_key is not None and explanation.domains:
+        tail = f"{tail} ({_shown_domains(explanation.domains)})"
+    counted_as = "allocatable" if explanation.never else "free"
+    if explanation.too_large:
+        larger = ", ".join(
+            f"no node has {format_amount(item.resource, item.needed)} {item.resource} allocatable"
+            for item in explanation.too_large
+        )
+        tail = f"{tail}; {larger}"
+    larger_than_nodes = {item.resource for item in explanation.too_large}
+    in_total = [item for item in explanation.shortfalls if item.resource not in larger_than_nodes]
+    if in_total:
+        short = ", ".join(
+            f"{item.resource} (needs {format_amount(item.resource, item.needed)}, "
+            f"{format_amount(item.resource, item.free)} {counted_as})"
+            for item in in_total
+        )
+        where = f" in any one {topology_key} domain" if topology_key is not None else ""
+        tail = f"{tail}; short in total{where}: {short}"
+    elif _fragmented(explanation) and not spread_limited:
+        tail = f"{tail}; enough is free in total, but split across nodes in too small pieces"
+    message = f"{head}; {tail}"
+    return f"{NEVER_FITS}: {message}" if explanation.never else message
+
+
+def waiting_message(existing: int, needed: int) -> str:
+    """`2/4 member pods exist; waiting for 2 more`."""
+    return f"{existing}/{needed} member pods exist; waiting for {needed - existing} more"

@@ -1,0 +1,155 @@
+"""Choosing where a gang goes: anywhere, or inside one domain of a topology key.
+
+With a topology key every placed pod must share the node label's value, and nodes
+without the label are out. Domains are compared at once with per-domain sums of
+`copies_per_node`, which bound what each domain can take (exactly, for one shape).
+Among the domains that can take the gang, the fullest one is tried first (the fewest
+member copies fit in it): the emptier domains stay whole for larger gangs behind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from muster.scheduler.decisions.results import DomainFit
+from muster.scheduler.placement.fit import (
+    Counts,
+    Matrix,
+    NodeOrder,
+    Shape,
+    place_gang,
+    upper_bound,
+)
+from muster.scheduler.placement.interplay import GangInterplay
+from muster.scheduler.rules.labels import LabelIndex
+
+BoolArray = npt.NDArray[np.bool_]
+
+WHOLE_CLUSTER = "cluster"
+
+
+@dataclass(frozen=True, slots=True)
+class GangPlacement:
+    """Where the gang's pods go (pod name -> node slot), or how close it came."""
+
+    placements: dict[str, int]  # empty unless at least `needed` pods fit
+    domain: str | None  # the label value chosen, with a topology key
+    fits: tuple[DomainFit, ...]  # per domain, by name, when the gang does not fit
+    best_fit: int
+
+
+def fit_anywhere(
+    free: Matrix,
+    shapes: Sequence[Shape],
+    *,
+    within: BoolArray,
+    order: NodeOrder,
+    largest: Counts,
+    needed: int,
+    interplay: GangInterplay | None = None,
+) -> GangPlacement:
+    bound = upper_bound(free, shapes, within)
+    placed = (
+        _place(
+            free,
+            shapes=shapes,
+            within=within,
+            order=order,
+            largest=largest,
+            needed=needed,
+            interplay=interplay,
+        )
+        if bound >= needed
+        else {}
+    )
+    fits = len(placed) if bound >= needed else bound
+    return GangPlacement(
+        placements=placed if fits >= needed else {},
+        domain=None,
+        fits=(DomainFit(WHOLE_CLUSTER, fits),),
+        best_fit=fits,
+    )
+
+
+def _place(
+    free: Matrix,
+    *,
+    shapes: Sequence[Shape],
+    within: BoolArray,
+    order: NodeOrder,
+    largest: Counts,
+    needed: int,
+    interplay: GangInterplay | None,
+) -> dict[str, int]:
+    """Best fit of the shapes, pod by pod when inter-pod rules tie the pods together."""
+    if interplay is not None:
+        return interplay.place(free, shapes, within=within, order=order, needed=needed)
+    return place_gang(free, shapes, within=within, order=order, largest=largest, needed=needed)
+
+
+def _per_domain(
+    copies: Counts, values: npt.NDArray[np.int32], labelled: BoolArray, domains: int
+) -> Counts:
+    summed: Counts = np.bincount(
+        values[labelled], weights=copies[labelled], minlength=domains
+    ).astype(np.int64)
+    return summed
+
+
+def fit_in_domain(
+    free: Matrix,
+    shapes: Sequence[Shape],
+    *,
+    within: BoolArray,
+    order: NodeOrder,
+    largest: Counts,
+    needed: int,
+    key: str,
+    labels: LabelIndex,
+    head_start: Matrix | None = None,
+    interplay: GangInterplay | None = None,
+) -> GangPlacement:
+    """The gang in one domain of `key`, the fullest domain that takes it.
+
+    With `head_start` (preemption: what is free before any victim leaves), domains
+    where more of the gang fits on that capacity come first, as they need fewer
+    victims; fullness only breaks ties.
+    """
+    values = labels.values_of(key)
+    vocabulary = labels.vocabulary(key)
+    names = sorted(vocabulary, key=lambda value: vocabulary[value])
+    labelled = within & (values >= 0)
+    bound = np.zeros(len(names), dtype=np.int64)
+    room = np.zeros(len(names), dtype=np.int64)
+    ahead = np.zeros(len(names), dtype=np.int64)
+    for shape in shapes:
+        per_domain = _per_domain(shape.copies(free, labelled), values, labelled, len(names))
+        room += per_domain
+        bound += np.minimum(per_domain, len(shape.pods))
+        if head_start is not None:
+            already = _per_domain(shape.copies(head_start, labelled), values, labelled, len(names))
+            ahead += np.minimum(already, len(shape.pods))
+    candidates = sorted(
+        (int(value_id) for value_id in np.flatnonzero(bound >= needed)),
+        key=lambda value_id: (-int(ahead[value_id]), int(room[value_id]), names[value_id]),
+    )
+    for value_id in candidates:
+        placed = _place(
+            free,
+            shapes=shapes,
+            within=labelled & (values == value_id),
+            order=order,
+            largest=largest,
+            needed=needed,
+            interplay=interplay,
+        )
+        if len(placed) >= needed:
+            return GangPlacement(placed, names[value_id], (), len(placed))
+        bound[value_id] = len(placed)
+    fits = sorted(zip(names, (int(count) for count in bound), strict=True))
+    domain_fits = tuple(DomainFit(f"{key}={name}", count) for name, count in fits)
+    return GangPlacement({}, None, domain_fits, int(bound.max(initial=0)))

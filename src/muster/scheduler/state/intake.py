@@ -1,0 +1,511 @@
+"""Kubernetes objects (plain mappings) turned into the engine's small immutable records.
+
+Conversion happens once, when an object is applied, so a scheduling cycle never
+touches raw dictionaries. Anything malformed raises `IntakeError`, which the cluster
+state records and survives: one odd object must never stop scheduling for the rest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from muster.api.constants import (
+    CONDITION_INITIALLY_SCHEDULED,
+    CONDITION_SCHEDULED,
+    CRON_JOB_ANNOTATION,
+    DISRUPTION_SINGLE,
+    POD_GROUP_LABEL,
+    PREEMPT_NEVER,
+)
+from muster.api.gates import has_gang_gate
+from muster.scheduler.decisions.results import GroupKey, PodKey
+from muster.scheduler.memory.lifecycle import NO_MEMORY, Lifecycle, lifecycle_from
+from muster.scheduler.memory.refusals import RefusalMemory, refusals_from
+from muster.scheduler.memory.runtimes import Runtime, runtime_from
+from muster.scheduler.objects.conditions import condition
+from muster.scheduler.objects.fields import (
+    IntakeError,
+    canonical,
+    integer_field,
+    list_field,
+    mapping_field,
+    shared,
+    shared_json,
+    shared_string_map,
+    string_map,
+)
+from muster.scheduler.objects.quantity import QuantityError, to_amount
+from muster.scheduler.objects.requests import pod_requests
+from muster.scheduler.objects.times import parse_time, parse_timestamp
+from muster.scheduler.rules.budgets import Budget
+from muster.scheduler.rules.node_affinity import Requirement, Term
+from muster.scheduler.rules.pod_terms import (
+    NO_RULES,
+    InterPodRules,
+    inter_pod_rules,
+    label_selector,
+)
+from muster.scheduler.rules.taints import Taint, Toleration
+
+POD_COUNT = "pods"
+TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
+
+
+@dataclass(frozen=True, slots=True)
+class NodeRecord:
+    name: str
+    allocatable: tuple[tuple[str, int], ...]  # sorted by resource; includes "pods"
+    labels: Mapping[str, str]
+    taints: tuple[Taint, ...]
+    unschedulable: bool
+
+    def placement_view(self) -> tuple[object, ...]:
+        """What predicates read: a change here invalidates cached node masks."""
+        return (tuple(sorted(self.labels.items())), self.taints, self.unschedulable)
+
+
+@dataclass(frozen=True, slots=True)
+class PlacementRules:
+    """A pod's static constraints; equal rules give equal node masks (the cache key)."""
+
+    node_selector: tuple[tuple[str, str], ...]
+    required_terms: tuple[Term, ...] | None
+    tolerations: tuple[Toleration, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PodRecord:
+    key: PodKey
+    requests: tuple[tuple[str, int], ...]  # sorted by resource; without the pod count
+    node_name: str | None
+    group_name: str | None
+    gated: bool  # carries the gang gate
+    terminal: bool
+    priority: int | None  # spec.priority when set
+    priority_class: str | None
+    rules: PlacementRules | None  # only for pods still to be placed
+    host_ports: tuple[tuple[str, int], ...] = ()  # (protocol, port), sorted
+    labels: Mapping[str, str] = field(default_factory=dict)
+    terminating: bool = False  # deletionTimestamp set: spread no longer counts it
+    claims: tuple[str, ...] = ()  # PersistentVolumeClaims it mounts (its namespace), sorted
+    inter_pod: InterPodRules = NO_RULES  # kept for every pod: bound pods repel too
+    phase: str = "Pending"  # status.phase, for the PodGroup's pod counts
+    refusal: str | None = None  # kube-scheduler's message when it refused to bind the pod
+    started: float | None = None  # status.startTime
+    finished: float | None = None  # when its last container terminated
+    runtime: Runtime | None = None  # its own expected runtime (see `runtimes`)
+    other_gates: bool = False  # scheduling gates besides the gang gate: not queued yet
+
+
+@dataclass(frozen=True, slots=True)
+class GroupRecord:
+    key: GroupKey
+    gang: bool  # False: basic policy, left to kube-scheduler
+    min_count: int
+    topology_key: str | None
+    priority: int | None
+    priority_class: str | None
+    preempt: bool  # preemptionPolicy PreemptLowerPriority
+    disrupt_single: bool  # disruptionMode single (else the gang falls together)
+    created: float | None  # seconds since the epoch
+    waiting_since: float | None  # when it last started waiting for admission (see below)
+    admitted: bool  # PodGroupScheduled=True
+    plan: Mapping[str, str]  # pod name -> node name
+    refusals: RefusalMemory | None = None  # status.refusals (see `refusals`)
+    lifecycle: Lifecycle = NO_MEMORY  # status.lifecycle (see `lifecycle`)
+    reason: str | None = None  # the PodGroupScheduled condition's reason
+    admitted_at: float | None = None  # status.admittedAt
+    generation: int = 0  # metadata.generation, for status.observedGeneration
+    resource_version: str = ""  # the version a status write is computed from
+    status: Mapping[str, Any] = field(default_factory=dict)  # as read, for what it keeps
+    runtime: Runtime | None = None  # its pods' expected runtime (see `runtimes`)
+    cron_job: str | None = None  # the CronJob whose Job it was made for, if any
+
+    @property
+    def falls_whole(self) -> bool:
+        """A gang disrupted together (disruptionMode all): one victim takes them all."""
+        return self.gang and not self.disrupt_single
+
+
+@dataclass(frozen=True, slots=True)
+class PriorityClassRecord:
+    name: str
+    value: int
+    global_default: bool
+
+
+def _name(obj: Mapping[str, Any]) -> tuple[str, str]:
+    if not isinstance(obj, Mapping):
+        raise IntakeError("not a mapping")
+    metadata = mapping_field(obj.get("metadata"), "metadata")
+    name = metadata.get("name")
+    if not isinstance(name, str) or not name:
+        raise IntakeError("metadata.name is missing")
+    namespace = metadata.get("namespace") or "default"
+    if not isinstance(namespace, str):
+        raise IntakeError("metadata.namespace must be a string")
+    return shared(namespace), shared(name)
+
+
+def _taint(raw: object) -> Taint:
+    taint = mapping_field(raw, "spec.taints[]")
+    return Taint(
+        str(taint.get("key", "")), str(taint.get("value") or ""), str(taint.get("effect", ""))
+    )
+
+
+def _toleration(raw: object) -> Toleration:
+    toleration = mapping_field(raw, "spec.tolerations[]")
+    return Toleration(
+        key=shared(toleration.get("key") or ""),
+        operator=shared(toleration.get("operator") or "Equal"),
+        value=shared(toleration.get("value") or ""),
+        effect=shared(toleration.get("effect") or ""),
+    )
+
+
+def node_from(obj: Mapping[str, Any]) -> NodeRecord:
+    _, name = _name(obj)
+    metadata = mapping_field(obj.get("metadata"), "metadata")
+    spec = mapping_field(obj.get("spec"), "spec")
+    status = mapping_field(obj.get("status"), "status")
+    raw_allocatable = mapping_field(
+        status.get("allocatable") or status.get("capacity"), "allocatable"
+    )
+    try:
+        allocatable = {str(res): to_amount(str(res), raw) for res, raw in raw_allocatable.items()}
+    except QuantityError as error:
+        raise IntakeError(f"status.allocatable: {error}") from error
+    return NodeRecord(
+        name=name,
+        allocatable=tuple(sorted(allocatable.items())),
+        labels=string_map(metadata.get("labels"), "metadata.labels"),
+        taints=tuple(_taint(raw) for raw in list_field(spec.get("taints"), "spec.taints")),
+        unschedulable=bool(spec.get("unschedulable", False)),
+    )
+
+
+def _requirement(raw: object, where: str) -> Requirement:
+    requirement = mapping_field(raw, where)
+    values = list_field(requirement.get("values"), f"{where}.values")
+    return Requirement(
+        key=str(requirement.get("key", "")),
+        operator=str(requirement.get("operator", "")),
+        values=tuple(str(value) for value in values),
+    )
+
+
+def _term(raw: object) -> Term:
+    term = mapping_field(raw, "nodeSelectorTerms[]")
+    return Term(
+        match_expressions=tuple(
+            _requirement(item, "matchExpressions[]")
+            for item in list_field(term.get("matchExpressions"), "matchExpressions")
+        ),
+        match_fields=tuple(
+            _requirement(item, "matchFields[]")
+            for item in list_field(term.get("matchFields"), "matchFields")
+        ),
+    )
+
+
+def _required_terms(spec: Mapping[str, Any]) -> tuple[Term, ...] | None:
+    affinity = mapping_field(spec.get("affinity"), "spec.affinity")
+    node_affinity = mapping_field(affinity.get("nodeAffinity"), "spec.affinity.nodeAffinity")
+    required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
+    if required is None:
+        return None
+    terms = mapping_field(required, "requiredDuringSchedulingIgnoredDuringExecution")
+    return tuple(
+        _term(raw) for raw in list_field(terms.get("nodeSelectorTerms"), "nodeSelectorTerms")
+    )
+
+
+def _rules(spec: Mapping[str, Any]) -> PlacementRules:
+    return PlacementRules(
+        node_selector=tuple(sorted(string_map(spec.get("nodeSelector"), "nodeSelector").items())),
+        required_terms=_required_terms(spec),
+        tolerations=tuple(
+            _toleration(raw) for raw in list_field(spec.get("tolerations"), "spec.tolerations")
+        ),
+    )
+
+
+def _gates(spec: Mapping[str, Any]) -> tuple[bool, bool]:
+    """(the gang gate, any other gate): kube-scheduler queues a pod only once it has
+    none (its SchedulingGates PreEnqueue plugin)."""
+    gates = list_field(spec.get("schedulingGates"), "spec.schedulingGates")
+    gang = has_gang_gate(gates)
+    return gang, len(gates) > int(gang)
+
+
+def _host_ports(spec: Mapping[str, Any]) -> tuple[tuple[str, int], ...]:
+    """(protocol, port) pairs the pod takes on its node; with hostNetwork every
+    container port is a host port (the API server's defaulting, which offline YAML
+    has not been through)."""
+    host_network = spec.get("hostNetwork") is True
+    ports: set[tuple[str, int]] = set()
+    for container in list_field(spec.get("containers"), "spec.containers"):
+        for raw in list_field(mapping_field(container, "container").get("ports"), "ports"):
+            port = mapping_field(raw, "ports[]")
+            number = port.get("hostPort") or (port.get("containerPort") if host_network else None)
+            if number:
+                ports.add(
+                    (str(port.get("protocol") or "TCP"), integer_field(number, "hostPort") or 0)
+                )
+    return tuple(sorted(ports))
+
+
+def _claims(spec: Mapping[str, Any], pod_name: str) -> tuple[str, ...]:
+    """The claims of `persistentVolumeClaim` volumes, and of generic ephemeral volumes
+    (named `<pod>-<volume>` by the ephemeral volume controller)."""
+    claims: set[str] = set()
+    for raw in list_field(spec.get("volumes"), "spec.volumes"):
+        volume = mapping_field(raw, "spec.volumes[]")
+        claim = mapping_field(volume.get("persistentVolumeClaim"), "persistentVolumeClaim")
+        if claim.get("claimName"):
+            claims.add(str(claim["claimName"]))
+        elif volume.get("ephemeral") is not None:
+            claims.add(f"{pod_name}-{volume.get('name', '')}")
+    return tuple(sorted(claims))
+
+
+def claim_from(obj: Mapping[str, Any]) -> tuple[str, str, str | None]:
+    """A PersistentVolumeClaim: namespace, name, and the volume it is bound to."""
+    namespace, name = _name(obj)
+    spec = mapping_field(obj.get("spec"), "spec")
+    volume = spec.get("volumeName")
+    return namespace, name, str(volume) if volume else None
+
+
+def volume_from(obj: Mapping[str, Any]) -> tuple[str, tuple[Term, ...] | None]:
+    """A PersistentVolume: its name and the nodes it can be used from (None: any)."""
+    _, name = _name(obj)
+    spec = mapping_field(obj.get("spec"), "spec")
+    affinity = mapping_field(spec.get("nodeAffinity"), "spec.nodeAffinity")
+    required = affinity.get("required")
+    if required is None:
+        return name, None
+    terms = mapping_field(required, "spec.nodeAffinity.required")
+    raw_terms = list_field(terms.get("nodeSelectorTerms"), "nodeSelectorTerms")
+    return name, tuple(_term(raw) for raw in raw_terms)
+
+
+def pod_from(obj: Mapping[str, Any]) -> PodRecord:
+    namespace, name = _name(obj)
+    metadata = mapping_field(obj.get("metadata"), "metadata")
+    spec = mapping_field(obj.get("spec"), "spec")
+    status = mapping_field(obj.get("status"), "status")
+    try:
+        requests = pod_requests(spec)
+    except QuantityError as error:
+        raise IntakeError(f"resources: {error}") from error
+    requests.pop(POD_COUNT, None)
+    node_name = spec.get("nodeName") or None
+    terminal = str(status.get("phase")) in TERMINAL_PHASES
+    labels = shared_string_map(metadata.get("labels"), "metadata.labels")
+    group_name = labels.get(POD_GROUP_LABEL)
+    priority_class = spec.get("priorityClassName")
+    gated, other_gates = _gates(spec)
+    return PodRecord(
+        key=PodKey(namespace, name),
+        requests=canonical(tuple(requests.items())),
+        node_name=shared(node_name) if node_name else None,
+        group_name=group_name or None,
+        gated=gated,
+        terminal=terminal,
+        priority=integer_field(spec.get("priority"), "spec.priority"),
+        priority_class=shared(priority_class) if priority_class else None,
+        rules=None if node_name or terminal else canonical(_rules(spec)),
+        host_ports=_host_ports(spec),
+        labels=labels,
+        terminating=metadata.get("deletionTimestamp") is not None,
+        claims=_claims(spec, name),
+        inter_pod=NO_RULES if terminal else canonical(inter_pod_rules(spec, namespace, labels)),
+        phase=shared(status.get("phase") or "Pending"),
+        refusal=refusal_message(status),
+        started=parse_time(status.get("startTime")),
+        finished=_finished(status) if terminal else None,
+        runtime=runtime_from(
+            string_map(metadata.get("annotations"), "metadata.annotations"),
+            spec.get("activeDeadlineSeconds"),
+        ),
+        other_gates=other_gates,
+    )
+
+
+def _finished(status: Mapping[str, Any]) -> float | None:
+    """When the last container of a finished pod terminated."""
+    times = []
+    for raw in list_field(status.get("containerStatuses"), "status.containerStatuses"):
+        state = mapping_field(mapping_field(raw, "containerStatuses[]").get("state"), "state")
+        terminated = mapping_field(state.get("terminated"), "state.terminated")
+        moment = parse_time(terminated.get("finishedAt"))
+        if moment is not None:
+            times.append(moment)
+    return max(times, default=None)
+
+
+UNSCHEDULABLE = "Unschedulable"  # core/v1 PodReasonUnschedulable
+
+
+def is_refusal(pod_scheduled: Mapping[str, Any]) -> bool:
+    """Whether a PodScheduled condition says kube-scheduler found no node for the pod."""
+    return pod_scheduled.get("status") == "False" and pod_scheduled.get("reason") == UNSCHEDULABLE
+
+
+def pod_scheduled(status: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The pod's PodScheduled condition (kube-scheduler's word on it), if it has one."""
+    return condition(status, "PodScheduled")
+
+
+def bound_at(status: Mapping[str, Any]) -> float | None:
+    """When the pod was bound: the API server sets its PodScheduled condition True, with
+    that moment as its lastTransitionTime, when kube-scheduler binds it."""
+    scheduled = pod_scheduled(status)
+    if scheduled is None or scheduled.get("status") != "True":
+        return None
+    return parse_time(scheduled.get("lastTransitionTime"))
+
+
+def refusal_message(status: Mapping[str, Any]) -> str | None:
+    """kube-scheduler's message when it refused the pod and is not preempting for it.
+
+    A pod kube-scheduler nominated a node for is waiting for its own preemption
+    victims to leave: it is Unschedulable for now, but not refused.
+    """
+    if status.get("nominatedNodeName"):
+        return None
+    scheduled = pod_scheduled(status)
+    if scheduled is None or not is_refusal(scheduled):
+        return None
+    return str(scheduled.get("message") or UNSCHEDULABLE)
+
+
+def _condition(status: Mapping[str, Any], kind: str) -> Mapping[str, Any]:
+    """The status condition of that type; empty when there is none."""
+    for raw in list_field(status.get("conditions"), "status.conditions"):
+        condition = mapping_field(raw, "status.conditions[]")
+        if condition.get("type") == kind:
+            return condition
+    return {}
+
+
+def _admitted(status: Mapping[str, Any]) -> bool:
+    return _condition(status, CONDITION_SCHEDULED).get("status") == "True"
+
+
+def _waiting_since(status: Mapping[str, Any], created: float | None) -> float | None:
+    """When the group last started waiting: since it was taken down (preempted or rolled
+    back), if it was ever admitted; since its creation otherwise.
+
+    A gang taken down waits afresh: counting from its creation would let it hold
+    nodes against backfill the moment it is back in the queue. The moment it was taken
+    down is when its PodGroupScheduled condition last turned False.
+    """
+    scheduled = _condition(status, CONDITION_SCHEDULED)
+    initially = _condition(status, CONDITION_INITIALLY_SCHEDULED)
+    if scheduled.get("status") != "False" or initially.get("status") != "True":
+        return created
+    try:
+        return parse_timestamp(scheduled.get("lastTransitionTime")) or created
+    except IntakeError:
+        return created  # a malformed status must not keep the group out of the queue
+
+
+def _topology_key(spec: Mapping[str, Any]) -> str | None:
+    constraints = mapping_field(spec.get("schedulingConstraints"), "spec.schedulingConstraints")
+    topology = list_field(constraints.get("topology"), "schedulingConstraints.topology")
+    if not topology:
+        return None
+    key = mapping_field(topology[0], "topology[0]").get("key")
+    if not isinstance(key, str) or not key:
+        raise IntakeError("schedulingConstraints.topology[0].key is missing")
+    return key
+
+
+def pod_group_from(obj: Mapping[str, Any]) -> GroupRecord:
+    namespace, name = _name(obj)
+    metadata = mapping_field(obj.get("metadata"), "metadata")
+    spec = mapping_field(obj.get("spec"), "spec")
+    status = mapping_field(obj.get("status"), "status")
+    annotations = string_map(metadata.get("annotations"), "metadata.annotations")
+    policy = mapping_field(spec.get("schedulingPolicy"), "spec.schedulingPolicy")
+    gang = policy.get("gang")
+    if gang is None and "basic" not in policy:
+        raise IntakeError("spec.schedulingPolicy needs gang or basic")
+    min_count = integer_field(mapping_field(gang, "gang").get("minCount"), "gang.minCount")
+    if gang is not None and (min_count is None or min_count < 1):
+        raise IntakeError("spec.schedulingPolicy.gang.minCount must be at least 1")
+    priority_class = spec.get("priorityClassName")
+    disruption = mapping_field(spec.get("disruptionMode"), "spec.disruptionMode")
+    created = parse_timestamp(metadata.get("creationTimestamp"))
+    plan = string_map(status.get("plan"), "status.plan")
+    kept_status = shared_json(status)
+    if "plan" in kept_status:
+        kept_status["plan"] = plan  # one copy for both: the plan is most of a status
+    return GroupRecord(
+        key=GroupKey(namespace, name),
+        gang=gang is not None,
+        min_count=min_count or 1,
+        topology_key=_topology_key(spec),
+        priority=integer_field(spec.get("priority"), "spec.priority"),
+        priority_class=shared(priority_class) if priority_class else None,
+        preempt=spec.get("preemptionPolicy") != PREEMPT_NEVER,
+        disrupt_single=DISRUPTION_SINGLE in disruption,
+        created=created,
+        waiting_since=_waiting_since(status, created),
+        admitted=_admitted(status),
+        plan=plan,
+        refusals=refusals_from(status),
+        lifecycle=lifecycle_from(status),
+        runtime=runtime_from(annotations),
+        cron_job=annotations.get(CRON_JOB_ANNOTATION) or None,
+        reason=_reason(status),
+        admitted_at=parse_time(status.get("admittedAt")),
+        generation=integer_field(metadata.get("generation"), "metadata.generation") or 0,
+        resource_version=str(metadata.get("resourceVersion") or ""),
+        status=kept_status,
+    )
+
+
+def _reason(status: Mapping[str, Any]) -> str | None:
+    reason = _condition(status, CONDITION_SCHEDULED).get("reason")
+    return str(reason) if reason else None
+
+
+def namespace_from(obj: Mapping[str, Any]) -> tuple[str, dict[str, str]]:
+    """A Namespace's name and labels (what namespaceSelectors look at)."""
+    _, name = _name(obj)
+    metadata = mapping_field(obj.get("metadata"), "metadata")
+    return name, string_map(metadata.get("labels"), "metadata.labels")
+
+
+def priority_class_from(obj: Mapping[str, Any]) -> PriorityClassRecord:
+    _, name = _name(obj)
+    value = integer_field(obj.get("value"), "value")
+    return PriorityClassRecord(
+        name=name, value=value or 0, global_default=bool(obj.get("globalDefault", False))
+    )
+
+
+def budget_from(obj: Mapping[str, Any]) -> Budget:
+    """A policy/v1 PodDisruptionBudget: its selector and what its status allows now.
+
+    A budget whose controller has not counted it yet allows nothing (its status has
+    no disruptionsAllowed), as the API server's eviction handler treats it.
+    """
+    namespace, name = _name(obj)
+    spec = mapping_field(obj.get("spec"), "spec")
+    status = mapping_field(obj.get("status"), "status")
+    allowed = integer_field(status.get("disruptionsAllowed"), "status.disruptionsAllowed")
+    disrupted = mapping_field(status.get("disruptedPods"), "status.disruptedPods")
+    return Budget(
+        namespace=namespace,
+        name=name,
+        selector=label_selector(spec.get("selector"), "spec.selector"),
+        disruptions_allowed=allowed or 0,
+        disrupted=frozenset(str(pod) for pod in disrupted),
+    )

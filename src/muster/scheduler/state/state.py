@@ -1,0 +1,683 @@
+"""The engine's live picture of the cluster, kept up to date one event at a time.
+
+Capacity lives in numpy arrays (node slots x resources): what each node offers and
+what is held on it, by bound pods and by reservations (pods of an admitted gang's plan
+that are not bound yet). Every event adjusts one row, so the operator never rebuilds
+the state in steady operation, and a cycle starts from `allocatable - held` without
+walking the pods.
+
+Pods also get a slot in per-pod arrays (request, node, priority, group) so preemption
+can select victims with array operations.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import numpy as np
+import numpy.typing as npt
+
+from muster.api.priority import DEFAULT_PRIORITY, lowest_default
+from muster.scheduler.decisions.results import GroupKey, PodKey
+from muster.scheduler.memory.dropped_field import DroppedField, dropped_field
+from muster.scheduler.memory.release_failures import ReleaseFailure
+from muster.scheduler.objects.fields import IntakeError
+from muster.scheduler.objects.growable import grown
+from muster.scheduler.rules.budgets import Budget
+from muster.scheduler.rules.volumes import Volumes
+from muster.scheduler.state.intake import (
+    POD_COUNT,
+    GroupRecord,
+    NodeRecord,
+    PodRecord,
+    PriorityClassRecord,
+    bound_at,
+    budget_from,
+    claim_from,
+    namespace_from,
+    node_from,
+    pod_from,
+    pod_group_from,
+    priority_class_from,
+    volume_from,
+)
+from muster.scheduler.state.node_columns import NodeColumns
+from muster.scheduler.state.placed import PlacedPods
+from muster.scheduler.state.predicates import NodeTable
+
+Matrix = npt.NDArray[np.int64]
+NO_NODE = -1
+NO_GROUP = -1
+
+
+@dataclass(slots=True)
+class PodEntry:
+    """A pod as the state tracks it: its record, where it holds capacity, its slot."""
+
+    record: PodRecord
+    slot: int
+    demand: tuple[tuple[int, int], ...]  # (resource column, amount), pod count included
+    priority: int
+    held_on: str | None = None
+
+
+class _Slots:
+    """Reusable row numbers for growable arrays; the lowest free row is reused first."""
+
+    def __init__(self) -> None:
+        self.size = 0
+        self._free: list[int] = []
+
+    def take(self) -> int:
+        if self._free:
+            return heapq.heappop(self._free)
+        self.size += 1
+        return self.size - 1
+
+    def give_back(self, slot: int) -> None:
+        heapq.heappush(self._free, slot)
+
+    def copy(self) -> _Slots:
+        twin = _Slots()
+        twin.size, twin._free = self.size, list(self._free)
+        return twin
+
+
+_Member = TypeVar("_Member", bound=Hashable)
+Few = dict[_Member, None]
+"""A small set kept as the keys of a dict: the members of each of thousands of gangs
+and the pods on each node. A set of 8 names takes 728 B, a dict of them 272."""
+
+
+def _copied_sets(index: dict[Any, Few[Any]]) -> dict[Any, Few[Any]]:
+    return {key: dict(members) for key, members in index.items()}
+
+
+def _placeable(record: PodRecord) -> bool:
+    """A gated member the engine may place: not finished, not being deleted (a pod on
+    its way out is not released: its Job replaces it if it still needs one)."""
+    return (
+        record.gated
+        and not record.terminal
+        and not record.terminating
+        and (record.rules is not None)
+    )
+
+
+class ClusterState:
+    """Nodes, pods, PodGroups, PriorityClasses and more, as given by the API (plain mappings).
+
+    `apply_*` adds or replaces an object, `delete_*` removes it. An object the engine
+    cannot use is skipped: `apply_*` returns the reason (None when accepted), and
+    `rejected` keeps the reasons of objects currently skipped, for logs and `simulate`.
+    """
+
+    def __init__(self) -> None:
+        self.rejected: dict[tuple[str, str, str], str] = {}
+        self.resource_names: list[str] = [POD_COUNT]
+        self._column: dict[str, int] = {POD_COUNT: 0}
+        self._dense: dict[tuple[tuple[int, int], ...], npt.NDArray[np.int64]] = {}
+        self._demands: dict[tuple[tuple[str, int], ...], tuple[tuple[int, int], ...]] = {}
+        self._node_slots = _Slots()
+        self._node_slot: dict[str, int] = {}
+        self._node_columns = NodeColumns()
+        self.allocatable: Matrix = np.zeros((0, 1), dtype=np.int64)
+        self.held: Matrix = np.zeros((0, 1), dtype=np.int64)
+        self._table: NodeTable | None = None
+        self.pods: dict[PodKey, PodEntry] = {}
+        self.release_failures: dict[PodKey, ReleaseFailure] = {}  # see `release_failures`
+        # The latest bind seen (its PodScheduled time): kube-scheduler's last progress,
+        # which tells a released pod waiting its turn from one it will not bind.
+        self.last_bind: float | None = None
+        self._pods_on: dict[str, Few[PodKey]] = {}
+        self.members: dict[GroupKey, Few[str]] = {}
+        self.pending_members: dict[GroupKey, Few[str]] = {}  # gated and holding nothing
+        self.held_members: dict[GroupKey, int] = {}  # bound or reserved
+        self.groups: dict[GroupKey, GroupRecord] = {}
+        self.unadmitted_gangs: set[GroupKey] = set()
+        self.host_ports: dict[tuple[str, int], dict[str, int]] = {}  # port -> node -> pods
+        self.placed = PlacedPods()  # pods holding a node, for inter-pod rules
+        self.namespace_labels: dict[str, Mapping[str, str]] = {}
+        self.volumes = Volumes()
+        self.priority_classes: dict[str, PriorityClassRecord] = {}
+        self.budgets: dict[tuple[str, str], Budget] = {}  # (namespace, name)
+        self.dropped_fields: dict[tuple[str, str], DroppedField] = {}  # by Job (ns, name)
+        self._pod_slots = _Slots()
+        self.pod_demand: Matrix = np.zeros((0, 1), dtype=np.int64)
+        self.pod_node: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)
+        self.pod_priority: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+        self.pod_group: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)
+        self.pod_keys: list[PodKey | None] = []
+        self.group_ids: dict[GroupKey, int] = {}
+        self.group_keys: list[GroupKey] = []
+        # Groups whose last cycle found nothing to do or write, untouched since (see
+        # `muster.scheduler.cycle.engine`): a cycle skips them instead of deriving again,
+        # for each of thousands of running gangs, the status they already have.
+        self.quiet: set[GroupKey] = set()
+
+    def copy(self) -> ClusterState:
+        """An independent copy for a what-if run (a forecast) that changes it.
+
+        Far cheaper than a deep copy: records are frozen and shared, the arrays are
+        copied whole, and only the mutable entries and indexes are rebuilt. Shared too
+        are the node table and the demand rows, which are never changed once built.
+        """
+        twin = ClusterState.__new__(ClusterState)
+        twin.rejected = dict(self.rejected)
+        twin.resource_names = list(self.resource_names)
+        twin._column = dict(self._column)
+        twin._dense = dict(self._dense)
+        twin._demands = dict(self._demands)
+        twin._node_slots = self._node_slots.copy()
+        twin._node_slot = dict(self._node_slot)
+        twin._node_columns = self._node_columns.copy()
+        twin.allocatable = self.allocatable.copy()
+        twin.held = self.held.copy()
+        twin._table = self._table
+        twin.pods = {
+            key: PodEntry(entry.record, entry.slot, entry.demand, entry.priority, entry.held_on)
+            for key, entry in self.pods.items()
+        }
+        twin.release_failures = dict(self.release_failures)
+        twin.last_bind = self.last_bind
+        twin._pods_on = _copied_sets(self._pods_on)
+        twin.members = _copied_sets(self.members)
+        twin.pending_members = _copied_sets(self.pending_members)
+        twin.held_members = dict(self.held_members)
+        twin.groups = dict(self.groups)
+        twin.unadmitted_gangs = set(self.unadmitted_gangs)
+        twin.host_ports = {port: dict(nodes) for port, nodes in self.host_ports.items()}
+        twin.placed = self.placed.copy()
+        twin.namespace_labels = dict(self.namespace_labels)
+        twin.volumes = self.volumes.copy()
+        twin.priority_classes = dict(self.priority_classes)
+        twin.budgets = dict(self.budgets)
+        twin.dropped_fields = dict(self.dropped_fields)
+        twin._pod_slots = self._pod_slots.copy()
+        twin.pod_demand = self.pod_demand.copy()
+        twin.pod_node = self.pod_node.copy()
+        twin.pod_priority = self.pod_priority.copy()
+        twin.pod_group = self.pod_group.copy()
+        twin.pod_keys = list(self.pod_keys)
+        twin.group_ids = dict(self.group_ids)
+        twin.group_keys = list(self.group_keys)
+        twin.quiet = set(self.quiet)
+        return twin
+
+    # ---- resources -------------------------------------------------------------
+
+    def _column_of(self, resource: str) -> int:
+        column = self._column.get(resource)
+        if column is None:
+            column = len(self.resource_names)
+            self._column[resource] = column
+            self.resource_names.append(resource)
+            extra = ((0, 0), (0, 1))
+            self.allocatable = np.pad(self.allocatable, extra)
+            self.held = np.pad(self.held, extra)
+            self.pod_demand = np.pad(self.pod_demand, extra)
+            self._dense.clear()
+        return column
+
+    def demand_vector(self, demand: tuple[tuple[int, int], ...]) -> npt.NDArray[np.int64]:
+        """The demand as a row vector; pods share few shapes, so rows are cached."""
+        row = self._dense.get(demand)
+        if row is None:
+            row = np.zeros(len(self.resource_names), dtype=np.int64)
+            for column, amount in demand:
+                row[column] = amount
+            row.setflags(write=False)  # shared by every pod of this shape
+            self._dense[demand] = row
+        return row
+
+    # ---- nodes -----------------------------------------------------------------
+
+    def node_table(self) -> NodeTable:
+        """The predicate view of the current node set (rebuilt only after it changed)."""
+        if self._table is None:
+            self._table = self._node_columns.table()
+        return self._table
+
+    def apply_node(self, node: Mapping[str, Any]) -> str | None:
+        try:
+            record = node_from(node)
+        except IntakeError as error:
+            return self._reject("Node", node, str(error))
+        self.rejected.pop(("Node", "", record.name), None)
+        columns = [(self._column_of(res), amount) for res, amount in record.allocatable]
+        slot = self._node_slot.get(record.name)
+        if slot is None:
+            slot = self._add_node_slot(record)
+        else:
+            previous = self._node_columns.records[slot]
+            if previous is None or previous.placement_view() != record.placement_view():
+                self._table = None
+            self._node_columns.put(slot, record)
+        self.allocatable[slot] = 0
+        for column, amount in columns:
+            self.allocatable[slot, column] = amount
+        return None
+
+    def _add_node_slot(self, record: NodeRecord) -> int:
+        slot = self._node_slots.take()
+        self._node_slot[record.name] = slot
+        self.allocatable = grown(self.allocatable, self._node_slots.size)
+        self.held = grown(self.held, self._node_slots.size)
+        self._node_columns.put(slot, record)
+        self.held[slot] = 0
+        for key in self._pods_on.get(record.name, ()):
+            entry = self.pods[key]
+            self._add_demand(slot, entry.demand)
+            self.pod_node[entry.slot] = slot
+        self._table = None
+        return slot
+
+    def delete_node(self, name: str) -> None:
+        self.rejected.pop(("Node", "", name), None)
+        slot = self._node_slot.pop(name, None)
+        if slot is None:
+            return
+        self._node_columns.clear(slot)
+        self.allocatable[slot] = 0
+        self.held[slot] = 0
+        for key in self._pods_on.get(name, ()):
+            self.pod_node[self.pods[key].slot] = NO_NODE
+        self._node_slots.give_back(slot)
+        self._table = None
+
+    def _add_demand(self, slot: int, demand: tuple[tuple[int, int], ...], sign: int = 1) -> None:
+        if sign > 0:
+            self.held[slot] += self.demand_vector(demand)
+        else:
+            self.held[slot] -= self.demand_vector(demand)
+
+    # ---- pods ------------------------------------------------------------------
+
+    def apply_pod(self, pod: Mapping[str, Any]) -> str | None:
+        try:
+            record = pod_from(pod)
+        except IntakeError as error:
+            return self._reject("Pod", pod, str(error))
+        self.rejected.pop(("Pod", record.key.namespace, record.key.name), None)
+        entry = self.pods.get(record.key)
+        if entry is not None and entry.record == record:
+            return None
+        self.release_failures.pop(record.key, None)  # said of the pod as it was
+        if record.node_name and (entry is None or not entry.record.node_name):
+            self._note_bind(pod)
+        if entry is None:
+            slot = self._pod_slots.take()
+            if slot >= self.pod_node.shape[0]:
+                self._grow_pod_arrays()
+            entry = PodEntry(record, slot, self._demand_of(record), self._priority_of(record))
+            self.pods[record.key] = entry
+            self.pod_keys[slot] = record.key
+        else:
+            self._release(entry)
+            self._leave_group(entry)
+            entry.record = record
+            entry.demand = self._demand_of(record)
+            entry.priority = self._priority_of(record)
+        self.pod_demand[entry.slot] = self.demand_vector(entry.demand)
+        self.pod_priority[entry.slot] = entry.priority
+        self._join_group(entry)
+        self._hold(entry)
+        return None
+
+    def _note_bind(self, pod: Mapping[str, Any]) -> None:
+        status = pod.get("status")
+        moment = bound_at(status) if isinstance(status, Mapping) else None
+        if moment is not None and (self.last_bind is None or moment > self.last_bind):
+            self.last_bind = moment
+
+    def delete_pod(self, namespace: str, name: str) -> None:
+        self.rejected.pop(("Pod", namespace, name), None)
+        self._delete_pod_key(PodKey(namespace, name))
+
+    def observe_release(self, pod: PodKey, failure: ReleaseFailure | None) -> None:
+        """The outcome of releasing a pod, as the operator saw it: the API server's
+        answer when it did not release it, None when it did."""
+        entry = self.pods.get(pod)
+        if entry is not None and entry.record.group_name is not None:
+            self.quiet.discard(GroupKey(pod.namespace, entry.record.group_name))
+        if failure is None or entry is None:
+            self.release_failures.pop(pod, None)
+        else:
+            self.release_failures[pod] = failure
+
+    def _delete_pod_key(self, key: PodKey) -> None:
+        self.release_failures.pop(key, None)
+        entry = self.pods.pop(key, None)
+        if entry is None:
+            return
+        self._release(entry)
+        self._leave_group(entry)
+        self.pod_keys[entry.slot] = None
+        self.pod_demand[entry.slot] = 0
+        self._pod_slots.give_back(entry.slot)
+
+    def _grow_pod_arrays(self) -> None:
+        size = self._pod_slots.size
+        self.pod_demand = grown(self.pod_demand, size)
+        self.pod_node = grown(self.pod_node, size, NO_NODE)
+        self.pod_priority = grown(self.pod_priority, size)
+        self.pod_group = grown(self.pod_group, size, NO_GROUP)
+        if len(self.pod_keys) < self.pod_node.shape[0]:
+            self.pod_keys.extend([None] * (self.pod_node.shape[0] - len(self.pod_keys)))
+
+    def _demand_of(self, record: PodRecord) -> tuple[tuple[int, int], ...]:
+        demand = self._demands.get(record.requests)
+        if demand is None:
+            columns = [(self._column_of(res), amount) for res, amount in record.requests]
+            demand = ((0, 1), *columns)
+            self._demands[record.requests] = demand
+        return demand
+
+    def _group_id(self, key: GroupKey) -> int:
+        group_id = self.group_ids.get(key)
+        if group_id is None:
+            group_id = len(self.group_keys)
+            self.group_ids[key] = group_id
+            self.group_keys.append(key)
+        return group_id
+
+    def _join_group(self, entry: PodEntry) -> None:
+        record = entry.record
+        if record.group_name is None:
+            self.pod_group[entry.slot] = NO_GROUP
+            return
+        key = GroupKey(record.key.namespace, record.group_name)
+        self.members.setdefault(key, {})[record.key.name] = None
+        self.pod_group[entry.slot] = self._group_id(key)
+        self.quiet.discard(key)
+
+    def _leave_group(self, entry: PodEntry) -> None:
+        record = entry.record
+        if record.group_name is None:
+            return
+        key = GroupKey(record.key.namespace, record.group_name)
+        self.quiet.discard(key)
+        names = self.members.get(key)
+        if names is not None:
+            names.pop(record.key.name, None)
+            if not names:
+                del self.members[key]
+
+    def _holding_node(self, record: PodRecord) -> str | None:
+        """Where the pod holds capacity: its node, its planned node, or nowhere."""
+        if record.terminal:
+            return None
+        if record.node_name is not None:
+            return record.node_name
+        if record.group_name is None:
+            return None
+        group = self.groups.get(GroupKey(record.key.namespace, record.group_name))
+        if group is None or not group.admitted:
+            return None
+        return group.plan.get(record.key.name)
+
+    def _count_member(self, entry: PodEntry, sign: int) -> None:
+        """Keep per-group tallies, so a cycle need not walk the members of every gang.
+
+        A member being deleted still holds its node's capacity until it is gone, but
+        counts towards no quorum: it is on its way out (a victim, a rollback), not part
+        of a running gang."""
+        record = entry.record
+        if record.group_name is None:
+            return
+        key = GroupKey(record.key.namespace, record.group_name)
+        if entry.held_on is not None and not record.terminating:
+            count = self.held_members.get(key, 0) + sign
+            if count:
+                self.held_members[key] = count
+            else:
+                del self.held_members[key]
+        elif _placeable(record):
+            names = self.pending_members.setdefault(key, {})
+            if sign > 0:
+                names[record.key.name] = None
+            else:
+                names.pop(record.key.name, None)
+            if not names:
+                del self.pending_members[key]
+
+    def _hold(self, entry: PodEntry) -> None:
+        node = self._holding_node(entry.record)
+        entry.held_on = node
+        self._count_member(entry, 1)
+        if node is None:
+            self.pod_node[entry.slot] = NO_NODE
+            return
+        self._pods_on.setdefault(node, {})[entry.record.key] = None
+        self.placed.add(entry.record, node)
+        for port in entry.record.host_ports:
+            users = self.host_ports.setdefault(port, {})
+            users[node] = users.get(node, 0) + 1
+        slot = self._node_slot.get(node)
+        self.pod_node[entry.slot] = NO_NODE if slot is None else slot
+        if slot is not None:
+            self._add_demand(slot, entry.demand)
+
+    def _release(self, entry: PodEntry) -> None:
+        self._count_member(entry, -1)
+        node = entry.held_on
+        if node is None:
+            return
+        on_node = self._pods_on[node]
+        on_node.pop(entry.record.key, None)
+        self.placed.remove(entry.record, node)
+        if not on_node:
+            del self._pods_on[node]
+        for port in entry.record.host_ports:
+            users = self.host_ports[port]
+            users[node] -= 1
+            if not users[node]:
+                del users[node]
+                if not users:
+                    del self.host_ports[port]
+        slot = self._node_slot.get(node)
+        if slot is not None:
+            self._add_demand(slot, entry.demand, sign=-1)
+        entry.held_on = None
+        self.pod_node[entry.slot] = NO_NODE
+
+    # ---- pod groups ------------------------------------------------------------
+
+    def apply_pod_group(self, pod_group: Mapping[str, Any]) -> str | None:
+        try:
+            record = pod_group_from(pod_group)
+        except IntakeError as error:
+            return self._reject("PodGroup", pod_group, str(error))
+        self.rejected.pop(("PodGroup", record.key.namespace, record.key.name), None)
+        self.put_pod_group(record)
+        return None
+
+    def put_pod_group(self, record: GroupRecord) -> None:
+        """Set a PodGroup from its record (a forecast admits gangs without manifests)."""
+        previous = self.groups.get(record.key)
+        self.groups[record.key] = record
+        self.quiet.discard(record.key)
+        self._group_id(record.key)
+        if record.gang and not record.admitted:
+            self.unadmitted_gangs.add(record.key)
+        else:
+            self.unadmitted_gangs.discard(record.key)
+        if previous is None or (previous.admitted, previous.plan) != (record.admitted, record.plan):
+            self._rehold_members(record.key)
+
+    def delete_pod_group(self, namespace: str, name: str) -> None:
+        self.rejected.pop(("PodGroup", namespace, name), None)
+        self._delete_group_key(GroupKey(namespace, name))
+
+    def _delete_group_key(self, key: GroupKey) -> None:
+        self.unadmitted_gangs.discard(key)
+        self.quiet.discard(key)
+        if self.groups.pop(key, None) is not None:
+            self._rehold_members(key)
+
+    def _rehold_members(self, key: GroupKey) -> None:
+        for name in sorted(self.members.get(key, ())):
+            entry = self.pods[PodKey(key.namespace, name)]
+            self._release(entry)
+            self._hold(entry)
+
+    # ---- Jobs -------------------------------------------------------------------
+
+    def apply_job(self, job: Mapping[str, Any]) -> str | None:
+        """A Job matters only when the API server dropped the field its pods were
+        gated for (`dropped_field`); every other Job is forgotten as it comes."""
+        metadata = job.get("metadata")
+        metadata = metadata if isinstance(metadata, Mapping) else {}
+        key = (str(metadata.get("namespace") or ""), str(metadata.get("name") or ""))
+        record = dropped_field(job)
+        if record is None:
+            self.dropped_fields.pop(key, None)
+        else:
+            self.dropped_fields[key] = record
+        return None
+
+    def delete_job(self, namespace: str, name: str) -> None:
+        self.dropped_fields.pop((namespace, name), None)
+
+    # ---- namespaces -------------------------------------------------------------
+
+    def apply_namespace(self, namespace: Mapping[str, Any]) -> str | None:
+        """A Namespace's labels, for the namespaceSelector of pod (anti-)affinity terms."""
+        try:
+            name, labels = namespace_from(namespace)
+        except IntakeError as error:
+            return self._reject("Namespace", namespace, str(error))
+        self.rejected.pop(("Namespace", "", name), None)
+        self.namespace_labels[name] = labels
+        return None
+
+    def delete_namespace(self, name: str) -> None:
+        self.rejected.pop(("Namespace", "", name), None)
+        self.namespace_labels.pop(name, None)
+
+    # ---- volumes ----------------------------------------------------------------
+
+    def apply_claim(self, claim: Mapping[str, Any]) -> str | None:
+        """A PersistentVolumeClaim: which volume it is bound to."""
+        try:
+            namespace, name, volume = claim_from(claim)
+        except IntakeError as error:
+            return self._reject("PersistentVolumeClaim", claim, str(error))
+        self.rejected.pop(("PersistentVolumeClaim", namespace, name), None)
+        self.volumes.apply_claim(namespace, name, volume)
+        return None
+
+    def delete_claim(self, namespace: str, name: str) -> None:
+        self.rejected.pop(("PersistentVolumeClaim", namespace, name), None)
+        self.volumes.delete_claim(namespace, name)
+
+    def apply_volume(self, volume: Mapping[str, Any]) -> str | None:
+        """A PersistentVolume: the nodes it can be used from."""
+        try:
+            name, terms = volume_from(volume)
+        except IntakeError as error:
+            return self._reject("PersistentVolume", volume, str(error))
+        self.rejected.pop(("PersistentVolume", "", name), None)
+        self.volumes.apply_volume(name, terms)
+        return None
+
+    def delete_volume(self, name: str) -> None:
+        self.rejected.pop(("PersistentVolume", "", name), None)
+        self.volumes.delete_volume(name)
+
+    # ---- disruption budgets ----------------------------------------------------
+
+    def apply_pod_disruption_budget(self, budget: Mapping[str, Any]) -> str | None:
+        """A PodDisruptionBudget: which pods it protects and how many may go now."""
+        try:
+            record = budget_from(budget)
+        except IntakeError as error:
+            return self._reject("PodDisruptionBudget", budget, str(error))
+        self.rejected.pop(("PodDisruptionBudget", record.namespace, record.name), None)
+        self.budgets[(record.namespace, record.name)] = record
+        return None
+
+    def delete_pod_disruption_budget(self, namespace: str, name: str) -> None:
+        self.rejected.pop(("PodDisruptionBudget", namespace, name), None)
+        self.budgets.pop((namespace, name), None)
+
+    # ---- priority classes ------------------------------------------------------
+
+    def apply_priority_class(self, priority_class: Mapping[str, Any]) -> str | None:
+        try:
+            record = priority_class_from(priority_class)
+        except IntakeError as error:
+            return self._reject("PriorityClass", priority_class, str(error))
+        self.rejected.pop(("PriorityClass", "", record.name), None)
+        if self.priority_classes.get(record.name) != record:
+            self.priority_classes[record.name] = record
+            self._refresh_priorities()
+        return None
+
+    def delete_priority_class(self, name: str) -> None:
+        self.rejected.pop(("PriorityClass", "", name), None)
+        if self.priority_classes.pop(name, None) is not None:
+            self._refresh_priorities()
+
+    def resolve_priority(self, explicit: int | None, class_name: str | None) -> int:
+        """spec.priority, else the named class, else the global default class (the
+        lowest-valued one, as admission picks it), else 0.
+
+        A class that is not known (yet) falls back like a pod without one: the API
+        server would have refused the pod, so this only happens while events arrive out
+        of order, and the priority is refreshed when the class appears.
+        """
+        if explicit is not None:
+            return explicit
+        named = self.priority_classes.get(class_name) if class_name is not None else None
+        if named is not None:
+            return named.value
+        defaults = [pc for pc in self.priority_classes.values() if pc.global_default]
+        chosen = lowest_default(defaults, lambda pc: pc.value)
+        return DEFAULT_PRIORITY if chosen is None else chosen.value
+
+    def _priority_of(self, record: PodRecord) -> int:
+        return self.resolve_priority(record.priority, record.priority_class)
+
+    def _refresh_priorities(self) -> None:
+        for entry in self.pods.values():
+            if entry.record.priority is None:
+                entry.priority = self._priority_of(entry.record)
+                self.pod_priority[entry.slot] = entry.priority
+
+    # ---- queries used by a cycle -----------------------------------------------
+
+    def node_slot(self, name: str) -> int | None:
+        return self._node_slot.get(name)
+
+    def node_names(self) -> list[str]:
+        return sorted(self._node_slot)
+
+    def _reject(self, kind: str, obj: Mapping[str, Any], reason: str) -> str:
+        """Forget the object's previous version (it no longer describes the cluster)."""
+        metadata = obj.get("metadata") if isinstance(obj, Mapping) else None
+        metadata = metadata if isinstance(metadata, Mapping) else {}
+        name = str(metadata.get("name") or "")
+        cluster_scoped = kind in ("Node", "PriorityClass", "Namespace", "PersistentVolume")
+        namespace = "" if cluster_scoped else str(metadata.get("namespace") or "default")
+        if name and kind == "Node":
+            self.delete_node(name)
+        elif name and kind == "PriorityClass":
+            self.delete_priority_class(name)
+        elif name and kind == "Namespace":
+            self.delete_namespace(name)
+        elif name and kind == "PersistentVolume":
+            self.delete_volume(name)
+        elif name and kind == "PersistentVolumeClaim":
+            self.delete_claim(namespace, name)
+        elif name and kind == "Pod":
+            self.delete_pod(namespace, name)
+        elif name and kind == "PodDisruptionBudget":
+            self.delete_pod_disruption_budget(namespace, name)
+        elif name:
+            self.delete_pod_group(namespace, name)
+        self.rejected[(kind, namespace, name)] = reason
+        return reason

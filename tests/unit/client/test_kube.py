@@ -1,0 +1,224 @@
+"""The client's error handling: one error type out, safe retries, Retry-After, the fence."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import aiohttp
+import pytest
+
+from muster.client.kube import (
+    JsonObject,
+    Kube,
+    KubeError,
+    NotLeadingError,
+    UnreachableError,
+    connect,
+    proxy_from_environment,
+)
+from muster.client.retry import ExponentialBackoff
+from muster.client.throttle import RateLimiter
+from tests.unit.operator.virtual_time import on_virtual_time
+
+
+class Response:
+    def __init__(self, status: int, body: object, headers: dict[str, str] | None = None) -> None:
+        self.status = status
+        self.body = json.dumps(body).encode()
+        self.headers = headers or {}
+
+    async def read(self) -> bytes:
+        return self.body
+
+    def release(self) -> None:
+        pass
+
+
+class ScriptedApiClient:
+    """Answers `call_api` from a script of responses and exceptions, and counts the calls
+    (with the time of their loop's clock, and the loops they were made on)."""
+
+    def __init__(self, *script: Response | Exception) -> None:
+        self.script = list(script)
+        self.calls: list[tuple[str, float]] = []
+        self.loops: list[asyncio.AbstractEventLoop] = []
+
+    async def call_api(self, path: str, method: str, **_: Any) -> Response:
+        loop = asyncio.get_running_loop()
+        self.calls.append((method, loop.time()))
+        self.loops.append(loop)
+        answer = self.script.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+
+def connector_error() -> aiohttp.ClientConnectorError:
+    key: Any = type("Key", (), {"ssl": None, "host": "127.0.0.1", "port": 6443})()
+    return aiohttp.ClientConnectorError(key, OSError(111, "Connection refused"))
+
+
+def client(api: ScriptedApiClient) -> Kube:
+    return Kube(api)  # type: ignore[arg-type]
+
+
+OK = Response(200, {"kind": "Pod"})
+
+
+@on_virtual_time
+async def test_throttling_is_retried_no_sooner_than_retry_after() -> None:
+    api = ScriptedApiClient(Response(429, {"reason": "TooManyRequests"}, {"Retry-After": "1"}), OK)
+    assert await client(api).request("POST", "/api/v1/namespaces/a/events", body={}) == {
+        "kind": "Pod"
+    }
+    (_, first), (_, second) = api.calls
+    assert second - first >= 1.0
+
+
+@on_virtual_time
+async def test_reads_are_retried_on_a_broken_connection_and_server_errors() -> None:
+    api = ScriptedApiClient(
+        aiohttp.ServerDisconnectedError(), Response(503, {"reason": "ServiceUnavailable"}), OK
+    )
+    assert await client(api).request("GET", "/api/v1/pods/x") == {"kind": "Pod"}
+    assert len(api.calls) == 3
+
+
+async def test_a_write_that_may_have_landed_is_not_repeated() -> None:
+    api = ScriptedApiClient(aiohttp.ClientPayloadError("truncated"), OK)
+    with pytest.raises(UnreachableError) as raised:
+        await client(api).request("PATCH", "/api/v1/namespaces/a/pods/x", body={})
+    assert isinstance(raised.value, KubeError) and raised.value.transient
+    assert len(api.calls) == 1
+    api = ScriptedApiClient(Response(500, {"reason": "InternalError"}), OK)
+    with pytest.raises(KubeError):
+        await client(api).request("POST", "/api/v1/namespaces/a/events", body={})
+    assert len(api.calls) == 1
+
+
+@on_virtual_time
+async def test_a_write_that_never_left_is_repeated() -> None:
+    api = ScriptedApiClient(connector_error(), OK)
+    await client(api).request("PATCH", "/api/v1/namespaces/a/pods/x", body={})
+    assert len(api.calls) == 2
+
+
+@on_virtual_time
+async def test_retries_stop_at_the_request_timeout() -> None:
+    api = ScriptedApiClient(*[TimeoutError() for _ in range(50)])
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    with pytest.raises(UnreachableError):
+        await client(api).request("GET", "/api/v1/pods/x", timeout=0.5)
+    assert loop.time() - started < 0.5  # no retry is begun that the timeout would cut
+    assert 2 <= len(api.calls) < 50
+
+
+async def test_the_fence_stops_writes_but_not_reads() -> None:
+    api = ScriptedApiClient(OK)
+    kube = client(api).view(fence=lambda: False)
+    with pytest.raises(NotLeadingError):
+        await kube.request("PATCH", "/api/v1/namespaces/a/pods/x", body={})
+    assert api.calls == []
+    assert await kube.request("GET", "/api/v1/pods/x") == {"kind": "Pod"}
+
+
+@on_virtual_time
+async def test_the_rate_limit_allows_a_burst_then_the_rate() -> None:
+    loop = asyncio.get_running_loop()
+    limiter = RateLimiter(qps=20, burst=5, clock=loop.time)
+    started = loop.time()
+    granted: list[float] = []
+    for _ in range(10):
+        await limiter.acquire()
+        granted.append(loop.time() - started)
+    # 5 at once, then 5 at 20 per second
+    assert granted == pytest.approx([0, 0, 0, 0, 0, 0.05, 0.1, 0.15, 0.2, 0.25])
+
+
+async def test_a_request_from_another_threads_loop_is_sent_from_the_clients_own() -> None:
+    api = ScriptedApiClient(Response(404, {"reason": "NotFound"}), OK)
+    kube = client(api).view()  # a view keeps the loop of the client it narrows
+
+    async def from_elsewhere() -> tuple[int, JsonObject]:
+        with pytest.raises(KubeError) as raised:
+            await kube.request("GET", "/api/v1/pods/x")
+        return raised.value.status, await kube.request("POST", "/api/v1/pods", body={})
+
+    assert await asyncio.to_thread(asyncio.run, from_elsewhere()) == (404, {"kind": "Pod"})
+    assert api.loops == [asyncio.get_running_loop()] * 2
+
+
+async def test_a_request_given_up_on_another_loop_is_cancelled_on_the_clients_own() -> None:
+    cancelled = asyncio.Event()
+
+    class StalledApiClient:
+        async def call_api(self, path: str, method: str, **_: Any) -> Response:
+            try:
+                await asyncio.sleep(60)
+            finally:
+                cancelled.set()
+            raise AssertionError("not reached")
+
+    kube = client(StalledApiClient())  # type: ignore[arg-type]
+
+    async def from_elsewhere() -> None:
+        with pytest.raises(TimeoutError):
+            async with asyncio.timeout(0.1):
+                await kube.request("GET", "/api/v1/pods/x")
+
+    await asyncio.to_thread(asyncio.run, from_elsewhere())
+    await asyncio.wait_for(cancelled.wait(), 5)
+
+
+async def test_a_request_from_another_loop_fails_as_unsent_once_the_clients_loop_is_closed() -> (
+    None
+):
+    api = ScriptedApiClient(OK)
+    loop = asyncio.new_event_loop()
+    loop.close()
+    with pytest.raises(UnreachableError) as raised:
+        await Kube(api, loop=loop).request("GET", "/api/v1/pods/x")  # type: ignore[arg-type]
+    assert raised.value.unsent and api.calls == []
+
+
+def test_backoff_doubles_with_jitter_up_to_its_cap() -> None:
+    backoff = ExponentialBackoff(initial=1, maximum=8)
+    delays = [backoff.next() for _ in range(6)]
+    for delay, step in zip(delays, [1, 2, 4, 8, 8, 8], strict=True):
+        assert step / 2 <= delay <= step
+    backoff.reset()
+    assert backoff.next() <= 1
+
+
+def test_the_proxy_comes_from_the_environment_once_and_never_for_loopback(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example:3128")
+    monkeypatch.setenv("NO_PROXY", "internal.example")
+    assert proxy_from_environment("https://api.example:6443") == "http://proxy.example:3128"
+    assert proxy_from_environment("https://api.internal.example:6443") is None
+    assert proxy_from_environment("https://127.0.0.1:6443") is None
+    assert proxy_from_environment("https://localhost:6443") is None
+
+
+async def test_the_client_reads_no_environment_per_request(tmp_path: Any) -> None:
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(
+        json.dumps(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:6443"}}],
+                "users": [{"name": "u", "user": {"token": "t"}}],
+                "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
+                "current-context": "x",
+            }
+        )
+    )
+    kube = await connect(str(kubeconfig))
+    session = kube.api_client.rest_client.pool_manager
+    assert session.trust_env is False
+    await kube.api_client.close()

@@ -1,0 +1,260 @@
+"""Job expansion: concurrent across Jobs, one at a time per Job, Workload first; a
+resized gang Job's children follow its minCount."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from typing import Any
+
+from muster.api.constants import MIN_COUNT_ANNOTATION, POLICY_LABEL
+from muster.client.kube import KubeError, UnreachableError
+from muster.operator.execution.expansion import Expander
+from tests.unit.operator.virtual_time import on_virtual_time
+
+
+def job(name: str, generation: int = 1) -> dict[str, Any]:
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {
+            "name": name,
+            "namespace": "ml",
+            "uid": f"{name}-uid",
+            "generation": generation,
+            "labels": {POLICY_LABEL: "gang"},
+        },
+        "spec": {
+            "parallelism": 2,
+            "template": {"spec": {"containers": [{"name": "worker", "image": "trainer"}]}},
+        },
+    }
+
+
+class BlockingKube:
+    """Creates objects (409 for one that exists); each create waits until `opened`.
+    What it reads back is owned by no Job."""
+
+    def __init__(self, log: list[str]) -> None:
+        self.log = log
+        self.existing: set[str] = set()
+        self.in_flight = 0
+        self.most_in_flight = 0
+        self.opened = asyncio.Event()
+
+    async def request(self, method: str, path: str, *, body: Any = None, **_: Any) -> Any:
+        if method == "GET":
+            return {"metadata": {}}  # owned by no Job: nothing follows
+        assert method == "POST"
+        self.in_flight += 1
+        self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        try:
+            await self.opened.wait()
+        finally:
+            self.in_flight -= 1
+        name = f"{body['kind']} {body['metadata']['name']}"
+        if name in self.existing:
+            raise KubeError(409, "AlreadyExists", name)
+        self.existing.add(name)
+        self.log.append(f"create {name}")
+        return body
+
+
+class LoggedEvents:
+    def __init__(self, log: list[str]) -> None:
+        self.log = log
+
+    async def record(self, involved: Any, kind: str, reason: str, message: str) -> None:
+        self.log.append(f"event {reason}: {message.partition(' (')[0]}")
+
+
+def expander() -> tuple[Expander, BlockingKube, list[str]]:
+    log: list[str] = []
+    kube = BlockingKube(log)
+    return Expander(kube, LoggedEvents(log), kind="Job"), kube, log  # type: ignore[arg-type]
+
+
+async def settle() -> None:
+    for _ in range(50):
+        await asyncio.sleep(0)
+
+
+async def test_jobs_are_expanded_concurrently() -> None:
+    jobs, kube, log = expander()
+    for name in ("a", "b", "c"):
+        jobs.upsert(job(name))
+    worker = asyncio.create_task(jobs.run())
+    await settle()
+    assert kube.most_in_flight == 3
+    kube.opened.set()
+    await settle()
+    worker.cancel()
+    assert sum(entry.startswith("create PodGroup") for entry in log) == 3
+
+
+async def test_the_workload_is_created_first_and_the_events_follow_both() -> None:
+    jobs, kube, log = expander()
+    kube.opened.set()
+    jobs.upsert(job("train"))
+    worker = asyncio.create_task(jobs.run())
+    await settle()
+    worker.cancel()
+    assert log == [
+        "create Workload train",
+        "create PodGroup train",
+        "event Created: created Workload train and PodGroup train",
+    ]
+
+
+async def test_a_job_changed_during_its_expansion_is_expanded_again_afterwards() -> None:
+    jobs, kube, log = expander()
+    jobs.upsert(job("train"))
+    worker = asyncio.create_task(jobs.run())
+    await settle()
+    jobs.upsert(job("train", generation=2))
+    await settle()
+    assert kube.most_in_flight == 1
+    kube.opened.set()
+    await settle()
+    worker.cancel()
+    assert kube.most_in_flight == 1
+    assert log.count("create PodGroup train") == 1
+    assert jobs.done[("ml", "train")] == ("ml", "train", "train-uid", 2, "")
+
+
+async def test_an_expanded_job_is_not_kept_and_its_updates_are_not_queued() -> None:
+    jobs, kube, log = expander()
+    kube.opened.set()
+    jobs.upsert(job("train"))
+    worker = asyncio.create_task(jobs.run())
+    await settle()
+    jobs.upsert(job("train"))  # a status update: the same spec, nothing to expand
+    await settle()
+    worker.cancel()
+    assert (jobs.latest, jobs.queue.qsize()) == ({}, 0)
+    assert log.count("create PodGroup train") == 1
+
+
+class StoringKube:
+    """Creates, reads and JSON-patches objects; 409 on creating one that exists."""
+
+    def __init__(self, log: list[str], refuse_patches: bool = False) -> None:
+        self.log = log
+        self.objects: dict[str, Any] = {}
+        self.refuse_patches = refuse_patches
+
+    async def request(self, method: str, path: str, *, body: Any = None, **_: Any) -> Any:
+        if method == "POST":
+            key = f"{path}/{body['metadata']['name']}"
+            if key in self.objects:
+                raise KubeError(409, "AlreadyExists", key)
+            body = copy.deepcopy(body)
+            body["metadata"]["ownerReferences"][0]["uid"] = "train-uid"
+            self.objects[key] = body
+            return body
+        if method == "GET":
+            return copy.deepcopy(self.objects[path])
+        assert method == "PATCH"
+        if self.refuse_patches:
+            raise KubeError(422, "Invalid", "minCount must be at least 1")
+        test, replace = body
+        target = self.objects[path]
+        *parents, last = [int(p) if p.isdigit() else p for p in replace["path"].split("/")[1:]]
+        for part in parents:
+            target = target[part]
+        assert target[last] == test["value"]
+        target[last] = replace["value"]
+        self.log.append(f"patch {path.rsplit('/', 2)[-2]} {replace['value']}")
+        return self.objects[path]
+
+
+async def expand_twice(kube: StoringKube, second: dict[str, Any]) -> Expander:
+    jobs = Expander(kube, LoggedEvents(kube.log), kind="Job")  # type: ignore[arg-type]
+    worker = asyncio.create_task(jobs.run())
+    jobs.upsert(job("train"))
+    await settle()
+    jobs.upsert(second)
+    await settle()
+    worker.cancel()
+    return jobs
+
+
+async def test_a_resized_gang_job_has_its_workload_and_podgroup_follow() -> None:
+    log: list[str] = []
+    kube = StoringKube(log)
+    grown = job("train", generation=2)
+    grown["spec"]["parallelism"] = 4
+    await expand_twice(kube, grown)
+    assert log[-4:] == [
+        "patch workloads 4",
+        "event MinCountChanged: Workload train: minCount 2 -> 4",
+        "patch podgroups 4",
+        "event MinCountChanged: PodGroup train: minCount 2 -> 4",
+    ]
+    group = kube.objects["/apis/scheduling.muster.dev/v1beta1/namespaces/ml/podgroups/train"]
+    assert group["spec"]["schedulingPolicy"] == {"gang": {"minCount": 4}}
+
+
+async def test_the_min_count_annotation_is_followed_without_a_new_generation() -> None:
+    log: list[str] = []
+    kube = StoringKube(log)
+    smaller = job("train")
+    smaller["metadata"]["annotations"] = {MIN_COUNT_ANNOTATION: "1"}
+    await expand_twice(kube, smaller)
+    assert "patch podgroups 1" in log
+
+
+async def test_a_change_the_podgroup_refuses_is_told_on_the_job() -> None:
+    log: list[str] = []
+    kube = StoringKube(log, refuse_patches=True)
+    grown = job("train", generation=2)
+    grown["spec"]["parallelism"] = 3
+    await expand_twice(kube, grown)
+    assert (
+        log[-1]
+        == "event MinCountNotFollowed: PodGroup train keeps minCount 2: minCount must be at least 1"
+    )
+
+
+class FlakyKube(BlockingKube):
+    """Fails the first creates with `failures`, one each, then behaves."""
+
+    def __init__(self, log: list[str], failures: list[Exception]) -> None:
+        super().__init__(log)
+        self.failures = failures
+        self.opened.set()
+
+    async def request(self, method: str, path: str, *, body: Any = None, **_: Any) -> Any:
+        if self.failures:
+            raise self.failures.pop(0)
+        return await super().request(method, path, body=body)
+
+
+@on_virtual_time
+async def test_any_failure_is_retried_with_backoff_and_no_worker_dies() -> None:
+    log: list[str] = []
+    failures: list[Exception] = [
+        UnreachableError("ServerDisconnectedError()", unsent=False),
+        RuntimeError("a bug of our own"),
+    ]
+    jobs = Expander(FlakyKube(log, failures), LoggedEvents(log), kind="Job")  # type: ignore[arg-type]
+    jobs.upsert(job("train"))
+    worker = asyncio.create_task(jobs.run())
+    for _ in range(100):
+        await asyncio.sleep(0.05)
+        if {"create PodGroup train", "create Workload train"} <= set(log):
+            break
+    assert not worker.done()
+    worker.cancel()
+    assert {"create PodGroup train", "create Workload train"} <= set(log)
+
+
+async def test_nothing_is_expanded_without_leadership() -> None:
+    log: list[str] = []
+    kube = FlakyKube(log, [])
+    jobs = Expander(kube, LoggedEvents(log), kind="Job", still_leading=lambda: False)  # type: ignore[arg-type]
+    jobs.upsert(job("train"))
+    worker = asyncio.create_task(jobs.run())
+    await settle()
+    worker.cancel()
+    assert log == []

@@ -1,0 +1,109 @@
+"""The pin: node affinity on the node's name, narrowing whatever the pod required before."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from muster.client.kube import KubeError, NotLeadingError
+from muster.operator.execution.pods import (
+    NOT_LEADING,
+    Failure,
+    PodActions,
+    RequiredTerms,
+    pinned_terms,
+    release_patch,
+)
+from muster.scheduler.decisions.results import PodKey
+
+ON_NODE = {"key": "metadata.name", "operator": "In", "values": ["node-7"]}
+ZONE = {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["a"]}
+SSD = {"key": "disk", "operator": "In", "values": ["ssd"]}
+DENIED = "ValidatingAdmissionPolicy 'p' with binding 'p' denied request: no"
+
+
+def pod(name: str, *, gated: bool = True, terms: list[dict[str, Any]] | None = None) -> Any:
+    spec: dict[str, Any] = {"schedulingGates": [{"name": "scheduling.muster.dev/gang"}] * gated}
+    if terms is not None:
+        spec["affinity"] = {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}
+            }
+        }
+    return {"metadata": {"namespace": "ns", "name": name}, "spec": spec}
+
+
+def test_a_pod_without_required_terms_gains_one() -> None:
+    assert pinned_terms("node-7", []) == [{"matchFields": [ON_NODE]}]
+
+
+def test_every_existing_term_is_narrowed_and_none_is_lost() -> None:
+    terms = [{"matchExpressions": [ZONE]}, {"matchExpressions": [SSD], "matchFields": []}]
+    assert pinned_terms("node-7", terms) == [
+        {"matchExpressions": [ZONE], "matchFields": [ON_NODE]},
+        {"matchExpressions": [SSD], "matchFields": [ON_NODE]},
+    ]
+    assert terms[1]["matchFields"] == []  # the pod's own terms are left as they were
+
+
+def test_the_release_removes_the_gate_and_sets_the_pin_in_one_patch() -> None:
+    patch = release_patch("node-7", [{"matchExpressions": [ZONE]}])
+    assert patch["spec"]["schedulingGates"] == [
+        {"$patch": "delete", "name": "scheduling.muster.dev/gang"}
+    ]
+    required = patch["spec"]["affinity"]["nodeAffinity"]
+    assert required["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"] == [
+        {"matchExpressions": [ZONE], "matchFields": [ON_NODE]}
+    ]
+    assert "nodeSelector" not in patch["spec"]
+
+
+def test_terms_are_kept_for_gated_pods_that_have_some() -> None:
+    terms = RequiredTerms()
+    terms.upsert(pod("a", terms=[{"matchExpressions": [ZONE]}]))
+    terms.upsert(pod("b"))
+    terms.upsert(pod("c", gated=False, terms=[{"matchExpressions": [ZONE]}]))
+    assert set(terms.terms) == {PodKey("ns", "a")}
+    assert terms.of(PodKey("ns", "a")) == [{"matchExpressions": [ZONE]}]
+    terms.upsert(pod("a", gated=False, terms=[{"matchExpressions": [ZONE]}]))
+    assert terms.of(PodKey("ns", "a")) == []
+
+
+class RecordingKube:
+    def __init__(self) -> None:
+        self.patches: list[tuple[str, Any]] = []
+
+    async def request(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
+        if path.endswith("/refused"):
+            raise KubeError(422, "Invalid", DENIED)
+        if path.endswith("/unsent"):
+            raise NotLeadingError(method, path)
+        self.patches.append((path, kwargs["body"]))
+        return {}
+
+
+async def test_a_release_pins_from_the_pods_own_terms() -> None:
+    kube = RecordingKube()
+    actions = PodActions(kube, concurrency=4)  # type: ignore[arg-type]
+    actions.required_terms.upsert(pod("a", terms=[{"matchExpressions": [ZONE]}]))
+    outcome = await actions.release(
+        [
+            (PodKey("ns", "a"), "node-7"),
+            (PodKey("ns", "refused"), "x"),
+            (PodKey("ns", "unsent"), "x"),
+        ]
+    )
+    assert outcome.done == (PodKey("ns", "a"),)
+    assert outcome.failed == {
+        PodKey("ns", "refused"): Failure(422, DENIED),
+        PodKey("ns", "unsent"): Failure(0, "PATCH /api/v1/namespaces/ns/pods/unsent not sent"),
+    }
+    [(_, body)] = kube.patches
+    assert body == release_patch("node-7", [{"matchExpressions": [ZONE]}])
+
+
+async def test_no_batch_starts_without_leadership() -> None:
+    kube = RecordingKube()
+    actions = PodActions(kube, concurrency=4, still_leading=lambda: False)  # type: ignore[arg-type]
+    outcome = await actions.release([(PodKey("ns", "a"), "node-7")])
+    assert outcome.done == () and outcome.failed == {PodKey("ns", "a"): Failure(0, NOT_LEADING)}
+    assert kube.patches == []

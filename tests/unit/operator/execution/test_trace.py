@@ -1,0 +1,121 @@
+"""The trace the operator records (`--record-trace`), replayed: the same decisions."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from muster.operator.execution.loop import SchedulingLoop
+from muster.operator.execution.trace import TraceFile
+from muster.operator.intake.cache import LiveCache
+from muster.scheduler import EngineConfig
+from muster.simulation.replay import first_difference, read_trace, replay
+from tests.unit.operator.execution.test_loop import loop_over, two_pod_loop
+from tests.unit.scheduler.builders import job, node, pod, pod_group
+
+ENGINE = EngineConfig()
+
+
+def recording_loop(trace: TraceFile) -> SchedulingLoop:
+    return loop_over(LiveCache(record=trace.write), record=trace.write)
+
+
+async def record_a_preemption(path: Path) -> None:
+    """A gang preempts a plain pod, waits for it to leave, is released, binds."""
+    trace = TraceFile(path, ENGINE)
+    loop = recording_loop(trace)
+    cache = loop.cache
+    cache.nodes.upsert(node("n1", cpu="4"))
+    cache.pods.upsert(pod("batch-0", namespace="other", cpu="4", node_name="n1"))
+    cache.pod_group_sink.upsert(pod_group("trainer", namespace="team", priority=1000))
+    cache.pods.upsert(pod("trainer-0", group="trainer", namespace="team", cpu="4"))
+    await loop.cycle()  # preempts
+    await loop.cycle()  # waits for its victim
+    cache.pods.remove(pod("batch-0", namespace="other"))
+    await loop.cycle()  # releases
+    cache.pods.upsert(pod("trainer-0", group="trainer", namespace="team", node_name="n1"))
+    await loop.cycle()  # complete
+    trace.close()
+
+
+async def test_every_cycle_the_loop_ran_replays_to_the_same_decisions(tmp_path: Path) -> None:
+    path = tmp_path / "trace.jsonl"
+    await record_a_preemption(path)
+
+    lines = read_trace(path)
+    assert lines[0]["line"] == "start"
+    cycles = replay(lines)
+    assert len(cycles) == 4
+    assert first_difference(cycles) is None
+    kinds = [[step["kind"] for step in cycle.replayed["steps"]] for cycle in cycles]
+    assert kinds[0] == ["preempt"]
+    assert "admit" not in kinds[1] and "grow" not in kinds[1]
+    assert any(action.get("release") for action in cycles[2].replayed["steps"][0]["actions"])
+
+
+async def test_a_refused_release_is_in_the_trace_and_replays_to_the_same_rollback(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "trace.jsonl"
+    trace = TraceFile(path, ENGINE)
+    loop, _, _ = two_pod_loop(record=trace.write)
+    await loop.cycle()  # admits; one pod's release refused
+    await loop.cycle()  # rolls back
+    trace.close()
+
+    lines = read_trace(path)
+    refused = [line for line in lines if line["line"] == "release" and line["failure"]]
+    assert [line["name"] for line in refused] == ["trainer-1"]
+    cycles = replay(lines)
+    assert first_difference(cycles) is None
+    assert [step["kind"] for step in cycles[1].replayed["steps"]] == ["roll back"]
+    without = [line for line in lines if line["line"] != "release"]
+    assert first_difference(replay(without)) is not None  # the answer decided the rollback
+
+
+async def test_a_replay_that_decides_otherwise_says_where(tmp_path: Path) -> None:
+    path = tmp_path / "trace.jsonl"
+    await record_a_preemption(path)
+    lines = read_trace(path)
+    cycle_lines = [line for line in lines if line["line"] == "cycle"]
+    cycle_lines[1]["decisions"]["wakeAt"] = 0.0
+
+    difference = first_difference(replay(lines))
+
+    assert difference is not None
+    assert difference.startswith("cycle 2 ")
+    assert "wakeAt" in difference and "steps" not in difference
+
+
+async def test_a_line_still_being_written_is_left_out(tmp_path: Path) -> None:
+    path = tmp_path / "trace.jsonl"
+    await record_a_preemption(path)
+    whole = read_trace(path)
+    with path.open("a") as file:
+        file.write(json.dumps({"line": "cycle"})[:7])
+
+    assert read_trace(path) == whole
+
+
+async def test_letting_go_the_pods_of_a_job_whose_field_was_dropped_replays(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "trace.jsonl"
+    trace = TraceFile(path, ENGINE)
+    loop = recording_loop(trace)
+    loop.cache.jobs.upsert(job("plain", gated_for_field=False))
+    loop.cache.jobs.upsert(job("train"))
+    loop.cache.pods.upsert(pod("train-0", group="train"))
+    await loop.cycle()
+    trace.close()
+
+    lines = read_trace(path)
+    assert [line["object"]["metadata"]["name"] for line in lines if line.get("kind") == "Job"] == [
+        "train"
+    ]
+    (cycle,) = replay(lines)
+    assert first_difference([cycle]) is None
+    (step,) = cycle.replayed["steps"]
+    assert step["kind"] == "let go"
+    assert step["actions"][0] == {"ungate": ["default/train-0"]}
+    assert step["actions"][1]["jobEvent"] == "default/train"

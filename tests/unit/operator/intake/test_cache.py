@@ -1,0 +1,124 @@
+"""The live cache: member indexes follow labels, and only scheduling-relevant changes count."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from muster.operator.intake.cache import LiveCache
+from muster.scheduler.decisions.results import GroupKey, PodKey
+
+GROUP_LABEL = "scheduling.muster.dev/pod-group"
+
+
+def pod(name: str, group: str | None, *, node: str | None = None, version: str = "1") -> Any:
+    labels = {GROUP_LABEL: group} if group else {}
+    spec: dict[str, Any] = {"containers": [{"name": "c"}]}
+    if node:
+        spec["nodeName"] = node
+    return {
+        "metadata": {"namespace": "ns", "name": name, "labels": labels, "resourceVersion": version},
+        "spec": spec,
+        "status": {"phase": "Pending"},
+    }
+
+
+def node(name: str, *, unschedulable: bool = False, heartbeat: str = "t0") -> Any:
+    return {
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+        "spec": {"unschedulable": unschedulable},
+        "status": {
+            "allocatable": {"cpu": "4", "pods": "10"},
+            "conditions": [{"type": "Ready", "status": "True", "lastHeartbeatTime": heartbeat}],
+        },
+    }
+
+
+def test_members_follow_the_group_label() -> None:
+    cache = LiveCache()
+    assert cache.pods.upsert(pod("p", "a"))
+    assert set(cache.members[GroupKey("ns", "a")]) == {"p"}
+    cache.pods.upsert(pod("p", "b", version="2"))
+    assert GroupKey("ns", "a") not in cache.members
+    assert set(cache.members[GroupKey("ns", "b")]) == {"p"}
+    cache.pods.remove(pod("p", "b"))
+    assert GroupKey("ns", "b") not in cache.members
+
+
+def test_a_node_heartbeat_is_not_a_reason_to_schedule_but_a_cordon_is() -> None:
+    cache = LiveCache()
+    assert cache.nodes.upsert(node("n1"))
+    assert not cache.nodes.upsert(node("n1", heartbeat="t1"))
+    assert cache.nodes.upsert(node("n1", unschedulable=True))
+
+
+def test_a_stale_pod_group_never_replaces_a_newer_one() -> None:
+    cache = LiveCache()
+    metadata: dict[str, Any] = {"namespace": "ns", "name": "g", "generation": 1}
+    newer = {
+        "metadata": {**metadata, "resourceVersion": "9"},
+        "spec": {"schedulingPolicy": {"gang": {"minCount": 1}}},
+        "status": {"plan": {"p": "n1"}},
+    }
+    older = {**newer, "metadata": {**metadata, "resourceVersion": "5"}, "status": {}}
+    cache.apply_pod_group(newer)
+    assert not cache.apply_pod_group(older)
+    kept = cache.pod_groups.get(GroupKey("ns", "g"))
+    assert kept is not None and kept["status"] == {"plan": {"p": "n1"}}
+
+
+def test_objects_the_engine_rejects_are_kept_until_fixed_or_gone() -> None:
+    cache = LiveCache()
+    broken = pod("p", None, node="n1")
+    broken["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "lots"}}
+    cache.pods.upsert(broken)
+    (rejection,) = cache.rejections.values()
+    assert rejection.involved["name"] == "p" and rejection.version == "1"
+    assert "lots" in rejection.reason
+    cache.pods.remove(broken)
+    assert not cache.rejections
+    cache.pods.upsert(broken)
+    cache.pods.upsert(pod("p", None, node="n1", version="2"))
+    assert not cache.rejections
+
+
+def scheduled(pod_obj: Any, reason: str, message: str, *, nominated: str | None = None) -> Any:
+    pod_obj["status"]["conditions"] = [
+        {
+            "type": "PodScheduled",
+            "status": "False",
+            "reason": reason,
+            "message": message,
+            "lastProbeTime": None,
+            "lastTransitionTime": "2026-01-01T00:00:00Z",
+        }
+    ]
+    if nominated:
+        pod_obj["status"]["nominatedNodeName"] = nominated
+    return pod_obj
+
+
+def test_kube_scheduler_refusing_a_member_is_kept_and_starts_a_cycle() -> None:
+    cache = LiveCache()
+    key = PodKey("ns", "a")
+    assert cache.pods.upsert(scheduled(pod("a", "g"), "SchedulingGated", "gated"))
+    assert cache.state.pods[key].record.refusal is None
+    assert cache.pods.upsert(scheduled(pod("a", "g"), "Unschedulable", "0/3 nodes"))
+    assert cache.state.pods[key].record.refusal == "0/3 nodes"
+    assert not cache.pods.upsert(scheduled(pod("a", "g"), "Unschedulable", "0/4 nodes"))
+    assert cache.pods.upsert(scheduled(pod("a", "g"), "Unschedulable", "x", nominated="n1"))
+
+
+def test_a_member_is_kept_as_what_its_events_and_metrics_read() -> None:
+    cache = LiveCache()
+    obj = pod("a", "g")
+    obj["metadata"] |= {"uid": "u-1", "creationTimestamp": "2026-01-01T00:00:00Z"}
+    cache.pods.upsert(obj)
+    member = cache.members[GroupKey("ns", "g")]["a"]
+    assert member.reference(PodKey("ns", "a")) == {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "namespace": "ns",
+        "name": "a",
+        "uid": "u-1",
+    }
+    assert member.created == 1767225600.0 and not member.native

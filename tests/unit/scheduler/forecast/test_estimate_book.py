@@ -1,0 +1,94 @@
+"""Which estimates are written: once, again only when they move or the wait shrinks."""
+
+from __future__ import annotations
+
+from muster.scheduler import ClusterState, EngineConfig
+from muster.scheduler.decisions.results import GroupKey
+from muster.scheduler.forecast.estimate_book import EstimateBook, describe, topology_keys
+from muster.scheduler.forecast.forecast import forecast
+from tests.unit.scheduler.builders import Obj, cluster, gang, node, pod
+from tests.unit.scheduler.forecast.test_forecast import T0, in_backoff, running
+
+B = GroupKey("default", "b")
+
+
+def _state(runtime: str, *extra: Obj) -> ClusterState:
+    return cluster(
+        *extra,
+        node("gpu", gpu="4"),
+        *running("a", 4, ["gpu"], runtime=runtime, gpu="1"),
+        *gang("b", 4, gpu="1"),
+    )
+
+
+def _book_of(state: ClusterState, now: float, book: EstimateBook | None = None) -> EstimateBook:
+    book = book or EstimateBook()
+    ahead = forecast(state, now=now, config=EngineConfig())
+    book.take(ahead, describe(ahead, topology_keys(state)))
+    return book
+
+
+def test_a_waiting_gang_gets_its_start_once_and_again_only_when_it_moves() -> None:
+    book = _book_of(_state("1h"), T0)
+    first = book.updates(T0)
+    assert first[B].fields == {
+        "estimatedStartTime": "2026-01-01T01:00:00Z",
+        "estimate": {
+            "start": "~60m",
+            "basis": "declared",
+            "waitingFor": "needs 4 nvidia.com/gpu; node gpu frees them at ~01:00 UTC "
+            "when default/a ends (expected runtime 60m, declared)",
+        },
+    }
+    assert first[B].moved is None
+    assert book.updates(T0 + 60) == {}  # nothing changed, nothing written
+    later = book.updates(T0 + 20 * 60)  # the wait shown shrank by a third
+    assert later[B].fields["estimate"]["start"] == "~40m"
+    assert later[B].moved is None
+    _book_of(_state("3h", node("cpu"), pod("web", node_name="cpu")), T0 + 21 * 60, book)
+    moved = book.updates(T0 + 21 * 60)
+    assert moved[B].fields["estimatedStartTime"] == "2026-01-01T03:00:00Z"
+    message = moved[B].moved
+    assert message is not None
+    assert message.startswith("expected start moved from 01:00 UTC to 03:00 UTC")
+
+
+def test_a_gang_no_longer_waiting_is_forgotten() -> None:
+    book = _book_of(_state("1h"), T0)
+    book.updates(T0)
+    book.take(forecast(cluster(node("gpu", gpu="4")), now=T0, config=EngineConfig()), {})
+    assert book.updates(T0) == {}
+    assert book.told == {}
+
+
+def test_a_gang_that_waits_out_its_backoff_says_so() -> None:
+    state = cluster(
+        node("gpu", gpu="4"), *in_backoff(gang("b", 4, gpu="1"), "2026-01-01T00:10:00Z")
+    )
+    fields = _book_of(state, T0).updates(T0)[B].fields
+    assert fields["estimatedStartTime"] == "2026-01-01T00:10:00Z"
+    assert fields["estimate"]["basis"] == "backoff"
+    assert fields["estimate"]["waitingFor"] == "in backoff until ~00:10 UTC; it fits then"
+
+
+def test_a_gang_that_never_fits_is_written_never_once_however_long_it_waits() -> None:
+    state = cluster(
+        node("gpu", gpu="4"), pod("web", gpu="1", node_name="gpu"), *gang("b", 8, gpu="1")
+    )
+    starving = EngineConfig(starvation_seconds=60)
+    book = EstimateBook()
+    ahead = forecast(state, now=T0, config=starving)
+    book.take(ahead, describe(ahead, topology_keys(state)))
+    first = book.updates(T0)
+    assert first[B].fields == {
+        "estimate": {
+            "start": "never",
+            "basis": "unknown",
+            "waitingFor": "it does not fit even on an empty cluster: 1/1 nodes can host a pod "
+            "of the gang; the gang needs 8 pods, at most 4 fit at once; short in total: "
+            "nvidia.com/gpu (needs 8, 4 allocatable)",
+        },
+    }
+    later = forecast(state, now=T0 + 3600, config=starving)
+    book.take(later, describe(later, topology_keys(state)))
+    assert book.updates(T0 + 3600) == {}
