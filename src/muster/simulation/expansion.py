@@ -27,8 +27,6 @@ from muster.simulation.documents import InvalidInputError, Problem
 from muster.simulation.inventory import Entry, Inventory, Manifest
 from muster.simulation.pods import controlling_job, group_of
 
-JOB_CONTROLLER_KIND = "Job"
-
 
 @dataclass(slots=True)
 class Expansion:

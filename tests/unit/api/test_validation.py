@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from muster.api.names import is_dns_label, is_dns_subdomain, is_label_key, is_label_value
+from muster.api.names import is_dns_label, is_dns_subdomain, is_label_key
 from muster.api.problems import Problem
 from muster.api.validation import validate_pod_group, validate_workload
 
@@ -122,13 +122,10 @@ def test_label_keys(key: str, valid: bool) -> None:
     assert is_label_key(key) is valid
 
 
-def test_dns_names_and_label_values() -> None:
+def test_dns_names() -> None:
     assert is_dns_label("workers-1")
     assert not is_dns_label("Workers")
     assert not is_dns_label("a.b")
     assert not is_dns_label("a" * 64)
     assert is_dns_subdomain("a.b-c.d")
     assert not is_dns_subdomain("a..b")
-    assert is_label_value("")
-    assert is_label_value("Gang_1")
-    assert not is_label_value("-gang")
