@@ -19,10 +19,10 @@ from typing import Any, TypeVar
 import aiohttp
 from kubernetes_asyncio import client, config
 
+from muster.api.wire import JsonObject as JsonObject  # noqa: PLC0414 (re-exported)
 from muster.client.retry import ExponentialBackoff
 from muster.client.throttle import RateLimiter
 
-JsonObject = dict[str, Any]
 T = TypeVar("T")
 
 JSON = "application/json"

@@ -19,8 +19,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from muster.api.constants import API_VERSION, POD_GROUP_PLURAL, WORKLOAD_PLURAL
+from muster.api.wire import JsonObject
 from muster.client.informer import Informer, Sink
-from muster.client.kube import JsonObject, Kube
+from muster.client.kube import Kube
 from muster.operator.config import OperatorConfig, engine_config
 from muster.operator.execution.estimates import EstimateWriter
 from muster.operator.execution.events import QueuedEventRecorder

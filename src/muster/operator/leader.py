@@ -40,7 +40,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from muster.api.times import rfc3339
-from muster.client.kube import JsonObject, Kube, KubeError
+from muster.api.wire import JsonObject
+from muster.client.kube import Kube, KubeError
 from muster.client.retry import jittered
 
 logger = logging.getLogger(__name__)

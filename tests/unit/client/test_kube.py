@@ -9,8 +9,8 @@ from typing import Any
 import aiohttp
 import pytest
 
+from muster.api.wire import JsonObject
 from muster.client.kube import (
-    JsonObject,
     Kube,
     KubeError,
     NotLeadingError,

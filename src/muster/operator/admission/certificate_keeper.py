@@ -20,7 +20,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from muster.client.kube import STRATEGIC_MERGE_PATCH, JsonObject, Kube, KubeError
+from muster.api.wire import JsonObject
+from muster.client.kube import STRATEGIC_MERGE_PATCH, Kube, KubeError
 from muster.client.retry import ExponentialBackoff
 from muster.operator.config import OperatorConfig, parse_service
 from muster.webhooks.certificates import (

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from muster.client.kube import JsonObject
+from muster.api.wire import JsonObject
 
 PATH = "/apis/scheduling.k8s.io/v1/priorityclasses"
 

@@ -13,8 +13,9 @@ from typing import Any
 
 from muster.api.constants import API_VERSION, WORKLOAD_PLURAL
 from muster.api.references import referable_part
+from muster.api.wire import JsonObject
 from muster.client.informer import object_key
-from muster.client.kube import JsonObject, Kube, KubeError
+from muster.client.kube import Kube, KubeError
 
 PATH = f"/apis/{API_VERSION}/{WORKLOAD_PLURAL}"
 

@@ -14,7 +14,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from muster.api.constants import API_VERSION, POD_GROUP_KIND, POD_GROUP_LABEL, POD_GROUP_PLURAL
-from muster.client.kube import JsonObject, Kube, KubeError
+from muster.api.wire import JsonObject
+from muster.client.kube import Kube, KubeError
 from muster.client.object_references import reference
 from muster.operator.execution.events import WARNING, EventRecorder
 

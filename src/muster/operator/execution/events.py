@@ -23,7 +23,8 @@ import uuid
 from collections.abc import Callable
 
 from muster.api.times import rfc3339
-from muster.client.kube import JsonObject, Kube, KubeError
+from muster.api.wire import JsonObject
+from muster.client.kube import Kube, KubeError
 
 logger = logging.getLogger(__name__)
 

@@ -32,7 +32,8 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from muster.api.constants import GANG_GATE
-from muster.client.kube import STRATEGIC_MERGE_PATCH, JsonObject, Kube, KubeError
+from muster.api.wire import JsonObject
+from muster.client.kube import STRATEGIC_MERGE_PATCH, Kube, KubeError
 from muster.scheduler.decisions.results import PodKey
 
 logger = logging.getLogger(__name__)
