@@ -29,7 +29,7 @@ from muster.scheduler.memory.lifecycle import Lifecycle
 from muster.scheduler.memory.lifecycle import to_status as lifecycle_status
 from muster.scheduler.memory.refusals import RefusalMemory
 from muster.scheduler.memory.refusals import to_status as refusals_status
-from muster.scheduler.objects.conditions import condition
+from muster.scheduler.objects.conditions import admitted, condition, is_true
 from muster.scheduler.state.intake import GroupRecord, PodRecord
 
 ESTIMATE_FIELDS = ("estimatedStartTime", "estimate")  # kept until the gang is admitted
@@ -86,7 +86,7 @@ def _with_condition(
     generation: int,
 ) -> list[JsonObject]:
     value = "True" if status else "False"
-    previous = next((c for c in conditions if c.get("type") == kind), None)
+    previous = condition({"conditions": conditions}, kind)
     changed = previous is None or previous.get("status") != value
     updated: JsonObject = {
         "type": kind,
@@ -129,8 +129,7 @@ def desired_status(
             generation=generation,
             **common,
         )
-        initially = condition({"conditions": conditions}, CONDITION_INITIALLY_SCHEDULED)
-        if initially is None or initially.get("status") != "True":
+        if not is_true({"conditions": conditions}, CONDITION_INITIALLY_SCHEDULED):
             conditions = _with_condition(
                 conditions,
                 CONDITION_INITIALLY_SCHEDULED,
@@ -156,7 +155,7 @@ def desired_status(
         "minCount": group.min_count if group.gang else POLICY_BASIC,
         "pods": pod_counts(members),
     }
-    was_admitted = _is_true(current, CONDITION_SCHEDULED)
+    was_admitted = admitted(current)
     admitted_now = scheduling is not None and scheduling.admitted and not was_admitted
     admitted_at = now if admitted_now else current.get("admittedAt")
     if admitted_at:
@@ -177,7 +176,7 @@ def desired_status(
     )
     if lifecycle and lifecycle != {"rollbacks": 0}:
         status["lifecycle"] = dict(lifecycle)
-    if not _is_true(status, CONDITION_SCHEDULED):
+    if not admitted(status):
         status.update({key: current[key] for key in ESTIMATE_FIELDS if key in current})
     return status
 
@@ -193,11 +192,6 @@ def with_estimate(current: Mapping[str, Any], estimate: Mapping[str, Any]) -> Js
     status = {key: value for key, value in current.items() if key not in ESTIMATE_FIELDS}
     status.update({key: estimate[key] for key in ESTIMATE_FIELDS if key in estimate})
     return status
-
-
-def _is_true(status: Mapping[str, Any], kind: str) -> bool:
-    found = condition(status, kind)
-    return found is not None and found.get("status") == "True"
 
 
 _ORDER = (CONDITION_SCHEDULED, CONDITION_INITIALLY_SCHEDULED, CONDITION_DISRUPTION_TARGET)
