@@ -30,6 +30,7 @@ from kopf._cogs.structs import credentials, references
 from muster.api.constants import GROUP
 from muster.client.informer import Informer
 from muster.client.kube import Kube, apply_object, connect
+from muster.client.paths import PRIORITY_CLASSES, WORKLOADS
 from muster.client.throttle import RateLimiter
 from muster.client.tls_buffers import limit_read_buffers
 from muster.operator.admission.certificate_keeper import (
@@ -37,9 +38,7 @@ from muster.operator.admission.certificate_keeper import (
     keeper_for,
     service_reference,
 )
-from muster.operator.admission.priority_classes import PATH as PRIORITY_CLASSES
 from muster.operator.admission.priority_classes import PriorityClassStore
-from muster.operator.admission.workloads import PATH as WORKLOADS
 from muster.operator.admission.workloads import WorkloadStore
 from muster.operator.config import OperatorConfig
 from muster.operator.controller import Controller

@@ -18,10 +18,21 @@ import logging
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from muster.api.constants import API_VERSION, POD_GROUP_PLURAL, WORKLOAD_PLURAL
 from muster.api.wire import JsonObject
 from muster.client.informer import Informer, Sink
 from muster.client.kube import Kube
+from muster.client.paths import (
+    BUDGETS,
+    CLAIMS,
+    JOBS,
+    NAMESPACES,
+    NODES,
+    POD_GROUPS,
+    PODS,
+    PRIORITY_CLASSES,
+    VOLUMES,
+    WORKLOADS,
+)
 from muster.operator.config import OperatorConfig, engine_config
 from muster.operator.execution.estimates import EstimateWriter
 from muster.operator.execution.events import QueuedEventRecorder
@@ -36,17 +47,6 @@ from muster.operator.intake.trigger import Trigger
 from muster.operator.metrics import Metrics
 
 logger = logging.getLogger(__name__)
-
-NODES = "/api/v1/nodes"
-NAMESPACES = "/api/v1/namespaces"
-CLAIMS = "/api/v1/persistentvolumeclaims"
-VOLUMES = "/api/v1/persistentvolumes"
-PODS = "/api/v1/pods"
-PRIORITY_CLASSES = "/apis/scheduling.k8s.io/v1/priorityclasses"
-BUDGETS = "/apis/policy/v1/poddisruptionbudgets"
-POD_GROUPS = f"/apis/{API_VERSION}/{POD_GROUP_PLURAL}"
-WORKLOADS = f"/apis/{API_VERSION}/{WORKLOAD_PLURAL}"
-JOBS = "/apis/batch/v1/jobs"
 
 
 Source = tuple[str, Mapping[str, str], Sink]  # path, list/watch query, where it goes

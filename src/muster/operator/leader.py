@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from muster.api.times import rfc3339
 from muster.api.wire import JsonObject
 from muster.client.kube import Kube, KubeError
+from muster.client.paths import LEASES, namespaced
 from muster.client.retry import jittered
 
 logger = logging.getLogger(__name__)
@@ -104,7 +105,7 @@ class LeaderElector:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.kube = kube
-        self.path = f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases"
+        self.path = namespaced(LEASES, namespace)
         self.name = name
         self.namespace = namespace
         self.identity = identity

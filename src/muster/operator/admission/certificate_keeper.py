@@ -22,6 +22,7 @@ from pathlib import Path
 
 from muster.api.wire import JsonObject
 from muster.client.kube import STRATEGIC_MERGE_PATCH, Kube, KubeError
+from muster.client.paths import SECRETS, namespaced
 from muster.client.retry import ExponentialBackoff
 from muster.operator.config import OperatorConfig, parse_service
 from muster.webhooks.certificates import (
@@ -109,7 +110,7 @@ class CertificateKeeper:
         directory: Path,
     ) -> None:
         self.kube = kube
-        self.secret_path = f"/api/v1/namespaces/{namespace}/secrets"
+        self.secret_path = namespaced(SECRETS, namespace)
         self.namespace = namespace
         self.secret = secret
         self.hosts = hosts

@@ -12,8 +12,6 @@ from typing import Any
 
 from muster.api.wire import JsonObject
 
-PATH = "/apis/scheduling.k8s.io/v1/priorityclasses"
-
 
 class PriorityClassStore:
     """An informer sink of PriorityClasses that the webhooks can list."""

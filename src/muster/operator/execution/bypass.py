@@ -13,10 +13,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from muster.api.constants import API_VERSION, POD_GROUP_KIND, POD_GROUP_LABEL, POD_GROUP_PLURAL
+from muster.api.constants import API_VERSION, POD_GROUP_KIND, POD_GROUP_LABEL
 from muster.api.wire import JsonObject
 from muster.client.kube import Kube, KubeError
 from muster.client.object_references import reference
+from muster.client.paths import POD_GROUPS, namespaced
 from muster.operator.execution.events import WARNING, EventRecorder
 
 REASON = "BypassedGangAdmission"
@@ -43,7 +44,7 @@ class BypassReporter:
 
     async def _pod_group(self, namespace: str, name: str) -> JsonObject:
         """A reference to the PodGroup, with its uid when it exists (for describe)."""
-        path = f"/apis/{API_VERSION}/namespaces/{namespace}/{POD_GROUP_PLURAL}/{name}"
+        path = namespaced(POD_GROUPS, namespace, name)
         try:
             return reference(await self.kube.request("GET", path))
         except (KubeError, OSError):

@@ -29,7 +29,8 @@ from typing import Any
 
 from muster.api.constants import POD_GROUP_LABEL
 from muster.client.kube import JSON_PATCH, STRATEGIC_MERGE_PATCH, KubeError
-from muster.operator.execution.pods import BatchOutcome, PodActions, pod_path
+from muster.client.paths import PODS, namespaced
+from muster.operator.execution.pods import BatchOutcome, PodActions
 from muster.scheduler.decisions.results import PodKey
 
 logger = logging.getLogger(__name__)
@@ -104,12 +105,12 @@ class UncountedPodActions(PodActions):
         async with self.semaphore:
             for _ in range(_ATTEMPTS):
                 try:
-                    current = await self.kube.request("GET", pod_path(pod))
+                    current = await self.kube.request("GET", namespaced(PODS, *pod))
                     patch = uncount_patch(current)
                     if patch is None:
                         return False
                     await self.kube.request(
-                        "PATCH", pod_path(pod), body=patch, content_type=JSON_PATCH
+                        "PATCH", namespaced(PODS, *pod), body=patch, content_type=JSON_PATCH
                     )
                     return True
                 except KubeError as error:
@@ -128,7 +129,7 @@ class UncountedPodActions(PodActions):
             try:
                 await self.kube.request(
                     "PATCH",
-                    pod_path(pod),
+                    namespaced(PODS, *pod),
                     body=RECOUNT_PATCH,
                     content_type=STRATEGIC_MERGE_PATCH,
                 )
