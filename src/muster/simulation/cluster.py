@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from muster.api.constants import CONDITION_SCHEDULED, REASON_PREEMPTED
+from muster.api.wire import controller_name
 from muster.scheduler.decisions.plan import Evict, Plan, Release, StepKind, WriteStatus
 from muster.scheduler.decisions.results import GroupKey, PodKey
 from muster.scheduler.lifecycle.status import needs_write
@@ -23,7 +24,6 @@ from muster.simulation.documents import InvalidInputError, Problem
 from muster.simulation.inventory import Entry, Manifest
 from muster.simulation.pods import (
     bound,
-    controlling_job,
     gated,
     group_of,
     is_pending,
@@ -131,7 +131,7 @@ class SimulatedCluster:
         if preempted:
             known = group_key if group_key in self.pod_groups else None
             self.victims.append(PreemptedPod(key, known))
-        if controlling_job(pod) is not None:
+        if controller_name(pod, "Job") is not None:
             self._set_pod(key, self._as_created(remade_by_job(pod)))
 
     def _as_created(self, pod: Manifest) -> Manifest:

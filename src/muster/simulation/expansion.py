@@ -21,11 +21,11 @@ from pydantic import ValidationError
 from muster.api.constants import POLICY_LABEL
 from muster.api.expand import expand_job, expand_workload, gated_pod_template
 from muster.api.optin import OptInError, read_job_opt_in
+from muster.api.wire import FINISHED_PHASES, controller_name
 from muster.api.workload import Workload
-from muster.scheduler.state.intake import TERMINAL_PHASES
 from muster.simulation.documents import InvalidInputError, Problem
 from muster.simulation.inventory import Entry, Inventory, Manifest
-from muster.simulation.pods import controlling_job, group_of
+from muster.simulation.pods import group_of
 
 
 @dataclass(slots=True)
@@ -53,7 +53,7 @@ def expand(inventory: Inventory) -> Expansion:
     pods_of_job: dict[tuple[str, str], list[Manifest]] = defaultdict(list)
     for pod in inventory.pods:
         pod_names[pod.namespace].add(pod.name)
-        job_name = controlling_job(pod.body)
+        job_name = controller_name(pod.body, "Job")
         if job_name is not None:
             pods_of_job[pod.namespace, job_name].append(pod.body)
     for job in inventory.jobs:
@@ -146,7 +146,7 @@ def _pods_to_create(job: Entry, owned: list[Manifest], problems: list[Problem]) 
     if spec.get("suspend") is True:
         return 0
     phases = [(pod.get("status") or {}).get("phase") for pod in owned]
-    active = sum(phase not in TERMINAL_PHASES for phase in phases)
+    active = sum(phase not in FINISHED_PHASES for phase in phases)
     wanted = 1 if parallelism is None else parallelism
     if completions is not None:
         wanted = min(wanted, completions - phases.count("Succeeded"))

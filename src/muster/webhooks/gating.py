@@ -35,6 +35,7 @@ from muster.api.constants import POD_GROUP_LABEL, POLICY_LABEL
 from muster.api.expand import gated_pod_template
 from muster.api.gates import has_gang_gate, with_gang_gate, without_gang_gate
 from muster.api.optin import OptInError, read_job_opt_in
+from muster.api.wire import controller_name
 
 
 def job_template(job: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -93,8 +94,7 @@ def pod_gates(pod: Mapping[str, Any]) -> list[dict[str, Any]] | None:
     if (pod.get("spec") or {}).get("schedulingGroup") or bypasses_gang(pod):
         kept = without_gang_gate(gates)
         return kept if len(kept) != len(gates) else None
-    owners = metadata.get("ownerReferences") or []
-    if any(owner.get("controller") and owner.get("kind") == "Job" for owner in owners):
+    if controller_name(pod, "Job") is not None:
         return None
     if has_gang_gate(gates):
         return None

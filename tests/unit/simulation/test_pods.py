@@ -5,7 +5,6 @@ from typing import Any
 from muster.api.constants import GANG_GATE, POD_GROUP_LABEL
 from muster.simulation.pods import (
     bound,
-    controlling_job,
     gated,
     group_of,
     is_finished,
@@ -53,13 +52,6 @@ def test_remade_by_job_is_the_same_pod_pending_again() -> None:
     assert "nodeName" not in result["spec"]
     assert result["status"] == {"phase": "Pending"}
     assert is_pending(result)
-
-
-def test_controlling_job_reads_the_controller_reference() -> None:
-    assert controlling_job(pod()) == "train"
-    owned_not_controlled = pod()
-    owned_not_controlled["metadata"]["ownerReferences"] = [{"kind": "Job", "name": "train"}]
-    assert controlling_job(owned_not_controlled) is None
 
 
 def test_pending_and_finished() -> None:

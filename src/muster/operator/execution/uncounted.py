@@ -28,6 +28,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from muster.api.constants import POD_GROUP_LABEL
+from muster.api.wire import FINISHED_PHASES, controller_name
 from muster.client.kube import JSON_PATCH, STRATEGIC_MERGE_PATCH, KubeError
 from muster.client.paths import PODS, namespaced
 from muster.operator.execution.pods import BatchOutcome, PodActions
@@ -41,7 +42,6 @@ JOB_TRACKING_FINALIZER = "batch.kubernetes.io/job-tracking"
 # answered 422; the pod is read again, a few times at most.
 _TEST_FAILED = 422
 _ATTEMPTS = 3
-_FINISHED = ("Succeeded", "Failed")
 
 
 def counted_by_job(pod: Mapping[str, Any]) -> bool:
@@ -50,12 +50,11 @@ def counted_by_job(pod: Mapping[str, Any]) -> bool:
     metadata = pod.get("metadata") or {}
     if not (metadata.get("labels") or {}).get(POD_GROUP_LABEL):
         return False
-    owners = metadata.get("ownerReferences") or []
-    if not any(owner.get("controller") and owner.get("kind") == "Job" for owner in owners):
+    if controller_name(pod, "Job") is None:
         return False
     if metadata.get("deletionTimestamp"):
         return False
-    if (pod.get("status") or {}).get("phase") in _FINISHED:
+    if (pod.get("status") or {}).get("phase") in FINISHED_PHASES:
         return False
     return JOB_TRACKING_FINALIZER in (metadata.get("finalizers") or [])
 
