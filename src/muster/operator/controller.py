@@ -103,6 +103,30 @@ class _Both:
         return self.first.remove(obj)
 
 
+def _informers(
+    kube: Kube,
+    sources: list[Source],
+    config: OperatorConfig,
+    metrics: Metrics,
+    *,
+    on_change: Callable[[], None],
+) -> list[Informer]:
+    """One informer per source, each with the operator's watch timeout and counters."""
+    return [
+        Informer(
+            kube,
+            path,
+            sink,
+            query=query,
+            on_change=on_change,
+            watch_timeout=config.watch_timeout,
+            on_expired=metrics.watch_expired.labels(path).inc,
+            on_error=metrics.watch_errors.labels(path).inc,
+        )
+        for path, query, sink in sources
+    ]
+
+
 class Controller:
     """Wires informers, the expander and the scheduling loop around one cache."""
 
@@ -138,19 +162,7 @@ class Controller:
         pods.answered = views.answer
         sources = scheduling_sources(self.cache, views, _Both(self.cache.jobs, self.expanders[0]))
         sources.append((WORKLOADS, {}, self.expanders[1]))
-        self.informers = [
-            Informer(
-                kube,
-                path,
-                sink,
-                query=query,
-                on_change=self.trigger.poke,
-                watch_timeout=config.watch_timeout,
-                on_expired=metrics.watch_expired.labels(path).inc,
-                on_error=metrics.watch_errors.labels(path).inc,
-            )
-            for path, query, sink in sources
-        ]
+        self.informers = _informers(kube, sources, config, metrics, on_change=self.trigger.poke)
         writer = StatusWriter(kube, self.cache)
         self.estimates = EstimateWriter(
             cache=self.cache,

@@ -115,7 +115,27 @@ def desired_status(
     read with); a cycle that changes one group twice passes its first answer here.
     """
     current = group.status if current is None else current
-    generation = group.generation
+    status: JsonObject = {
+        "conditions": _conditions(current, change, now=now, generation=group.generation),
+        "observedGeneration": group.generation,
+        "minCount": group.min_count if group.gang else POLICY_BASIC,
+        "pods": pod_counts(members),
+    }
+    scheduling = change.scheduling
+    admitted_now = scheduling is not None and scheduling.admitted and not admitted(current)
+    admitted_at = now if admitted_now else current.get("admittedAt")
+    if admitted_at:
+        status["admittedAt"] = admitted_at
+    status.update(_memory(current, change))
+    if not admitted(status):
+        status.update({key: current[key] for key in ESTIMATE_FIELDS if key in current})
+    return status
+
+
+def _conditions(
+    current: Mapping[str, Any], change: StatusChange, *, now: str, generation: int
+) -> list[JsonObject]:
+    """The conditions after `change`, in their fixed order."""
     conditions: list[JsonObject] = [
         dict(c) for c in current.get("conditions") or [] if isinstance(c, Mapping)
     ]
@@ -149,36 +169,30 @@ def desired_status(
         )
     elif change.clear_disruption_target:
         conditions = [c for c in conditions if c.get("type") != CONDITION_DISRUPTION_TARGET]
-    status: JsonObject = {
-        "conditions": sorted(conditions, key=_condition_order),
-        "observedGeneration": generation,
-        "minCount": group.min_count if group.gang else POLICY_BASIC,
-        "pods": pod_counts(members),
-    }
-    was_admitted = admitted(current)
-    admitted_now = scheduling is not None and scheduling.admitted and not was_admitted
-    admitted_at = now if admitted_now else current.get("admittedAt")
-    if admitted_at:
-        status["admittedAt"] = admitted_at
+    return sorted(conditions, key=_condition_order)
+
+
+def _memory(current: Mapping[str, Any], change: StatusChange) -> JsonObject:
+    """The plan and the gang's lifecycle memory after `change` (each kept unless it
+    changes; an empty one left out)."""
+    memory: JsonObject = {}
     if change.plan is not None:
-        status["plan"] = dict(change.plan)
+        memory["plan"] = dict(change.plan)
     elif not change.clear_plan and current.get("plan"):
-        status["plan"] = dict(current["plan"])
+        memory["plan"] = dict(current["plan"])
     refusals = (
         refusals_status(change.refusals) if change.refusals is not None else current.get("refusals")
     )
     if refusals:
-        status["refusals"] = dict(refusals)
+        memory["refusals"] = dict(refusals)
     lifecycle = (
         lifecycle_status(change.lifecycle)
         if change.lifecycle is not None
         else current.get("lifecycle")
     )
     if lifecycle and lifecycle != {"rollbacks": 0}:
-        status["lifecycle"] = dict(lifecycle)
-    if not admitted(status):
-        status.update({key: current[key] for key in ESTIMATE_FIELDS if key in current})
-    return status
+        memory["lifecycle"] = dict(lifecycle)
+    return memory
 
 
 def with_estimate(current: Mapping[str, Any], estimate: Mapping[str, Any]) -> JsonObject:
