@@ -30,6 +30,7 @@ from muster.scheduler.memory.lifecycle import to_status as lifecycle_status
 from muster.scheduler.memory.refusals import RefusalMemory
 from muster.scheduler.memory.refusals import to_status as refusals_status
 from muster.scheduler.objects.conditions import admitted, condition, is_true
+from muster.scheduler.objects.keys import GroupKey
 from muster.scheduler.state.intake import GroupRecord, PodRecord
 
 ESTIMATE_FIELDS = ("estimatedStartTime", "estimate")  # kept until the gang is admitted
@@ -266,9 +267,19 @@ def needs_write(current: Mapping[str, Any], desired: Mapping[str, Any]) -> bool:
     return dict(current) != dict(desired)
 
 
-def admitted_message(placements: int, domain: tuple[str, str] | None) -> str:
+def admitted_message(
+    placed: int, domain: tuple[str, str] | None = None, *, live: int | None = None
+) -> str:
+    """What an admitted gang is told: `4 pods placed in zone=a`; with `live`, out of how
+    many of its pods (`4/6 pods placed`), as `muster simulate` reports a gang's end."""
+    count = str(placed) if live is None else f"{placed}/{live}"
     where = f" in {domain[0]}={domain[1]}" if domain else ""
-    return f"{placements} pods placed{where}"
+    return f"{count} pods placed{where}"
+
+
+def preempted_message(preemptor: GroupKey) -> str:
+    """What a gang taken down for a higher-priority one is told."""
+    return f"preempted by PodGroup {preemptor} to make room for its gang"
 
 
 @dataclass(frozen=True, slots=True)
