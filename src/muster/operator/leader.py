@@ -240,14 +240,7 @@ class LeaderElector:
         spec["holderIdentity"] = self.identity
         spec["leaseDurationSeconds"] = round(self.timing.lease_duration)
         spec["renewTime"] = rfc3339(now, micro=True)
-        try:
-            await self.kube.request("PUT", f"{self.path}/{self.name}", body=lease, timeout=timeout)
-        except KubeError as error:
-            if error.conflict:
-                return False
-            raise
-        self._observed, self._observed_at = _record(spec), self.clock()
-        return True
+        return await self._written("PUT", f"{self.path}/{self.name}", lease, timeout)
 
     async def _create(self) -> bool:
         now = time.time()
@@ -264,13 +257,15 @@ class LeaderElector:
             "metadata": {"name": self.name, "namespace": self.namespace},
             "spec": spec,
         }
+        return await self._written("POST", self.path, lease, self.timing.attempt_timeout)
+
+    async def _written(self, method: str, path: str, lease: JsonObject, timeout: float) -> bool:
+        """Write the Lease; False when another replica wrote it first (a conflict)."""
         try:
-            await self.kube.request(
-                "POST", self.path, body=lease, timeout=self.timing.attempt_timeout
-            )
+            await self.kube.request(method, path, body=lease, timeout=timeout)
         except KubeError as error:
             if error.conflict:
                 return False
             raise
-        self._observed, self._observed_at = _record(spec), self.clock()
+        self._observed, self._observed_at = _record(lease["spec"]), self.clock()
         return True
