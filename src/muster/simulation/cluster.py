@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from muster.api.constants import CONDITION_SCHEDULED, REASON_PREEMPTED
+from muster.api.gates import pod_group_name
 from muster.api.wire import controller_name
 from muster.scheduler.decisions.plan import Evict, Plan, Release, StepKind, WriteStatus
 from muster.scheduler.decisions.results import GroupKey, PodKey
@@ -25,7 +26,6 @@ from muster.simulation.inventory import Entry, Manifest
 from muster.simulation.pods import (
     bound,
     gated,
-    group_of,
     is_pending,
     remade_by_job,
 )
@@ -124,7 +124,7 @@ class SimulatedCluster:
         if pod is None:
             return
         self.state.delete_pod(key.namespace, key.name)
-        group = group_of(pod)
+        group = pod_group_name(pod)
         group_key = None if group is None else GroupKey(key.namespace, group)
         if group_key is not None:
             self._placements_lost(group_key, key.name)
@@ -137,7 +137,7 @@ class SimulatedCluster:
     def _as_created(self, pod: Manifest) -> Manifest:
         """The pod as the admission webhook lets it in: a pending member of a gang is
         gated, unless its admitted gang's plan already released it."""
-        group_name = group_of(pod)
+        group_name = pod_group_name(pod)
         if group_name is None or not is_pending(pod):
             return pod
         record = self.state.groups.get(GroupKey(pod["metadata"]["namespace"], group_name))

@@ -20,12 +20,12 @@ from pydantic import ValidationError
 
 from muster.api.constants import POLICY_LABEL
 from muster.api.expand import expand_job, expand_workload, gated_pod_template
+from muster.api.gates import pod_group_name
 from muster.api.optin import OptInError, read_job_opt_in
 from muster.api.wire import FINISHED_PHASES, controller_name
 from muster.api.workload import Workload
 from muster.simulation.documents import InvalidInputError, Problem
 from muster.simulation.inventory import Entry, Inventory, Manifest
-from muster.simulation.pods import group_of
 
 
 @dataclass(slots=True)
@@ -77,7 +77,7 @@ def _orphans(pods: list[Entry], group_names: set[tuple[str, str]]) -> list[Probl
     """Pods labelled for a PodGroup the input lacks: nothing would ever release them."""
     warnings = []
     for pod in pods:
-        group = group_of(pod.body)
+        group = pod_group_name(pod.body)
         if group is not None and (pod.namespace, group) not in group_names:
             warnings.append(
                 Problem(pod.origin, f"Pod {pod.name}: PodGroup {group} is not in the input")

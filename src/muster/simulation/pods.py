@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from muster.api.constants import POD_GROUP_LABEL
 from muster.api.gates import with_gang_gate, without_gang_gate
 from muster.api.wire import FINISHED_PHASES
 
@@ -45,12 +44,6 @@ def is_finished(pod: Mapping[str, Any]) -> bool:
 def is_pending(pod: Mapping[str, Any]) -> bool:
     """Not bound to a node, and not finished."""
     return not (pod.get("spec") or {}).get("nodeName") and not is_finished(pod)
-
-
-def group_of(pod: Mapping[str, Any]) -> str | None:
-    """The name of the PodGroup the pod joins by label (same namespace), if any."""
-    group = (pod["metadata"].get("labels") or {}).get(POD_GROUP_LABEL)
-    return group if isinstance(group, str) and group else None
 
 
 def remade_by_job(pod: Mapping[str, Any]) -> Manifest:

@@ -6,7 +6,6 @@ from muster.api.constants import GANG_GATE, POD_GROUP_LABEL
 from muster.simulation.pods import (
     bound,
     gated,
-    group_of,
     is_finished,
     is_pending,
     remade_by_job,
@@ -60,8 +59,3 @@ def test_pending_and_finished() -> None:
     done = {**pod(), "status": {"phase": "Succeeded"}}
     assert is_finished(done)
     assert not is_pending(done)
-
-
-def test_group_of_reads_the_label() -> None:
-    assert group_of(pod()) == "train"
-    assert group_of({"metadata": {"name": "p"}}) is None

@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from muster.api.constants import API_VERSION, POD_GROUP_KIND, POD_GROUP_LABEL
+from muster.api.constants import API_VERSION, POD_GROUP_KIND
+from muster.api.gates import pod_group_name
 from muster.api.wire import JsonObject
 from muster.client.kube import Kube, KubeError
 from muster.client.object_references import reference
@@ -33,7 +34,7 @@ class BypassReporter:
     async def __call__(self, pod: Mapping[str, Any]) -> None:
         metadata = pod.get("metadata") or {}
         namespace = str(metadata.get("namespace", ""))
-        group = str((metadata.get("labels") or {}).get(POD_GROUP_LABEL, ""))
+        group = pod_group_name(pod) or ""
         node = (pod.get("spec") or {}).get("nodeName")
         name = metadata.get("name") or metadata.get("generateName", "") + "…"
         message = (

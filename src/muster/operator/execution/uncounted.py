@@ -27,7 +27,7 @@ import logging
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from muster.api.constants import POD_GROUP_LABEL
+from muster.api.gates import pod_group_name
 from muster.api.wire import FINISHED_PHASES, controller_name
 from muster.client.kube import JSON_PATCH, STRATEGIC_MERGE_PATCH, KubeError
 from muster.client.paths import PODS, namespaced
@@ -48,7 +48,7 @@ def counted_by_job(pod: Mapping[str, Any]) -> bool:
     """Whether taking the pod down now would count against its Job: a gang member
     controlled by a Job, still tracked by it, not finished, not being deleted."""
     metadata = pod.get("metadata") or {}
-    if not (metadata.get("labels") or {}).get(POD_GROUP_LABEL):
+    if not pod_group_name(pod):
         return False
     if controller_name(pod, "Job") is None:
         return False
