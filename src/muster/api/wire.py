@@ -1,11 +1,6 @@
-"""Kubernetes objects as they travel: plain JSON mappings, read as the API server and
-YAML files hold them, not as parsed models; and the few facts about them that every
-layer reads.
-
-The engine, the operator and `muster simulate` all read objects this way (the
-pydantic models are for validation and schemas), so the name of that type, and each
-of those facts, lives once here, at the bottom of the layers.
-"""
+"""Kubernetes objects as the API server and YAML files hold them (plain JSON, not the
+pydantic models, which are for validation and schemas), and the few facts about them
+that every layer reads: the engine, the operator and `muster simulate` alike."""
 
 from __future__ import annotations
 

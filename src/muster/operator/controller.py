@@ -19,20 +19,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from muster.api.wire import JsonObject
+from muster.client import paths
 from muster.client.informer import Informer, Sink
 from muster.client.kube import Kube
-from muster.client.paths import (
-    BUDGETS,
-    CLAIMS,
-    JOBS,
-    NAMESPACES,
-    NODES,
-    POD_GROUPS,
-    PODS,
-    PRIORITY_CLASSES,
-    VOLUMES,
-    WORKLOADS,
-)
 from muster.operator.config import OperatorConfig, engine_config
 from muster.operator.execution.estimates import EstimateWriter
 from muster.operator.execution.events import QueuedEventRecorder
@@ -64,16 +53,16 @@ def scheduling_sources(
     """
     views = views or PodViews(cache.pods)
     return [
-        (JOBS, {}, jobs or cache.jobs),
-        (NODES, {}, cache.nodes),
-        (NAMESPACES, {}, cache.namespaces),
-        (VOLUMES, {}, cache.volumes),
-        (CLAIMS, {}, cache.claims),
-        (PRIORITY_CLASSES, {}, cache.priority_classes),
-        (BUDGETS, {}, cache.budgets),
-        (POD_GROUPS, {}, cache.pod_group_sink),
-        (PODS, CAPACITY_QUERY, views.view()),
-        (PODS, MEMBER_QUERY, views.view()),
+        (paths.JOBS, {}, jobs or cache.jobs),
+        (paths.NODES, {}, cache.nodes),
+        (paths.NAMESPACES, {}, cache.namespaces),
+        (paths.VOLUMES, {}, cache.volumes),
+        (paths.CLAIMS, {}, cache.claims),
+        (paths.PRIORITY_CLASSES, {}, cache.priority_classes),
+        (paths.BUDGETS, {}, cache.budgets),
+        (paths.POD_GROUPS, {}, cache.pod_group_sink),
+        (paths.PODS, CAPACITY_QUERY, views.view()),
+        (paths.PODS, MEMBER_QUERY, views.view()),
     ]
 
 
@@ -161,7 +150,7 @@ class Controller:
         views = PodViews(_Both(self.cache.pods, pods.required_terms))
         pods.answered = views.answer
         sources = scheduling_sources(self.cache, views, _Both(self.cache.jobs, self.expanders[0]))
-        sources.append((WORKLOADS, {}, self.expanders[1]))
+        sources.append((paths.WORKLOADS, {}, self.expanders[1]))
         self.informers = _informers(kube, sources, config, metrics, on_change=self.trigger.poke)
         writer = StatusWriter(kube, self.cache)
         self.estimates = EstimateWriter(
