@@ -14,7 +14,7 @@ from typing import Any
 from muster.api.references import referable_part
 from muster.api.wire import JsonObject
 from muster.client.informer import object_key
-from muster.client.kube import Kube, KubeError
+from muster.client.kube import Kube, get_or_none
 from muster.client.paths import WORKLOADS, namespaced
 
 
@@ -37,9 +37,4 @@ class WorkloadStore:
         return self.by_key.get((namespace, name))
 
     async def live(self, namespace: str, name: str) -> Mapping[str, Any] | None:
-        try:
-            return await self.kube.request("GET", namespaced(WORKLOADS, namespace, name))
-        except KubeError as error:
-            if error.not_found:
-                return None
-            raise
+        return await get_or_none(self.kube, namespaced(WORKLOADS, namespace, name))
