@@ -38,8 +38,9 @@ from aiohttp import web
 from kubernetes_asyncio import client
 
 from muster.api.times import rfc3339
+from muster.api.wire import JsonObject
 from muster.client.informer import Informer
-from muster.client.kube import JsonObject, Kube
+from muster.client.kube import Kube
 from muster.operator.intake.cache import LiveCache
 
 VARIANTS = ("muster", "kopf-index")

@@ -18,7 +18,8 @@ import pytest
 
 from muster.api.constants import API_VERSION, GROUP, POD_GROUP_PLURAL
 from muster.client.kube import Kube, connect
-from muster.operator.execution.writer import StatusWriter, pod_group_path
+from muster.client.paths import POD_GROUPS, namespaced
+from muster.operator.execution.writer import StatusWriter
 from muster.operator.intake.cache import LiveCache
 from muster.scheduler.decisions.results import GroupKey
 from tests.e2e.cluster import Kubectl
@@ -60,12 +61,12 @@ async def test_stale_status_writes_are_not_sent_and_real_conflicts_read_again(
     key = create_pod_group(kubectl, namespace)
     kube = await connect(str(kubeconfig))
     try:
-        first = await kube.request("GET", pod_group_path(key))
+        first = await kube.request("GET", namespaced(POD_GROUPS, *key))
         computed_from = first["metadata"]["resourceVersion"]
         kubectl("label", PODGROUPS, key.name, "-n", namespace, "touched=yes")
 
         seen = LiveCache()
-        seen.apply_pod_group(await kube.request("GET", pod_group_path(key)))
+        seen.apply_pod_group(await kube.request("GET", namespaced(POD_GROUPS, *key)))
         counting = CountingKube(kube)
         writer = StatusWriter(counting, seen)  # type: ignore[arg-type]
         assert not await writer.write(key, DESIRED, version=computed_from)

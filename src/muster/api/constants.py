@@ -1,4 +1,4 @@
-"""The fixed names of Muster's contract (DESIGN.md, "Contract").
+"""The fixed names of Muster's contract (docs/concepts.md and docs/api-reference.md).
 
 Users' manifests, the webhooks, the operator and the tests all depend on these
 strings, so they are spelled exactly once, here.

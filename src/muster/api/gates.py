@@ -1,7 +1,8 @@
-"""The gang gate in a pod's `spec.schedulingGates`: present, added, taken away.
+"""A pod's part in a gang: the label that makes it a member, and the gang gate in its
+`spec.schedulingGates` (present, added, taken away).
 
-The webhooks add it, the engine reads it, `muster simulate` lifts it: each asks the
-same question of the same list, so the answer lives here once. Gates are read
+The webhooks add the gate, the engine reads it, `muster simulate` lifts it: each asks
+the same question of the same list, so the answer lives here once. Gates are read
 leniently (an entry that is not a mapping is some other gate), as the lists come
 from objects the engine must survive.
 """
@@ -11,7 +12,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from muster.api.constants import GANG_GATE
+from muster.api.constants import GANG_GATE, POD_GROUP_LABEL
+
+
+def pod_group_name(pod: Mapping[str, Any]) -> str | None:
+    """The PodGroup the pod joins by its label (in its own namespace), if any."""
+    name = ((pod.get("metadata") or {}).get("labels") or {}).get(POD_GROUP_LABEL)
+    return name if isinstance(name, str) and name else None
 
 
 def is_gang_gate(gate: object) -> bool:

@@ -36,10 +36,3 @@ def is_label_key(value: str) -> bool:
     if slash and not is_dns_subdomain(prefix):
         return False
     return len(name) <= LABEL_NAME_MAX_LENGTH and _LABEL_NAME_RE.match(name) is not None
-
-
-def is_label_value(value: str) -> bool:
-    """A label value: empty, or a label name."""
-    return value == "" or (
-        len(value) <= LABEL_NAME_MAX_LENGTH and _LABEL_NAME_RE.match(value) is not None
-    )

@@ -7,13 +7,12 @@ kube-scheduler refused the gang's pods on, and the gang's lifecycle memory).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import AwareDatetime, ConfigDict, Field
 
 from muster.api.base import INT32, Condition, KubeModel, ObjectMeta
-from muster.api.constants import MAX_REFUSAL_MESSAGE, MAX_REFUSED_NODES, POLICY_BASIC
+from muster.api.constants import MAX_REFUSAL_MESSAGE, MAX_REFUSED_NODES
 from muster.api.names import DNS_LABEL_MAX_LENGTH, DNS_SUBDOMAIN_MAX_LENGTH
 from muster.api.policy import (
     DisruptionMode,
@@ -264,17 +263,3 @@ class PodGroup(KubeModel):
 
     status: PodGroupStatus | None = None
     """The observed state of the group, written by Muster."""
-
-
-def status_min_count(spec: Mapping[str, Any]) -> int | str:
-    """The value of ``status.minCount`` for a PodGroup spec (a plain mapping, as the
-    status writer holds it): the gang's minCount, or ``basic``.
-
-    A printer column can only follow one JSON path, so the MIN column needs one
-    field that holds either answer.
-    """
-    policy = spec.get("schedulingPolicy") or {}
-    gang = policy.get("gang")
-    if isinstance(gang, Mapping) and isinstance(gang.get("minCount"), int):
-        return int(gang["minCount"])
-    return POLICY_BASIC

@@ -19,6 +19,7 @@ from typing import Any, TextIO
 
 from kubernetes_asyncio.config import ConfigException
 
+from muster.api.constants import CONDITION_SCHEDULED
 from muster.api.times import rfc3339
 from muster.client.kube import KubeError, connect
 from muster.operator.config import ENGINE_FIELDS, add_arguments, engine_config, from_arguments
@@ -129,7 +130,7 @@ def render(key: GroupKey, status: Mapping[str, Any], result: CycleResult) -> str
         lines.append("Status:   fits now; the operator admits it on its next cycle")
         lines.extend(_table(("POD", "NODE"), sorted(admission.placements.items())))
     else:
-        scheduled = condition(status, "PodGroupScheduled") or {}
+        scheduled = condition(status, CONDITION_SCHEDULED) or {}
         lines.append(f"Status:   admitted ({scheduled.get('reason', 'Scheduled')})")
         lines.extend(_lifecycle(status))  # a preemptor names the victims it waits for
         plan = status.get("plan")

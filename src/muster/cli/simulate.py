@@ -62,6 +62,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="N",
         help="give up when the cluster still changes after N cycles (default %(default)s)",
     )
+    _add_engine_arguments(parser)
+    _add_timeline_arguments(parser)
+    parser.set_defaults(handler=run)
+
+
+def _add_engine_arguments(parser: argparse.ArgumentParser) -> None:
+    """The operator's own settings of the engine, so a run decides as the operator would."""
     parser.add_argument(
         "--starvation-seconds",
         type=_seconds,
@@ -79,6 +86,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "kube-scheduler caused (status.refusals), a gang is not planned until a node "
         "changes; 0: no limit (default %(default)s)",
     )
+
+
+def _add_timeline_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--timeline",
         action="store_true",
@@ -93,7 +103,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="how far --timeline looks ahead, e.g. 90m "
         f"(default {format_duration(DEFAULT_HORIZON_SECONDS)})",
     )
-    parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:

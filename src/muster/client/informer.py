@@ -22,7 +22,8 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Protocol
 
-from muster.client.kube import JsonObject, Kube, KubeError
+from muster.api.wire import JsonObject
+from muster.client.kube import Kube, KubeError
 from muster.client.name_index import NameIndex
 from muster.client.retry import ExponentialBackoff, jittered
 from muster.scheduler.objects.fields import shared

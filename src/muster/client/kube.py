@@ -19,10 +19,10 @@ from typing import Any, TypeVar
 import aiohttp
 from kubernetes_asyncio import client, config
 
+from muster.api.wire import JsonObject as JsonObject  # noqa: PLC0414 (re-exported)
 from muster.client.retry import ExponentialBackoff
 from muster.client.throttle import RateLimiter
 
-JsonObject = dict[str, Any]
 T = TypeVar("T")
 
 JSON = "application/json"
@@ -411,17 +411,24 @@ async def _read(response: Any) -> bytes:
     return payload
 
 
+async def get_or_none(kube: Kube, path: str) -> JsonObject | None:
+    """The object at `path`, or None when there is none (the API's 404)."""
+    try:
+        return await kube.request("GET", path)
+    except KubeError as error:
+        if error.not_found:
+            return None
+        raise
+
+
 async def apply_object(kube: Kube, obj: JsonObject) -> JsonObject:
     """Create a cluster-scoped object, or replace it with this content if it exists."""
     api_version = str(obj["apiVersion"])
     prefix = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
     collection = f"{prefix}/{str(obj['kind']).lower()}s"
     name = obj["metadata"]["name"]
-    try:
-        current = await kube.request("GET", f"{collection}/{name}")
-    except KubeError as error:
-        if not error.not_found:
-            raise
+    current = await get_or_none(kube, f"{collection}/{name}")
+    if current is None:
         return await kube.request("POST", collection, body=obj)
     replacement = {**obj, "metadata": {**obj["metadata"], **_version_of(current)}}
     return await kube.request("PUT", f"{collection}/{name}", body=replacement)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from muster.client.kube import JsonObject
+from muster.api.wire import JsonObject
 
 
 def reference(obj: Mapping[str, Any]) -> JsonObject:

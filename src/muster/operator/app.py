@@ -30,6 +30,7 @@ from kopf._cogs.structs import credentials, references
 from muster.api.constants import GROUP
 from muster.client.informer import Informer
 from muster.client.kube import Kube, apply_object, connect
+from muster.client.paths import PRIORITY_CLASSES, WORKLOADS
 from muster.client.throttle import RateLimiter
 from muster.client.tls_buffers import limit_read_buffers
 from muster.operator.admission.certificate_keeper import (
@@ -37,9 +38,7 @@ from muster.operator.admission.certificate_keeper import (
     keeper_for,
     service_reference,
 )
-from muster.operator.admission.priority_classes import PATH as PRIORITY_CLASSES
 from muster.operator.admission.priority_classes import PriorityClassStore
-from muster.operator.admission.workloads import PATH as WORKLOADS
 from muster.operator.admission.workloads import WorkloadStore
 from muster.operator.config import OperatorConfig
 from muster.operator.controller import Controller
@@ -97,6 +96,7 @@ class Operator:
         self.stop_requested = asyncio.Event()  # by kopf's cleanup: a signal, or kopf_stop
         self.served = ServedResources(kopf.get_default_registry(), references.Insights())
         self.controller: Controller | None = None
+        self.controller_task: asyncio.Task[None] | None = None
         self.priority_classes = PriorityClassStore()
         self.priority_informer: Informer | None = None
         self.workloads: WorkloadStore | None = None
@@ -129,19 +129,7 @@ class Operator:
             self.config.health_host,
             self.config.health_port,
         )
-        self.priority_informer = Informer(
-            kube,
-            PRIORITY_CLASSES,
-            self.priority_classes,
-            on_change=lambda: None,
-            watch_timeout=self.config.watch_timeout,
-            on_expired=self.metrics.watch_expired.labels(PRIORITY_CLASSES).inc,
-            on_error=self.metrics.watch_errors.labels(PRIORITY_CLASSES).inc,
-        )
-        priority_task = asyncio.create_task(self.priority_informer.run(), name="priorities")
-        self.workloads = WorkloadStore(kube)
-        self.workload_informer = Informer(kube, WORKLOADS, self.workloads, on_change=lambda: None)
-        workload_task = asyncio.create_task(self.workload_informer.run(), name="workloads")
+        informer_tasks = self._start_informers(kube)
         self.bypass = BypassReporter(kube, EventRecorder(kube, instance=self.config.identity))
         kopf_task = asyncio.create_task(self._run_kopf(), name="kopf")
         stopping = asyncio.create_task(self.stop_requested.wait(), name="stop requested")
@@ -158,43 +146,17 @@ class Operator:
             if self.certificates is None
             else asyncio.create_task(self.certificates.run(), name="webhook certificate")
         )
-        controller_task: asyncio.Task[None] | None = None
         try:
             if self.config.manage_webhooks:
                 await self._register_webhooks(kube, kopf_task)
-            leading = asyncio.create_task(elector.leading.wait())
-            watched = {kopf_task, stopping, leading} | ({elector_task} if elector_task else set())
-            await asyncio.wait(watched, return_when=asyncio.FIRST_COMPLETED)
-            leading.cancel()
-            if kopf_task.done() or stopping.done():
-                return self._exit_code(kopf_task)
-            if elector_task is not None and elector_task.done():
-                return self._elector_ended(elector_task)
-            self.metrics.leader.set(1)
-            fenced = kube.view(
-                limiter=RateLimiter(qps=self.config.kube_qps, burst=self.config.kube_burst),
-                fence=elector.still_leading,
-            )
-            self.controller = Controller(
-                fenced, self.config, self.metrics, still_leading=elector.still_leading
-            )
-            controller_task = asyncio.create_task(self.controller.run(), name="controller")
-            watched = {kopf_task, stopping, controller_task}
-            watched |= {elector_task} if elector_task else set()
-            await asyncio.wait(watched, return_when=asyncio.FIRST_COMPLETED)
-            if elector_task is not None and elector_task.done():
-                return self._elector_ended(elector_task)
-            if controller_task.done():
-                return self._exit_code(controller_task)
-            return self._exit_code(kopf_task)
+            return await self._lead(kube, elector, elector_task, kopf_task, stopping)
         finally:
             self.metrics.leader.set(0)
             # The controller first: the elector gives the Lease up as it ends.
             for task in (
-                controller_task,
+                self.controller_task,
                 elector_task,
-                priority_task,
-                workload_task,
+                *informer_tasks,
                 certificates_task,
                 stopping,
             ):
@@ -208,6 +170,59 @@ class Operator:
                     await health.cleanup()
                     await kube.close()
             logger.info("stopped")
+
+    def _start_informers(self, kube: Kube) -> tuple[asyncio.Task[None], asyncio.Task[None]]:
+        """The PriorityClasses and Workloads that every replica's webhooks read."""
+        self.priority_informer = Informer(
+            kube,
+            PRIORITY_CLASSES,
+            self.priority_classes,
+            on_change=lambda: None,
+            watch_timeout=self.config.watch_timeout,
+            on_expired=self.metrics.watch_expired.labels(PRIORITY_CLASSES).inc,
+            on_error=self.metrics.watch_errors.labels(PRIORITY_CLASSES).inc,
+        )
+        priority_task = asyncio.create_task(self.priority_informer.run(), name="priorities")
+        self.workloads = WorkloadStore(kube)
+        self.workload_informer = Informer(kube, WORKLOADS, self.workloads, on_change=lambda: None)
+        workload_task = asyncio.create_task(self.workload_informer.run(), name="workloads")
+        return priority_task, workload_task
+
+    async def _lead(
+        self,
+        kube: Kube,
+        elector: LeaderElector,
+        elector_task: asyncio.Task[None] | None,
+        kopf_task: asyncio.Task[None],
+        stopping: asyncio.Task[Any],
+    ) -> int:
+        """Wait to lead, then run the controller; the exit code of whatever ends first."""
+        leading = asyncio.create_task(elector.leading.wait())
+        watched = {kopf_task, stopping, leading} | ({elector_task} if elector_task else set())
+        await asyncio.wait(watched, return_when=asyncio.FIRST_COMPLETED)
+        leading.cancel()
+        if kopf_task.done() or stopping.done():
+            return self._exit_code(kopf_task)
+        if elector_task is not None and elector_task.done():
+            return self._elector_ended(elector_task)
+        self.metrics.leader.set(1)
+        fenced = kube.view(
+            limiter=RateLimiter(qps=self.config.kube_qps, burst=self.config.kube_burst),
+            fence=elector.still_leading,
+        )
+        self.controller = Controller(
+            fenced, self.config, self.metrics, still_leading=elector.still_leading
+        )
+        controller_task = asyncio.create_task(self.controller.run(), name="controller")
+        self.controller_task = controller_task
+        watched = {kopf_task, stopping, controller_task}
+        watched |= {elector_task} if elector_task else set()
+        await asyncio.wait(watched, return_when=asyncio.FIRST_COMPLETED)
+        if elector_task is not None and elector_task.done():
+            return self._elector_ended(elector_task)
+        if controller_task.done():
+            return self._exit_code(controller_task)
+        return self._exit_code(kopf_task)
 
     async def _register_webhooks(self, kube: Kube, kopf_task: asyncio.Task[None]) -> None:
         """Once the webhooks answer, point the API server at them (create or replace)."""

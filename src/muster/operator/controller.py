@@ -18,9 +18,10 @@ import logging
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from muster.api.constants import API_VERSION, POD_GROUP_PLURAL, WORKLOAD_PLURAL
+from muster.api.wire import JsonObject
+from muster.client import paths
 from muster.client.informer import Informer, Sink
-from muster.client.kube import JsonObject, Kube
+from muster.client.kube import Kube
 from muster.operator.config import OperatorConfig, engine_config
 from muster.operator.execution.estimates import EstimateWriter
 from muster.operator.execution.events import QueuedEventRecorder
@@ -35,17 +36,6 @@ from muster.operator.intake.trigger import Trigger
 from muster.operator.metrics import Metrics
 
 logger = logging.getLogger(__name__)
-
-NODES = "/api/v1/nodes"
-NAMESPACES = "/api/v1/namespaces"
-CLAIMS = "/api/v1/persistentvolumeclaims"
-VOLUMES = "/api/v1/persistentvolumes"
-PODS = "/api/v1/pods"
-PRIORITY_CLASSES = "/apis/scheduling.k8s.io/v1/priorityclasses"
-BUDGETS = "/apis/policy/v1/poddisruptionbudgets"
-POD_GROUPS = f"/apis/{API_VERSION}/{POD_GROUP_PLURAL}"
-WORKLOADS = f"/apis/{API_VERSION}/{WORKLOAD_PLURAL}"
-JOBS = "/apis/batch/v1/jobs"
 
 
 Source = tuple[str, Mapping[str, str], Sink]  # path, list/watch query, where it goes
@@ -63,16 +53,16 @@ def scheduling_sources(
     """
     views = views or PodViews(cache.pods)
     return [
-        (JOBS, {}, jobs or cache.jobs),
-        (NODES, {}, cache.nodes),
-        (NAMESPACES, {}, cache.namespaces),
-        (VOLUMES, {}, cache.volumes),
-        (CLAIMS, {}, cache.claims),
-        (PRIORITY_CLASSES, {}, cache.priority_classes),
-        (BUDGETS, {}, cache.budgets),
-        (POD_GROUPS, {}, cache.pod_group_sink),
-        (PODS, CAPACITY_QUERY, views.view()),
-        (PODS, MEMBER_QUERY, views.view()),
+        (paths.JOBS, {}, jobs or cache.jobs),
+        (paths.NODES, {}, cache.nodes),
+        (paths.NAMESPACES, {}, cache.namespaces),
+        (paths.VOLUMES, {}, cache.volumes),
+        (paths.CLAIMS, {}, cache.claims),
+        (paths.PRIORITY_CLASSES, {}, cache.priority_classes),
+        (paths.BUDGETS, {}, cache.budgets),
+        (paths.POD_GROUPS, {}, cache.pod_group_sink),
+        (paths.PODS, CAPACITY_QUERY, views.view()),
+        (paths.PODS, MEMBER_QUERY, views.view()),
     ]
 
 
@@ -100,6 +90,30 @@ class _Both:
     def remove(self, obj: JsonObject) -> bool:
         self.second.remove(obj)
         return self.first.remove(obj)
+
+
+def _informers(
+    kube: Kube,
+    sources: list[Source],
+    config: OperatorConfig,
+    metrics: Metrics,
+    *,
+    on_change: Callable[[], None],
+) -> list[Informer]:
+    """One informer per source, each with the operator's watch timeout and counters."""
+    return [
+        Informer(
+            kube,
+            path,
+            sink,
+            query=query,
+            on_change=on_change,
+            watch_timeout=config.watch_timeout,
+            on_expired=metrics.watch_expired.labels(path).inc,
+            on_error=metrics.watch_errors.labels(path).inc,
+        )
+        for path, query, sink in sources
+    ]
 
 
 class Controller:
@@ -136,20 +150,8 @@ class Controller:
         views = PodViews(_Both(self.cache.pods, pods.required_terms))
         pods.answered = views.answer
         sources = scheduling_sources(self.cache, views, _Both(self.cache.jobs, self.expanders[0]))
-        sources.append((WORKLOADS, {}, self.expanders[1]))
-        self.informers = [
-            Informer(
-                kube,
-                path,
-                sink,
-                query=query,
-                on_change=self.trigger.poke,
-                watch_timeout=config.watch_timeout,
-                on_expired=metrics.watch_expired.labels(path).inc,
-                on_error=metrics.watch_errors.labels(path).inc,
-            )
-            for path, query, sink in sources
-        ]
+        sources.append((paths.WORKLOADS, {}, self.expanders[1]))
+        self.informers = _informers(kube, sources, config, metrics, on_change=self.trigger.poke)
         writer = StatusWriter(kube, self.cache)
         self.estimates = EstimateWriter(
             cache=self.cache,

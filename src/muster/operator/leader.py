@@ -40,7 +40,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from muster.api.times import rfc3339
-from muster.client.kube import JsonObject, Kube, KubeError
+from muster.api.wire import JsonObject
+from muster.client.kube import Kube, KubeError
+from muster.client.paths import LEASES, namespaced
 from muster.client.retry import jittered
 
 logger = logging.getLogger(__name__)
@@ -103,7 +105,7 @@ class LeaderElector:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.kube = kube
-        self.path = f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases"
+        self.path = namespaced(LEASES, namespace)
         self.name = name
         self.namespace = namespace
         self.identity = identity
@@ -238,14 +240,7 @@ class LeaderElector:
         spec["holderIdentity"] = self.identity
         spec["leaseDurationSeconds"] = round(self.timing.lease_duration)
         spec["renewTime"] = rfc3339(now, micro=True)
-        try:
-            await self.kube.request("PUT", f"{self.path}/{self.name}", body=lease, timeout=timeout)
-        except KubeError as error:
-            if error.conflict:
-                return False
-            raise
-        self._observed, self._observed_at = _record(spec), self.clock()
-        return True
+        return await self._written("PUT", f"{self.path}/{self.name}", lease, timeout)
 
     async def _create(self) -> bool:
         now = time.time()
@@ -262,13 +257,15 @@ class LeaderElector:
             "metadata": {"name": self.name, "namespace": self.namespace},
             "spec": spec,
         }
+        return await self._written("POST", self.path, lease, self.timing.attempt_timeout)
+
+    async def _written(self, method: str, path: str, lease: JsonObject, timeout: float) -> bool:
+        """Write the Lease; False when another replica wrote it first (a conflict)."""
         try:
-            await self.kube.request(
-                "POST", self.path, body=lease, timeout=self.timing.attempt_timeout
-            )
+            await self.kube.request(method, path, body=lease, timeout=timeout)
         except KubeError as error:
             if error.conflict:
                 return False
             raise
-        self._observed, self._observed_at = _record(spec), self.clock()
+        self._observed, self._observed_at = _record(lease["spec"]), self.clock()
         return True

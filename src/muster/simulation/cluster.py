@@ -14,6 +14,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from muster.api.constants import CONDITION_SCHEDULED, REASON_PREEMPTED
+from muster.api.gates import pod_group_name
+from muster.api.wire import controller_name
 from muster.scheduler.decisions.plan import Evict, Plan, Release, StepKind, WriteStatus
 from muster.scheduler.decisions.results import GroupKey, PodKey
 from muster.scheduler.lifecycle.status import needs_write
@@ -23,9 +25,7 @@ from muster.simulation.documents import InvalidInputError, Problem
 from muster.simulation.inventory import Entry, Manifest
 from muster.simulation.pods import (
     bound,
-    controlling_job,
     gated,
-    group_of,
     is_pending,
     remade_by_job,
 )
@@ -124,20 +124,20 @@ class SimulatedCluster:
         if pod is None:
             return
         self.state.delete_pod(key.namespace, key.name)
-        group = group_of(pod)
+        group = pod_group_name(pod)
         group_key = None if group is None else GroupKey(key.namespace, group)
         if group_key is not None:
             self._placements_lost(group_key, key.name)
         if preempted:
             known = group_key if group_key in self.pod_groups else None
             self.victims.append(PreemptedPod(key, known))
-        if controlling_job(pod) is not None:
+        if controller_name(pod, "Job") is not None:
             self._set_pod(key, self._as_created(remade_by_job(pod)))
 
     def _as_created(self, pod: Manifest) -> Manifest:
         """The pod as the admission webhook lets it in: a pending member of a gang is
         gated, unless its admitted gang's plan already released it."""
-        group_name = group_of(pod)
+        group_name = pod_group_name(pod)
         if group_name is None or not is_pending(pod):
             return pod
         record = self.state.groups.get(GroupKey(pod["metadata"]["namespace"], group_name))

@@ -20,14 +20,12 @@ from pydantic import ValidationError
 
 from muster.api.constants import POLICY_LABEL
 from muster.api.expand import expand_job, expand_workload, gated_pod_template
+from muster.api.gates import pod_group_name
 from muster.api.optin import OptInError, read_job_opt_in
+from muster.api.wire import FINISHED_PHASES, controller_name
 from muster.api.workload import Workload
-from muster.scheduler.state.intake import TERMINAL_PHASES
 from muster.simulation.documents import InvalidInputError, Problem
 from muster.simulation.inventory import Entry, Inventory, Manifest
-from muster.simulation.pods import controlling_job, group_of
-
-JOB_CONTROLLER_KIND = "Job"
 
 
 @dataclass(slots=True)
@@ -55,7 +53,7 @@ def expand(inventory: Inventory) -> Expansion:
     pods_of_job: dict[tuple[str, str], list[Manifest]] = defaultdict(list)
     for pod in inventory.pods:
         pod_names[pod.namespace].add(pod.name)
-        job_name = controlling_job(pod.body)
+        job_name = controller_name(pod.body, "Job")
         if job_name is not None:
             pods_of_job[pod.namespace, job_name].append(pod.body)
     for job in inventory.jobs:
@@ -79,7 +77,7 @@ def _orphans(pods: list[Entry], group_names: set[tuple[str, str]]) -> list[Probl
     """Pods labelled for a PodGroup the input lacks: nothing would ever release them."""
     warnings = []
     for pod in pods:
-        group = group_of(pod.body)
+        group = pod_group_name(pod.body)
         if group is not None and (pod.namespace, group) not in group_names:
             warnings.append(
                 Problem(pod.origin, f"Pod {pod.name}: PodGroup {group} is not in the input")
@@ -148,7 +146,7 @@ def _pods_to_create(job: Entry, owned: list[Manifest], problems: list[Problem]) 
     if spec.get("suspend") is True:
         return 0
     phases = [(pod.get("status") or {}).get("phase") for pod in owned]
-    active = sum(phase not in TERMINAL_PHASES for phase in phases)
+    active = sum(phase not in FINISHED_PHASES for phase in phases)
     wanted = 1 if parallelism is None else parallelism
     if completions is not None:
         wanted = min(wanted, completions - phases.count("Succeeded"))

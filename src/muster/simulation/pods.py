@@ -11,24 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from muster.api.constants import POD_GROUP_LABEL
 from muster.api.gates import with_gang_gate, without_gang_gate
-from muster.scheduler.state.intake import TERMINAL_PHASES
+from muster.api.wire import FINISHED_PHASES
 
 Manifest = dict[str, Any]
-
-
-def controlling_job(pod: Mapping[str, Any]) -> str | None:
-    """The name of the Job that controls the pod (same namespace), if any."""
-    for reference in pod.get("metadata", {}).get("ownerReferences") or []:
-        if (
-            isinstance(reference, Mapping)
-            and reference.get("kind") == "Job"
-            and reference.get("controller") is True
-        ):
-            name = reference.get("name")
-            return name if isinstance(name, str) else None
-    return None
 
 
 def bound(pod: Mapping[str, Any], node_name: str) -> Manifest:
@@ -52,18 +38,12 @@ def gated(pod: Mapping[str, Any]) -> Manifest:
 
 def is_finished(pod: Mapping[str, Any]) -> bool:
     """Succeeded or Failed: the pod holds nothing any more."""
-    return (pod.get("status") or {}).get("phase") in TERMINAL_PHASES
+    return (pod.get("status") or {}).get("phase") in FINISHED_PHASES
 
 
 def is_pending(pod: Mapping[str, Any]) -> bool:
     """Not bound to a node, and not finished."""
     return not (pod.get("spec") or {}).get("nodeName") and not is_finished(pod)
-
-
-def group_of(pod: Mapping[str, Any]) -> str | None:
-    """The name of the PodGroup the pod joins by label (same namespace), if any."""
-    group = (pod["metadata"].get("labels") or {}).get(POD_GROUP_LABEL)
-    return group if isinstance(group, str) and group else None
 
 
 def remade_by_job(pod: Mapping[str, Any]) -> Manifest:

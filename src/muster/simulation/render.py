@@ -12,7 +12,7 @@ TABLE_HEADER = ("NAMESPACE", "PODGROUP", "SCHEDULED", "REASON", "PLACED", "MESSA
 
 
 def report_to_json(report: Report) -> dict[str, Any]:
-    """The `-o json` document; keys and shapes are fixed by DESIGN.md ("Command line")."""
+    """The `-o json` document; keys and shapes are fixed (docs/simulate.md, "Output")."""
     return {
         "podGroups": [_group_to_json(outcome) for outcome in report.pod_groups],
         "victims": [_victim_to_json(victim) for victim in report.victims],

@@ -16,8 +16,8 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from muster.api.wire import JsonObject
 from muster.scheduler import ClusterState, EngineConfig, schedule
 from muster.simulation.trace import (
     APPLY,
@@ -30,8 +30,6 @@ from muster.simulation.trace import (
     delete_object,
     observe_release,
 )
-
-JsonObject = dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)

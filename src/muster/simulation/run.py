@@ -18,6 +18,7 @@ from muster.api.constants import (
 )
 from muster.scheduler import EngineConfig, schedule
 from muster.scheduler.decisions.results import CycleResult, GroupKey
+from muster.scheduler.lifecycle.status import admitted_message, preempted_message
 from muster.scheduler.objects.conditions import condition
 from muster.scheduler.objects.fields import IntakeError
 from muster.scheduler.objects.times import parse_timestamp
@@ -131,7 +132,7 @@ def _outcome(cluster: SimulatedCluster, key: GroupKey, result: CycleResult) -> G
         waiting = [
             pod for pod in live if is_pending(pod) and pod["metadata"]["name"] not in record.plan
         ]
-        message = f"{len(live) - len(waiting)}/{len(live)} pods placed"
+        message = admitted_message(len(live) - len(waiting), live=len(live))
         awaited = [victim for victim in record.lifecycle.victims if victim in cluster.pods]
         if awaited:  # preempted for it and still leaving: none of its pods runs yet
             names = ", ".join(str(victim) for victim in awaited)
@@ -146,7 +147,7 @@ def _outcome(cluster: SimulatedCluster, key: GroupKey, result: CycleResult) -> G
     message = str(scheduled.get("message") or (verdict.message if verdict else ""))
     if preempted and verdict is not None and reason != REASON_ROLLED_BACK:
         reason = REASON_PREEMPTED  # taken down during the run: say by whom, then why it waits
-        message = f"preempted to make room for {cluster.preempted[key]}; {verdict.message}"
+        message = f"{preempted_message(cluster.preempted[key])}; {verdict.message}"
     return GroupOutcome(key, False, reason, message, placements, preempted)
 
 

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
+from muster.api.times import rfc3339
 from muster.scheduler import EngineConfig
 from muster.scheduler.decisions.results import GroupKey
 from muster.scheduler.forecast.estimate_words import starts_in, waiting_for
@@ -83,8 +84,8 @@ def timeline_to_json(result: Forecast, words: dict[GroupKey, str]) -> list[dict[
                 "running": run is not None and run.running and not run.finished,
                 "finished": run is not None and run.finished,
                 "preempted": run is not None and run.preempted,
-                "start": None if run is None else _rfc3339(run.start),
-                "end": None if run is None or run.end is None else _rfc3339(run.end),
+                "start": None if run is None else rfc3339(run.start),
+                "end": None if run is None or run.end is None else rfc3339(run.end),
                 "runtime": None if runtime is None else runtime.seconds,
                 "basis": None if runtime is None else str(runtime.basis),
                 "outcome": None if estimate is None else str(estimate.outcome),
@@ -115,7 +116,3 @@ def _at(moment: float, now: float) -> str:
 
 def _time(moment: float) -> str:
     return datetime.fromtimestamp(moment, UTC).strftime("%H:%M:%S")
-
-
-def _rfc3339(moment: float) -> str:
-    return datetime.fromtimestamp(moment, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -33,8 +33,9 @@ import kopf
 
 from muster.api.constants import POD_GROUP_LABEL, POLICY_LABEL
 from muster.api.expand import gated_pod_template
-from muster.api.gates import has_gang_gate, with_gang_gate, without_gang_gate
+from muster.api.gates import has_gang_gate, pod_group_name, with_gang_gate, without_gang_gate
 from muster.api.optin import OptInError, read_job_opt_in
+from muster.api.wire import controller_name
 
 
 def job_template(job: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -64,14 +65,13 @@ BYPASS_MEMO = "bypass_reporter"
 
 def bypasses_gang(pod: Mapping[str, Any]) -> str | None:
     """The node a member pod names at creation, so that no gang admission holds it."""
-    labels = (pod.get("metadata") or {}).get("labels") or {}
     node = (pod.get("spec") or {}).get("nodeName")
-    return node if labels.get(POD_GROUP_LABEL) and isinstance(node, str) and node else None
+    return node if pod_group_name(pod) and isinstance(node, str) and node else None
 
 
 def bypass_warning(pod: Mapping[str, Any], node: str) -> str:
     """What the user is told about a member pod created bound to a node."""
-    group = ((pod.get("metadata") or {}).get("labels") or {})[POD_GROUP_LABEL]
+    group = pod_group_name(pod)
     return (
         f"spec.nodeName is set ({node}): the pod bypasses gang admission and counts as"
         f" a bound member of PodGroup {group}"
@@ -86,15 +86,13 @@ def pod_gates(pod: Mapping[str, Any]) -> list[dict[str, Any]] | None:
     node already, loses our gate instead: two gang schedulers must never hold the
     same pod, and a bound pod may not be gated at all.
     """
-    metadata = pod.get("metadata") or {}
-    if not (metadata.get("labels") or {}).get(POD_GROUP_LABEL):
+    if not pod_group_name(pod):
         return None
     gates = list((pod.get("spec") or {}).get("schedulingGates") or [])
     if (pod.get("spec") or {}).get("schedulingGroup") or bypasses_gang(pod):
         kept = without_gang_gate(gates)
         return kept if len(kept) != len(gates) else None
-    owners = metadata.get("ownerReferences") or []
-    if any(owner.get("controller") and owner.get("kind") == "Job" for owner in owners):
+    if controller_name(pod, "Job") is not None:
         return None
     if has_gang_gate(gates):
         return None

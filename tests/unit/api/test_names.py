@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from muster.api.names import is_dns_label, is_dns_subdomain, is_label_key, is_label_value
+from muster.api.names import is_dns_label, is_dns_subdomain, is_label_key
 
 
 @pytest.mark.parametrize(
@@ -34,9 +34,3 @@ def test_dns_names() -> None:
     assert not is_dns_label("a" * 64)
     assert is_dns_subdomain("a.b-c.d")
     assert not is_dns_subdomain("a..b")
-
-
-def test_label_values() -> None:
-    assert is_label_value("")
-    assert is_label_value("Gang_1")
-    assert not is_label_value("-gang")

@@ -12,7 +12,7 @@ from muster.api.constants import API_VERSION, POD_GROUP_KIND, WORKLOAD_KIND
 from muster.api.expand import expand_job, expand_workload
 from muster.api.manifests import parse_manifests
 from muster.api.optin import read_job_opt_in
-from muster.api.podgroup import PodGroup, PodGroupSpec, status_min_count
+from muster.api.podgroup import PodGroup, PodGroupSpec
 from muster.api.workload import Workload
 
 EXAMPLES = sorted((Path(__file__).parents[3] / "examples").glob("*.yaml"))
@@ -104,9 +104,3 @@ def test_kind_constants_match_the_models() -> None:
     assert PodGroup.model_fields["kind"].default == POD_GROUP_KIND
     assert Workload.model_fields["api_version"].default == API_VERSION
     assert Workload.model_fields["kind"].default == WORKLOAD_KIND
-
-
-def test_status_min_count_shows_basic_for_basic_groups() -> None:
-    gang = {"schedulingPolicy": {"gang": {"minCount": 3}}}
-    basic: dict[str, Any] = {"schedulingPolicy": {"basic": {}}}
-    assert (status_min_count(gang), status_min_count(basic)) == (3, "basic")

@@ -6,8 +6,9 @@ import asyncio
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
+from muster.api.wire import JsonObject
 from muster.client.informer import Informer
-from muster.client.kube import JsonObject, KubeError, UnreachableError
+from muster.client.kube import KubeError, UnreachableError
 from muster.client.retry import ExponentialBackoff
 from tests.unit.operator.virtual_time import on_virtual_time
 

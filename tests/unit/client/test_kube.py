@@ -9,13 +9,14 @@ from typing import Any
 import aiohttp
 import pytest
 
+from muster.api.wire import JsonObject
 from muster.client.kube import (
-    JsonObject,
     Kube,
     KubeError,
     NotLeadingError,
     UnreachableError,
     connect,
+    get_or_none,
     proxy_from_environment,
 )
 from muster.client.retry import ExponentialBackoff
@@ -182,6 +183,14 @@ async def test_a_request_from_another_loop_fails_as_unsent_once_the_clients_loop
     with pytest.raises(UnreachableError) as raised:
         await Kube(api, loop=loop).request("GET", "/api/v1/pods/x")  # type: ignore[arg-type]
     assert raised.value.unsent and api.calls == []
+
+
+async def test_get_or_none_is_none_for_a_missing_object_and_raises_other_errors() -> None:
+    missing = Response(404, {"reason": "NotFound"})
+    assert await get_or_none(client(ScriptedApiClient(OK)), "/api/v1/pods/x") == {"kind": "Pod"}
+    assert await get_or_none(client(ScriptedApiClient(missing)), "/api/v1/pods/x") is None
+    with pytest.raises(KubeError):
+        await get_or_none(client(ScriptedApiClient(Response(403, {}))), "/api/v1/pods/x")
 
 
 def test_backoff_doubles_with_jitter_up_to_its_cap() -> None:

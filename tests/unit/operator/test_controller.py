@@ -7,8 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from muster.client.kube import JsonObject, Kube
-from muster.operator.config import OperatorConfig
-from muster.operator.controller import (
+from muster.client.paths import (
     BUDGETS,
     CLAIMS,
     JOBS,
@@ -19,10 +18,9 @@ from muster.operator.controller import (
     PRIORITY_CLASSES,
     VOLUMES,
     WORKLOADS,
-    Controller,
-    load_snapshot,
-    scheduling_sources,
 )
+from muster.operator.config import OperatorConfig
+from muster.operator.controller import Controller, load_snapshot, scheduling_sources
 from muster.operator.intake.cache import LiveCache
 from muster.operator.intake.pod_views import CAPACITY_QUERY, MEMBER_QUERY
 from muster.operator.metrics import Metrics

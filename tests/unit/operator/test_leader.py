@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from muster.client.kube import JsonObject, KubeError, UnreachableError
+from muster.api.wire import JsonObject
+from muster.client.kube import KubeError, UnreachableError
 from muster.operator.leader import LeaderElector, LeaseTiming
 from tests.unit.operator.virtual_time import on_virtual_time
 

@@ -5,9 +5,7 @@ from typing import Any
 from muster.api.constants import GANG_GATE, POD_GROUP_LABEL
 from muster.simulation.pods import (
     bound,
-    controlling_job,
     gated,
-    group_of,
     is_finished,
     is_pending,
     remade_by_job,
@@ -55,21 +53,9 @@ def test_remade_by_job_is_the_same_pod_pending_again() -> None:
     assert is_pending(result)
 
 
-def test_controlling_job_reads_the_controller_reference() -> None:
-    assert controlling_job(pod()) == "train"
-    owned_not_controlled = pod()
-    owned_not_controlled["metadata"]["ownerReferences"] = [{"kind": "Job", "name": "train"}]
-    assert controlling_job(owned_not_controlled) is None
-
-
 def test_pending_and_finished() -> None:
     assert is_pending(pod())
     assert not is_pending(pod(nodeName="n1"))
     done = {**pod(), "status": {"phase": "Succeeded"}}
     assert is_finished(done)
     assert not is_pending(done)
-
-
-def test_group_of_reads_the_label() -> None:
-    assert group_of(pod()) == "train"
-    assert group_of({"metadata": {"name": "p"}}) is None

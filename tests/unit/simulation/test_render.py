@@ -18,7 +18,7 @@ WAITING = GroupOutcome(
     GroupKey("ml-research", "sweep"),
     scheduled=False,
     reason="Preempted",
-    message="preempted to make room for default/train",
+    message="preempted by PodGroup default/train to make room for its gang",
     placements={},
     preempted=True,
 )
@@ -50,7 +50,7 @@ def test_json_follows_the_command_line_contract() -> None:
                 "name": "sweep",
                 "scheduled": False,
                 "reason": "Preempted",
-                "message": "preempted to make room for default/train",
+                "message": "preempted by PodGroup default/train to make room for its gang",
                 "placements": {},
                 "preempted": True,
             },
@@ -72,7 +72,7 @@ def test_table_has_one_aligned_row_per_pod_group_then_the_victims() -> None:
         "NAMESPACE     PODGROUP   SCHEDULED   REASON      PLACED   MESSAGE",
         "default       train      True        Scheduled   2        2/2 pods placed",
         "ml-research   sweep      False       Preempted   0        "
-        "preempted to make room for default/train",
+        "preempted by PodGroup default/train to make room for its gang",
         "",
         "Preempted pods:",
         "NAMESPACE     POD        PODGROUP",

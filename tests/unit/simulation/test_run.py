@@ -95,7 +95,7 @@ def test_a_preempted_gang_waits_as_preempted_and_says_why() -> None:
     report = run(node(), urgent, *running_gang("low"), job("high", priority_class="urgent"))
     low = outcome(report, "low")
     assert (low.scheduled, low.reason, low.preempted) == (False, "Preempted", True)
-    assert low.message.startswith("preempted to make room for default/high; ")
+    assert low.message.startswith("preempted by PodGroup default/high to make room for its gang; ")
     assert "Insufficient cpu" in low.message
     assert outcome(report, "high").placements == {"high-0": "n1"}
     assert report.victims == (PreemptedPod(PodKey("default", "low-0"), GroupKey("default", "low")),)

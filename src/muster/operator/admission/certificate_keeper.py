@@ -20,7 +20,9 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from muster.client.kube import STRATEGIC_MERGE_PATCH, JsonObject, Kube, KubeError
+from muster.api.wire import JsonObject
+from muster.client.kube import STRATEGIC_MERGE_PATCH, Kube, KubeError, get_or_none
+from muster.client.paths import SECRETS, namespaced
 from muster.client.retry import ExponentialBackoff
 from muster.operator.config import OperatorConfig, parse_service
 from muster.webhooks.certificates import (
@@ -108,7 +110,7 @@ class CertificateKeeper:
         directory: Path,
     ) -> None:
         self.kube = kube
-        self.secret_path = f"/api/v1/namespaces/{namespace}/secrets"
+        self.secret_path = namespaced(SECRETS, namespace)
         self.namespace = namespace
         self.secret = secret
         self.hosts = hosts
@@ -214,13 +216,8 @@ class CertificateKeeper:
         encoded = base64.b64encode(ca_bundle).decode("ascii")
         for collection in WEBHOOK_CONFIGURATIONS:
             path = f"{collection}/{self.configuration}"
-            try:
-                configuration = await self.kube.request("GET", path)
-            except KubeError as error:
-                if error.not_found:
-                    continue
-                raise
-            patch = ca_bundle_patch(configuration, encoded)
+            configuration = await get_or_none(self.kube, path)
+            patch = None if configuration is None else ca_bundle_patch(configuration, encoded)
             if patch is not None:
                 await self.kube.request(
                     "PATCH", path, body=patch, content_type=STRATEGIC_MERGE_PATCH

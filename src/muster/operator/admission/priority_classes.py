@@ -10,9 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from muster.client.kube import JsonObject
-
-PATH = "/apis/scheduling.k8s.io/v1/priorityclasses"
+from muster.api.wire import JsonObject
 
 
 class PriorityClassStore:

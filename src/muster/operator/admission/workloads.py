@@ -11,12 +11,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from muster.api.constants import API_VERSION, WORKLOAD_PLURAL
 from muster.api.references import referable_part
+from muster.api.wire import JsonObject
 from muster.client.informer import object_key
-from muster.client.kube import JsonObject, Kube, KubeError
-
-PATH = f"/apis/{API_VERSION}/{WORKLOAD_PLURAL}"
+from muster.client.kube import Kube, get_or_none
+from muster.client.paths import WORKLOADS, namespaced
 
 
 class WorkloadStore:
@@ -38,11 +37,4 @@ class WorkloadStore:
         return self.by_key.get((namespace, name))
 
     async def live(self, namespace: str, name: str) -> Mapping[str, Any] | None:
-        try:
-            return await self.kube.request(
-                "GET", f"/apis/{API_VERSION}/namespaces/{namespace}/{WORKLOAD_PLURAL}/{name}"
-            )
-        except KubeError as error:
-            if error.not_found:
-                return None
-            raise
+        return await get_or_none(self.kube, namespaced(WORKLOADS, namespace, name))

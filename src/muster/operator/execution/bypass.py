@@ -13,9 +13,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from muster.api.constants import API_VERSION, POD_GROUP_KIND, POD_GROUP_LABEL, POD_GROUP_PLURAL
-from muster.client.kube import JsonObject, Kube, KubeError
+from muster.api.constants import API_VERSION, POD_GROUP_KIND
+from muster.api.gates import pod_group_name
+from muster.api.wire import JsonObject
+from muster.client.kube import Kube, KubeError
 from muster.client.object_references import reference
+from muster.client.paths import POD_GROUPS, namespaced
 from muster.operator.execution.events import WARNING, EventRecorder
 
 REASON = "BypassedGangAdmission"
@@ -31,7 +34,7 @@ class BypassReporter:
     async def __call__(self, pod: Mapping[str, Any]) -> None:
         metadata = pod.get("metadata") or {}
         namespace = str(metadata.get("namespace", ""))
-        group = str((metadata.get("labels") or {}).get(POD_GROUP_LABEL, ""))
+        group = pod_group_name(pod) or ""
         node = (pod.get("spec") or {}).get("nodeName")
         name = metadata.get("name") or metadata.get("generateName", "") + "…"
         message = (
@@ -42,7 +45,7 @@ class BypassReporter:
 
     async def _pod_group(self, namespace: str, name: str) -> JsonObject:
         """A reference to the PodGroup, with its uid when it exists (for describe)."""
-        path = f"/apis/{API_VERSION}/namespaces/{namespace}/{POD_GROUP_PLURAL}/{name}"
+        path = namespaced(POD_GROUPS, namespace, name)
         try:
             return reference(await self.kube.request("GET", path))
         except (KubeError, OSError):

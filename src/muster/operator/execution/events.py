@@ -23,7 +23,9 @@ import uuid
 from collections.abc import Callable
 
 from muster.api.times import rfc3339
-from muster.client.kube import JsonObject, Kube, KubeError
+from muster.api.wire import JsonObject
+from muster.client.kube import Kube, KubeError
+from muster.client.paths import EVENTS, namespaced
 
 logger = logging.getLogger(__name__)
 
@@ -71,7 +73,7 @@ class EventRecorder:
             "count": 1,
         }
         try:
-            await self.kube.request("POST", f"/api/v1/namespaces/{namespace}/events", body=event)
+            await self.kube.request("POST", namespaced(EVENTS, namespace), body=event)
         except (KubeError, ValueError) as error:
             logger.warning("could not record event %s on %s: %s", reason, involved, error)
 

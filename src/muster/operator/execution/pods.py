@@ -32,7 +32,11 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from muster.api.constants import GANG_GATE
-from muster.client.kube import STRATEGIC_MERGE_PATCH, JsonObject, Kube, KubeError
+from muster.api.gates import has_gang_gate
+from muster.api.wire import JsonObject
+from muster.client.informer import object_key
+from muster.client.kube import STRATEGIC_MERGE_PATCH, Kube, KubeError
+from muster.client.paths import PODS, namespaced
 from muster.scheduler.decisions.results import PodKey
 
 logger = logging.getLogger(__name__)
@@ -85,11 +89,6 @@ def release_patch(node: str, terms: Sequence[Mapping[str, Any]] = ()) -> JsonObj
     }
 
 
-def _gated(pod: Mapping[str, Any]) -> bool:
-    gates = (pod.get("spec") or {}).get("schedulingGates") or []
-    return any(isinstance(gate, dict) and gate.get("name") == GANG_GATE for gate in gates)
-
-
 class RequiredTerms:
     """A pod informer's sink: the required node affinity terms of gated pods that have any."""
 
@@ -97,8 +96,9 @@ class RequiredTerms:
         self.terms: dict[PodKey, list[JsonObject]] = {}
 
     def upsert(self, pod: JsonObject) -> bool:
-        key = _pod_key(pod)
-        terms = required_terms(pod) if _gated(pod) else []
+        key = PodKey(*object_key(pod))
+        gates = (pod.get("spec") or {}).get("schedulingGates") or []
+        terms = required_terms(pod) if has_gang_gate(gates) else []
         if terms:
             self.terms[key] = copy.deepcopy(terms)
         else:
@@ -106,20 +106,11 @@ class RequiredTerms:
         return False
 
     def remove(self, pod: JsonObject) -> bool:
-        self.terms.pop(_pod_key(pod), None)
+        self.terms.pop(PodKey(*object_key(pod)), None)
         return False
 
     def of(self, pod: PodKey) -> list[JsonObject]:
         return self.terms.get(pod, [])
-
-
-def _pod_key(pod: Mapping[str, Any]) -> PodKey:
-    metadata = pod.get("metadata") or {}
-    return PodKey(str(metadata.get("namespace", "")), str(metadata.get("name", "")))
-
-
-def pod_path(pod: PodKey) -> str:
-    return f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,7 +166,7 @@ class PodActions:
     async def _patch(self, pod: PodKey, patch: JsonObject) -> None:
         """Patch the pod; the API server's answer (the pod as it is now) goes to `answered`."""
         answer = await self.kube.request(
-            "PATCH", pod_path(pod), body=patch, content_type=STRATEGIC_MERGE_PATCH
+            "PATCH", namespaced(PODS, *pod), body=patch, content_type=STRATEGIC_MERGE_PATCH
         )
         self.answered(answer)
 
@@ -188,14 +179,14 @@ class PodActions:
                 "kind": "Eviction",
                 "metadata": {"name": pod.name, "namespace": pod.namespace},
             }
-            eviction = self.kube.request("POST", f"{pod_path(pod)}/eviction", body=body)
+            eviction = self.kube.request("POST", f"{namespaced(PODS, *pod)}/eviction", body=body)
             await self._ignoring_missing(eviction)
 
         return await self._batch(list(pods), one, key=lambda pod: pod)
 
     async def delete(self, pods: Iterable[PodKey]) -> BatchOutcome:
         async def one(pod: PodKey) -> None:
-            await self._ignoring_missing(self.kube.request("DELETE", pod_path(pod)))
+            await self._ignoring_missing(self.kube.request("DELETE", namespaced(PODS, *pod)))
 
         return await self._batch(list(pods), one, key=lambda pod: pod)
 

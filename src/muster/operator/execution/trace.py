@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import IO
 
-from muster.client.kube import JsonObject
+from muster.api.wire import JsonObject
 from muster.scheduler import EngineConfig
 from muster.simulation.trace import start_line
 

@@ -27,9 +27,11 @@ import logging
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from muster.api.constants import POD_GROUP_LABEL
+from muster.api.gates import pod_group_name
+from muster.api.wire import FINISHED_PHASES, controller_name
 from muster.client.kube import JSON_PATCH, STRATEGIC_MERGE_PATCH, KubeError
-from muster.operator.execution.pods import BatchOutcome, PodActions, pod_path
+from muster.client.paths import PODS, namespaced
+from muster.operator.execution.pods import BatchOutcome, PodActions
 from muster.scheduler.decisions.results import PodKey
 
 logger = logging.getLogger(__name__)
@@ -40,21 +42,19 @@ JOB_TRACKING_FINALIZER = "batch.kubernetes.io/job-tracking"
 # answered 422; the pod is read again, a few times at most.
 _TEST_FAILED = 422
 _ATTEMPTS = 3
-_FINISHED = ("Succeeded", "Failed")
 
 
 def counted_by_job(pod: Mapping[str, Any]) -> bool:
     """Whether taking the pod down now would count against its Job: a gang member
     controlled by a Job, still tracked by it, not finished, not being deleted."""
     metadata = pod.get("metadata") or {}
-    if not (metadata.get("labels") or {}).get(POD_GROUP_LABEL):
+    if not pod_group_name(pod):
         return False
-    owners = metadata.get("ownerReferences") or []
-    if not any(owner.get("controller") and owner.get("kind") == "Job" for owner in owners):
+    if controller_name(pod, "Job") is None:
         return False
     if metadata.get("deletionTimestamp"):
         return False
-    if (pod.get("status") or {}).get("phase") in _FINISHED:
+    if (pod.get("status") or {}).get("phase") in FINISHED_PHASES:
         return False
     return JOB_TRACKING_FINALIZER in (metadata.get("finalizers") or [])
 
@@ -104,12 +104,12 @@ class UncountedPodActions(PodActions):
         async with self.semaphore:
             for _ in range(_ATTEMPTS):
                 try:
-                    current = await self.kube.request("GET", pod_path(pod))
+                    current = await self.kube.request("GET", namespaced(PODS, *pod))
                     patch = uncount_patch(current)
                     if patch is None:
                         return False
                     await self.kube.request(
-                        "PATCH", pod_path(pod), body=patch, content_type=JSON_PATCH
+                        "PATCH", namespaced(PODS, *pod), body=patch, content_type=JSON_PATCH
                     )
                     return True
                 except KubeError as error:
@@ -128,7 +128,7 @@ class UncountedPodActions(PodActions):
             try:
                 await self.kube.request(
                     "PATCH",
-                    pod_path(pod),
+                    namespaced(PODS, *pod),
                     body=RECOUNT_PATCH,
                     content_type=STRATEGIC_MERGE_PATCH,
                 )

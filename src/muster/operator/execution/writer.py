@@ -24,17 +24,13 @@ import logging
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
-from muster.api.constants import API_VERSION, POD_GROUP_PLURAL
 from muster.client.kube import Kube, KubeError
+from muster.client.paths import POD_GROUPS, namespaced
 from muster.operator.intake.cache import LiveCache
 from muster.scheduler.decisions.results import GroupKey
 from muster.scheduler.lifecycle.status import needs_write
 
 logger = logging.getLogger(__name__)
-
-
-def pod_group_path(key: GroupKey) -> str:
-    return f"/apis/{API_VERSION}/namespaces/{key.namespace}/{POD_GROUP_PLURAL}/{key.name}"
 
 
 class Turns:
@@ -89,7 +85,7 @@ class StatusWriter:
         try:
             updated = await self.kube.request(
                 "PUT",
-                f"{pod_group_path(key)}/status",
+                f"{namespaced(POD_GROUPS, *key)}/status",
                 body={**pod_group, "status": dict(desired)},
             )
         except (KubeError, OSError) as error:
@@ -102,7 +98,7 @@ class StatusWriter:
     async def reread(self, key: GroupKey) -> None:
         """Read the group again: the next cycle must plan on what is really stored."""
         try:
-            fresh = await self.kube.request("GET", pod_group_path(key))
+            fresh = await self.kube.request("GET", namespaced(POD_GROUPS, *key))
         except (KubeError, OSError) as error:
             logger.warning("could not read PodGroup %s again: %s", key, error)
             return

@@ -24,11 +24,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
 
+from muster.api.wire import JsonObject
 from muster.scheduler.objects.keys import GroupKey, JobRef, PodKey
-
-JsonObject = dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,14 +24,14 @@ from muster.api.constants import (
     REASON_SCHEDULED,
     REASON_WAITING_FOR_PODS,
 )
+from muster.api.wire import JsonObject
 from muster.scheduler.memory.lifecycle import Lifecycle
 from muster.scheduler.memory.lifecycle import to_status as lifecycle_status
 from muster.scheduler.memory.refusals import RefusalMemory
 from muster.scheduler.memory.refusals import to_status as refusals_status
-from muster.scheduler.objects.conditions import condition
+from muster.scheduler.objects.conditions import admitted, condition, is_true
+from muster.scheduler.objects.keys import GroupKey
 from muster.scheduler.state.intake import GroupRecord, PodRecord
-
-JsonObject = dict[str, Any]
 
 ESTIMATE_FIELDS = ("estimatedStartTime", "estimate")  # kept until the gang is admitted
 
@@ -87,7 +87,7 @@ def _with_condition(
     generation: int,
 ) -> list[JsonObject]:
     value = "True" if status else "False"
-    previous = next((c for c in conditions if c.get("type") == kind), None)
+    previous = condition({"conditions": conditions}, kind)
     changed = previous is None or previous.get("status") != value
     updated: JsonObject = {
         "type": kind,
@@ -116,7 +116,27 @@ def desired_status(
     read with); a cycle that changes one group twice passes its first answer here.
     """
     current = group.status if current is None else current
-    generation = group.generation
+    status: JsonObject = {
+        "conditions": _conditions(current, change, now=now, generation=group.generation),
+        "observedGeneration": group.generation,
+        "minCount": group.min_count if group.gang else POLICY_BASIC,
+        "pods": pod_counts(members),
+    }
+    scheduling = change.scheduling
+    admitted_now = scheduling is not None and scheduling.admitted and not admitted(current)
+    admitted_at = now if admitted_now else current.get("admittedAt")
+    if admitted_at:
+        status["admittedAt"] = admitted_at
+    status.update(_memory(current, change))
+    if not admitted(status):
+        status.update({key: current[key] for key in ESTIMATE_FIELDS if key in current})
+    return status
+
+
+def _conditions(
+    current: Mapping[str, Any], change: StatusChange, *, now: str, generation: int
+) -> list[JsonObject]:
+    """The conditions after `change`, in their fixed order."""
     conditions: list[JsonObject] = [
         dict(c) for c in current.get("conditions") or [] if isinstance(c, Mapping)
     ]
@@ -130,8 +150,7 @@ def desired_status(
             generation=generation,
             **common,
         )
-        initially = condition({"conditions": conditions}, CONDITION_INITIALLY_SCHEDULED)
-        if initially is None or initially.get("status") != "True":
+        if not is_true({"conditions": conditions}, CONDITION_INITIALLY_SCHEDULED):
             conditions = _with_condition(
                 conditions,
                 CONDITION_INITIALLY_SCHEDULED,
@@ -151,36 +170,30 @@ def desired_status(
         )
     elif change.clear_disruption_target:
         conditions = [c for c in conditions if c.get("type") != CONDITION_DISRUPTION_TARGET]
-    status: JsonObject = {
-        "conditions": sorted(conditions, key=_condition_order),
-        "observedGeneration": generation,
-        "minCount": group.min_count if group.gang else POLICY_BASIC,
-        "pods": pod_counts(members),
-    }
-    was_admitted = _is_true(current, CONDITION_SCHEDULED)
-    admitted_now = scheduling is not None and scheduling.admitted and not was_admitted
-    admitted_at = now if admitted_now else current.get("admittedAt")
-    if admitted_at:
-        status["admittedAt"] = admitted_at
+    return sorted(conditions, key=_condition_order)
+
+
+def _memory(current: Mapping[str, Any], change: StatusChange) -> JsonObject:
+    """The plan and the gang's lifecycle memory after `change` (each kept unless it
+    changes; an empty one left out)."""
+    memory: JsonObject = {}
     if change.plan is not None:
-        status["plan"] = dict(change.plan)
+        memory["plan"] = dict(change.plan)
     elif not change.clear_plan and current.get("plan"):
-        status["plan"] = dict(current["plan"])
+        memory["plan"] = dict(current["plan"])
     refusals = (
         refusals_status(change.refusals) if change.refusals is not None else current.get("refusals")
     )
     if refusals:
-        status["refusals"] = dict(refusals)
+        memory["refusals"] = dict(refusals)
     lifecycle = (
         lifecycle_status(change.lifecycle)
         if change.lifecycle is not None
         else current.get("lifecycle")
     )
     if lifecycle and lifecycle != {"rollbacks": 0}:
-        status["lifecycle"] = dict(lifecycle)
-    if not _is_true(status, CONDITION_SCHEDULED):
-        status.update({key: current[key] for key in ESTIMATE_FIELDS if key in current})
-    return status
+        memory["lifecycle"] = dict(lifecycle)
+    return memory
 
 
 def with_estimate(current: Mapping[str, Any], estimate: Mapping[str, Any]) -> JsonObject:
@@ -194,11 +207,6 @@ def with_estimate(current: Mapping[str, Any], estimate: Mapping[str, Any]) -> Js
     status = {key: value for key, value in current.items() if key not in ESTIMATE_FIELDS}
     status.update({key: estimate[key] for key in ESTIMATE_FIELDS if key in estimate})
     return status
-
-
-def _is_true(status: Mapping[str, Any], kind: str) -> bool:
-    found = condition(status, kind)
-    return found is not None and found.get("status") == "True"
 
 
 _ORDER = (CONDITION_SCHEDULED, CONDITION_INITIALLY_SCHEDULED, CONDITION_DISRUPTION_TARGET)
@@ -259,9 +267,19 @@ def needs_write(current: Mapping[str, Any], desired: Mapping[str, Any]) -> bool:
     return dict(current) != dict(desired)
 
 
-def admitted_message(placements: int, domain: tuple[str, str] | None) -> str:
+def admitted_message(
+    placed: int, domain: tuple[str, str] | None = None, *, live: int | None = None
+) -> str:
+    """What an admitted gang is told: `4 pods placed in zone=a`; with `live`, out of how
+    many of its pods (`4/6 pods placed`), as `muster simulate` reports a gang's end."""
+    count = str(placed) if live is None else f"{placed}/{live}"
     where = f" in {domain[0]}={domain[1]}" if domain else ""
-    return f"{placements} pods placed{where}"
+    return f"{count} pods placed{where}"
+
+
+def preempted_message(preemptor: GroupKey) -> str:
+    """What a gang taken down for a higher-priority one is told."""
+    return f"preempted by PodGroup {preemptor} to make room for its gang"
 
 
 @dataclass(frozen=True, slots=True)

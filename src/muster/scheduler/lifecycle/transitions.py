@@ -36,6 +36,7 @@ from muster.scheduler.lifecycle.status import (
     desired_status,
     held_progress,
     needs_write,
+    preempted_message,
     transitions,
 )
 from muster.scheduler.memory.lifecycle import Lifecycle, backoff_delay
@@ -129,7 +130,7 @@ class Planner:
         actions: list[Action | None] = []
         against = _against_budgets(admission.violations)
         if victims:
-            notice = f"preempted by PodGroup {key} to make room for its gang{against}"
+            notice = preempted_message(key) + against
             for victim_group in sorted({v.group for v in admission.victims if v.group}):
                 actions.append(self._disrupt(victim_group, victims, notice))
         lifecycle = Lifecycle(

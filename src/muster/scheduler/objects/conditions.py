@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from muster.api.constants import CONDITION_SCHEDULED
+
 
 def condition(status: Mapping[str, Any], kind: str) -> dict[str, Any] | None:
     """The condition of that type in `status.conditions`, or None."""
@@ -13,3 +15,15 @@ def condition(status: Mapping[str, Any], kind: str) -> dict[str, Any] | None:
         if isinstance(item, dict) and item.get("type") == kind:
             return item
     return None
+
+
+def is_true(status: Mapping[str, Any], kind: str) -> bool:
+    """Whether the condition of that type is there and True (not False, not Unknown)."""
+    found = condition(status, kind)
+    return found is not None and found.get("status") == "True"
+
+
+def admitted(status: Mapping[str, Any]) -> bool:
+    """Whether a PodGroup's status says its gang is admitted: PodGroupScheduled True,
+    written from its admission until it is taken down."""
+    return is_true(status, CONDITION_SCHEDULED)

@@ -15,7 +15,8 @@ import kopf
 from cryptography import x509
 from kopf._cogs.structs import references
 
-from muster.client.kube import STRATEGIC_MERGE_PATCH, JsonObject, KubeError
+from muster.api.wire import JsonObject
+from muster.client.kube import STRATEGIC_MERGE_PATCH, KubeError
 from muster.operator.admission.certificate_keeper import (
     CertificateKeeper,
     ca_bundle_patch,

@@ -3,7 +3,7 @@ test_operator_pod_views.py); these pin the orderings a live cluster rarely shows
 
 from __future__ import annotations
 
-from muster.client.kube import JsonObject
+from muster.api.wire import JsonObject
 from muster.operator.intake.pod_views import PodViews
 
 

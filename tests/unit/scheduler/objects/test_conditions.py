@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from muster.scheduler.objects.conditions import condition
+from muster.scheduler.objects.conditions import admitted, condition, is_true
 
 READY = {"type": "Ready", "status": "True"}
 
@@ -25,3 +25,19 @@ def test_a_condition_is_found_by_type_past_malformed_entries(
     status: dict[str, Any], found: dict[str, Any] | None
 ) -> None:
     assert condition(status, "Ready") == found
+
+
+def _status(*conditions: Any) -> dict[str, Any]:
+    return {"conditions": list(conditions)}
+
+
+def test_is_true_only_for_a_true_condition() -> None:
+    assert is_true(_status({"type": "Ready", "status": "True"}), "Ready")
+    assert not is_true(_status({"type": "Ready", "status": "Unknown"}), "Ready")
+    assert not is_true({}, "Ready")
+
+
+def test_admitted_reads_pod_group_scheduled() -> None:
+    assert admitted(_status({"type": "PodGroupScheduled", "status": "True"}))
+    assert not admitted(_status({"type": "PodGroupScheduled", "status": "False"}))
+    assert not admitted(_status({"type": "PodGroupInitiallyScheduled", "status": "True"}))

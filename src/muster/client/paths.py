@@ -1,0 +1,32 @@
+"""Where the API server keeps each kind Muster reads and writes, spelled once.
+
+The collections are those of every namespace (what the informers watch); `namespaced`
+narrows one to a namespace, or to one object in it, so no caller builds a path of its
+own.
+"""
+
+from __future__ import annotations
+
+from muster.api.constants import API_VERSION, POD_GROUP_PLURAL, WORKLOAD_PLURAL
+
+NODES = "/api/v1/nodes"
+NAMESPACES = "/api/v1/namespaces"
+CLAIMS = "/api/v1/persistentvolumeclaims"
+VOLUMES = "/api/v1/persistentvolumes"
+PODS = "/api/v1/pods"
+EVENTS = "/api/v1/events"
+SECRETS = "/api/v1/secrets"
+LEASES = "/apis/coordination.k8s.io/v1/leases"
+PRIORITY_CLASSES = "/apis/scheduling.k8s.io/v1/priorityclasses"
+BUDGETS = "/apis/policy/v1/poddisruptionbudgets"
+POD_GROUPS = f"/apis/{API_VERSION}/{POD_GROUP_PLURAL}"
+WORKLOADS = f"/apis/{API_VERSION}/{WORKLOAD_PLURAL}"
+JOBS = "/apis/batch/v1/jobs"
+
+
+def namespaced(collection: str, namespace: str, name: str = "") -> str:
+    """The collection in one namespace (`.../namespaces/NS/plural`), or with `name`
+    the path of one object in it."""
+    prefix, plural = collection.rsplit("/", 1)
+    path = f"{prefix}/namespaces/{namespace}/{plural}"
+    return f"{path}/{name}" if name else path
