@@ -32,11 +32,11 @@ from typing import Any
 
 import yaml
 
-from hack import cluster
+from hack import cluster, helm
 from hack.cluster import MUSTER_ABSENT, ROOT, bin_dir
 
 MANIFESTS = ROOT / "manifests"
-NAMESPACE = "muster-system"
+NAMESPACE = helm.NAMESPACE
 SERVICE_ACCOUNT = "muster-operator"
 USER = f"system:serviceaccount:{NAMESPACE}:{SERVICE_ACCOUNT}"
 WEBHOOK_CONFIGURATION = "muster.scheduling.muster.dev"

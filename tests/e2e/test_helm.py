@@ -170,8 +170,10 @@ def test_install_upgrade_and_uninstall_keep_every_podgroup_and_workload(
     objects = {f"{d['kind']}/{d['metadata']['name']}" for d in documents(rendered)}
     crds = {name.replace("crd/", "CustomResourceDefinition/") for name in CRDS}
     try:
-        helm.helm("install", RELEASE, str(helm.CHART), *on_cluster, kubeconfig=kubeconfig)
+        told = helm.helm("install", RELEASE, str(helm.CHART), *on_cluster, kubeconfig=kubeconfig)
         assert installed(kubectl, rendered) == objects
+        # NOTES.txt: what to do next, and what uninstalling leaves.
+        assert "kubectl get podgroups" in told and "leaves the CRDs" in told, told
         assert "Deployment/e2e-muster-operator" in objects
 
         helm.helm(
@@ -189,13 +191,15 @@ def test_install_upgrade_and_uninstall_keep_every_podgroup_and_workload(
 
     wait_until("the release's objects to go", lambda: installed(kubectl, rendered) == crds)
     assert gang_objects(kubectl, namespace) == before
-    # Nothing of the release is left, and no webhook of it refuses anything any more.
-    kubectl.apply(
-        {
-            "apiVersion": "scheduling.muster.dev/v1beta1",
-            "kind": "PodGroup",
-            "metadata": {"name": "after"},
-            "spec": {"schedulingPolicy": {"basic": {}}},
-        },
-        namespace,
+    # No webhook of the release refuses anything any more (the API server drops a
+    # deleted configuration within a moment).
+    after = {
+        "apiVersion": "scheduling.muster.dev/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {"name": "after", "namespace": namespace},
+        "spec": {"schedulingPolicy": {"basic": {}}},
+    }
+    wait_until(
+        "a PodGroup to be admitted again",
+        lambda: kubectl("apply", "-f", "-", input=json.dumps(after), check=False).returncode == 0,
     )

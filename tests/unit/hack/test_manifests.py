@@ -35,12 +35,6 @@ def test_the_manifests_are_the_chart_rendered() -> None:
         assert (ROOT / path).read_text() == text, f"{path} is stale: run `make manifests`"
 
 
-def test_the_chart_carries_the_crds_as_crdgen_writes_them() -> None:
-    for path, text in generated_files().items():
-        if path.parent.name == "crds":
-            assert (ROOT / "crds" / path.name).read_text() == text
-
-
 def webhooks() -> list[dict[str, Any]]:
     configurations = [
         document for document in documents() if document["kind"].endswith("WebhookConfiguration")
