@@ -5,7 +5,9 @@ itself. The chart's objects on a real API server: tests/e2e/test_helm.py."""
 from __future__ import annotations
 
 import json
+import tarfile
 from dataclasses import fields
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -116,3 +118,14 @@ def test_cert_manager_takes_the_issuer_it_is_given() -> None:
     assert of_kind(documents, "Issuer") == []
     [certificate] = of_kind(documents, "Certificate")
     assert certificate["spec"]["issuerRef"] == {"kind": "ClusterIssuer", "name": "corporate-ca"}
+
+
+def test_the_chart_packages_for_publishing(tmp_path: Path) -> None:
+    """`helm package`, as the README publishes it (then `helm push oci://...`)."""
+    helm.helm("package", str(helm.CHART), f"--destination={tmp_path}")
+    version = yaml.safe_load((helm.CHART / "Chart.yaml").read_text())["version"]
+    with tarfile.open(tmp_path / f"muster-{version}.tgz") as package:
+        names = set(package.getnames())
+    for part in ("Chart.yaml", "values.yaml", "values.schema.json", "templates/NOTES.txt"):
+        assert f"muster/{part}" in names
+    assert {f"muster/crds/{crd.name}" for crd in (helm.CHART / "crds").iterdir()} <= names
