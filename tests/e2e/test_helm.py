@@ -26,6 +26,7 @@ from hack import helm
 from hack.installed import CRDS
 
 from tests.e2e.cluster import Kubectl, wait_until
+from tests.e2e.harness import OperatorProcess
 
 pytestmark = pytest.mark.e2e
 
@@ -85,8 +86,11 @@ def cert_manager_crds(kubectl: Kubectl) -> Iterator[None]:
     kubectl("delete", *names, "--ignore-not-found", check=False)
 
 
-def test_the_chart_applies_with_a_server_side_dry_run(kubectl: Kubectl) -> None:
-    """The default values, as `helm install` sends them (the namespace is the session's)."""
+def test_the_chart_applies_with_a_server_side_dry_run(
+    operator: OperatorProcess, kubectl: Kubectl
+) -> None:
+    """The default values, as `helm install` sends them (a dry run needs the namespace,
+    which the session's installation made)."""
     rendered = helm.template()
     applied = applied_dry_run(kubectl, rendered)
     for document in documents(rendered):
@@ -94,7 +98,7 @@ def test_the_chart_applies_with_a_server_side_dry_run(kubectl: Kubectl) -> None:
 
 
 def test_the_cert_manager_variant_applies_with_a_server_side_dry_run(
-    kubectl: Kubectl, cert_manager_crds: None
+    operator: OperatorProcess, kubectl: Kubectl, cert_manager_crds: None
 ) -> None:
     rendered = helm.template(*helm.CERT_MANAGER)
     assert {"Certificate", "Issuer"} <= {document["kind"] for document in documents(rendered)}
@@ -159,7 +163,7 @@ def installed(kubectl: Kubectl, rendered: str) -> set[str]:
 
 
 def test_install_upgrade_and_uninstall_keep_every_podgroup_and_workload(
-    kubectl: Kubectl, namespace: str, tmp_path: Path
+    operator: OperatorProcess, kubectl: Kubectl, namespace: str, tmp_path: Path
 ) -> None:
     before = make_gang_objects(kubectl, namespace)
     values = tmp_path / "values.yaml"
