@@ -1,5 +1,5 @@
 # Muster operator image: multi-stage, slim, runs as a non-root user with a
-# read-only root filesystem (see manifests/base/deployment.yaml).
+# read-only root filesystem (see charts/muster/templates/deployment.yaml).
 #
 # Reproducible: the base image is one exact Python release, and every Python package
 # comes from requirements/runtime.txt, checked against its hash (`make lock` renews

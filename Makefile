@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: test unit e2e faults lint lock crds docs manifests cluster-up cluster-down cluster-status \
+.PHONY: test unit e2e faults lint lock crds docs manifests helm cluster-up cluster-down cluster-status \
         control-plane run run-stop demo demo-down bench bench-engine bench-admission clean
 
 # Dependencies come from the lock only, every file checked against its hash; Muster
@@ -26,8 +26,8 @@ test: $(STAMP) control-plane lint
 	$(BIN)/pytest -m "e2e and not faults" -q
 	$(BIN)/pytest -m faults -q
 
-## Fast tests only (no cluster).
-unit: $(STAMP)
+## Fast tests only (no cluster; helm, built on first use, renders the chart).
+unit: $(STAMP) helm
 	$(BIN)/pytest -m "not e2e" -q
 
 e2e: $(STAMP) control-plane
@@ -54,10 +54,11 @@ lock:
 	$(UV_COMPILE) --extra test -o requirements/dev.txt
 
 ## Regenerate the CRDs from the pydantic models (never edit crds/ by hand), and with
-## them the generated parts of manifests/ (CRD copies, webhook configurations).
-crds: $(STAMP)
+## them the generated parts of charts/muster (CRD copies, webhook configurations) and
+## manifests/, the chart rendered by helm.
+crds: $(STAMP) helm
 	$(BIN)/python -m muster.api.crdgen crds/
-	$(BIN)/python -m hack.manifests manifests/
+	$(BIN)/python -m hack.manifests
 
 manifests: crds
 
@@ -65,11 +66,15 @@ manifests: crds
 docs: $(STAMP)
 	$(BIN)/python -m muster.api.docgen docs/api-reference.md
 
-## Build kube-apiserver, controller-manager, scheduler, kubectl, etcd, KWOK and Kueue's
-## manager from Go modules (cached under ~/.cache/muster; how long the first build
-## takes: hack/README.md).
+## Build kube-apiserver, controller-manager, scheduler, kubectl, etcd, KWOK, Kueue's
+## manager and helm from Go modules (cached under ~/.cache/muster; how long the first
+## build takes: hack/README.md).
 control-plane:
 	hack/build.sh
+
+## helm alone (the chart's fast tests and `make manifests` need nothing else).
+helm:
+	hack/build.sh --helm-only
 
 ## The dev cluster; `cluster.py up` builds what it runs on first use (Kueue only with
 ## CLUSTER_FLAGS=--kueue).

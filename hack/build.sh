@@ -4,18 +4,25 @@
 #
 # Output: $MUSTER_CACHE/k8s/$KUBE_VERSION/bin/{kube-apiserver,kube-controller-manager,
 # kube-scheduler,kubectl,etcd,kwok}, and Kueue's manager with its CRDs and webhook
-# manifests in $MUSTER_CACHE/kueue/$KUEUE_VERSION/{bin/kueue,crds/,webhooks.yaml}. A
-# component whose binary exists is skipped, so every call after the first returns in
-# seconds. `--without-kueue` leaves Kueue out (for a cluster started without it); a
-# later call without the flag builds only Kueue. The time of a first build on a
-# two-core machine is measured in hack/README.md.
+# manifests in $MUSTER_CACHE/kueue/$KUEUE_VERSION/{bin/kueue,crds/,webhooks.yaml}, and
+# helm in $MUSTER_CACHE/helm/$HELM_VERSION/bin/helm. A component whose binary exists is
+# skipped, so every call after the first returns in seconds. `--without-kueue` leaves
+# Kueue out (for a cluster started without it) and `--without-helm` helm (a cluster
+# runs without it); a later call without the flag builds only what is missing.
+# `--helm-only` builds helm alone (the chart's tests and `make manifests` need
+# nothing else). The time of a first build on a two-core machine is measured in
+# hack/README.md.
 set -euo pipefail
 
+with_control_plane=1
 with_kueue=1
+with_helm=1
 for arg in "$@"; do
   case $arg in
     --without-kueue) with_kueue=0 ;;
-    *) echo "usage: $0 [--without-kueue]" >&2; exit 2 ;;
+    --without-helm) with_helm=0 ;;
+    --helm-only) with_control_plane=0; with_kueue=0 ;;
+    *) echo "usage: $0 [--without-kueue] [--without-helm] | $0 --helm-only" >&2; exit 2 ;;
   esac
 done
 
@@ -143,17 +150,48 @@ build_kueue() {
   chmod -R u+w "$kueue_dir/crds" "$kueue_dir/webhooks.yaml"
 }
 
+# Helm's module builds with `go install @version` as is (no replace directives). It
+# pins k8s.io libraries of its own, so little is shared with the control plane's build.
+helm_bin="$cache/helm/$HELM_VERSION/bin"
+build_helm() {
+  mkdir -p "$helm_bin"
+  local ldf="-X helm.sh/helm/v3/internal/version.version=$HELM_VERSION"
+  ldf+=" -X helm.sh/helm/v3/internal/version.gitTreeState=clean"
+  # The Kubernetes version `helm template` and `helm lint` assume, which otherwise
+  # stays at 1.20 (older than the chart's kubeVersion): that of helm's client-go, as
+  # helm's own Makefile sets it.
+  local gomod minor
+  gomod=$(go mod download -json "helm.sh/helm/v3@$HELM_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
+  minor=$(sed -n 's/^[[:space:]]*k8s\.io\/client-go v0\.\([0-9]*\)\..*/\1/p' "$gomod")
+  for pkg in helm.sh/helm/v3/pkg/chartutil helm.sh/helm/v3/pkg/lint/rules; do
+    ldf+=" -X $pkg.k8sVersionMajor=1 -X $pkg.k8sVersionMinor=$minor"
+  done
+  GOBIN="$helm_bin" go install -trimpath -ldflags "-s -w $ldf" \
+    "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+}
+
 have() { for b in "$@"; do [ -x "$bin/$b" ] || return 1; done; }
 
-if ! have kube-apiserver kube-controller-manager kube-scheduler kubectl; then
-  echo "First build of Kubernetes $KUBE_VERSION on this machine (see hack/README.md for how long)."
-  step kubernetes build_kubernetes
+if (( with_control_plane )); then
+  if ! have kube-apiserver kube-controller-manager kube-scheduler kubectl; then
+    echo "First build of Kubernetes $KUBE_VERSION on this machine (see hack/README.md for how long)."
+    step kubernetes build_kubernetes
+  fi
+  have etcd || step etcd build_etcd
+  have kwok || step kwok build_kwok
 fi
-have etcd || step etcd build_etcd
-have kwok || step kwok build_kwok
 if (( with_kueue )) && { [ ! -x "$kueue_dir/bin/kueue" ] || [ ! -f "$kueue_dir/webhooks.yaml" ]; }; then
   echo "First build of Kueue $KUEUE_VERSION on this machine."
   step kueue build_kueue
 fi
+if (( with_helm )) && [ ! -x "$helm_bin/helm" ]; then
+  echo "First build of Helm $HELM_VERSION on this machine."
+  step helm build_helm
+fi
 
-echo "control plane binaries ready in $bin ($(( $(date +%s) - started ))s)"
+if (( with_control_plane )); then
+  echo "control plane binaries ready in $bin ($(( $(date +%s) - started ))s)"
+fi
+if (( with_helm )); then
+  echo "helm ready in $helm_bin ($(( $(date +%s) - started ))s)"
+fi

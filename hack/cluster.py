@@ -649,9 +649,11 @@ def start_control_plane(args: argparse.Namespace) -> None:
 
 def build(*, with_kueue: bool) -> None:
     """What the cluster runs, built on first use (`build.sh`): Kueue only when asked
-    for, so that a cluster without it never waits minutes for its first build."""
+    for, so that a cluster without it never waits minutes for its first build, and
+    never helm, which no cluster runs."""
     subprocess.run(
-        [str(HACK / "build.sh"), *(() if with_kueue else ("--without-kueue",))], check=True
+        [str(HACK / "build.sh"), "--without-helm", *(() if with_kueue else ("--without-kueue",))],
+        check=True,
     )
 
 

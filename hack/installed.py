@@ -1,6 +1,9 @@
-"""Muster on the local control plane exactly as `kubectl apply -k manifests/` installs it.
+"""Muster on the local control plane exactly as the chart installs it.
 
-What runs here is what users run: every object of the rendered manifests (the CRDs,
+What runs here is what users run: every object of manifests/, the chart rendered
+with its default values (hack/manifests.py; a unit test fails when they differ), as
+`helm install muster charts/muster -n muster-system` or `kubectl apply -k manifests/`
+creates it (the CRDs,
 the ServiceAccount `muster-system/muster-operator` with exactly the manifests' roles,
 the pod-rights policy that judges it, the webhook configurations, the PriorityClass,
 the Service and its budgets), and the operator with the Deployment's own settings,
@@ -29,11 +32,11 @@ from typing import Any
 
 import yaml
 
-from hack import cluster
+from hack import cluster, helm
 from hack.cluster import MUSTER_ABSENT, ROOT, bin_dir
 
 MANIFESTS = ROOT / "manifests"
-NAMESPACE = "muster-system"
+NAMESPACE = helm.NAMESPACE
 SERVICE_ACCOUNT = "muster-operator"
 USER = f"system:serviceaccount:{NAMESPACE}:{SERVICE_ACCOUNT}"
 WEBHOOK_CONFIGURATION = "muster.scheduling.muster.dev"

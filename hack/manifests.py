@@ -1,11 +1,17 @@
-"""The generated parts of `manifests/`: the webhook configurations and the CRDs.
+"""The generated parts of the chart, and manifests/ rendered from it.
 
-The installation ships its webhook configurations rather than letting the operator
-create them, so the operator needs no right to create admission webhooks (a right
-that could intercept any request in the cluster): it only patches the caBundle of
-these two, by name. Like the CRDs they are generated, here from the kopf handlers,
-so they never drift from what the operator serves; `make manifests` writes them and
-a unit test fails when the files in the repository are stale.
+charts/muster is the one place the installation is defined. Two of its parts are
+generated: the CRDs (copies of crds/, since a chart is packaged from its own
+directory), and the webhook configurations, from the kopf handlers, so they never
+drift from what the operator serves. The installation ships the configurations
+rather than letting the operator create them, so the operator needs no right to
+create admission webhooks (a right that could intercept any request in the
+cluster): it only patches the caBundle of these two, by name.
+
+manifests/ holds the chart rendered by `helm template` for `kubectl apply -k`: with
+the default values (base/) and with cert-manager (overlays/cert-manager/).
+`make manifests` writes all of them, and a unit test fails when a file in the
+repository is stale.
 """
 
 from __future__ import annotations
@@ -16,23 +22,49 @@ from pathlib import Path
 import kopf
 import yaml
 
+from hack import helm
+from hack.cluster import ROOT
 from muster.api.constants import GROUP
-from muster.api.crdgen import rendered_files
+from muster.api.crdgen import rendered_files as crd_files
 from muster.operator.config import OperatorConfig
 from muster.webhooks import server
 
-NAMESPACE = "muster-system"
-SERVICE = server.ServiceReference(namespace=NAMESPACE, name="muster-webhooks")
-WEBHOOKS_FILE = Path("base") / "webhooks" / "webhook-configurations.yaml"
-CRDS_DIRECTORY = Path("base") / "crds"
+CHART = Path("charts") / "muster"
+WEBHOOKS_FILE = CHART / "templates" / "webhook-configurations.yaml"
+CRDS_DIRECTORY = CHART / "crds"
+# Each rendered file of manifests/, and the values it is rendered with.
+RENDERED = {
+    Path("manifests") / "base" / "muster.yaml": (),
+    Path("manifests") / "overlays" / "cert-manager" / "muster.yaml": helm.CERT_MANAGER,
+}
+# Where the generated configurations name the release's namespace and Service.
+_MARKS = {
+    "RELEASE-NAMESPACE": "{{ .Release.Namespace }}",
+    "WEBHOOK-SERVICE": '{{ include "muster.service" . }}',
+}
+SERVICE = server.ServiceReference(namespace="RELEASE-NAMESPACE", name="WEBHOOK-SERVICE")
 HEADER = (
     "# Generated from the operator's webhook handlers by `make manifests`; do not edit.\n"
-    "# The operator patches in caBundle (see --webhook-secret), so it is left out here.\n"
+    "# caBundle is left out: the operator patches it in (see --webhook-secret), or\n"
+    "# cert-manager's cainjector does.\n"
+)
+METADATA = """metadata:
+  name: {{ include "muster.webhookConfiguration" . }}
+  labels:
+    {{- include "muster.labels" . | nindent 4 }}
+  {{- if .Values.certManager.enabled }}
+  annotations:
+    cert-manager.io/inject-ca-from: {{ .Release.Namespace }}/{{ include "muster.service" . }}
+  {{- end }}
+"""
+RENDERED_HEADER = (
+    "# Rendered from charts/muster by `make manifests` (helm template); do not edit:\n"
+    "# change the chart. Values: {values}.\n"
 )
 
 
-def webhook_configurations_yaml() -> str:
-    """Both configurations, calling the webhooks through the installation's Service."""
+def webhook_configurations_template() -> str:
+    """Both configurations, calling the webhooks through the release's Service."""
     configurations = server.webhook_configurations(
         server.webhook_handlers(kopf.get_default_registry()),
         name=OperatorConfig().webhook_configuration,
@@ -41,25 +73,43 @@ def webhook_configurations_yaml() -> str:
         group=GROUP,
         service=SERVICE,
     )
-    return HEADER + yaml.safe_dump_all(configurations, sort_keys=False, width=100)
+    documents = [
+        f"apiVersion: {configuration['apiVersion']}\nkind: {configuration['kind']}\n"
+        + METADATA
+        + yaml.safe_dump({"webhooks": configuration["webhooks"]}, sort_keys=False, width=100)
+        for configuration in configurations
+    ]
+    text = HEADER + "---\n".join(documents)
+    for mark, expression in _MARKS.items():
+        text = text.replace(mark, expression)
+    return text
 
 
 def generated_files() -> dict[Path, str]:
-    """Path under `manifests/` -> the text it must hold."""
-    files = {WEBHOOKS_FILE: webhook_configurations_yaml()}
-    files.update({CRDS_DIRECTORY / name: text for name, text in rendered_files().items()})
+    """Path in the repository -> the text the generator makes for it."""
+    files = {WEBHOOKS_FILE: webhook_configurations_template()}
+    files.update({CRDS_DIRECTORY / name: text for name, text in crd_files().items()})
     return files
 
 
+def rendered_files() -> dict[Path, str]:
+    """Path in the repository -> the chart in the repository, rendered."""
+    return {
+        path: RENDERED_HEADER.format(values=", ".join(values) or "the defaults")
+        + helm.template(*values)
+        for path, values in RENDERED.items()
+    }
+
+
 def main(argv: list[str]) -> int:
-    """Write the generated files into the manifests directory given as the only argument."""
-    if len(argv) != 1:
-        print("usage: python -m hack.manifests MANIFESTS_DIR", file=sys.stderr)
+    """Write the generated parts of the chart, then the manifests rendered from it."""
+    if argv:
+        print("usage: python -m hack.manifests", file=sys.stderr)
         return 2
-    root = Path(argv[0])
-    for path, text in generated_files().items():
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / path).write_text(text)
+    for files in (generated_files, rendered_files):
+        for path, text in files().items():
+            (ROOT / path).parent.mkdir(parents=True, exist_ok=True)
+            (ROOT / path).write_text(text)
     return 0
 
 

@@ -30,7 +30,6 @@ from tests.e2e.harness import (
 pytestmark = pytest.mark.e2e
 
 MANIFESTS = ROOT / "manifests"
-BASE = MANIFESTS / "base"
 SECRET = "muster-webhook-tls"
 WEBHOOK_KINDS = ("mutatingwebhookconfiguration", "validatingwebhookconfiguration")
 
@@ -118,7 +117,7 @@ def test_the_service_account_can_do_nothing_beyond_its_declared_rules(
     rules = {
         kind: [rule for document in documents if document["kind"] == kind for rule in
                document["rules"]]
-        for documents in [rendered(kubectl.kubeconfig, BASE / "rbac")]
+        for documents in [rendered(kubectl.kubeconfig)]
         for kind in ("ClusterRole", "Role")
     }  # fmt: skip
     for where, declared in (

@@ -1,5 +1,5 @@
 """What the installed operator may do to pods and webhook configurations, on the real
-API server: RBAC and the admission policy of manifests/base/policies, as installed.
+API server: RBAC and the pod-rights admission policy of the chart, as installed.
 
 Requests are made with `kubectl --as` the installation's ServiceAccount, so they are
 judged exactly as the operator's own would be. `kubectl patch` reads the pod before

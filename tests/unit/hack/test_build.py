@@ -1,6 +1,7 @@
-"""`build.sh --without-kueue` leaves Kueue out, in the same cache layout: a cache that
-holds the control plane is complete for it, and a later call without the flag builds
-only Kueue (here, with a `go` that fails, it is seen trying)."""
+"""`build.sh --without-kueue` leaves Kueue out, and `--without-helm` helm, in the same
+cache layout: a cache that holds the control plane is complete for them, and a later
+call without the flag builds only what is missing (here, with a `go` that fails, it
+is seen trying). `--helm-only` builds helm and nothing else."""
 
 from __future__ import annotations
 
@@ -29,12 +30,14 @@ def _version(name: str) -> str:
     raise AssertionError(f"{name} is not in versions.env")
 
 
-def _build(tmp_path: Path, *flags: str) -> subprocess.CompletedProcess[str]:
-    """build.sh over a cache holding the control plane's binaries (empty files) and a
-    `go` that always fails: any real build attempt shows as a failed step."""
+def _build(
+    tmp_path: Path, *flags: str, built: tuple[str, ...] = CONTROL_PLANE
+) -> subprocess.CompletedProcess[str]:
+    """build.sh over a cache holding the `built` binaries of the control plane (empty
+    files) and a `go` that always fails: any real build attempt shows as a failed step."""
     bin_dir = tmp_path / "cache" / "k8s" / _version("KUBE_VERSION") / "bin"
     bin_dir.mkdir(parents=True, exist_ok=True)
-    for name in CONTROL_PLANE:
+    for name in built:
         (bin_dir / name).touch(mode=0o755)
     tools = tmp_path / "tools"
     tools.mkdir(exist_ok=True)
@@ -51,17 +54,33 @@ def _build(tmp_path: Path, *flags: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_without_kueue_a_built_control_plane_is_complete(tmp_path: Path) -> None:
-    done = _build(tmp_path, "--without-kueue")
+    done = _build(tmp_path, "--without-kueue", "--without-helm")
     assert done.returncode == 0, done.stderr
     assert "building kueue" not in done.stdout
     assert "control plane binaries ready" in done.stdout
 
 
 def test_without_the_flag_kueue_is_built_too(tmp_path: Path) -> None:
-    done = _build(tmp_path)
+    done = _build(tmp_path, "--without-helm")
     assert done.returncode == 1
     assert "==> building kueue" in done.stdout
     assert "building kueue failed" in done.stderr
+
+
+def test_without_the_flag_helm_is_built_too(tmp_path: Path) -> None:
+    done = _build(tmp_path, "--without-kueue")
+    assert done.returncode == 1
+    assert "==> building helm" in done.stdout
+    assert "building helm failed" in done.stderr
+
+
+def test_helm_alone_needs_no_control_plane(tmp_path: Path) -> None:
+    done = _build(tmp_path, "--helm-only", built=())
+    assert done.returncode == 1
+    assert [line for line in done.stdout.splitlines() if line.startswith("==>")] == [
+        f"==> building helm (log: {tmp_path}/cache/k8s/{_version('KUBE_VERSION')}/logs/helm.log)"
+    ]
+    assert "building helm failed" in done.stderr
 
 
 def test_an_unknown_flag_is_refused(tmp_path: Path) -> None:
@@ -70,10 +89,15 @@ def test_an_unknown_flag_is_refused(tmp_path: Path) -> None:
     assert "usage" in done.stderr
 
 
-def test_a_cluster_builds_kueue_only_when_it_runs_it(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_cluster_builds_kueue_only_when_it_runs_it_and_never_helm(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     calls: list[list[str]] = []
     monkeypatch.setattr(subprocess, "run", lambda command, **_: calls.append([*map(str, command)]))
     cluster.build(with_kueue=False)
     cluster.build(with_kueue=True)
-    assert [call[1:] for call in calls] == [["--without-kueue"], []]
+    assert [call[1:] for call in calls] == [
+        ["--without-helm", "--without-kueue"],
+        ["--without-helm"],
+    ]
     assert all(call[0].endswith("hack/build.sh") for call in calls)

@@ -7,16 +7,19 @@ from typing import Any
 import yaml
 from hack import installed
 
-DEPLOYMENT = installed.MANIFESTS / "base" / "deployment.yaml"
-WEBHOOKS = installed.MANIFESTS / "base" / "webhooks" / "webhook-configurations.yaml"
+RENDERED = installed.MANIFESTS / "base" / "muster.yaml"
 
 
-def documents(path: Any) -> list[dict[str, Any]]:
-    return [document for document in yaml.safe_load_all(path.read_text()) if document]
+def documents(*kinds: str) -> list[dict[str, Any]]:
+    return [
+        document
+        for document in yaml.safe_load_all(RENDERED.read_text())
+        if document and document["kind"] in kinds
+    ]
 
 
 def test_the_operator_takes_the_deployments_settings_but_its_addresses_and_identity() -> None:
-    settings = installed.operator_environment(documents(DEPLOYMENT))
+    settings = installed.operator_environment(documents("Deployment"))
     assert settings["MUSTER_LEADER_ELECTION"] == "true"
     assert settings["MUSTER_MANAGE_WEBHOOKS"] == "false"
     assert settings["MUSTER_WEBHOOK_SECRET"] == "muster-webhook-tls"
@@ -29,7 +32,7 @@ def test_the_operator_takes_the_deployments_settings_but_its_addresses_and_ident
 
 
 def test_the_webhooks_call_the_url_where_the_manifests_name_the_service() -> None:
-    for document in documents(WEBHOOKS):
+    for document in documents(*installed.WEBHOOK_KINDS):
         paths = [webhook["clientConfig"]["service"]["path"] for webhook in document["webhooks"]]
         called = installed.called_at(document, "https://127.0.0.1:9443")
         assert [webhook["clientConfig"] for webhook in called["webhooks"]] == [

@@ -1,31 +1,44 @@
-"""The generated parts of manifests/ are current, and the installation is wired as intended."""
+"""The generated parts of the chart and the manifests rendered from it are current, and
+the installation is wired as intended."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import yaml
-from hack.manifests import SERVICE, generated_files
+from hack.cluster import ROOT
+from hack.manifests import RENDERED, generated_files, rendered_files
 
 from muster.operator.config import OperatorConfig
 
-MANIFESTS = Path(__file__).resolve().parents[3] / "manifests"
-BASE = MANIFESTS / "base"
+BASE, CERT_MANAGER = RENDERED
 
 
-def documents(path: Path) -> list[dict[str, Any]]:
-    return [document for document in yaml.safe_load_all(path.read_text()) if document]
+def documents(path: Any = BASE) -> list[dict[str, Any]]:
+    return [document for document in yaml.safe_load_all((ROOT / path).read_text()) if document]
 
 
-def test_the_generated_files_are_current() -> None:
+def of_kind(kind: str, path: Any = BASE) -> list[dict[str, Any]]:
+    return [document for document in documents(path) if document["kind"] == kind]
+
+
+def test_the_generated_parts_of_the_chart_are_current() -> None:
     """Fails after a change to the CRDs or the webhook handlers: run `make manifests`."""
     for path, text in generated_files().items():
-        assert (MANIFESTS / path).read_text() == text, f"manifests/{path} is stale"
+        assert (ROOT / path).read_text() == text, f"{path} is stale: run `make manifests`"
+
+
+def test_the_manifests_are_the_chart_rendered() -> None:
+    """Fails after a change to the chart that manifests/ does not show (or an edit of
+    manifests/ by hand): run `make manifests`."""
+    for path, text in rendered_files().items():
+        assert (ROOT / path).read_text() == text, f"{path} is stale: run `make manifests`"
 
 
 def webhooks() -> list[dict[str, Any]]:
-    configurations = documents(BASE / "webhooks" / "webhook-configurations.yaml")
+    configurations = [
+        document for document in documents() if document["kind"].endswith("WebhookConfiguration")
+    ]
     assert {c["metadata"]["name"] for c in configurations} == {
         OperatorConfig().webhook_configuration
     }
@@ -33,13 +46,13 @@ def webhooks() -> list[dict[str, Any]]:
 
 
 def test_every_webhook_is_called_through_the_service() -> None:
+    [service] = of_kind("Service")
     assert webhooks()
     for webhook in webhooks():
-        assert webhook["clientConfig"]["service"]["name"] == SERVICE.name
+        assert webhook["clientConfig"]["service"]["name"] == service["metadata"]["name"]
+        assert webhook["clientConfig"]["service"]["namespace"] == "muster-system"
+        assert webhook["clientConfig"]["service"]["port"] == service["spec"]["ports"][0]["port"]
         assert "*" not in webhook["rules"][0]["resources"]
-    service = documents(BASE / "service.yaml")[0]
-    assert service["metadata"]["name"] == SERVICE.name
-    assert service["spec"]["ports"][0]["port"] == SERVICE.port
 
 
 def test_jobs_and_pods_reach_muster_only_when_they_opt_in_and_gating_fails_closed() -> None:
@@ -56,42 +69,75 @@ def test_jobs_and_pods_reach_muster_only_when_they_opt_in_and_gating_fails_close
             assert webhook["failurePolicy"] == "Fail", webhook["name"]
 
 
-def test_the_operator_is_pointed_at_the_names_its_roles_allow() -> None:
-    [deployment] = documents(BASE / "deployment.yaml")
+def environment(path: Any = BASE) -> dict[str, str | None]:
+    [deployment] = of_kind("Deployment", path)
     [container] = deployment["spec"]["template"]["spec"]["containers"]
-    env = {item["name"]: item.get("value") for item in container["env"]}
-    role_names = {
+    return {item["name"]: item.get("value") for item in container["env"]}
+
+
+def resource_names(path: Any = BASE) -> set[str]:
+    return {
         name
-        for path in ("role.yaml", "cluster-role.yaml")
-        for rule in documents(BASE / "rbac" / path)[0]["rules"]
+        for kind in ("Role", "ClusterRole")
+        for rule in of_kind(kind, path)[0]["rules"]
         for name in rule.get("resourceNames", [])
     }
+
+
+def test_the_operator_is_pointed_at_the_names_its_roles_allow() -> None:
+    env = environment()
+    [service] = of_kind("Service")
     assert {
         env["MUSTER_WEBHOOK_SECRET"],
-        OperatorConfig().lease_name,
-        OperatorConfig().webhook_configuration,
-    } == role_names
-    assert env["MUSTER_WEBHOOK_SERVICE"] == f"$(POD_NAMESPACE)/{SERVICE.name}"
+        env["MUSTER_LEASE_NAME"],
+        env["MUSTER_WEBHOOK_CONFIGURATION"],
+    } == resource_names()
+    # The release `muster` gives the names the operator expects by default.
+    assert env["MUSTER_LEASE_NAME"] == OperatorConfig().lease_name
+    assert env["MUSTER_WEBHOOK_CONFIGURATION"] == OperatorConfig().webhook_configuration
+    assert env["MUSTER_WEBHOOK_SERVICE"] == f"$(POD_NAMESPACE)/{service['metadata']['name']}"
     assert env["MUSTER_MANAGE_WEBHOOKS"] == "false"
 
 
+def test_with_cert_manager_the_operator_has_no_right_on_secrets_or_webhooks() -> None:
+    env = environment(CERT_MANAGER)
+    assert "MUSTER_WEBHOOK_SECRET" not in env
+    assert (env["MUSTER_WEBHOOK_CERT"], env["MUSTER_WEBHOOK_KEY"]) == (
+        "/certs/tls.crt",
+        "/certs/tls.key",
+    )
+    assert resource_names(CERT_MANAGER) == {env["MUSTER_LEASE_NAME"]}
+    rules = [
+        rule for kind in ("Role", "ClusterRole") for rule in of_kind(kind, CERT_MANAGER)[0]["rules"]
+    ]
+    resources = {resource for rule in rules for resource in rule["resources"]}
+    assert not resources & {"secrets", "mutatingwebhookconfigurations"}
+    [certificate] = of_kind("Certificate", CERT_MANAGER)
+    for configuration in of_kind("MutatingWebhookConfiguration", CERT_MANAGER) + of_kind(
+        "ValidatingWebhookConfiguration", CERT_MANAGER
+    ):
+        assert configuration["metadata"]["annotations"] == {
+            "cert-manager.io/inject-ca-from": f"muster-system/{certificate['metadata']['name']}"
+        }
+
+
 def test_the_replicas_run_on_different_nodes_with_a_priority_of_their_own() -> None:
-    [deployment] = documents(BASE / "deployment.yaml")
+    [deployment] = of_kind("Deployment")
     pod = deployment["spec"]["template"]["spec"]
     [term] = pod["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
     assert term["topologyKey"] == "kubernetes.io/hostname"
     assert term["labelSelector"]["matchLabels"] == deployment["spec"]["selector"]["matchLabels"]
     # No surge: a third replica could find no node free of the other two.
     assert deployment["spec"]["strategy"]["rollingUpdate"] == {"maxUnavailable": 1, "maxSurge": 0}
-    [priority_class] = documents(BASE / "priority-class.yaml")
+    [priority_class] = of_kind("PriorityClass")
     assert pod["priorityClassName"] == priority_class["metadata"]["name"]
     assert priority_class["value"] == 1_000_000_000  # the highest a user-defined class may have
 
 
 def test_only_the_webhook_and_health_ports_admit_traffic() -> None:
-    [deployment] = documents(BASE / "deployment.yaml")
+    [deployment] = of_kind("Deployment")
     [container] = deployment["spec"]["template"]["spec"]["containers"]
-    [policy] = documents(BASE / "network-policy.yaml")
+    [policy] = of_kind("NetworkPolicy")
     assert policy["spec"]["podSelector"] == deployment["spec"]["selector"]
     assert policy["spec"]["policyTypes"] == ["Ingress"]
     ports = [port for rule in policy["spec"]["ingress"] for port in rule["ports"]]

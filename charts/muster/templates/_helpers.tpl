@@ -1,0 +1,52 @@
+{{/*
+The prefix of every object's name: the release's name, with "-muster" added unless
+it says muster already, so that the release `muster` gives the names the operator
+expects by default (muster-operator, muster-webhooks, ...). The cluster-scoped
+objects (ClusterRole, PriorityClass, policy, webhook configurations) carry it too,
+so a second release never takes another's objects over.
+*/}}
+{{- define "muster.fullname" -}}
+{{- if contains "muster" .Release.Name -}}
+{{- .Release.Name | trunc 40 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-muster" .Release.Name | trunc 40 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The Deployment, its ServiceAccount, roles, Lease, PriorityClass and budgets. */}}
+{{- define "muster.operator" -}}
+{{- include "muster.fullname" . }}-operator
+{{- end -}}
+
+{{/* The Service in front of the webhooks, and the name its certificate is for. */}}
+{{- define "muster.service" -}}
+{{- include "muster.fullname" . }}-webhooks
+{{- end -}}
+
+{{/* The Secret of the webhooks' CA and serving certificate. */}}
+{{- define "muster.secret" -}}
+{{- include "muster.fullname" . }}-webhook-tls
+{{- end -}}
+
+{{/* Both webhook configurations (one mutating, one validating) have this name. */}}
+{{- define "muster.webhookConfiguration" -}}
+{{- include "muster.fullname" . }}.scheduling.muster.dev
+{{- end -}}
+
+{{- define "muster.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+app.kubernetes.io/part-of: muster
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end -}}
+
+{{/* What selects the operator's pods (the Deployment, Service, budget, policy). */}}
+{{- define "muster.selector" -}}
+app.kubernetes.io/name: {{ include "muster.operator" . }}
+{{- end -}}
+
+{{/* The ServiceAccount's user name, which the pod-rights policy judges. */}}
+{{- define "muster.user" -}}
+system:serviceaccount:{{ .Release.Namespace }}:{{ include "muster.operator" . }}
+{{- end -}}

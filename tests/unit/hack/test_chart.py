@@ -1,0 +1,131 @@
+"""charts/muster: it lints, its values are the operator's flags, and a change of values
+(replicas, namespace, release name, cert-manager) renders an installation wired to
+itself. The chart's objects on a real API server: tests/e2e/test_helm.py."""
+
+from __future__ import annotations
+
+import json
+import tarfile
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from hack import helm
+
+from muster.operator.config import OperatorConfig
+
+VALUES = helm.CHART / "values.yaml"
+SCHEMA = json.loads((helm.CHART / "values.schema.json").read_text())
+# Settings whose installed value differs from the operator's default, and why.
+INSTALLED = {"log_format": "json"}  # one object a line, for log collectors
+JSON_TYPES = {float: "number", int: "integer", str: None}
+
+
+def objects(
+    *values: str, release: str = helm.RELEASE, namespace: str = helm.NAMESPACE
+) -> list[dict[str, Any]]:
+    text = helm.template(*values, release=release, namespace=namespace)
+    return [document for document in yaml.safe_load_all(text) if document]
+
+
+def of_kind(documents: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    return [document for document in documents if document["kind"] == kind]
+
+
+@pytest.mark.parametrize("values", [(), helm.CERT_MANAGER])
+def test_the_chart_lints(values: tuple[str, ...]) -> None:
+    helm.helm("lint", "--strict", str(helm.CHART), *helm.sets(values))
+
+
+def test_every_setting_is_a_flag_of_muster_run_with_its_default() -> None:
+    settings = yaml.safe_load(VALUES.read_text())["settings"]
+    schema = SCHEMA["properties"]["settings"]["properties"]
+    assert set(settings) == set(schema)
+    config = {field.name: field for field in fields(OperatorConfig)}
+    for key, value in settings.items():
+        name = "".join(f"_{c.lower()}" if c.isupper() else c for c in key)
+        assert name in config, key
+        default = config[name].default
+        assert value == INSTALLED.get(name, default), key
+        expected = JSON_TYPES[type(default)]
+        assert schema[key].get("type", expected) == expected, key
+
+
+def test_every_value_is_commented() -> None:
+    """values.yaml is the chart's documentation: each value says what it changes."""
+    lines = VALUES.read_text().splitlines()
+    documented = ("", "image", "networkPolicy", "certManager", "settings")
+    parent = ""
+    for number, line in enumerate(lines):
+        if not line.strip() or line.lstrip().startswith("#") or ":" not in line:
+            continue
+        indent = len(line) - len(line.lstrip())
+        key = line.split(":", 1)[0].strip()
+        if indent == 0:
+            parent = key
+        if indent in (0, 2) and (indent == 0 or parent in documented):
+            assert lines[number - 1].lstrip().startswith("#"), f"values.yaml: {key} has no comment"
+
+
+def test_an_unknown_value_is_refused() -> None:
+    with pytest.raises(RuntimeError, match="additional properties"):
+        objects("settings.releaseTimeot=5")
+
+
+def test_another_release_in_another_namespace_is_wired_to_itself() -> None:
+    documents = objects("replicas=3", release="batch", namespace="scheduling")
+    names = {(document["kind"], document["metadata"]["name"]) for document in documents}
+    assert ("Deployment", "batch-muster-operator") in names
+    assert ("ClusterRole", "batch-muster-operator") in names
+    assert ("PriorityClass", "batch-muster-operator") in names
+    [deployment] = of_kind(documents, "Deployment")
+    assert deployment["spec"]["replicas"] == 3
+    assert deployment["metadata"]["namespace"] == "scheduling"
+    [policy] = of_kind(documents, "ValidatingAdmissionPolicy")
+    [condition] = policy["spec"]["matchConditions"]
+    assert "'system:serviceaccount:scheduling:batch-muster-operator'" in condition["expression"]
+    for kind in ("ClusterRoleBinding", "RoleBinding"):
+        [binding] = of_kind(documents, kind)
+        assert binding["subjects"] == [
+            {"kind": "ServiceAccount", "name": "batch-muster-operator", "namespace": "scheduling"}
+        ]
+    for configuration in of_kind(documents, "MutatingWebhookConfiguration"):
+        assert configuration["metadata"]["name"] == "batch-muster.scheduling.muster.dev"
+        for webhook in configuration["webhooks"]:
+            service = webhook["clientConfig"]["service"]
+            assert (service["namespace"], service["name"]) == (
+                "scheduling",
+                "batch-muster-webhooks",
+            )
+    [container] = deployment["spec"]["template"]["spec"]["containers"]
+    env = {item["name"]: item.get("value") for item in container["env"]}
+    assert env["MUSTER_LEASE_NAME"] == "batch-muster-operator"
+    assert env["MUSTER_WEBHOOK_CONFIGURATION"] == "batch-muster.scheduling.muster.dev"
+    assert env["MUSTER_WEBHOOK_SECRET"] == "batch-muster-webhook-tls"
+
+
+def test_a_single_replica_gets_no_disruption_budget() -> None:
+    """A budget of one replica would block every drain of its node."""
+    assert of_kind(objects("replicas=1"), "PodDisruptionBudget") == []
+    assert len(of_kind(objects(), "PodDisruptionBudget")) == 1
+
+
+def test_cert_manager_takes_the_issuer_it_is_given() -> None:
+    documents = objects(*helm.CERT_MANAGER, "certManager.issuerRef.kind=ClusterIssuer",
+                        "certManager.issuerRef.name=corporate-ca")  # fmt: skip
+    assert of_kind(documents, "Issuer") == []
+    [certificate] = of_kind(documents, "Certificate")
+    assert certificate["spec"]["issuerRef"] == {"kind": "ClusterIssuer", "name": "corporate-ca"}
+
+
+def test_the_chart_packages_for_publishing(tmp_path: Path) -> None:
+    """`helm package`, as the README publishes it (then `helm push oci://...`)."""
+    helm.helm("package", str(helm.CHART), f"--destination={tmp_path}")
+    version = yaml.safe_load((helm.CHART / "Chart.yaml").read_text())["version"]
+    with tarfile.open(tmp_path / f"muster-{version}.tgz") as package:
+        names = set(package.getnames())
+    for part in ("Chart.yaml", "values.yaml", "values.schema.json", "templates/NOTES.txt"):
+        assert f"muster/{part}" in names
+    assert {f"muster/crds/{crd.name}" for crd in (helm.CHART / "crds").iterdir()} <= names
