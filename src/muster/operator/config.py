@@ -25,6 +25,7 @@ ENGINE_FIELDS = (
     "rollback_backoff_max",
     "max_rollbacks",
     "starvation_seconds",
+    "orphan_grace",
 )
 
 

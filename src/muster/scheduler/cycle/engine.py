@@ -31,10 +31,13 @@ import numpy as np
 import numpy.typing as npt
 
 from muster.scheduler.config import EngineConfig
+from muster.scheduler.cycle.notices import notices
 from muster.scheduler.cycle.queue import Gang, gangs_of
 from muster.scheduler.decisions.plan import Plan
 from muster.scheduler.decisions.results import (
+    NOTHING_CARRIED,
     Admission,
+    Carried,
     CycleResult,
     Explanation,
     GroupKey,
@@ -86,17 +89,24 @@ ShapeKey = tuple[
 ]
 
 
-def schedule(state: ClusterState, *, now: float, config: EngineConfig) -> CycleResult:
+def schedule(
+    state: ClusterState, *, now: float, config: EngineConfig, carried: Carried = NOTHING_CARRIED
+) -> CycleResult:
     """Decide one cycle: admissions, growths of admitted gangs, verdicts for the rest,
-    and the plan that carries them out."""
-    return _Cycle(state, now, config).run()
+    and the plan that carries them out; `carried`: what the cycle before handed on
+    (its `CycleResult.carried`)."""
+    return _Cycle(state, now, config, carried).run()
 
 
 class _Cycle:
-    def __init__(self, state: ClusterState, now: float, config: EngineConfig) -> None:
+    def __init__(
+        self, state: ClusterState, now: float, config: EngineConfig, carried: Carried
+    ) -> None:
         self.state = state
         self.now = now
         self.config = config
+        self.carried = carried
+        self.quiet = carried.still_quiet(state.changed)
         self.table = state.node_table()
         nodes = self.table.size
         self.free: Matrix = state.allocatable[:nodes] - state.held[:nodes]
@@ -124,7 +134,7 @@ class _Cycle:
         groups = self.state.groups
         followed = {
             key: follow(self.state, groups[key], now=self.now, config=self.config)
-            for key in sorted(groups.keys() - self.state.quiet)
+            for key in sorted(groups.keys() - self.quiet)
             if groups[key].gang and groups[key].admitted
         }
         busy = {key for key, got in followed.items() if got.rollback or got.awaiting}
@@ -148,13 +158,19 @@ class _Cycle:
             followed[key] = follow(
                 self.state, group, now=self.now, config=self.config, release_held=True
             )
+        plan = self._plan(followed)
+        told, standing, due = notices(
+            self.state, now=self.now, config=self.config, told=self.carried.told
+        )
+        wake_at = min((m for m in (plan.wake_at, due) if m is not None), default=None)
         return CycleResult(
             admissions=tuple(self.admissions),
             growths=tuple(
                 Growth(key, placements) for key, placements in sorted(self.growths.items())
             ),
             verdicts=self.verdicts,
-            plan=self._plan(followed),
+            plan=replace(plan, wake_at=wake_at, notices=told),
+            carried=Carried({key: self.state.changed[key] for key in sorted(self.quiet)}, standing),
         )
 
     def _plan(self, followed: dict[GroupKey, Following]) -> Plan:
@@ -175,11 +191,11 @@ class _Cycle:
                 group.reason in TAKEN_DOWN and verdict.reason is Reason.WAITING_FOR_PODS
             )
             planner.verdict(group, verdict, kept=kept)
-        for key in sorted(self.state.groups.keys() - self.state.quiet):
+        for key in sorted(self.state.groups.keys() - self.quiet):
             planner.refresh(key)
         idle = planner.idle()
-        self.state.quiet |= {key for key in idle if key in followed and followed[key].settled}
-        self.state.quiet |= {key for key in idle if not self.state.groups[key].gang}
+        self.quiet |= {key for key in idle if key in followed and followed[key].settled}
+        self.quiet |= {key for key in idle if not self.state.groups[key].gang}
         plan = planner.plan()
         return replace(plan, steps=(*plan.steps, *let_go(self.state)))
 
