@@ -30,7 +30,7 @@ importing only the rooms listed before it (an import-linter contract keeps it so
   writing.
 
 The heuristics, and where they can miss, are described in `placement.fit` (mixed-shape
-gangs), `placement.topology` (domain choice), `cycle.engine` (holds),
+gangs), `placement.topology` (domain choice), `cycle.refusal` (holds),
 `placement.preemption` (victim count).
 """
 

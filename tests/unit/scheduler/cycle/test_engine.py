@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from muster.scheduler import EngineConfig, schedule
-from muster.scheduler.cycle import engine
+from muster.scheduler.cycle import board
 from muster.scheduler.decisions.results import CycleResult, GroupKey, Reason
 from tests.unit.scheduler.builders import cluster, gang, node, pod, pod_group, taint
 
@@ -330,7 +330,7 @@ def test_a_failure_on_one_gang_is_its_scheduler_error_only(
     def fail(*args: object, **kwargs: object) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(engine, "fit_in_domain", fail)
+    monkeypatch.setattr(board, "fit_in_domain", fail)
     result = schedule(state, now=NOW, config=PATIENT)
     assert admitted(result) == ["fine"]
     verdict = result.verdicts[key("broken")]
