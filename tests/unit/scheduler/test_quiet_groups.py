@@ -61,17 +61,6 @@ def test_a_settled_gang_is_skipped_until_one_of_its_pods_changes() -> None:
     assert steps
 
 
-def test_the_engine_hands_quiet_groups_on_and_leaves_its_input_alone() -> None:
-    state, group, _ = running_gang()
-    written(state, group)
-    changes = (state.changes, dict(state.changed))
-    first = schedule(state, now=NOW, config=CONFIG)
-    assert first.carried.quiet == {KEY: state.changed[KEY]}
-    assert (state.changes, state.changed) == changes
-    again = schedule(state, now=NOW, config=CONFIG)
-    assert again.plan == first.plan  # nothing handed on: everything derived again
-
-
 def test_a_skipped_cycle_decides_what_a_fresh_state_decides() -> None:
     state, group, _ = running_gang()
     written(state, group)

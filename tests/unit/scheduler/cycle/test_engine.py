@@ -425,3 +425,24 @@ def test_fragmented_capacity_is_named() -> None:
         "the gang needs 2 pods, at most 0 fit at once; "
         "enough is free in total, but split across nodes in too small pieces"
     )
+
+
+def test_the_groups_found_quiet_are_handed_on_and_the_state_is_left_alone() -> None:
+    running = pod_group("run", min_count=1)
+    running["status"] = {
+        "conditions": [{"type": "PodGroupScheduled", "status": "True", "reason": "Scheduled"}],
+        "plan": {"run-0": "n1"},
+    }
+    member = pod("run-0", group="run", node_name="n1", gated=False, phase="Running")
+    state = cluster(node("n1"), running, member)
+    written = schedule(state, now=NOW, config=PATIENT).plan.statuses[key("run")]
+    state.apply_pod_group({**running, "status": written})
+    changes = (state.changes, dict(state.changed))
+    first = schedule(state, now=NOW, config=PATIENT)
+    assert (state.changes, state.changed) == changes  # only read
+    assert first.carried.quiet == {key("run"): state.changed[key("run")]}
+    second = schedule(state, now=NOW, config=PATIENT, carried=first.carried)
+    assert second.plan.steps == () and second.carried.quiet == first.carried.quiet
+    state.apply_pod({**member, "status": {"phase": "Failed"}})
+    third = schedule(state, now=NOW, config=PATIENT, carried=second.carried)
+    assert [step.group for step in third.plan.steps] == [key("run")]
