@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass
 from typing import NamedTuple
 
 from muster.api.constants import POD_GROUP_LABEL
@@ -123,15 +122,6 @@ def _pod_group_fingerprint(pod_group: JsonObject) -> Hashable:
     return _freeze([_metadata(pod_group).get("generation"), status.get("plan")])
 
 
-@dataclass(frozen=True, slots=True)
-class Rejection:
-    """An object the engine skips, with the reference its warning event names."""
-
-    involved: JsonObject  # ObjectReference
-    version: str  # resourceVersion: one warning per version
-    reason: str
-
-
 ObjectKey = tuple[str, str, str]  # kind, namespace ("" when cluster-scoped), name
 
 
@@ -155,7 +145,8 @@ class LiveCache:
         self.members: defaultdict[GroupKey, dict[str, Member]] = defaultdict(dict)
         self._pod_groups_by_pod: NameIndex[str] = NameIndex()  # its PodGroup's name
         self._fingerprints: defaultdict[str, NameIndex[int]] = defaultdict(NameIndex)
-        self.rejections: dict[ObjectKey, Rejection] = {}
+        # An ObjectReference to each object the engine skips, for the warning it plans.
+        self.rejections: dict[ObjectKey, JsonObject] = {}
         self.nodes = _Sink(self._upsert_node, self._remove_node)
         self.pods = _Sink(self._upsert_pod, self._remove_pod)
         self.pod_group_sink = _Sink(self.apply_pod_group, self._remove_pod_group)
@@ -205,22 +196,21 @@ class LiveCache:
         or an object it cannot use), for the event; None once it is gone."""
         rejection = self.rejections.get((kind, namespace, name))
         if rejection is not None:
-            return rejection.involved
+            return rejection
         group = self._pod_groups_by_pod.get(namespace, name) if kind == "Pod" else None
         members = {} if group is None else self.members.get(GroupKey(namespace, group), {})
         member = members.get(name)
         return None if member is None else member.reference(PodKey(namespace, name))
 
     def _take_in(self, kind: str, obj: JsonObject) -> None:
-        """Give the object to the engine, and remember it while the engine skips it
-        (its intake gave a reason)."""
+        """Give the object to the engine, and remember a reference to it while the
+        engine skips it (its intake gave a reason)."""
         rejected = self._apply(kind, obj)
         key = _object_key(kind, obj)
         if rejected is None:
             self.rejections.pop(key, None)
         else:
-            version = str(_metadata(obj).get("resourceVersion", ""))
-            self.rejections[key] = Rejection(reference(obj), version, rejected)
+            self.rejections[key] = reference(obj)
 
     def _upsert_node(self, node: JsonObject) -> bool:
         self._take_in("Node", node)
