@@ -110,8 +110,16 @@ class _Cycle:
             ),
             verdicts=self.verdicts,
             plan=replace(plan, wake_at=wake_at, notices=told),
-            carried=Carried({key: self.state.changed[key] for key in sorted(self.quiet)}, standing),
+            carried=Carried(self._quiet_to_hand_on(), self.state.changes, standing),
         )
+
+    def _quiet_to_hand_on(self) -> frozenset[GroupKey]:
+        """The quiet groups. One deleted while quiet stays among them (re-made, it has
+        changed since) until they outnumber the groups: then all such go at once,
+        rather than every cycle looking up thousands of groups for them."""
+        if len(self.quiet) > len(self.state.groups):
+            return frozenset(self.quiet.intersection(self.state.groups))
+        return frozenset(self.quiet)
 
     # ---- the steps -----------------------------------------------------------------
 

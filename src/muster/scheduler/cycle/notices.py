@@ -43,7 +43,7 @@ def _orphans(state: ClusterState, *, now: float, grace: float) -> tuple[list[Not
     let_go = {dropped.group for dropped in state.dropped_fields.values()}
     missing = sorted(
         key
-        for key in state.members.keys() - state.groups.keys() - let_go
+        for key in state.missing_groups - let_go
         if ("PodGroup", key.namespace, key.name) not in state.rejected
     )
     found: list[Notice] = []

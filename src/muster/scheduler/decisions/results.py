@@ -7,7 +7,6 @@ what lets all three share one engine.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -146,21 +145,30 @@ class Growth:
 @dataclass(frozen=True, slots=True)
 class Carried:
     """What a cycle hands to the next one besides the cluster's state: the engine
-    returns it instead of keeping it, and its caller gives it to the next cycle, so a
-    replay that hands it on the same way decides (and warns) the same.
+    returns it instead of keeping it, and its caller gives it to the next cycle on the
+    same state, so a replay that hands it on the same way decides (and warns) the same.
 
-    `quiet`: groups found with nothing to do or write, each with its change count in
-    the state (`ClusterState.changed`) at the time; a later cycle skips them while
-    that count stands, instead of deriving again, for each of thousands of running
-    gangs, the status they already have. `told`: the notices already given that
-    still stand (a notice is given again only once it stopped standing)."""
+    `quiet`: groups found with nothing to do or write; a later cycle skips them while
+    they do not change (their count in `ClusterState.changed` stays at most `as_of`,
+    the state's count when they were found), instead of deriving again, for each of
+    thousands of running gangs, the status they already have. `told`: the notices
+    already given that still stand (a notice is given again only once it stopped
+    standing)."""
 
-    quiet: Mapping[GroupKey, int] = field(default_factory=dict)
+    quiet: frozenset[GroupKey] = frozenset()
+    as_of: int = field(default=0, compare=False)  # counts the state's events, not decisions
     told: frozenset[Notice] = frozenset()
 
-    def still_quiet(self, changed: Mapping[GroupKey, int]) -> set[GroupKey]:
-        """The quiet groups that did not change since (`changed`: the state's counts)."""
-        return {key for key, count in self.quiet.items() if changed.get(key) == count}
+    def still_quiet(self, changed: dict[GroupKey, int]) -> set[GroupKey]:
+        """The quiet groups that did not change since (`changed`: the state's counts,
+        the most recent last, so only the changes since are walked)."""
+        quiet = set(self.quiet)
+        if quiet:
+            for key, count in reversed(changed.items()):
+                if count <= self.as_of:
+                    break
+                quiet.discard(key)
+        return quiet
 
 
 NOTHING_CARRIED = Carried()  # the first cycle's, and a replay's after each start

@@ -161,10 +161,11 @@ class ClusterState:
         self.group_ids: dict[GroupKey, int] = {}
         self.group_keys: list[GroupKey] = []
         # Each PodGroup's latest change (of it, its members, their releases), counted
-        # over the whole state: a group a cycle found quiet stays so while its count
-        # stands (`muster.scheduler.decisions.results.Carried`).
+        # over the whole state, the most recent last: a group a cycle found quiet stays
+        # so while it does not change (`muster.scheduler.decisions.results.Carried`).
         self.changes = 0
         self.changed: dict[GroupKey, int] = {}
+        self.missing_groups: set[GroupKey] = set()  # named by member pods, not there
 
     def copy(self) -> ClusterState:
         """An independent copy for a what-if run (a forecast) that changes it.
@@ -214,6 +215,7 @@ class ClusterState:
         twin.group_keys = list(self.group_keys)
         twin.changes = self.changes
         twin.changed = dict(self.changed)
+        twin.missing_groups = set(self.missing_groups)
         return twin
 
     # ---- resources -------------------------------------------------------------
@@ -400,6 +402,8 @@ class ClusterState:
             return
         key = GroupKey(record.key.namespace, record.group_name)
         self.members.setdefault(key, {})[record.key.name] = None
+        if key not in self.groups:
+            self.missing_groups.add(key)
         self.pod_group[entry.slot] = self._group_id(key)
         self._touch(key)
 
@@ -414,6 +418,7 @@ class ClusterState:
             names.pop(record.key.name, None)
             if not names:
                 del self.members[key]
+                self.missing_groups.discard(key)
 
     def _holding_node(self, record: PodRecord) -> str | None:
         """Where the pod holds capacity: its node, its planned node, or nowhere."""
@@ -508,6 +513,7 @@ class ClusterState:
         """Set a PodGroup from its record (a forecast admits gangs without manifests)."""
         previous = self.groups.get(record.key)
         self.groups[record.key] = record
+        self.missing_groups.discard(record.key)
         self._touch(record.key)
         self._group_id(record.key)
         if record.gang and not record.admitted:
@@ -524,6 +530,8 @@ class ClusterState:
     def _delete_group_key(self, key: GroupKey) -> None:
         self.unadmitted_gangs.discard(key)
         self.changed.pop(key, None)
+        if key in self.members:
+            self.missing_groups.add(key)
         if self.groups.pop(key, None) is not None:
             self._rehold_members(key)
 
@@ -531,6 +539,7 @@ class ClusterState:
         """Count a change of an existing group (one that does not exist is never quiet)."""
         if key in self.groups:
             self.changes += 1
+            self.changed.pop(key, None)  # to the end: the most recent last
             self.changed[key] = self.changes
 
     def _rehold_members(self, key: GroupKey) -> None:
