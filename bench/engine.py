@@ -31,6 +31,7 @@ import signal
 import statistics
 import sys
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -44,7 +45,13 @@ from muster.api.times import rfc3339
 from muster.operator.config import OperatorConfig
 from muster.operator.execution.forecast_process import Budget, Child, Request
 from muster.scheduler import ClusterState, EngineConfig, schedule
-from muster.scheduler.decisions.results import CycleResult, GroupKey, Reason
+from muster.scheduler.decisions.results import (
+    NOTHING_CARRIED,
+    Carried,
+    CycleResult,
+    GroupKey,
+    Reason,
+)
 from muster.scheduler.forecast.forecast import forecast
 
 NODES = 5_000
@@ -67,6 +74,20 @@ ZONE = "topology.kubernetes.io/zone"
 REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
 
 Obj = dict[str, Any]
+_CARRIED: weakref.WeakKeyDictionary[ClusterState, Carried] = weakref.WeakKeyDictionary()
+
+
+def carried(state: ClusterState) -> Carried:
+    """What the last cycle on the state handed on (the groups it found quiet)."""
+    return _CARRIED.get(state, NOTHING_CARRIED)
+
+
+def cycle(state: ClusterState) -> CycleResult:
+    """One cycle as the operator's loop runs it: handed what the last one handed on."""
+    result = schedule(state, now=NOW, config=CONFIG, carried=carried(state))
+    _CARRIED[state] = result.carried
+    return result
+
 
 # ---- the synthetic cluster ---------------------------------------------------------
 
@@ -456,9 +477,9 @@ def measure_gang(
 ) -> None:
     gang = pending_gang(f"gang-{label}", GANG_SIZE, cpu="8", memory="32Gi", topology=topology)
     apply(state, gang)
-    cold, _ = timed(lambda: schedule(state, now=NOW, config=CONFIG), 1)
-    warm, samples = timed(lambda: schedule(state, now=NOW, config=CONFIG), 20)
-    result = schedule(state, now=NOW, config=CONFIG)
+    cold, _ = timed(lambda: cycle(state), 1)
+    warm, samples = timed(lambda: cycle(state), 20)
+    result = cycle(state)
     assert len(result.admissions) == 1 and len(result.admissions[0].placements) == GANG_SIZE, (
         result.verdicts
     )
@@ -487,9 +508,9 @@ def measure_queue(
     gangs = pending_gangs(PENDING_GANGS, priorities)
     for gang in gangs:
         apply(state, gang)
-    cold, _ = timed(lambda: schedule(state, now=NOW, config=CONFIG), 1)
-    warm, _ = timed(lambda: schedule(state, now=NOW, config=CONFIG), 3)
-    result: CycleResult = schedule(state, now=NOW, config=CONFIG)
+    cold, _ = timed(lambda: cycle(state), 1)
+    warm, _ = timed(lambda: cycle(state), 3)
+    result: CycleResult = cycle(state)
     prefix = 10
     started = time.perf_counter()
     for gang in gangs[:prefix]:
@@ -539,9 +560,11 @@ def measure_estimates(state: ClusterState, figures: dict[str, Any]) -> None:
         apply(state, gang)
     budget = OperatorConfig().estimate_budget
     started = time.perf_counter()
-    ahead = forecast(state, now=NOW, config=CONFIG, keep_going=Budget(budget))
+    ahead = forecast(
+        state, now=NOW, config=CONFIG, keep_going=Budget(budget), carried=carried(state)
+    )
     forecast_s = time.perf_counter() - started
-    schedule(state, now=NOW, config=CONFIG)  # warm
+    cycle(state)  # warm
     forecaster = _Forecaster(state, budget)
     runs = [_estimate_run(state, forecaster) for _ in range(ESTIMATE_RUNS)]
     figures["estimates"] = {
@@ -614,7 +637,9 @@ class _Forecaster:
 
     def fork(self) -> None:
         started = time.perf_counter()
-        self.child = Child(self.state, Request(NOW, CONFIG, 86400.0, self.budget))
+        self.child = Child(
+            self.state, Request(NOW, CONFIG, 86400.0, self.budget, carried(self.state))
+        )
         self.forks.append(time.perf_counter() - started)
 
     @contextlib.contextmanager
@@ -637,7 +662,7 @@ class _Forecaster:
 def _cycle(state: ClusterState) -> tuple[float, float]:
     """One cycle's wall and CPU time."""
     wall, cpu = time.perf_counter(), time.process_time()
-    schedule(state, now=NOW, config=CONFIG)
+    cycle(state)
     return time.perf_counter() - wall, time.process_time() - cpu
 
 
@@ -679,9 +704,9 @@ def measure_preemption(figures: dict[str, Any]) -> None:
     state, objects = base_state(fill=1.5)
     gang = pending_gang("urgent", GANG_SIZE, cpu="40", memory="32Gi", priority=1000)
     apply(state, gang)
-    cold, _ = timed(lambda: schedule(state, now=NOW, config=CONFIG), 1)
-    warm, _ = timed(lambda: schedule(state, now=NOW, config=CONFIG), 10)
-    result = schedule(state, now=NOW, config=CONFIG)
+    cold, _ = timed(lambda: cycle(state), 1)
+    warm, _ = timed(lambda: cycle(state), 10)
+    result = cycle(state)
     (admission,) = result.admissions
     plain = PlainCluster([*objects, *gang])
     baseline, _ = timed(lambda: plain.preempt(gang, 1000), 1)
@@ -752,24 +777,24 @@ def measure_quiet_cycle(figures: dict[str, Any], repeats: int = 9) -> None:
 
     The first cycle's statuses are written back, as the operator's writer would:
     every running gang then has the status it should, and the cycles after find
-    nothing to do for it (`ClusterState.quiet`)."""
+    nothing to do for it (`Carried.quiet`)."""
     state, objects = base_state()
     apply(state, pending_gang("quiet", 8, cpu="1", memory="1Gi"))
     admitted = sum(group.admitted for group in state.groups.values())
-    written = schedule(state, now=NOW, config=CONFIG).plan.statuses
+    written = cycle(state).plan.statuses
     for obj in objects:
         metadata = obj.get("metadata") or {}
         key = GroupKey(metadata.get("namespace", ""), metadata.get("name", ""))
         if "schedulingPolicy" in obj.get("spec", {}) and key in written:
             state.apply_pod_group({**obj, "status": written[key]})
-    schedule(state, now=NOW, config=CONFIG)  # warm
+    cycle(state)  # warm
 
-    steady = sampled(lambda: schedule(state, now=NOW, config=CONFIG), repeats, 1)
+    steady = sampled(lambda: cycle(state), repeats, 1)
     after: list[float] = []
     for extra in range(repeats):
         state.apply_node(node_object(NODES + extra))
         started = time.perf_counter()
-        schedule(state, now=NOW, config=CONFIG)
+        cycle(state)
         after.append(time.perf_counter() - started)
     figures["cycle_quiet_admitted_gangs"] = {
         "admitted_gangs": admitted,
@@ -784,9 +809,9 @@ def measure_ruled_gang(state: ClusterState, figures: dict[str, Any], label: str,
     name = f"gang-{rule.replace('_', '-')}"
     gang = pending_gang(name, GANG_SIZE, cpu="8", memory="32Gi", rule=rule)
     apply(state, gang)
-    cold, _ = timed(lambda: schedule(state, now=NOW, config=CONFIG), 1)
-    timings = sampled(lambda: schedule(state, now=NOW, config=CONFIG), 50, 3)
-    result = schedule(state, now=NOW, config=CONFIG)
+    cold, _ = timed(lambda: cycle(state), 1)
+    timings = sampled(lambda: cycle(state), 50, 3)
+    result = cycle(state)
     no_errors(result, label)
     if len(result.admissions) != 1 or len(result.admissions[0].placements) != GANG_SIZE:
         raise WrongDecisionError(f"{label}: not admitted whole: {result.verdicts}")
@@ -809,9 +834,9 @@ def measure_ruled_queue(state: ClusterState, figures: dict[str, Any], label: str
     gangs = pending_gangs(PENDING_GANGS, ruled=True)
     for gang in gangs:
         apply(state, gang)
-    cold, _ = timed(lambda: schedule(state, now=NOW, config=CONFIG), 1)
-    timings = sampled(lambda: schedule(state, now=NOW, config=CONFIG), 9, 1)
-    result = schedule(state, now=NOW, config=CONFIG)
+    cold, _ = timed(lambda: cycle(state), 1)
+    timings = sampled(lambda: cycle(state), 9, 1)
+    result = cycle(state)
     no_errors(result, label)
     rule_of = {gang[0]["metadata"]["name"]: queue_rule(number) for number, gang in enumerate(gangs)}
     per_rule: dict[str, dict[str, int]] = {
@@ -838,7 +863,7 @@ def measure_ruled_queue(state: ClusterState, figures: dict[str, Any], label: str
     plain = pending_gangs(PENDING_GANGS)
     for gang in plain:
         apply(state, gang)
-    without, _ = timed(lambda: schedule(state, now=NOW, config=CONFIG), 3)
+    without, _ = timed(lambda: cycle(state), 3)
     figures[label]["same_queue_without_rules_ms"] = round(without * 1e3, 1)
     remove(state, plain)
 

@@ -42,7 +42,7 @@ from bench.stats import percentile
 from muster.api.constants import EXPECTED_RUNTIME_ANNOTATION, GANG_GATE, POD_GROUP_LABEL
 from muster.api.times import rfc3339
 from muster.scheduler import ClusterState, EngineConfig, schedule
-from muster.scheduler.decisions.results import GroupKey
+from muster.scheduler.decisions.results import NOTHING_CARRIED, Carried, GroupKey
 from muster.scheduler.forecast.forecast import Outcome, forecast
 
 RESULTS = Path(__file__).parent / "results" / "eta.json"
@@ -212,6 +212,7 @@ class Run:
     gangs: list[Gang]
     rng: random.Random
     state: ClusterState = field(default_factory=ClusterState)
+    carried: Carried = NOTHING_CARRIED  # what the last cycle handed on
     ends: list[tuple[float, str]] = field(default_factory=list)  # (moment, gang)
     estimates: dict[str, float | None] = field(default_factory=dict)
     starts: dict[str, int] = field(default_factory=dict)
@@ -245,7 +246,7 @@ class Run:
 
     def _estimate(self, arriving: list[Gang], moment: int) -> None:
         started = time.perf_counter()
-        ahead = forecast(self.state, now=moment, config=CONFIG)
+        ahead = forecast(self.state, now=moment, config=CONFIG, carried=self.carried)
         self.forecast_seconds.append(time.perf_counter() - started)
         for gang in arriving:
             estimate = ahead.estimates[GroupKey(NAMESPACE, gang.name)]
@@ -257,7 +258,8 @@ class Run:
         """Cycles until one admits nothing, as the operator's loop runs them; an
         admitted gang's pods are bound where planned and start now."""
         while True:
-            result = schedule(self.state, now=moment, config=CONFIG)
+            result = schedule(self.state, now=moment, config=CONFIG, carried=self.carried)
+            self.carried = result.carried
             if not result.admissions:
                 return
             for admission in result.admissions:

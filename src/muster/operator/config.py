@@ -25,6 +25,7 @@ ENGINE_FIELDS = (
     "rollback_backoff_max",
     "max_rollbacks",
     "starvation_seconds",
+    "orphan_grace",
 )
 
 
@@ -93,8 +94,8 @@ _HELP: dict[str, str] = {
     "debounce": "seconds to gather events before a scheduling cycle starts",
     "resync_period": "seconds between cycles when nothing happens",
     "release_concurrency": "pods released (or evicted, or deleted) in parallel",
-    "orphan_grace": "seconds a member pod may wait for its PodGroup before it gets a "
-    "PodGroupNotFound event",
+    "orphan_grace": "seconds from a member pod's creation before it gets a PodGroupNotFound "
+    "event, if its PodGroup does not exist",
     "record_trace": "file to record the engine's inputs and decisions in as they happen "
     "(JSON lines, afresh at each start), for `muster replay`",
     "webhook_host": "address the admission webhooks listen on and advertise",

@@ -167,7 +167,6 @@ class Controller:
             events=self.events,
             trigger=self.trigger,
             metrics=metrics,
-            config=config,
             engine_config=engine_config(config),
             estimates=self.estimates,
             still_leading=still_leading,

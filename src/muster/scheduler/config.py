@@ -26,6 +26,10 @@ class EngineConfig:
     admission, for its victims to leave before it is rolled back. `rollback_backoff`
     and `rollback_backoff_max`: a rolled-back gang is not admitted again for the first
     delay, doubled with each rollback in a row, up to the second.
+
+    `orphan_grace`: seconds from a member pod's creation before the engine warns
+    that its PodGroup does not exist. A Job's pods exist before the operator has
+    made the Job's PodGroup, so warning at once would tell most pods of every new Job.
     """
 
     starvation_seconds: float = 600.0
@@ -34,12 +38,13 @@ class EngineConfig:
     victims_timeout: float = 300.0
     rollback_backoff: float = 10.0
     rollback_backoff_max: float = 300.0
+    orphan_grace: float = 10.0
 
     def __post_init__(self) -> None:
         if self.starvation_seconds < 0:
             raise ValueError("starvation_seconds must not be negative")
         if self.max_rollbacks < 0:
             raise ValueError("max_rollbacks must not be negative")
-        for name in ("release_timeout", "victims_timeout", "rollback_backoff"):
+        for name in ("release_timeout", "victims_timeout", "rollback_backoff", "orphan_grace"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must not be negative")

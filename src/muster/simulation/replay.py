@@ -19,6 +19,7 @@ from pathlib import Path
 
 from muster.api.wire import JsonObject
 from muster.scheduler import ClusterState, EngineConfig, schedule
+from muster.scheduler.decisions.results import NOTHING_CARRIED
 from muster.simulation.trace import (
     APPLY,
     CYCLE,
@@ -54,11 +55,13 @@ def replay(lines: Iterable[JsonObject]) -> list[ReplayedCycle]:
     """Every recorded cycle, decided again."""
     state = ClusterState()
     config = EngineConfig()
+    carried = NOTHING_CARRIED
     cycles: list[ReplayedCycle] = []
     for line in lines:
         kind = line["line"]
         if kind == START:
             state, config = ClusterState(), EngineConfig(**line["config"])
+            carried = NOTHING_CARRIED
         elif kind == APPLY:
             apply_object(state, line["kind"], line["object"])
         elif kind == DELETE:
@@ -66,7 +69,8 @@ def replay(lines: Iterable[JsonObject]) -> list[ReplayedCycle]:
         elif kind == RELEASE:
             observe_release(state, line)
         elif kind == CYCLE:
-            result = schedule(state, now=line["now"], config=config)
+            result = schedule(state, now=line["now"], config=config, carried=carried)
+            carried = result.carried
             replayed = json.loads(json.dumps(decisions(result)))
             cycles.append(ReplayedCycle(len(cycles) + 1, line["now"], line["decisions"], replayed))
     return cycles

@@ -17,7 +17,7 @@ from muster.api.constants import (
     REASON_SCHEDULED,
 )
 from muster.scheduler import EngineConfig, schedule
-from muster.scheduler.decisions.results import CycleResult, GroupKey
+from muster.scheduler.decisions.results import NOTHING_CARRIED, CycleResult, GroupKey
 from muster.scheduler.lifecycle.status import admitted_message, preempted_message
 from muster.scheduler.objects.conditions import condition
 from muster.scheduler.objects.fields import IntakeError
@@ -52,8 +52,12 @@ def simulate(
     """
     cluster, clock, warnings = load(documents, now=now)
     engine_config = config or EngineConfig()
+    carried = NOTHING_CARRIED
     for cycle in range(1, max_cycles + 1):
-        result = schedule(cluster.state, now=clock.timestamp(), config=engine_config)
+        result = schedule(
+            cluster.state, now=clock.timestamp(), config=engine_config, carried=carried
+        )
+        carried = result.carried
         if not cluster.execute(result.plan):
             return Report(
                 pod_groups=tuple(

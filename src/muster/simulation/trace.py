@@ -115,7 +115,7 @@ def cycle_line(now: float, result: CycleResult) -> JsonObject:
 def decisions(result: CycleResult) -> JsonObject:
     """Everything a cycle decided, as plain JSON: admissions (placements, domain,
     victims), growths, verdicts (reason and message) and the plan (its steps and
-    actions, each group's desired status, when to wake)."""
+    actions, each group's desired status, when to wake, the notices to give)."""
     plan = result.plan
     return {
         "admissions": [
@@ -146,6 +146,10 @@ def decisions(result: CycleResult) -> JsonObject:
         "statuses": {str(key): status for key, status in sorted(plan.statuses.items())},
         "versions": {str(key): version for key, version in sorted(plan.versions.items())},
         "wakeAt": plan.wake_at,
+        "notices": [
+            {"object": f"{n.kind} {n.namespace}/{n.name}", "reason": n.reason, "message": n.message}
+            for n in plan.notices
+        ],
     }
 
 

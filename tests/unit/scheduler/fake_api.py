@@ -29,7 +29,13 @@ from muster.api.gates import has_gang_gate, without_gang_gate
 from muster.api.times import rfc3339
 from muster.scheduler import ClusterState, EngineConfig, schedule
 from muster.scheduler.decisions.plan import Evict, Plan, Release, WriteStatus
-from muster.scheduler.decisions.results import CycleResult, GroupKey, PodKey
+from muster.scheduler.decisions.results import (
+    NOTHING_CARRIED,
+    Carried,
+    CycleResult,
+    GroupKey,
+    PodKey,
+)
 from muster.scheduler.lifecycle.status import needs_write
 from muster.scheduler.memory.lifecycle import lifecycle_from
 from muster.scheduler.memory.release_failures import ReleaseFailure
@@ -65,6 +71,7 @@ class FakeApi:
     pods: dict[PodKey, Obj] = field(default_factory=dict)
     groups: dict[GroupKey, Obj] = field(default_factory=dict)
     state: ClusterState = field(default_factory=ClusterState)
+    carried: Carried = NOTHING_CARRIED  # what the last cycle handed on
     serial: int = 0
     # What the API said before each admission, for the properties to compare against.
     admissions: list[tuple[GroupKey, dict[str, Any]]] = field(default_factory=list)
@@ -146,6 +153,7 @@ class FakeApi:
     def restart(self) -> None:
         """A new operator: nothing but the API objects."""
         self.state = ClusterState()
+        self.carried = NOTHING_CARRIED
         for node_obj in self.nodes.values():
             assert self.state.apply_node(node_obj) is None
         for group in self.groups.values():
@@ -217,12 +225,11 @@ class FakeApi:
     def cycle(self, *, crash_after: int | None = None) -> CycleResult:
         """One scheduling cycle, its plan carried out; `crash_after` actions, then the
         operator dies (and is restarted)."""
-        quiet = set(self.state.quiet)
-        fresh = self.state.copy()
-        fresh.quiet.clear()
-        everything = schedule(fresh, now=self.now, config=self.config)
-        result = schedule(self.state, now=self.now, config=self.config)
+        quiet = self.carried.still_quiet(self.state.changed)
+        everything = schedule(self.state, now=self.now, config=self.config)
+        result = schedule(self.state, now=self.now, config=self.config, carried=self.carried)
         assert_same_but_quiet(result, everything, quiet)
+        self.carried = result.carried
         done = self.execute(result.plan, limit=crash_after)
         if crash_after is not None and done >= crash_after:
             self.restart()

@@ -4,9 +4,9 @@ A forecast runs the engine forward in time, many cycles, so it never runs in the
 operator's process: at a moment between two events the state is forked into a child
 process that runs the forecast and sends back the estimates (`forecast_process`), so
 the scheduling loop's cycles are not slowed by it. A forecast is stopped after
-`--estimate-budget` seconds of its own CPU time, and one runs only when the cluster or
-the queue changed since the last one (pods, held capacity, waiting gangs), never more
-often than every `--estimate-interval` seconds. Between forecasts the START column is
+`--estimate-budget` seconds of its own CPU time, and one runs only when the book says
+it is due: the cluster or the queue changed since the last one, and not more often
+than every `--estimate-interval` seconds. Between forecasts the START column is
 refreshed from the last one as time passes (`EstimateBook` says when).
 
 This is the one writer of the estimate fields, and it writes nothing else: each write
@@ -20,19 +20,18 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Callable
 
-from muster.api.constants import CONDITION_SCHEDULED
 from muster.client.object_references import reference
 from muster.operator.config import OperatorConfig
 from muster.operator.execution.events import NORMAL, EventRecorder
 from muster.operator.execution.forecast_process import Request, forecast_elsewhere
 from muster.operator.execution.writer import StatusWriter
 from muster.operator.intake.cache import LiveCache
-from muster.scheduler import ClusterState, EngineConfig
-from muster.scheduler.decisions.results import GroupKey
+from muster.scheduler import EngineConfig
+from muster.scheduler.decisions.results import NOTHING_CARRIED, Carried, GroupKey
 from muster.scheduler.forecast.estimate_book import EstimateBook, Update
 from muster.scheduler.lifecycle.status import with_estimate
-from muster.scheduler.objects.conditions import condition
 
 logger = logging.getLogger(__name__)
 
@@ -48,20 +47,23 @@ class EstimateWriter:
         events: EventRecorder,
         config: OperatorConfig,
         engine_config: EngineConfig,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.cache = cache
         self.writer = writer
         self.events = events
         self.config = config
         self.engine_config = engine_config
+        self.clock = clock
         self.book = EstimateBook()
         self.cycled = asyncio.Event()
-        self.last_at = float("-inf")
-        self.fingerprint: object = None
+        self.carried = NOTHING_CARRIED
         self.forecasts = 0
 
-    def cycle_ended(self) -> None:
-        """The loop finished a cycle: the cluster or the queue may have changed."""
+    def cycle_ended(self, carried: Carried) -> None:
+        """The loop finished a cycle (which handed on `carried`): the cluster or the
+        queue may have changed."""
+        self.carried = carried
         self.cycled.set()
 
     async def run(self) -> None:
@@ -71,42 +73,36 @@ class EstimateWriter:
                 await asyncio.wait_for(self.cycled.wait(), timeout=self.config.estimate_interval)
             self.cycled.clear()
             try:
-                await self.round(time.time())
+                await self.round(self.clock())
             except Exception:
                 logger.exception("start-time estimates failed; retrying after the next cycle")
 
     async def round(self, now: float) -> None:
-        """A forecast when one is due, then the writes the book asks for."""
+        """A forecast when the book says one is due, then the writes it asks for (as of
+        the end of the forecast, which took its time)."""
         state = self.cache.state
-        fingerprint = _fingerprint(state)
-        if fingerprint != self.fingerprint and now - self.last_at >= self.config.estimate_interval:
-            self.last_at, self.fingerprint = now, fingerprint
+        if self.book.forecast_due(state, now=now, interval=self.config.estimate_interval):
             request = Request(
                 now=now,
                 config=self.engine_config,
                 horizon=self.config.estimate_horizon,
                 budget=self.config.estimate_budget,
+                carried=self.carried,
             )
             told = await forecast_elsewhere(state, request)
             self.forecasts += 1
             self.book.take(told.forecast, told.words)
-        for key, update in self.book.updates(time.time()).items():
+        for key, update in self.book.updates(self.clock()).items():
             await self._write(key, update)
 
     async def _write(self, key: GroupKey, update: Update) -> None:
+        record = self.cache.state.groups.get(key)
+        if record is None or record.admitted:
+            return  # admitted since the forecast (or gone): the estimate is over
         pod_group = self.cache.pod_groups.get(key)
         if pod_group is None:
             return
-        status = pod_group.get("status") or {}
-        scheduled = condition(status, CONDITION_SCHEDULED) or {}
-        if scheduled.get("status") == "True":
-            return  # admitted since the forecast: the estimate is over
         version = str((pod_group.get("metadata") or {}).get("resourceVersion") or "")
-        desired = with_estimate(status, update.fields)
+        desired = with_estimate(pod_group.get("status") or {}, update.fields)
         if await self.writer.write(key, desired, version=version) and update.moved is not None:
             await self.events.record(reference(pod_group), NORMAL, "EstimateMoved", update.moved)
-
-
-def _fingerprint(state: ClusterState) -> object:
-    """What a forecast depends on, cheaply: pods, capacity held, the waiting gangs."""
-    return (len(state.pods), int(state.held.sum()), frozenset(state.unadmitted_gangs))

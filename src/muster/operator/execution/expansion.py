@@ -56,19 +56,22 @@ from muster.client.kube import (
 from muster.client.object_references import reference
 from muster.client.retry import ExponentialBackoff
 from muster.operator.execution.events import NORMAL, WARNING, EventRecorder
-from muster.scheduler.objects.times import parse_time
+from muster.scheduler.memory.native_jobs import AskAgain, native_owner
 
 logger = logging.getLogger(__name__)
 
 RETRY_INITIAL = 1.0
 RETRY_MAX = 60.0
 NATIVE_API = "scheduling.k8s.io/v1beta1"
-NATIVE_GRACE = 2.0
 WORKERS = 32
 
 
 class _NotYetError(Exception):
     """Too early to tell whether the cluster's own gang scheduling takes the Job."""
+
+    def __init__(self, at: float) -> None:
+        super().__init__(at)
+        self.at = at
 
 
 _PLURALS = {"PodGroup": POD_GROUP_PLURAL, "Workload": WORKLOAD_PLURAL}
@@ -113,8 +116,10 @@ class Expander:
         *,
         kind: str,
         still_leading: Callable[[], bool] = lambda: True,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.kube = kube
+        self.clock = clock
         self.events = events
         self.kind = kind
         self.still_leading = still_leading
@@ -198,8 +203,9 @@ class Expander:
                 logger.warning("could not expand %s: %s", reference(obj), error)
                 return
             self._retry_later(key, obj, error)
-        except _NotYetError:
-            asyncio.get_running_loop().call_later(NATIVE_GRACE, self.queue.put_nowait, key)
+        except _NotYetError as early:
+            delay = max(0.0, early.at - self.clock())
+            asyncio.get_running_loop().call_later(delay, self.queue.put_nowait, key)
         except Exception as error:  # a bug must cost this object a retry, not the worker
             logger.exception("expanding %s failed", reference(obj))
             self._retry_later(key, obj, error)
@@ -258,30 +264,20 @@ class Expander:
             )
 
     async def _native_workload(self, job: JsonObject) -> str | None:
-        """The name of the native Workload the cluster made for the Job, or None.
-
-        Where native gang scheduling runs, the Job controller creates a
-        `scheduling.k8s.io` Workload for a Job with `spec.scheduling` as soon as it
-        sees the Job. A Job younger than `NATIVE_GRACE` seconds without one may just
-        not have it yet (`_NotYetError`: ask again later); an API server without
-        that API has no native scheduling.
-        """
-        metadata = job.get("metadata") or {}
-        path = f"/apis/{NATIVE_API}/namespaces/{metadata.get('namespace')}/workloads"
+        """The name of the native Workload the cluster made for the Job, or None
+        (`native_owner` decides; `_NotYetError` when it is too early to tell)."""
+        namespace = (job.get("metadata") or {}).get("namespace")
+        path = f"/apis/{NATIVE_API}/namespaces/{namespace}/workloads"
         try:
             workloads = await self.kube.request("GET", path)
         except KubeError as error:
             if error.not_found:
-                return None
+                return None  # no native API, no native scheduling
             raise
-        for workload in workloads.get("items") or []:
-            owners = (workload.get("metadata") or {}).get("ownerReferences") or []
-            if any(owner.get("uid") == metadata.get("uid") for owner in owners):
-                return str(workload["metadata"]["name"])
-        created = parse_time(metadata.get("creationTimestamp"))
-        if created is not None and time.time() - created < NATIVE_GRACE:
-            raise _NotYetError
-        return None
+        owner = native_owner(job, workloads.get("items") or [], now=self.clock())
+        if isinstance(owner, AskAgain):
+            raise _NotYetError(owner.at)
+        return owner
 
     async def _expand_workload(self, workload: JsonObject) -> None:
         metadata = workload.get("metadata") or {}

@@ -37,7 +37,7 @@ from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection
 
 from muster.scheduler import ClusterState, EngineConfig
-from muster.scheduler.decisions.results import CycleResult, GroupKey
+from muster.scheduler.decisions.results import NOTHING_CARRIED, Carried, CycleResult, GroupKey
 from muster.scheduler.forecast.estimate_book import describe, topology_keys
 from muster.scheduler.forecast.forecast import Forecast, forecast
 
@@ -57,12 +57,13 @@ class Told:
 @dataclass(frozen=True, slots=True)
 class Request:
     """What a forecast is asked: from when, with which engine, how far ahead (seconds),
-    on how many seconds of CPU time."""
+    on how many seconds of CPU time, and what the loop's last cycle handed on."""
 
     now: float
     config: EngineConfig
     horizon: float
     budget: float
+    carried: Carried = NOTHING_CARRIED
 
 
 class ForecastFailedError(RuntimeError):
@@ -152,6 +153,7 @@ def _run(send: Connection, state: ClusterState, request: Request) -> None:
         horizon=request.horizon,
         keep_going=spent,
         owned=True,
+        carried=request.carried,
     )
     lean = replace(ahead, first_cycle=CycleResult(), timeline=())
     send.send(Told(lean, describe(ahead, topology)))

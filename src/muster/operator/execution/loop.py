@@ -1,7 +1,8 @@
 """The scheduling loop: carry out the engine's plan, in order. It decides nothing.
 
-One cycle at a time. Each cycle asks the engine (`schedule`) for its plan on the
-cache's current state, then runs the plan's steps: preemptions one after another,
+One cycle at a time: snapshot, schedule, execute, observe. Each cycle asks the engine
+(`schedule`) for its plan on the cache's current state (nothing changes it while the
+engine decides: nothing awaits), then runs the plan's steps: preemptions one after another,
 first (their victims' groups may be shared), then the other steps several at a time
 (the engine planned them on capacity none of the others takes). Within a step the
 actions run in order and the step stops at the first that fails, so nothing is
@@ -16,13 +17,14 @@ What the API server answers to a release is an observation, not a decision: it g
 into the engine's state (`ClusterState.observe_release`), and the next cycle decides
 what a refused or failed release means for the gang (see
 `muster.scheduler.memory.release_failures`). Everything the engine must remember is in the
-PodGroups' status; the loop keeps only what it tells people about: member pods whose
-PodGroup is missing, and objects the engine cannot use, each told once. With a trace
-recorded (`--record-trace`), each cycle's decisions go into it before any of them is
-carried out, so that a replay decides on exactly the state this cycle saw. Start-time
-estimates are not decisions: their own writer (`estimates`) runs beside the loop,
-told when a cycle ended. Each step carried out whole is logged at INFO in one line
-(`decision_log`).
+PodGroups' status, or in what each cycle hands to the next (`Carried`), which the loop
+gives back to the engine unread. Its warnings about single objects (member pods whose
+PodGroup is missing, objects it cannot use) are the plan's notices, given after the
+steps. With a trace recorded (`--record-trace`), each cycle's decisions go into it
+before any of them is carried out, so that a replay decides on exactly the state this
+cycle saw. Start-time estimates are not decisions: their own writer (`estimates`) runs
+beside the loop, told when a cycle ended. Each step carried out whole is logged at
+INFO in one line (`decision_log`), each notice at WARNING.
 """
 
 from __future__ import annotations
@@ -34,7 +36,6 @@ from collections.abc import Callable
 
 from muster.client.kube import JsonObject
 from muster.client.object_references import owner_references, reference
-from muster.operator.config import OperatorConfig
 from muster.operator.execution.decision_log import decision_line
 from muster.operator.execution.estimates import EstimateWriter
 from muster.operator.execution.events import (
@@ -44,12 +45,13 @@ from muster.operator.execution.events import (
 )
 from muster.operator.execution.pods import PodActions
 from muster.operator.execution.writer import StatusWriter
-from muster.operator.intake.cache import LiveCache, ObjectKey
+from muster.operator.intake.cache import LiveCache
 from muster.operator.intake.trigger import Trigger
 from muster.operator.metrics import Metrics
 from muster.scheduler import EngineConfig, schedule
 from muster.scheduler.decisions.plan import (
     Evict,
+    Notice,
     Plan,
     RecordEvent,
     Release,
@@ -59,7 +61,7 @@ from muster.scheduler.decisions.plan import (
     Ungate,
     WriteStatus,
 )
-from muster.scheduler.decisions.results import CycleResult, GroupKey, PodKey
+from muster.scheduler.decisions.results import NOTHING_CARRIED, CycleResult, GroupKey, PodKey
 from muster.scheduler.memory.release_failures import ReleaseFailure
 from muster.simulation.trace import cycle_line
 
@@ -89,13 +91,14 @@ class SchedulingLoop:
         events: EventRecorder,
         trigger: Trigger,
         metrics: Metrics,
-        config: OperatorConfig,
         engine_config: EngineConfig,
         estimates: EstimateWriter,
         still_leading: Callable[[], bool] = lambda: True,
         record: Callable[[JsonObject], None] | None = None,
+        clock: Callable[[], float] = time.time,
     ) -> None:
-        """`record`, when given, is told what each cycle decided, at once (a trace line)."""
+        """`record`, when given, is told what each cycle decided, at once (a trace line);
+        `clock` gives the time each cycle decides at."""
         self.cache = cache
         self.still_leading = still_leading
         self.writer = writer
@@ -103,13 +106,11 @@ class SchedulingLoop:
         self.events = events
         self.trigger = trigger
         self.metrics = metrics
-        self.config = config
         self.engine_config = engine_config
         self.estimates = estimates
         self.record = record
-        self.orphaned_since: dict[PodKey, float] = {}
-        self.warned_orphans: set[PodKey] = set()
-        self.warned_rejections: set[tuple[ObjectKey, str]] = set()
+        self.clock = clock
+        self.carried = NOTHING_CARRIED  # what the last cycle handed on, for the next
 
     async def run(self) -> None:
         """Cycle forever, whenever the trigger says so (until cancelled)."""
@@ -121,23 +122,36 @@ class SchedulingLoop:
                 logger.exception("scheduling cycle failed; retrying on the next trigger")
 
     async def cycle(self) -> CycleResult:
-        now = time.time()
+        """Snapshot, schedule, execute the plan in order, observe."""
+        result = self.schedule(self.clock())
+        await self.execute(result.plan)
+        self.observe(result)
+        return result
+
+    def schedule(self, now: float) -> CycleResult:
+        """The engine's decisions on the state as it is, handed what the last cycle
+        handed on, and written to the trace before any of them is carried out."""
         started = time.perf_counter()
-        result = schedule(self.cache.state, now=now, config=self.engine_config)
+        result = schedule(
+            self.cache.state, now=now, config=self.engine_config, carried=self.carried
+        )
+        self.carried = result.carried
         if self.record is not None:
             self.record(cycle_line(now, result))
         self.metrics.cycle_duration.observe(time.perf_counter() - started)
         self.metrics.pending_gangs.set(len(result.verdicts))
-        await self.execute(result.plan)
-        if result.plan.wake_at is not None:
-            self.trigger.wake_at(result.plan.wake_at)
-        await self._warn_orphans(now)
-        await self._warn_rejections()
-        self.estimates.cycle_ended()
         return result
 
+    def observe(self, result: CycleResult) -> None:
+        """After the plan: a cycle at the moment the engine asked for, and a round of
+        estimates."""
+        if result.plan.wake_at is not None:
+            self.trigger.wake_at(result.plan.wake_at)
+        self.estimates.cycle_ended(result.carried)
+
     async def execute(self, plan: Plan) -> None:
-        """Carry out the plan's steps: exclusive ones in order, then the rest together."""
+        """Carry out the plan's steps (exclusive ones in order, then the rest together),
+        then give its notices."""
         execution = _Execution(plan)
         for step in plan.steps:
             if step.exclusive:
@@ -152,6 +166,8 @@ class SchedulingLoop:
             for step in plan.steps:
                 if not step.exclusive:
                     running.create_task(carry_out(step))
+        for notice in plan.notices:
+            await self._give(notice)
 
     async def _carry_out(self, step: Step, execution: _Execution) -> None:
         for action in step.actions:
@@ -204,7 +220,7 @@ class SchedulingLoop:
             (PodKey(action.group.namespace, pod), node) for pod, node in action.placements
         )
         self.metrics.releases.inc(len(outcome.done))
-        observed = time.time()
+        observed = self.clock()
         for pod in outcome.done:
             self.cache.observe_release(pod, None)
         for pod, failure in outcome.failed.items():
@@ -245,68 +261,20 @@ class SchedulingLoop:
             self.metrics.rollbacks.inc()
 
     def _observe_time_to_admit(self, key: GroupKey) -> None:
-        members = self.cache.members.get(key, {}).values()
-        known = [member.created for member in members if member.created is not None]
+        state = self.cache.state
+        names = state.members.get(key, ())
+        created = (state.pods[PodKey(key.namespace, name)].record.created for name in names)
+        known = [moment for moment in created if moment is not None]
         if known:
-            self.metrics.time_to_admit.observe(max(0.0, time.time() - max(known)))
+            self.metrics.time_to_admit.observe(max(0.0, self.clock() - max(known)))
 
-    async def _warn_orphans(self, now: float) -> None:
-        """One event per member pod whose PodGroup has not existed for `orphan_grace`
-        seconds (it stays gated).
-
-        A Job's pods exist before the operator has created the Job's PodGroup, so
-        warning at once would write an event for most pods of every new Job; the
-        grace period keeps the event for a PodGroup that is truly missing. The pods of
-        a Job whose opt-in the API server dropped wait for none: the engine lets them
-        go (`muster.scheduler.lifecycle.let_go`), and their Job is told why. The
-        members are copied before the first await: the informers change the cache
-        while an event is being written.
-        """
-        orphaned_since: dict[PodKey, float] = {}
-        let_go_groups = {dropped.group for dropped in self.cache.state.dropped_fields.values()}
-        for key, members in list(self.cache.members.items()):
-            if key in self.cache.pod_groups or key in let_go_groups:
-                continue
-            for name, member in list(members.items()):
-                if member.native:
-                    continue  # the cluster's own gang scheduling has it
-                pod_key = PodKey(key.namespace, name)
-                since = self.orphaned_since.get(pod_key, now)
-                orphaned_since[pod_key] = since
-                if pod_key in self.warned_orphans:
-                    continue
-                due = since + self.config.orphan_grace
-                if now < due:
-                    self.trigger.wake_at(due)
-                    continue
-                self.warned_orphans.add(pod_key)
-                await self.events.record(
-                    member.reference(pod_key),
-                    WARNING,
-                    "PodGroupNotFound",
-                    f"PodGroup {key.name} does not exist in namespace {key.namespace}; "
-                    "the pod stays gated until it is created",
-                )
-        self.orphaned_since = orphaned_since
-        self.warned_orphans &= orphaned_since.keys()
-
-    async def _warn_rejections(self) -> None:
-        """One event per version of an object the engine skips: it is invisible to
-        scheduling (a pod holds no capacity, a node offers none, a gang never runs),
-        and without the event only the operator's log would say why."""
-        current: set[tuple[ObjectKey, str]] = set()
-        for key, rejection in list(self.cache.rejections.items()):
-            seen = (key, rejection.version)
-            current.add(seen)
-            if seen in self.warned_rejections:
-                continue
-            kind, namespace, name = key
-            where = f"{namespace}/{name}" if namespace else name
-            logger.warning("%s %s is ignored by the scheduler: %s", kind, where, rejection.reason)
-            await self.events.record(
-                rejection.involved,
-                WARNING,
-                "IgnoredByScheduler",
-                f"Muster cannot use this {kind} and ignores it: {rejection.reason}",
-            )
-        self.warned_rejections = current
+    async def _give(self, notice: Notice) -> None:
+        """A notice as a Warning event on its object (if it still exists), and in the log."""
+        if not self.still_leading():
+            return
+        involved = self.cache.reference_of(notice.kind, notice.namespace, notice.name)
+        if involved is None:
+            return
+        where = f"{notice.namespace}/{notice.name}" if notice.namespace else notice.name
+        logger.warning("%s %s: %s", notice.kind, where, notice.message)
+        await self.events.record(involved, WARNING, notice.reason, notice.message)

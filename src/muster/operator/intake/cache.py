@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass
 from typing import NamedTuple
 
 from muster.api.constants import POD_GROUP_LABEL
@@ -26,7 +25,6 @@ from muster.scheduler.decisions.results import GroupKey, PodKey
 from muster.scheduler.memory.dropped_field import gated_for_field
 from muster.scheduler.memory.release_failures import ReleaseFailure
 from muster.scheduler.objects.fields import shared
-from muster.scheduler.objects.times import parse_time
 from muster.scheduler.state.intake import pod_scheduled
 from muster.simulation.trace import (
     apply_line,
@@ -56,17 +54,13 @@ def pod_group_of(pod: JsonObject) -> GroupKey | None:
 
 class Member(NamedTuple):
     """What the operator reads of a member pod beside the engine's record of it: the
-    uid its events name, when it was created (time to admission), and whether the
-    cluster's own gang scheduling has it (`spec.schedulingGroup`: no warning when its
-    PodGroup is missing).
+    uid its events name.
 
     Kept for every member pod for as long as it exists, so it is small: the pod's
     JSON, even cut down to the fields read, took about 1 KiB a pod more.
     """
 
     uid: str
-    created: float | None
-    native: bool
 
     def reference(self, pod: PodKey) -> JsonObject:
         """An ObjectReference to the pod, for its events."""
@@ -76,11 +70,7 @@ class Member(NamedTuple):
 
 def member_of(pod: JsonObject) -> Member:
     metadata = _metadata(pod)
-    return Member(
-        uid=str(metadata.get("uid", "")),
-        created=parse_time(metadata.get("creationTimestamp")),
-        native=bool((pod.get("spec") or {}).get("schedulingGroup")),
-    )
+    return Member(uid=str(metadata.get("uid", "")))
 
 
 def _freeze(value: object) -> Hashable:
@@ -132,15 +122,6 @@ def _pod_group_fingerprint(pod_group: JsonObject) -> Hashable:
     return _freeze([_metadata(pod_group).get("generation"), status.get("plan")])
 
 
-@dataclass(frozen=True, slots=True)
-class Rejection:
-    """An object the engine skips, with why, for the loop to tell its owner."""
-
-    involved: JsonObject  # ObjectReference
-    version: str  # resourceVersion: one warning per version
-    reason: str
-
-
 ObjectKey = tuple[str, str, str]  # kind, namespace ("" when cluster-scoped), name
 
 
@@ -164,7 +145,8 @@ class LiveCache:
         self.members: defaultdict[GroupKey, dict[str, Member]] = defaultdict(dict)
         self._pod_groups_by_pod: NameIndex[str] = NameIndex()  # its PodGroup's name
         self._fingerprints: defaultdict[str, NameIndex[int]] = defaultdict(NameIndex)
-        self.rejections: dict[ObjectKey, Rejection] = {}
+        # An ObjectReference to each object the engine skips, for the warning it plans.
+        self.rejections: dict[ObjectKey, JsonObject] = {}
         self.nodes = _Sink(self._upsert_node, self._remove_node)
         self.pods = _Sink(self._upsert_pod, self._remove_pod)
         self.pod_group_sink = _Sink(self.apply_pod_group, self._remove_pod_group)
@@ -209,16 +191,26 @@ class LiveCache:
             self.record(release_line(pod, failure))
         self.state.observe_release(pod, failure)
 
+    def reference_of(self, kind: str, namespace: str, name: str) -> JsonObject | None:
+        """An ObjectReference to an object the engine gives a notice about (a member pod
+        or an object it cannot use), for the event; None once it is gone."""
+        rejection = self.rejections.get((kind, namespace, name))
+        if rejection is not None:
+            return rejection
+        group = self._pod_groups_by_pod.get(namespace, name) if kind == "Pod" else None
+        members = {} if group is None else self.members.get(GroupKey(namespace, group), {})
+        member = members.get(name)
+        return None if member is None else member.reference(PodKey(namespace, name))
+
     def _take_in(self, kind: str, obj: JsonObject) -> None:
-        """Give the object to the engine, and remember it while the engine skips it
-        (its intake gave a reason)."""
+        """Give the object to the engine, and remember a reference to it while the
+        engine skips it (its intake gave a reason)."""
         rejected = self._apply(kind, obj)
         key = _object_key(kind, obj)
         if rejected is None:
             self.rejections.pop(key, None)
         else:
-            version = str(_metadata(obj).get("resourceVersion", ""))
-            self.rejections[key] = Rejection(reference(obj), version, rejected)
+            self.rejections[key] = reference(obj)
 
     def _upsert_node(self, node: JsonObject) -> bool:
         self._take_in("Node", node)

@@ -15,6 +15,9 @@ written down (`WriteStatus`) before anything acts on it (`Evict`, `Release`):
 - let go:    ungate the pods of a Job whose opt-in the API server dropped, then tell
              the Job why (see `let_go`): no gang holds them, so nothing is written.
 
+Beside the steps, the plan's `notices`: warnings about single objects (a member pod
+whose PodGroup is missing, an object the engine cannot use), each told once.
+
 Every status a step writes is the group's whole desired status after the cycle
 (`Plan.statuses`), computed from the version of the PodGroup it was read at; the
 events that tell its transitions (`RecordEvent`) follow the first write of it.
@@ -87,6 +90,23 @@ class TellJob:
     message: str
 
 
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """A Warning event on one object, which nothing else tells its owner about: the
+    engine plans each once (see `muster.scheduler.cycle.notices`), after the steps.
+
+    `version` is the resourceVersion told about, for an object the engine cannot
+    use (each new version of it is told again); empty for a pod waiting for its
+    PodGroup, told once while it waits."""
+
+    kind: str
+    namespace: str  # "" when cluster-scoped
+    name: str
+    version: str
+    reason: str
+    message: str
+
+
 Action = WriteStatus | Evict | Release | RecordEvent | Ungate | TellJob
 
 
@@ -115,9 +135,11 @@ class Step:
 @dataclass(frozen=True, slots=True)
 class Plan:
     """The steps in order, each group's desired status and the version it was computed
-    from, and when the engine next wants a cycle even if nothing happens."""
+    from, when the engine next wants a cycle even if nothing happens, and the notices
+    to give once the steps are carried out."""
 
     steps: tuple[Step, ...] = ()
     statuses: dict[GroupKey, JsonObject] = field(default_factory=dict)
     versions: dict[GroupKey, str] = field(default_factory=dict)
     wake_at: float | None = None
+    notices: tuple[Notice, ...] = ()

@@ -18,12 +18,14 @@ from muster.api.constants import (
     REASON_UNSCHEDULABLE,
     REASON_WAITING_FOR_PODS,
 )
-from muster.scheduler.decisions.plan import Plan
+from muster.scheduler.decisions.plan import Notice, Plan
 from muster.scheduler.objects.keys import GroupKey, PodKey
 from muster.scheduler.rules.budgets import NO_VIOLATIONS, Violations
 
 __all__ = [
+    "NOTHING_CARRIED",
     "Admission",
+    "Carried",
     "CycleResult",
     "DomainFit",
     "Explanation",
@@ -141,10 +143,43 @@ class Growth:
 
 
 @dataclass(frozen=True, slots=True)
+class Carried:
+    """What a cycle hands to the next one besides the cluster's state: the engine
+    returns it instead of keeping it, and its caller gives it to the next cycle on the
+    same state, so a replay that hands it on the same way decides (and warns) the same.
+
+    `quiet`: groups found with nothing to do or write; a later cycle skips them while
+    they do not change (their count in `ClusterState.changed` stays at most `as_of`,
+    the state's count when they were found), instead of deriving again, for each of
+    thousands of running gangs, the status they already have. `told`: the notices
+    already given that still stand (a notice is given again only once it stopped
+    standing)."""
+
+    quiet: frozenset[GroupKey] = frozenset()
+    as_of: int = field(default=0, compare=False)  # counts the state's events, not decisions
+    told: frozenset[Notice] = frozenset()
+
+    def still_quiet(self, changed: dict[GroupKey, int]) -> set[GroupKey]:
+        """The quiet groups that did not change since (`changed`: the state's counts,
+        the most recent last, so only the changes since are walked)."""
+        quiet = set(self.quiet)
+        if quiet:
+            for key, count in reversed(changed.items()):
+                if count <= self.as_of:
+                    break
+                quiet.discard(key)
+        return quiet
+
+
+NOTHING_CARRIED = Carried()  # the first cycle's, and a replay's after each start
+
+
+@dataclass(frozen=True, slots=True)
 class CycleResult:
-    """Everything one call of `schedule` decided."""
+    """Everything one call of `schedule` decided, and what it hands to the next."""
 
     admissions: tuple[Admission, ...] = ()
     growths: tuple[Growth, ...] = ()
     verdicts: dict[GroupKey, Verdict] = field(default_factory=dict)
     plan: Plan = field(default_factory=Plan)  # what the operator carries out, in order
+    carried: Carried = field(default_factory=Carried)

@@ -49,6 +49,18 @@ class EstimateBook:
         self.last: Forecast | None = None
         self.words: dict[GroupKey, str] = {}
         self.told: dict[GroupKey, _Told] = {}
+        self.basis: object = None  # what the last forecast was run on (`forecast_due`)
+        self.forecast_at = float("-inf")
+
+    def forecast_due(self, state: ClusterState, *, now: float, interval: float) -> bool:
+        """Whether to run a forecast now: only when what it depends on changed since the
+        last one (pods, capacity held, the waiting gangs, told cheaply), and never
+        within `interval` seconds of it. A forecast due is counted as run."""
+        basis = (len(state.pods), int(state.held.sum()), frozenset(state.unadmitted_gangs))
+        if basis == self.basis or now - self.forecast_at < interval:
+            return False
+        self.basis, self.forecast_at = basis, now
+        return True
 
     def take(self, ahead: Forecast, words: Mapping[GroupKey, str]) -> None:
         """A new forecast, with what each waiting gang waits for (`describe`)."""

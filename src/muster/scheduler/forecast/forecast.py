@@ -33,7 +33,9 @@ from enum import StrEnum
 from muster.scheduler.config import EngineConfig
 from muster.scheduler.cycle.engine import schedule
 from muster.scheduler.decisions.results import (
+    NOTHING_CARRIED,
     Admission,
+    Carried,
     CycleResult,
     GroupKey,
     Growth,
@@ -125,15 +127,18 @@ def forecast(
     budget: int = DEFAULT_BUDGET_CYCLES,
     keep_going: Callable[[], bool] = lambda: True,
     owned: bool = False,
+    carried: Carried = NOTHING_CARRIED,
 ) -> Forecast:
     """Run the engine forward from `now` until every waiting gang has a start, or the
     horizon (seconds after `now`), or `budget` cycles, or `keep_going` says no.
 
     The run works on a copy of `state`, unless `owned`: a caller that already made
-    one for the run (to hand it to another thread) saves the second.
+    one for the run (to hand it to another thread) saves the second. `carried`: what
+    the caller's last cycle on `state` handed on, so that the run's first cycle
+    skips the groups it found quiet.
     """
     ahead = state if owned else state.copy()
-    return _Forward(ahead, now, config, horizon, _Budget(budget, keep_going)).run()
+    return _Forward(ahead, now, config, horizon, _Budget(budget, keep_going), carried=carried).run()
 
 
 class _Budget:
@@ -156,7 +161,14 @@ class _Budget:
 
 class _Forward:
     def __init__(
-        self, state: ClusterState, now: float, config: EngineConfig, horizon: float, budget: _Budget
+        self,
+        state: ClusterState,
+        now: float,
+        config: EngineConfig,
+        horizon: float,
+        budget: _Budget,
+        *,
+        carried: Carried,
     ) -> None:
         self.state = state
         self.now = now
@@ -174,6 +186,7 @@ class _Forward:
         self._unknown: tuple[str, ...] | None = None
         self.blamed: dict[GroupKey, tuple[str, ...]] = {}
         self.moment = now  # the last moment decided
+        self.carried = carried  # handed from each cycle of the run to the next
 
     def run(self) -> Forecast:
         running = self._running()
@@ -211,7 +224,8 @@ class _Forward:
         """Cycles at one moment until one changes nothing, as the operator's loop does."""
         self.moment = moment
         while self.budget.take():
-            result = schedule(self.state, now=moment, config=self.config)
+            result = schedule(self.state, now=moment, config=self.config, carried=self.carried)
+            self.carried = result.carried
             self.first = self.first or result
             for key, verdict in result.verdicts.items():
                 if verdict.explanation is not None and verdict.explanation.never:
@@ -327,7 +341,7 @@ class _Forward:
             if entry is not None and entry.held_on is not None:
                 where.setdefault(entry.held_on, set()).add(owner)
             self.state.delete_pod(pod.namespace, pod.name)
-        result = schedule(self.state, now=self.moment, config=self.config)
+        result = schedule(self.state, now=self.moment, config=self.config, carried=self.carried)
         for admission in result.admissions:
             if admission.group in waiting:
                 nodes = set(admission.placements.values())

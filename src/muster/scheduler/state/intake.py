@@ -97,6 +97,8 @@ class PodRecord:
     finished: float | None = None  # when its last container terminated
     runtime: Runtime | None = None  # its own expected runtime (see `runtimes`)
     other_gates: bool = False  # scheduling gates besides the gang gate: not queued yet
+    created: float | None = None  # metadata.creationTimestamp
+    native: bool = False  # spec.schedulingGroup: the cluster's own gang scheduling has it
 
 
 @dataclass(frozen=True, slots=True)
@@ -333,6 +335,8 @@ def pod_from(obj: Mapping[str, Any]) -> PodRecord:
             spec.get("activeDeadlineSeconds"),
         ),
         other_gates=other_gates,
+        created=parse_time(metadata.get("creationTimestamp")),
+        native=bool(spec.get("schedulingGroup")),
     )
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -51,6 +51,13 @@ from muster.scheduler.state.predicates import NodeTable
 Matrix = npt.NDArray[np.int64]
 NO_NODE = -1
 NO_GROUP = -1
+
+
+class Rejected(NamedTuple):
+    """Why the engine skips an object, and the version of it that it skips."""
+
+    reason: str
+    version: str  # metadata.resourceVersion
 
 
 @dataclass(slots=True)
@@ -116,7 +123,7 @@ class ClusterState:
     """
 
     def __init__(self) -> None:
-        self.rejected: dict[tuple[str, str, str], str] = {}
+        self.rejected: dict[tuple[str, str, str], Rejected] = {}
         self.resource_names: list[str] = [POD_COUNT]
         self._column: dict[str, int] = {POD_COUNT: 0}
         self._dense: dict[tuple[tuple[int, int], ...], npt.NDArray[np.int64]] = {}
@@ -153,10 +160,12 @@ class ClusterState:
         self.pod_keys: list[PodKey | None] = []
         self.group_ids: dict[GroupKey, int] = {}
         self.group_keys: list[GroupKey] = []
-        # Groups whose last cycle found nothing to do or write, untouched since (see
-        # `muster.scheduler.cycle.engine`): a cycle skips them instead of deriving again,
-        # for each of thousands of running gangs, the status they already have.
-        self.quiet: set[GroupKey] = set()
+        # Each PodGroup's latest change (of it, its members, their releases), counted
+        # over the whole state, the most recent last: a group a cycle found quiet stays
+        # so while it does not change (`muster.scheduler.decisions.results.Carried`).
+        self.changes = 0
+        self.changed: dict[GroupKey, int] = {}
+        self.missing_groups: set[GroupKey] = set()  # named by member pods, not there
 
     def copy(self) -> ClusterState:
         """An independent copy for a what-if run (a forecast) that changes it.
@@ -204,7 +213,9 @@ class ClusterState:
         twin.pod_keys = list(self.pod_keys)
         twin.group_ids = dict(self.group_ids)
         twin.group_keys = list(self.group_keys)
-        twin.quiet = set(self.quiet)
+        twin.changes = self.changes
+        twin.changed = dict(self.changed)
+        twin.missing_groups = set(self.missing_groups)
         return twin
 
     # ---- resources -------------------------------------------------------------
@@ -342,7 +353,7 @@ class ClusterState:
         answer when it did not release it, None when it did."""
         entry = self.pods.get(pod)
         if entry is not None and entry.record.group_name is not None:
-            self.quiet.discard(GroupKey(pod.namespace, entry.record.group_name))
+            self._touch(GroupKey(pod.namespace, entry.record.group_name))
         if failure is None or entry is None:
             self.release_failures.pop(pod, None)
         else:
@@ -391,20 +402,23 @@ class ClusterState:
             return
         key = GroupKey(record.key.namespace, record.group_name)
         self.members.setdefault(key, {})[record.key.name] = None
+        if key not in self.groups:
+            self.missing_groups.add(key)
         self.pod_group[entry.slot] = self._group_id(key)
-        self.quiet.discard(key)
+        self._touch(key)
 
     def _leave_group(self, entry: PodEntry) -> None:
         record = entry.record
         if record.group_name is None:
             return
         key = GroupKey(record.key.namespace, record.group_name)
-        self.quiet.discard(key)
+        self._touch(key)
         names = self.members.get(key)
         if names is not None:
             names.pop(record.key.name, None)
             if not names:
                 del self.members[key]
+                self.missing_groups.discard(key)
 
     def _holding_node(self, record: PodRecord) -> str | None:
         """Where the pod holds capacity: its node, its planned node, or nowhere."""
@@ -499,7 +513,8 @@ class ClusterState:
         """Set a PodGroup from its record (a forecast admits gangs without manifests)."""
         previous = self.groups.get(record.key)
         self.groups[record.key] = record
-        self.quiet.discard(record.key)
+        self.missing_groups.discard(record.key)
+        self._touch(record.key)
         self._group_id(record.key)
         if record.gang and not record.admitted:
             self.unadmitted_gangs.add(record.key)
@@ -514,9 +529,18 @@ class ClusterState:
 
     def _delete_group_key(self, key: GroupKey) -> None:
         self.unadmitted_gangs.discard(key)
-        self.quiet.discard(key)
+        self.changed.pop(key, None)
+        if key in self.members:
+            self.missing_groups.add(key)
         if self.groups.pop(key, None) is not None:
             self._rehold_members(key)
+
+    def _touch(self, key: GroupKey) -> None:
+        """Count a change of an existing group (one that does not exist is never quiet)."""
+        if key in self.groups:
+            self.changes += 1
+            self.changed.pop(key, None)  # to the end: the most recent last
+            self.changed[key] = self.changes
 
     def _rehold_members(self, key: GroupKey) -> None:
         for name in sorted(self.members.get(key, ())):
@@ -679,5 +703,7 @@ class ClusterState:
             self.delete_pod_disruption_budget(namespace, name)
         elif name:
             self.delete_pod_group(namespace, name)
-        self.rejected[(kind, namespace, name)] = reason
+        self.rejected[(kind, namespace, name)] = Rejected(
+            reason, str(metadata.get("resourceVersion") or "")
+        )
         return reason

@@ -69,3 +69,17 @@ async def test_a_forecast_waits_for_a_change_and_for_the_interval() -> None:
     await estimates.round(now + 31)
     await estimates.round(now + 90)  # nothing changed since
     assert estimates.forecasts == 2
+
+
+async def test_no_estimate_is_written_for_a_gang_admitted_since_the_forecast() -> None:
+    estimates, recording = _writer()
+    stored = estimates.cache.pod_groups.get(GANG)
+    assert stored is not None
+    admitted = {"conditions": [{"type": "PodGroupScheduled", "status": "True"}]}
+    await estimates.round(time.time())
+    recording.written.clear()
+    estimates.book.told.clear()  # as if the estimate had not been told yet
+    estimates.cache.pod_group_sink.upsert({**stored, "status": admitted})
+    assert estimates.cache.state.groups[GANG].admitted
+    await estimates.round(time.time())
+    assert recording.written == []

@@ -8,8 +8,10 @@ import copy
 from typing import Any
 
 from muster.api.constants import MIN_COUNT_ANNOTATION, POLICY_LABEL
+from muster.api.times import rfc3339
 from muster.client.kube import KubeError, UnreachableError
 from muster.operator.execution.expansion import Expander
+from muster.scheduler.memory.native_jobs import NATIVE_GRACE
 from tests.unit.operator.virtual_time import on_virtual_time
 
 
@@ -258,3 +260,68 @@ async def test_nothing_is_expanded_without_leadership() -> None:
     await settle()
     worker.cancel()
     assert log == []
+
+
+CREATED = 1_000_000.0
+
+
+def native_job(name: str) -> dict[str, Any]:
+    """A Job opted in with the native field only, created at `CREATED`."""
+    made = job(name)
+    del made["metadata"]["labels"]
+    made["metadata"]["creationTimestamp"] = rfc3339(CREATED)
+    made["spec"]["scheduling"] = {"schedulingPolicy": {"gang": {"minCount": 2}}}
+    return made
+
+
+class NativeKube(BlockingKube):
+    """An API server with the native Workload API: `native` lists the Workloads in it."""
+
+    def __init__(self, log: list[str]) -> None:
+        super().__init__(log)
+        self.native: list[dict[str, Any]] = []
+        self.asked: list[float] = []
+        self.opened.set()
+
+    async def request(self, method: str, path: str, *, body: Any = None, **_: Any) -> Any:
+        if method == "GET" and path.startswith("/apis/scheduling.k8s.io/"):
+            self.asked.append(asyncio.get_running_loop().time())
+            return {"items": list(self.native)}
+        return await super().request(method, path, body=body)
+
+
+def native_expander() -> tuple[Expander, NativeKube, list[str]]:
+    log: list[str] = []
+    kube = NativeKube(log)
+    running = asyncio.get_running_loop()
+    jobs = Expander(
+        kube,  # type: ignore[arg-type]
+        LoggedEvents(log),  # type: ignore[arg-type]
+        kind="Job",
+        clock=lambda: CREATED + 0.5 + running.time(),
+    )
+    return jobs, kube, log
+
+
+@on_virtual_time
+async def test_a_young_job_with_the_native_field_is_asked_about_again_once_its_grace_ends() -> None:
+    jobs, kube, log = native_expander()
+    jobs.upsert(native_job("train"))
+    worker = asyncio.create_task(jobs.run())
+    await asyncio.sleep(10.0)
+    worker.cancel()
+    assert kube.asked == [0.0, NATIVE_GRACE - 0.5]  # at once, then when the grace ends
+    assert log[:2] == ["create Workload train", "create PodGroup train"]
+
+
+@on_virtual_time
+async def test_a_job_the_cluster_s_own_gang_scheduling_took_meanwhile_is_left_alone() -> None:
+    jobs, kube, log = native_expander()
+    jobs.upsert(native_job("train"))
+    worker = asyncio.create_task(jobs.run())
+    await asyncio.sleep(0.1)
+    owner = {"uid": "train-uid", "kind": "Job", "name": "train"}
+    kube.native.append({"metadata": {"name": "train-native", "ownerReferences": [owner]}})
+    await asyncio.sleep(10.0)
+    worker.cancel()
+    assert log == ["event NativeGangScheduling: the cluster's own gang scheduling handles this Job"]

@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from muster.api.times import rfc3339
 from muster.operator.config import OperatorConfig
 from muster.operator.execution.estimates import EstimateWriter
 from muster.operator.execution.loop import SchedulingLoop
 from muster.operator.execution.pods import BatchOutcome, Failure
 from muster.operator.intake.cache import LiveCache
+from muster.operator.intake.trigger import Trigger
 from muster.operator.metrics import Metrics
 from muster.scheduler import EngineConfig
 from muster.scheduler.decisions.plan import StepKind
 from muster.scheduler.decisions.results import GroupKey, PodKey
+from tests.unit.operator.virtual_time import on_virtual_time
 from tests.unit.scheduler.builders import job, node, pod, pod_group
 
 GANG = GroupKey("team", "trainer")
@@ -103,6 +107,8 @@ def loop_over(
     trigger: FakeTrigger | None = None,
     record: Callable[[dict[str, Any]], None] | None = None,
     still_leading: Callable[[], bool] = lambda: True,
+    engine_config: EngineConfig | None = None,
+    clock: Callable[[], float] = time.time,
 ) -> SchedulingLoop:
     """The loop over this cache, with fakes for everything it talks to."""
     return SchedulingLoop(
@@ -112,11 +118,11 @@ def loop_over(
         events=FakeEvents(),  # type: ignore[arg-type]
         trigger=trigger or FakeTrigger(),  # type: ignore[arg-type]
         metrics=Metrics(),
-        config=OperatorConfig(),
-        engine_config=EngineConfig(),
+        engine_config=engine_config or EngineConfig(),
         estimates=idle_estimates(cache),
         record=record,
         still_leading=still_leading,
+        clock=clock,
     )
 
 
@@ -135,7 +141,6 @@ def loop_with_victim() -> tuple[SchedulingLoop, FakePods]:
         events=FakeEvents(),  # type: ignore[arg-type]
         trigger=FakeTrigger(),  # type: ignore[arg-type]
         metrics=Metrics(),
-        config=OperatorConfig(release_timeout=60.0),
         engine_config=EngineConfig(),
         estimates=idle_estimates(cache),
     )
@@ -172,11 +177,18 @@ async def test_an_object_the_engine_ignores_gets_one_warning_per_version() -> No
     assert not loop.cache.rejections
 
 
-def loop_with_orphans(events: FakeEvents, *, grace: float) -> SchedulingLoop:
-    """Two member pods of a PodGroup nobody has created."""
+CREATED = 1_000_000.0  # when the pods of a missing PodGroup were created
+
+
+def loop_with_orphans(
+    events: FakeEvents, *, grace: float, clock: Callable[[], float]
+) -> SchedulingLoop:
+    """Two member pods of a PodGroup nobody has created, made at `CREATED`."""
     cache = LiveCache()
     for name in ("waiting-0", "waiting-1"):
-        cache.pods.upsert(pod(name, group="missing", namespace="team"))
+        orphan = pod(name, group="missing", namespace="team")
+        orphan["metadata"]["creationTimestamp"] = rfc3339(CREATED)
+        cache.pods.upsert(orphan)
     return SchedulingLoop(
         cache=cache,
         writer=FakeWriter(cache),  # type: ignore[arg-type]
@@ -184,32 +196,66 @@ def loop_with_orphans(events: FakeEvents, *, grace: float) -> SchedulingLoop:
         events=events,  # type: ignore[arg-type]
         trigger=FakeTrigger(),  # type: ignore[arg-type]
         metrics=Metrics(),
-        config=OperatorConfig(orphan_grace=grace),
-        engine_config=EngineConfig(),
+        engine_config=EngineConfig(orphan_grace=grace),
         estimates=idle_estimates(cache),
+        clock=clock,
     )
 
 
+class Clock:
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
 async def test_a_pod_gets_one_warning_once_its_podgroup_is_missing_past_the_grace() -> None:
-    events = FakeEvents()
-    loop = loop_with_orphans(events, grace=10.0)
-    await loop._warn_orphans(100.0)
-    await loop._warn_orphans(109.0)
+    events, clock = FakeEvents(), Clock(CREATED)
+    loop = loop_with_orphans(events, grace=10.0, clock=clock)
+    result = await loop.cycle()
+    assert result.plan.wake_at == CREATED + 10.0  # the end of the grace
+    clock.now = CREATED + 9.0
+    await loop.cycle()
     assert events.recorded == []
-    await loop._warn_orphans(110.0)
-    await loop._warn_orphans(200.0)
+    clock.now = CREATED + 10.0
+    await loop.cycle()
+    clock.now = CREATED + 100.0
+    await loop.cycle()
     assert sorted(name for name, _, _ in events.recorded) == ["waiting-0", "waiting-1"]
     assert {reason for _, reason, _ in events.recorded} == {"PodGroupNotFound"}
 
 
 async def test_a_podgroup_created_within_the_grace_causes_no_warning() -> None:
-    events = FakeEvents()
-    loop = loop_with_orphans(events, grace=10.0)
-    await loop._warn_orphans(100.0)
+    events, clock = FakeEvents(), Clock(CREATED)
+    loop = loop_with_orphans(events, grace=10.0, clock=clock)
+    await loop.cycle()
     loop.cache.pod_group_sink.upsert(pod_group("missing", namespace="team"))
-    await loop._warn_orphans(120.0)
+    clock.now = CREATED + 20.0
+    result = await loop.cycle()
+    assert "PodGroupNotFound" not in {reason for _, reason, _ in events.recorded}
+    assert not result.carried.told
+
+
+@on_virtual_time
+async def test_the_loop_wakes_at_the_end_of_the_grace_and_warns_once() -> None:
+    events = FakeEvents()
+    running = asyncio.get_running_loop()
+
+    def clock() -> float:
+        return CREATED + running.time()
+
+    loop = loop_with_orphans(events, grace=30.0, clock=clock)
+    loop.trigger = Trigger(debounce=0.0, resync=3600.0, clock=clock)
+    loop.trigger.poke()  # the first cycle, at once
+    cycling = asyncio.create_task(loop.run())
+    await asyncio.sleep(29.0)
     assert events.recorded == []
-    assert not loop.orphaned_since
+    await asyncio.sleep(2.0)
+    assert sorted(name for name, _, _ in events.recorded) == ["waiting-0", "waiting-1"]
+    await asyncio.sleep(7200.0)  # two more cycles, on resync
+    assert len(events.recorded) == 2
+    cycling.cancel()
 
 
 class CacheChangingEvents(FakeEvents):
@@ -228,11 +274,11 @@ class CacheChangingEvents(FakeEvents):
 
 async def test_warning_about_orphans_survives_the_cache_changing_meanwhile() -> None:
     events = CacheChangingEvents()
-    loop = loop_with_orphans(events, grace=0.0)
+    loop = loop_with_orphans(events, grace=0.0, clock=Clock(CREATED))
     events.cache = loop.cache
-    await loop._warn_orphans(0.0)
+    await loop.cycle()
     assert sorted(name for name, _, _ in events.recorded) == ["waiting-0", "waiting-1"]
-    await loop._warn_orphans(1.0)
+    await loop.cycle()
     assert {"late-1", "late-2"} <= {name for name, _, _ in events.recorded}
 
 
@@ -426,9 +472,8 @@ async def test_the_pods_of_a_job_whose_field_was_dropped_are_ungated_and_it_is_t
         ("train", "SchedulingFieldDropped")
     ]
     loop.cache.pods.upsert(pod("train-2", group="train", namespace="team"))
-    await loop.cycle()
-    later = max(loop.orphaned_since.values(), default=0.0) + 1000.0
-    await loop._warn_orphans(later)  # their PodGroup is not missing: it will never be
+    result = await loop.cycle()
+    assert not result.plan.notices  # their PodGroup is not missing: it will never be
     assert not loop.cache.state.pods[PodKey("team", "train-2")].record.gated
     assert len(events.recorded) == 1
 

@@ -5,12 +5,19 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from muster.api.times import rfc3339
 from muster.operator.execution.loop import SchedulingLoop
 from muster.operator.execution.trace import TraceFile
 from muster.operator.intake.cache import LiveCache
 from muster.scheduler import EngineConfig
 from muster.simulation.replay import first_difference, read_trace, replay
-from tests.unit.operator.execution.test_loop import loop_over, two_pod_loop
+from tests.unit.operator.execution.test_loop import (
+    CREATED,
+    Clock,
+    loop_over,
+    two_pod_loop,
+    unusable_pod,
+)
 from tests.unit.scheduler.builders import job, node, pod, pod_group
 
 ENGINE = EngineConfig()
@@ -119,3 +126,30 @@ async def test_letting_go_the_pods_of_a_job_whose_field_was_dropped_replays(
     assert step["kind"] == "let go"
     assert step["actions"][0] == {"ungate": ["default/train-0"]}
     assert step["actions"][1]["jobEvent"] == "default/train"
+
+
+async def test_the_warnings_a_loop_gave_replay_to_the_same_warnings(tmp_path: Path) -> None:
+    path = tmp_path / "trace.jsonl"
+    config = EngineConfig(orphan_grace=10.0)
+    trace = TraceFile(path, config)
+    clock = Clock(CREATED)
+    loop = loop_over(LiveCache(record=trace.write), record=trace.write, engine_config=config)
+    loop.clock = clock
+    orphan = pod("waiting-0", group="missing", namespace="team")
+    orphan["metadata"]["creationTimestamp"] = rfc3339(CREATED)
+    loop.cache.pods.upsert(orphan)
+    loop.cache.pods.upsert(unusable_pod("1"))
+    for moment in (0.0, 5.0, 10.0, 20.0):
+        clock.now = CREATED + moment
+        await loop.cycle()
+    loop.cache.pods.upsert(unusable_pod("2"))
+    await loop.cycle()
+    trace.close()
+
+    cycles = replay(read_trace(path))
+    assert first_difference(cycles) is None
+    told = [[notice["reason"] for notice in cycle.replayed["notices"]] for cycle in cycles]
+    assert told == [["IgnoredByScheduler"], [], ["PodGroupNotFound"], [], ["IgnoredByScheduler"]]
+    assert cycles[0].replayed["wakeAt"] == CREATED + 10.0
+    given = [reason for _, reason, _ in loop.events.recorded]  # type: ignore[attr-defined]
+    assert given == ["IgnoredByScheduler", "PodGroupNotFound", "IgnoredByScheduler"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from muster.scheduler import EngineConfig, schedule
-from muster.scheduler.cycle import engine
+from muster.scheduler.cycle import board
 from muster.scheduler.decisions.results import CycleResult, GroupKey, Reason
 from tests.unit.scheduler.builders import cluster, gang, node, pod, pod_group, taint
 
@@ -330,7 +330,7 @@ def test_a_failure_on_one_gang_is_its_scheduler_error_only(
     def fail(*args: object, **kwargs: object) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(engine, "fit_in_domain", fail)
+    monkeypatch.setattr(board, "fit_in_domain", fail)
     result = schedule(state, now=NOW, config=PATIENT)
     assert admitted(result) == ["fine"]
     verdict = result.verdicts[key("broken")]
@@ -425,3 +425,44 @@ def test_fragmented_capacity_is_named() -> None:
         "the gang needs 2 pods, at most 0 fit at once; "
         "enough is free in total, but split across nodes in too small pieces"
     )
+
+
+def test_the_groups_found_quiet_are_handed_on_and_the_state_is_left_alone() -> None:
+    running = pod_group("run", min_count=1)
+    running["status"] = {
+        "conditions": [{"type": "PodGroupScheduled", "status": "True", "reason": "Scheduled"}],
+        "plan": {"run-0": "n1"},
+    }
+    member = pod("run-0", group="run", node_name="n1", gated=False, phase="Running")
+    state = cluster(node("n1"), running, member)
+    written = schedule(state, now=NOW, config=PATIENT).plan.statuses[key("run")]
+    state.apply_pod_group({**running, "status": written})
+    changes = (state.changes, dict(state.changed))
+    first = schedule(state, now=NOW, config=PATIENT)
+    assert (state.changes, state.changed) == changes  # only read
+    assert first.carried.quiet == {key("run")}
+    assert first.carried.as_of == state.changes
+    second = schedule(state, now=NOW, config=PATIENT, carried=first.carried)
+    assert second.plan.steps == () and second.carried.quiet == first.carried.quiet
+    state.apply_pod({**member, "status": {"phase": "Failed"}})
+    third = schedule(state, now=NOW, config=PATIENT, carried=second.carried)
+    assert [step.group for step in third.plan.steps] == [key("run")]
+
+
+def test_a_quiet_group_deleted_and_made_again_is_looked_at_afresh() -> None:
+    running = pod_group("run", min_count=1)
+    running["status"] = {
+        "conditions": [{"type": "PodGroupScheduled", "status": "True", "reason": "Scheduled"}],
+        "plan": {"run-0": "n1"},
+    }
+    state = cluster(node("n1"), running)
+    state.apply_pod(pod("run-0", group="run", node_name="n1", gated=False, phase="Running"))
+    written = schedule(state, now=NOW, config=PATIENT).plan.statuses[key("run")]
+    state.apply_pod_group({**running, "status": written})
+    carried = schedule(state, now=NOW, config=PATIENT).carried
+    assert carried.quiet == {key("run")}
+    state.delete_pod_group("default", "run")
+    state.apply_pod_group(pod_group("run", min_count=1))  # made again, waiting
+    result = schedule(state, now=NOW, config=PATIENT, carried=carried)
+    assert key("run") not in result.carried.quiet
+    assert [step.group for step in result.plan.steps] == [key("run")]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from muster.scheduler import ClusterState, EngineConfig, schedule
-from muster.scheduler.decisions.results import GroupKey
+from muster.scheduler.decisions.results import NOTHING_CARRIED, Carried, GroupKey
 from tests.unit.scheduler.builders import node, pod, pod_group
 
 NOW = 1_000_000.0
@@ -40,30 +40,33 @@ def written(state: ClusterState, group: dict[str, Any]) -> dict[str, Any]:
     return updated
 
 
-def steps_for_train(state: ClusterState) -> list[str]:
-    result = schedule(state, now=NOW, config=CONFIG)
-    return [str(step.kind) for step in result.plan.steps if step.group == KEY]
+def steps_for_train(state: ClusterState, carried: Carried) -> tuple[list[str], Carried]:
+    """The group's steps in a cycle handed `carried`, and what that cycle hands on."""
+    result = schedule(state, now=NOW, config=CONFIG, carried=carried)
+    return [str(step.kind) for step in result.plan.steps if step.group == KEY], result.carried
 
 
 def test_a_settled_gang_is_skipped_until_one_of_its_pods_changes() -> None:
     state, group, pods = running_gang()
     written(state, group)
-    assert steps_for_train(state) == ["follow"]  # nothing to write: noted as quiet
-    assert KEY in state.quiet
-    assert steps_for_train(state) == []
+    steps, carried = steps_for_train(state, NOTHING_CARRIED)
+    assert steps == ["follow"]  # nothing to write: handed on as quiet
+    assert KEY in carried.still_quiet(state.changed)
+    steps, carried = steps_for_train(state, carried)
+    assert steps == []
+    assert KEY in carried.quiet
     state.apply_pod({**pods[0], "status": {"phase": "Failed"}})
-    assert KEY not in state.quiet
-    assert steps_for_train(state)
+    assert KEY not in carried.still_quiet(state.changed)
+    steps, _ = steps_for_train(state, carried)
+    assert steps
 
 
 def test_a_skipped_cycle_decides_what_a_fresh_state_decides() -> None:
     state, group, _ = running_gang()
     written(state, group)
-    schedule(state, now=NOW, config=CONFIG)
-    skipped = schedule(state, now=NOW, config=CONFIG)
-    fresh = state.copy()
-    fresh.quiet.clear()
-    full = schedule(fresh, now=NOW, config=CONFIG)
+    carried = schedule(state, now=NOW, config=CONFIG).carried
+    skipped = schedule(state, now=NOW, config=CONFIG, carried=carried)
+    full = schedule(state, now=NOW, config=CONFIG)
     assert skipped.admissions == full.admissions and skipped.verdicts == full.verdicts
     assert [step for step in full.plan.steps if step.group != KEY] == list(skipped.plan.steps)
     assert all(len(step.actions) == 1 for step in full.plan.steps if step.group == KEY)

@@ -92,3 +92,12 @@ def test_a_gang_that_never_fits_is_written_never_once_however_long_it_waits() ->
     later = forecast(state, now=T0 + 3600, config=starving)
     book.take(later, describe(later, topology_keys(state)))
     assert book.updates(T0 + 3600) == {}
+
+
+def test_a_forecast_is_due_only_on_a_change_and_never_within_the_interval() -> None:
+    book, state = EstimateBook(), _state("1h")
+    assert book.forecast_due(state, now=T0, interval=30.0)
+    assert not book.forecast_due(state, now=T0 + 60, interval=30.0)  # nothing changed
+    state.apply_pod(pod("web", cpu="1"))
+    assert not book.forecast_due(state, now=T0 + 10, interval=30.0)  # too soon
+    assert book.forecast_due(state, now=T0 + 30, interval=30.0)

@@ -1,0 +1,250 @@
+"""One cycle's working view of the cluster, and how a gang's pods are fitted onto it.
+
+A cycle decides gang after gang on one view taken at its start: free capacity per
+node (allocatable less what bound pods and reservations hold), from which each
+placement is taken at once, so the gangs decided after it never double-book; the
+nodes closed to later gangs (held for a starving gang, see `refusal.hold`); and the
+host ports and pods placed this cycle, for the port and inter-pod rules of the gangs
+after. The view only ever shrinks during a cycle.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import replace
+
+import numpy as np
+import numpy.typing as npt
+
+from muster.scheduler.config import EngineConfig
+from muster.scheduler.cycle.queue import Gang
+from muster.scheduler.decisions.results import PodKey
+from muster.scheduler.lifecycle.avoidance import Avoidance
+from muster.scheduler.placement.fit import Matrix, NodeOrder, Shape, scarce_columns
+from muster.scheduler.placement.interplay import HOSTNAME, GangInterplay, Member
+from muster.scheduler.placement.interpod_view import InterPodView
+from muster.scheduler.placement.topology import GangPlacement, fit_anywhere, fit_in_domain
+from muster.scheduler.rules.pod_terms import NO_RULES, InterPodRules, Labels
+from muster.scheduler.rules.volumes import VolumeRule
+from muster.scheduler.state.intake import GroupRecord, PlacementRules
+from muster.scheduler.state.placed import PlacedPods
+from muster.scheduler.state.predicates import with_port_conflicts, with_refusals
+from muster.scheduler.state.state import ClusterState, PodEntry
+
+BoolArray = npt.NDArray[np.bool_]
+ShapeKey = tuple[
+    tuple[tuple[int, int], ...],
+    PlacementRules,
+    tuple[tuple[str, int], ...],
+    InterPodRules,
+    Labels,
+    VolumeRule | None,
+]
+
+
+class Board:
+    """Free capacity as the cycle takes it, nodes held for older gangs, what was
+    placed this cycle; and the shapes, fits and placements of gangs on them."""
+
+    def __init__(self, state: ClusterState, config: EngineConfig) -> None:
+        self.state = state
+        self.table = state.node_table()
+        nodes = self.table.size
+        self.capacity: Matrix = state.allocatable[:nodes]  # every node's allocatable
+        self.free: Matrix = self.capacity - state.held[:nodes]
+        self.largest = self.capacity.max(axis=0, initial=0)
+        self.order = NodeOrder(self.table.name_rank, scarce_columns(state.resource_names))
+        self.held_for_older = np.zeros(nodes, dtype=np.bool_)
+        self.ports_placed: dict[tuple[str, int], set[int]] = {}
+        self.view = InterPodView(
+            state.placed,
+            size=nodes,
+            node_slot=state.node_slot,
+            namespace_labels=state.namespace_labels,
+        )
+        self.avoidance = Avoidance(state, self.table, max_rollbacks=config.max_rollbacks)
+        self._capacity_digest: str | None = None
+
+    def capacity_digest(self) -> str:
+        """Every node's allocatable, hashed once per cycle (a cache key)."""
+        if self._capacity_digest is None:
+            self._capacity_digest = hashlib.sha256(self.capacity.tobytes()).hexdigest()
+        return self._capacity_digest
+
+    # ---- shapes --------------------------------------------------------------------
+
+    def shapes(
+        self, pods: Sequence[PodEntry], group: GroupRecord, *, alone: bool = False
+    ) -> tuple[list[Shape], GangInterplay | None]:
+        """The pods grouped by shape, largest first, and the inter-pod rules between them
+        (None when no rule ties the placement of one pod to another's). `alone`: as if
+        no other pod were placed (their host ports and inter-pod rules left out)."""
+        view = self._empty_view() if alone else self.view
+        ruled = view.anyone_repels or any(entry.record.inter_pod for entry in pods)
+        by_shape: dict[ShapeKey, list[str]] = {}
+        members: dict[ShapeKey, Member] = {}
+        for entry in pods:
+            record = entry.record
+            key = self._shape_key(entry, ruled=ruled)
+            by_shape.setdefault(key, []).append(record.key.name)
+            members.setdefault(key, Member(record.key.namespace, record.labels, key[3], key[1]))
+        shaped = [
+            (self._shape(key, names, members[key], group, view, alone=alone), members[key])
+            for key, names in by_shape.items()
+        ]
+        shaped.sort(key=lambda pair: (-pair[0].size_key(self.largest), pair[0].pods))
+        shapes = [shape for shape, _ in shaped]
+        if not ruled:
+            return shapes, None
+        interplay = GangInterplay([member for _, member in shaped], view=view, table=self.table)
+        shapes = [
+            replace(shape, inter_pod_filter=interplay.start_filter(index))
+            for index, shape in enumerate(shapes)
+        ]
+        return shapes, interplay if interplay.dynamic else None
+
+    def _shape(
+        self,
+        key: ShapeKey,
+        names: list[str],
+        member: Member,
+        group: GroupRecord,
+        view: InterPodView,
+        *,
+        alone: bool,
+    ) -> Shape:
+        """The pods of one shape, with the nodes their rules leave them."""
+        demand, rules, ports, volumes = key[0], key[1], key[2], key[5]
+        rules_filter = self.table.static_filter(rules)
+        if ports and not alone:
+            rules_filter = with_port_conflicts(rules_filter, self._ports_taken(ports))
+        if volumes is not None:
+            rules_filter = with_refusals(rules_filter, *volumes.refused(self.table.labels))
+        rules_filter = self.avoidance.narrowed(rules_filter, group)
+        return Shape(
+            self.state.demand_vector(demand),
+            rules_filter,
+            tuple(sorted(names)),
+            one_per_node=bool(ports) or _one_per_node(member, view),
+        )
+
+    def _shape_key(self, entry: PodEntry, *, ruled: bool) -> ShapeKey:
+        """What makes two pods of a gang the same shape (labels only under inter-pod
+        rules, where they matter)."""
+        record = entry.record
+        assert record.rules is not None, "pending pods carry placement rules"
+        inter_pod = record.inter_pod if ruled else NO_RULES
+        labels = tuple(sorted(record.labels.items())) if ruled else ()
+        volumes = (
+            self.state.volumes.rule_for(record.key.namespace, record.claims)
+            if record.claims
+            else None
+        )
+        return (entry.demand, record.rules, record.host_ports, inter_pod, labels, volumes)
+
+    def _empty_view(self) -> InterPodView:
+        """The inter-pod view of a cluster where no pod is placed."""
+        return InterPodView(
+            PlacedPods(),
+            size=self.table.size,
+            node_slot=self.state.node_slot,
+            namespace_labels=self.state.namespace_labels,
+        )
+
+    def _ports_taken(self, ports: tuple[tuple[str, int], ...]) -> BoolArray:
+        """Nodes where a pod (held, or placed earlier this cycle) has one of these ports."""
+        taken = np.zeros(self.table.size, dtype=np.bool_)
+        for port in ports:
+            for node in self.state.host_ports.get(port, {}):
+                slot = self.state.node_slot(node)
+                if slot is not None:
+                    taken[slot] = True
+            taken[sorted(self.ports_placed.get(port, ()))] = True
+        return taken
+
+    # ---- fits and placements -------------------------------------------------------
+
+    def fit(
+        self,
+        free: Matrix,
+        gang: Gang,
+        shapes: Sequence[Shape],
+        needed: int,
+        *,
+        order: NodeOrder | None = None,
+        head_start: Matrix | None = None,
+        within: BoolArray | None = None,
+        interplay: GangInterplay | None = None,
+    ) -> GangPlacement:
+        """The gang's best placement on `free`: anywhere, or in one domain of its key."""
+        within = ~self.held_for_older if within is None else within
+        order = order or self.order
+        key = gang.record.topology_key
+        if key is None:
+            return fit_anywhere(
+                free,
+                shapes,
+                within=within,
+                order=order,
+                largest=self.largest,
+                needed=needed,
+                interplay=interplay,
+            )
+        return fit_in_domain(
+            free,
+            shapes,
+            within=within,
+            order=order,
+            largest=self.largest,
+            needed=needed,
+            key=key,
+            labels=self.table.labels,
+            head_start=head_start,
+            interplay=interplay,
+        )
+
+    def take(self, gang: Gang, placements: dict[str, int]) -> None:
+        """Take the placements out of the free capacity, for the gangs decided after."""
+        pending = {entry.record.key.name: entry for entry in gang.pending}
+        for pod, slot in placements.items():
+            row = self.free[slot]
+            for column, amount in pending[pod].demand:
+                row[column] -= amount
+        self.note_placed(gang, placements)
+
+    def note_placed(self, gang: Gang, placements: dict[str, int]) -> None:
+        """Host ports and pods of this cycle's placements, for the gangs decided after."""
+        pending = {entry.record.key.name: entry for entry in gang.pending}
+        for pod, slot in placements.items():
+            record = pending[pod].record
+            for port in record.host_ports:
+                self.ports_placed.setdefault(port, set()).add(slot)
+            self.view.add(record, slot)
+
+    def node_names(self, placements: dict[str, int]) -> dict[str, str]:
+        return {pod: self.table.name(slot) for pod, slot in sorted(placements.items())}
+
+    def domain_of(self, gang: Gang) -> BoolArray:
+        """The nodes an admitted gang may grow onto: its domain, or every node."""
+        key = gang.record.topology_key
+        everywhere = np.ones(self.table.size, dtype=np.bool_)
+        if key is None:
+            return everywhere
+        values = self.table.labels.values_of(key)
+        for name in sorted(self.state.members.get(gang.key, ())):
+            entry = self.state.pods[PodKey(gang.key.namespace, name)]
+            slot = self.state.node_slot(entry.held_on or "")
+            if slot is not None and values[slot] >= 0:
+                same_domain: BoolArray = values == values[slot]
+                return same_domain
+        return np.zeros(self.table.size, dtype=np.bool_)
+
+
+def _one_per_node(member: Member, view: InterPodView) -> bool:
+    """Whether the pods repel each other per node (hostname anti-affinity on themselves)."""
+    labels = view.namespace_labels(member.namespace)
+    return any(
+        term.topology_key == HOSTNAME and term.matches(member.namespace, member.labels, labels)
+        for term in member.rules.anti_affinity
+    )

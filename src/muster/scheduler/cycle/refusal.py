@@ -1,0 +1,269 @@
+"""Why a gang that does not fit waits, and the nodes held for it once it starves.
+
+A gang that does not fit gets a verdict that counts what stops it, as of the cluster
+now; or, when it would not fit even on the empty cluster, as of that cluster: nothing
+that ends can help it, and it holds nothing. A gang that has waited past
+`starvation_seconds` (since it last started waiting) holds nodes (`hold`): the gangs
+behind it can no longer use them, so they fill up for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from muster.scheduler.config import EngineConfig
+from muster.scheduler.cycle.board import Board, BoolArray
+from muster.scheduler.cycle.queue import Gang
+from muster.scheduler.decisions.results import Explanation, Reason, Verdict
+from muster.scheduler.placement.explain import (
+    PREEMPTION_WOULD_NOT_HELP,
+    shortages,
+    shortfalls,
+    too_large,
+    unschedulable_message,
+)
+from muster.scheduler.placement.fit import Matrix, Shape
+from muster.scheduler.placement.interplay import GangInterplay
+from muster.scheduler.placement.topology import GangPlacement, fit_anywhere
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """A gang's shapes and rules, and how close they came to a placement."""
+
+    shapes: list[Shape]
+    interplay: GangInterplay | None
+    placement: GangPlacement
+
+
+def never(board: Board, gang: Gang) -> Attempt | None:
+    """How the gang fares on the empty cluster (every node's allocatable, no other
+    pod placed, no node held for others), if it does not fit even there; None if
+    it does. A fit is remembered: the question is asked of every waiting gang, every
+    cycle, and the answer holds until the nodes or the gang change."""
+    key = _alone_key(board, gang)
+    if board.table.fits_alone(key):
+        return None
+    shapes, interplay = board.shapes(gang.pending, gang.record, alone=True)
+    everywhere = np.ones(board.table.size, dtype=np.bool_)
+    placement = board.fit(
+        board.capacity, gang, shapes, gang.missing, within=everywhere, interplay=interplay
+    )
+    if placement.placements:
+        board.table.remember_fits_alone(key)
+        return None
+    return Attempt(shapes, interplay, placement)
+
+
+def _alone_key(board: Board, gang: Gang) -> Hashable:
+    """All that decides whether a gang fits on the empty cluster, besides the node
+    table: its pending pods (whose placement rules do not change while they wait),
+    what it still misses, its domain key, the nodes it avoids, and every node's
+    allocatable."""
+    memory = board.avoidance.memory(gang.record)
+    return (
+        board.capacity_digest(),
+        gang.key,
+        frozenset(entry.record.key.name for entry in gang.pending),
+        gang.missing,
+        gang.record.topology_key,
+        None if memory is None else memory.node_names,
+        tuple(sorted(board.state.namespace_labels.get(gang.key.namespace, {}).items())),
+    )
+
+
+def refuse(
+    board: Board,
+    gang: Gang,
+    now_tried: Attempt,
+    position: int,
+    *,
+    never: Attempt | None,
+    preemption_tried: bool,
+    waited: float,
+    config: EngineConfig,
+) -> Verdict:
+    """Why the gang waits, as of the cluster now (`now_tried`: how it fared on it);
+    or, when it would not fit even on the empty cluster (`never`: how it fared
+    there), as of that cluster, since nothing that ends can help it. `waited`:
+    seconds since it last started waiting."""
+    if never is not None:
+        none_held = np.zeros(board.table.size, dtype=np.bool_)
+        explanation = _explanation(
+            board, gang, never, board.capacity, none_held, position=position, never=True
+        )
+        spread_limited = never.interplay is not None
+    else:
+        explanation = _explanation(
+            board, gang, now_tried, board.free, board.held_for_older, position=position, never=False
+        )
+        spread_limited = now_tried.interplay is not None
+    shapes = now_tried.shapes
+    spread_limited = spread_limited or any(shape.one_per_node for shape in shapes)
+    key = gang.record.topology_key
+    message = unschedulable_message(explanation, key, spread_limited=spread_limited)
+    if preemption_tried:
+        message = f"{message}; {PREEMPTION_WOULD_NOT_HELP}"
+    if waited > config.starvation_seconds and never is None:  # never: it holds nothing
+        held = hold(board, gang, now_tried)
+        after = f"holding capacity for it after {waited:.0f}s in the queue"
+        if held:
+            message = f"{message}; {after} ({held} node(s) closed to the gangs behind it)"
+        elif board.held_for_older.any():
+            message = f"{message}; not {after}: the nodes it needs are held for gangs ahead"
+        else:  # other pods' inter-pod rules keep it off what it would need
+            message = f"{message}; not {after}"
+    return Verdict(Reason.UNSCHEDULABLE, message, explanation)
+
+
+def _explanation(
+    board: Board,
+    gang: Gang,
+    attempt: Attempt,
+    free: Matrix,
+    held: BoolArray,
+    *,
+    position: int,
+    never: bool,
+) -> Explanation:
+    """The counts behind a refusal, on `free` with `held` nodes closed to the gang."""
+    key = gang.record.topology_key
+    table = board.table
+    unlabelled = np.zeros(table.size, dtype=np.bool_)
+    if key is not None:
+        unlabelled = table.labels.values_of(key) < 0
+    usable = ~held & ~unlabelled
+    seen = _as_seen(board, gang, attempt, free, usable)
+    feasible, reasons = shortages(
+        seen.free,
+        shapes=seen.shapes,
+        table=table,
+        held_elsewhere=held,
+        unlabelled=unlabelled,
+        topology_key=key,
+        resource_names=board.state.resource_names,
+        scope=seen.scope,
+    )
+    return Explanation(
+        nodes_total=int((table.alive if seen.scope is None else table.alive & seen.scope).sum()),
+        nodes_feasible=feasible,
+        shortages=reasons,
+        needed=gang.record.min_count,
+        existing=gang.existing,
+        best_fit=attempt.placement.best_fit + gang.held,
+        domains=attempt.placement.fits,
+        queue_position=position,
+        shortfalls=shortfalls(
+            free,
+            shapes=attempt.shapes,
+            usable=usable,
+            missing=gang.missing,
+            domain_of=None if key is None else table.labels.values_of(key),
+            resource_names=board.state.resource_names,
+        ),
+        never=never,
+        placed_first=seen.placed_first,
+        counted_in=seen.counted_in,
+        too_large=too_large(
+            board.capacity,
+            shapes=attempt.shapes,
+            alive=table.alive,
+            resource_names=board.state.resource_names,
+        )
+        if never
+        else (),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Seen:
+    """What the node counts of a refusal are taken on."""
+
+    free: Matrix
+    shapes: Sequence[Shape]
+    scope: BoolArray | None = None  # the domain counted in, when one is
+    counted_in: str | None = None
+    placed_first: int = 0
+
+
+def _as_seen(board: Board, gang: Gang, attempt: Attempt, free: Matrix, usable: BoolArray) -> _Seen:
+    """The free capacity and shapes the counts are taken on. When inter-pod rules leave
+    pods out, the counts are those kube-scheduler would give the first pod left out
+    once the others are placed: in the domain where most of the gang fits, with a
+    topology key, so that the rule that stops it inside a domain is named."""
+    if attempt.interplay is None:
+        return _Seen(free, attempt.shapes)
+    domain = _best_domain(board, gang.record.topology_key, attempt.placement)
+    within = usable if domain is None else usable & domain[1]
+    refusal = attempt.interplay.refusal_filter(
+        free, attempt.shapes, within=within, order=board.order
+    )
+    if refusal is None:
+        return _Seen(free, attempt.shapes)
+    rules_filter, shape, seen_free, placed_first = refusal
+    shapes = [replace(shape, inter_pod_filter=rules_filter)]
+    if domain is None:
+        return _Seen(seen_free, shapes, placed_first=placed_first)
+    return _Seen(seen_free, shapes, domain[1], domain[0], placed_first)
+
+
+def _best_domain(
+    board: Board, key: str | None, placement: GangPlacement
+) -> tuple[str, BoolArray] | None:
+    """The domain where most of the gang fits (`zone=a`, its nodes), with a key."""
+    if key is None or not placement.fits:
+        return None
+    best = min(placement.fits, key=lambda fit: (-fit.fits, fit.domain))
+    value = best.domain.split("=", 1)[1]
+    values = board.table.labels.values_of(key)
+    nodes: BoolArray = values == board.table.labels.id_of(key, value)
+    return best.domain, nodes
+
+
+def hold(board: Board, gang: Gang, attempt: Attempt) -> int:
+    """Close nodes to the gangs behind a starving gang, so they fill up for it.
+
+    The nodes held are those the gang would use if they were empty, chosen among
+    the nodes closest to hosting it now (most of its pods fit there already); with
+    a topology key, the whole domain where most of its pods fit now (and where it
+    would fit, empty). As pods on those nodes finish, nothing else takes their
+    place. A gang that would not fit even on empty nodes holds nothing: it could
+    never use them. Returns the number of nodes held.
+    """
+    within = ~board.held_for_older
+    key = gang.record.topology_key
+    shapes, interplay = attempt.shapes, attempt.interplay
+    if key is None:
+        room_now = shapes[0].copies(board.free, within)
+        target = fit_anywhere(
+            board.capacity,
+            shapes,
+            within=within,
+            order=board.order.with_cost(-room_now),
+            largest=board.largest,
+            needed=gang.missing,
+            interplay=interplay,
+        )
+        nodes = sorted(set(target.placements.values()))
+        board.held_for_older[nodes] = True
+        return len(nodes)
+    values = board.table.labels.values_of(key)
+    for domain_fit in sorted(attempt.placement.fits, key=lambda fit: (-fit.fits, fit.domain)):
+        value = domain_fit.domain.split("=", 1)[1]
+        domain = within & (values == board.table.labels.id_of(key, value))
+        empty = fit_anywhere(
+            board.capacity,
+            shapes,
+            within=domain,
+            order=board.order,
+            largest=board.largest,
+            needed=gang.missing,
+            interplay=interplay,
+        )
+        if empty.placements:
+            board.held_for_older |= domain
+            return int(domain.sum())
+    return 0
