@@ -21,6 +21,7 @@ from kubernetes_asyncio import client, config
 
 from muster.client.retry import ExponentialBackoff
 from muster.client.throttle import RateLimiter
+from muster.scheduler.objects.keys import resource_version
 
 JsonObject = dict[str, Any]
 T = TypeVar("T")
@@ -428,7 +429,7 @@ async def apply_object(kube: Kube, obj: JsonObject) -> JsonObject:
 
 
 def _version_of(obj: JsonObject) -> JsonObject:
-    return {"resourceVersion": (obj.get("metadata") or {}).get("resourceVersion")}
+    return {"resourceVersion": resource_version(obj)}
 
 
 def _retry_after(response: Any) -> float | None:

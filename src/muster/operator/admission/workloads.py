@@ -13,8 +13,8 @@ from typing import Any
 
 from muster.api.constants import API_VERSION, WORKLOAD_PLURAL
 from muster.api.references import referable_part
-from muster.client.informer import object_key
 from muster.client.kube import JsonObject, Kube, KubeError
+from muster.scheduler.objects.keys import object_key
 
 PATH = f"/apis/{API_VERSION}/{WORKLOAD_PLURAL}"
 

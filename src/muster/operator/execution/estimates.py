@@ -33,6 +33,7 @@ from muster.scheduler.decisions.results import GroupKey
 from muster.scheduler.forecast.estimate_book import EstimateBook, Update
 from muster.scheduler.lifecycle.status import with_estimate
 from muster.scheduler.objects.conditions import condition
+from muster.scheduler.objects.keys import resource_version
 
 logger = logging.getLogger(__name__)
 
@@ -101,9 +102,9 @@ class EstimateWriter:
         scheduled = condition(status, CONDITION_SCHEDULED) or {}
         if scheduled.get("status") == "True":
             return  # admitted since the forecast: the estimate is over
-        version = str((pod_group.get("metadata") or {}).get("resourceVersion") or "")
         desired = with_estimate(status, update.fields)
-        if await self.writer.write(key, desired, version=version) and update.moved is not None:
+        written = await self.writer.write(key, desired, version=resource_version(pod_group))
+        if written and update.moved is not None:
             await self.events.record(reference(pod_group), NORMAL, "EstimateMoved", update.moved)
 
 

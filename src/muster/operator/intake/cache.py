@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from muster.api.constants import POD_GROUP_LABEL
-from muster.client.informer import object_key, resource_version
 from muster.client.kube import JsonObject
 from muster.client.name_index import NameIndex
 from muster.client.object_references import reference
@@ -26,6 +25,7 @@ from muster.scheduler.decisions.results import GroupKey, PodKey
 from muster.scheduler.memory.dropped_field import gated_for_field
 from muster.scheduler.memory.release_failures import ReleaseFailure
 from muster.scheduler.objects.fields import shared
+from muster.scheduler.objects.keys import object_key, revision
 from muster.scheduler.objects.times import parse_time
 from muster.scheduler.state.intake import pod_scheduled
 from muster.simulation.trace import (
@@ -178,7 +178,7 @@ class LiveCache:
     def apply_pod_group(self, pod_group: JsonObject) -> bool:
         """Record a PodGroup as seen by a watch or as returned by our own write."""
         key = group_key(pod_group)
-        kept, version = self.pod_groups.version(key), resource_version(pod_group)
+        kept, version = self.pod_groups.version(key), revision(pod_group)
         if kept is not None and version is not None and kept > version:
             return False  # a stale watch event after our own write's answer
         self.pod_groups.put(key, pod_group)

@@ -36,6 +36,7 @@ from muster.scheduler.objects.fields import (
     shared_string_map,
     string_map,
 )
+from muster.scheduler.objects.keys import resource_version
 from muster.scheduler.objects.quantity import QuantityError, to_amount
 from muster.scheduler.objects.requests import pod_requests
 from muster.scheduler.objects.times import parse_time, parse_timestamp
@@ -466,7 +467,7 @@ def pod_group_from(obj: Mapping[str, Any]) -> GroupRecord:
         reason=_reason(status),
         admitted_at=parse_time(status.get("admittedAt")),
         generation=integer_field(metadata.get("generation"), "metadata.generation") or 0,
-        resource_version=str(metadata.get("resourceVersion") or ""),
+        resource_version=resource_version(obj),
         status=kept_status,
     )
 
