@@ -5,7 +5,7 @@ state and configuration always give the same result, whatever order the objects
 arrived in.
 
     state = ClusterState()
-    state.apply_node(node)          # plain Kubernetes objects, applied as events arrive
+    state.apply("Node", node)       # plain Kubernetes objects, applied as events arrive
     result = schedule(state, now=time.time(), config=EngineConfig())
 
 How it is built: rooms in the order a cycle's data moves through them, each

@@ -44,7 +44,7 @@ from muster.operator.execution.events import (
 )
 from muster.operator.execution.pods import PodActions
 from muster.operator.execution.writer import StatusWriter
-from muster.operator.intake.cache import LiveCache, ObjectKey
+from muster.operator.intake.cache import LiveCache
 from muster.operator.intake.trigger import Trigger
 from muster.operator.metrics import Metrics
 from muster.scheduler import EngineConfig, schedule
@@ -61,7 +61,8 @@ from muster.scheduler.decisions.plan import (
 )
 from muster.scheduler.decisions.results import CycleResult, GroupKey, PodKey
 from muster.scheduler.memory.release_failures import ReleaseFailure
-from muster.simulation.trace import cycle_line
+from muster.scheduler.state.kinds import ObjectKey
+from muster.scheduler.state.trace import cycle_line
 
 logger = logging.getLogger(__name__)
 
@@ -245,8 +246,9 @@ class SchedulingLoop:
             self.metrics.rollbacks.inc()
 
     def _observe_time_to_admit(self, key: GroupKey) -> None:
-        members = self.cache.members.get(key, {}).values()
-        known = [member.created for member in members if member.created is not None]
+        state = self.cache.state
+        members = [state.pods[PodKey(key.namespace, name)] for name in state.members.get(key, ())]
+        known = [pod.record.created for pod in members if pod.record.created is not None]
         if known:
             self.metrics.time_to_admit.observe(max(0.0, time.time() - max(known)))
 
@@ -264,13 +266,14 @@ class SchedulingLoop:
         """
         orphaned_since: dict[PodKey, float] = {}
         let_go_groups = {dropped.group for dropped in self.cache.state.dropped_fields.values()}
-        for key, members in list(self.cache.members.items()):
+        for key, names in list(self.cache.state.members.items()):
             if key in self.cache.pod_groups or key in let_go_groups:
                 continue
-            for name, member in list(members.items()):
-                if member.native:
-                    continue  # the cluster's own gang scheduling has it
+            for name in list(names):
                 pod_key = PodKey(key.namespace, name)
+                entry = self.cache.state.pods.get(pod_key)
+                if entry is None or entry.record.native:
+                    continue  # gone meanwhile, or the cluster's own gang scheduling has it
                 since = self.orphaned_since.get(pod_key, now)
                 orphaned_since[pod_key] = since
                 if pod_key in self.warned_orphans:
@@ -281,7 +284,7 @@ class SchedulingLoop:
                     continue
                 self.warned_orphans.add(pod_key)
                 await self.events.record(
-                    member.reference(pod_key),
+                    self.cache.reference(pod_key),
                     WARNING,
                     "PodGroupNotFound",
                     f"PodGroup {key.name} does not exist in namespace {key.namespace}; "

@@ -48,7 +48,9 @@ def object_key(obj: Mapping[str, Any]) -> tuple[str, str]:
     """An object's namespace ("" when it has none) and name, `shared`: the indexes
     that keep a key for each of 50,000 pods then hold one copy of its name between
     them, not one each."""
-    metadata = obj.get("metadata") or {}
+    metadata = obj.get("metadata") if isinstance(obj, Mapping) else None
+    if not isinstance(metadata, Mapping):
+        return "", ""  # not an object at all: the engine's intake says why
     return shared(metadata.get("namespace") or ""), shared(metadata.get("name") or "")
 
 

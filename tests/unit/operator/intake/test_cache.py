@@ -33,15 +33,18 @@ def node(name: str, *, unschedulable: bool = False, heartbeat: str = "t0") -> An
     }
 
 
-def test_members_follow_the_group_label() -> None:
+def test_members_follow_the_group_label_in_the_engine_and_keep_their_uid() -> None:
     cache = LiveCache()
     assert cache.pods.upsert(pod("p", "a"))
-    assert set(cache.members[GroupKey("ns", "a")]) == {"p"}
+    assert set(cache.state.members[GroupKey("ns", "a")]) == {"p"}
     cache.pods.upsert(pod("p", "b", version="2"))
-    assert GroupKey("ns", "a") not in cache.members
-    assert set(cache.members[GroupKey("ns", "b")]) == {"p"}
-    cache.pods.remove(pod("p", "b"))
-    assert GroupKey("ns", "b") not in cache.members
+    assert GroupKey("ns", "a") not in cache.state.members
+    assert set(cache.state.members[GroupKey("ns", "b")]) == {"p"}
+    assert cache.uids.get("ns", "p") == ""
+    cache.pods.upsert(pod("p", None, version="3"))
+    assert cache.uids.get("ns", "p") is None  # no longer a member: no events of its own
+    cache.pods.remove(pod("p", None))
+    assert not cache.state.members
 
 
 def test_a_node_heartbeat_is_not_a_reason_to_schedule_but_a_cordon_is() -> None:
@@ -113,12 +116,32 @@ def test_a_member_is_kept_as_what_its_events_and_metrics_read() -> None:
     obj = pod("a", "g")
     obj["metadata"] |= {"uid": "u-1", "creationTimestamp": "2026-01-01T00:00:00Z"}
     cache.pods.upsert(obj)
-    member = cache.members[GroupKey("ns", "g")]["a"]
-    assert member.reference(PodKey("ns", "a")) == {
+    assert cache.reference(PodKey("ns", "a")) == {
         "apiVersion": "v1",
         "kind": "Pod",
         "namespace": "ns",
         "name": "a",
         "uid": "u-1",
     }
-    assert member.created == 1767225600.0 and not member.native
+    record = cache.state.pods[PodKey("ns", "a")].record
+    assert record.created == 1767225600.0 and not record.native
+
+
+def test_an_annotation_the_engine_does_not_read_starts_no_cycle() -> None:
+    cache = LiveCache()
+    assert cache.pods.upsert(pod("a", "g"))
+    annotated = pod("a", "g", version="2")
+    annotated["metadata"]["annotations"] = {"team": "vision"}
+    assert not cache.pods.upsert(annotated)
+
+
+def test_an_object_the_engine_skips_is_remembered_once_per_version() -> None:
+    cache = LiveCache()
+    bad = pod("a", "g")
+    bad["spec"]["priority"] = "high"
+    assert cache.pods.upsert(bad)  # a new rejection is news
+    (rejection,) = cache.rejections.values()
+    assert rejection.version == "1" and "spec.priority" in rejection.reason
+    assert not cache.pods.upsert(bad)
+    assert cache.pods.upsert(pod("a", "g", version="2"))
+    assert not cache.rejections
