@@ -24,6 +24,7 @@ from muster.scheduler.decisions.results import GroupKey, PodKey
 from muster.scheduler.memory.dropped_field import gated_for_field
 from muster.scheduler.memory.release_failures import ReleaseFailure
 from muster.scheduler.objects.keys import object_key, resource_version, revision
+from muster.scheduler.rules.node_affinity import Term
 from muster.scheduler.state.kinds import Applied, ObjectKey, key_of
 from muster.scheduler.state.trace import apply_line, delete_line, release_line
 
@@ -112,6 +113,13 @@ class LiveCache:
         uid = self.uids.get(pod.namespace, pod.name) or ""
         metadata = {"namespace": pod.namespace, "name": pod.name, "uid": uid}
         return reference({"apiVersion": "v1", "kind": "Pod", "metadata": metadata})
+
+    def required_terms(self, pod: PodKey) -> tuple[Term, ...]:
+        """The pod's required node affinity terms, as the engine read them: what its
+        release narrows to the planned node (none for a pod that has none)."""
+        entry = self.state.pods.get(pod)
+        rules = None if entry is None else entry.record.rules
+        return () if rules is None or rules.required_terms is None else rules.required_terms
 
     def observe_release(self, pod: PodKey, failure: ReleaseFailure | None) -> None:
         """What the API server answered to a pod's release, for the engine's next cycle."""

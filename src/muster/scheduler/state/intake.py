@@ -223,7 +223,8 @@ def node_term(raw: object) -> Term:
     )
 
 
-def _required_terms(spec: Mapping[str, Any]) -> tuple[Term, ...] | None:
+def required_terms(spec: Mapping[str, Any]) -> tuple[Term, ...] | None:
+    """A pod's required node affinity terms; None when it requires none."""
     affinity = mapping_field(spec.get("affinity"), "spec.affinity")
     node_affinity = mapping_field(affinity.get("nodeAffinity"), "spec.affinity.nodeAffinity")
     required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
@@ -238,7 +239,7 @@ def _required_terms(spec: Mapping[str, Any]) -> tuple[Term, ...] | None:
 def _rules(spec: Mapping[str, Any]) -> PlacementRules:
     return PlacementRules(
         node_selector=tuple(sorted(string_map(spec.get("nodeSelector"), "nodeSelector").items())),
-        required_terms=_required_terms(spec),
+        required_terms=required_terms(spec),
         tolerations=tuple(
             _toleration(raw) for raw in list_field(spec.get("tolerations"), "spec.tolerations")
         ),
