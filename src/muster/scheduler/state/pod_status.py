@@ -13,12 +13,12 @@ from muster.scheduler.objects.times import parse_time
 UNSCHEDULABLE = "Unschedulable"  # core/v1 PodReasonUnschedulable
 
 
-def is_refusal(pod_scheduled: Mapping[str, Any]) -> bool:
+def _is_refusal(scheduled: Mapping[str, Any]) -> bool:
     """Whether a PodScheduled condition says kube-scheduler found no node for the pod."""
-    return pod_scheduled.get("status") == "False" and pod_scheduled.get("reason") == UNSCHEDULABLE
+    return scheduled.get("status") == "False" and scheduled.get("reason") == UNSCHEDULABLE
 
 
-def pod_scheduled(status: Mapping[str, Any]) -> Mapping[str, Any] | None:
+def _pod_scheduled(status: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """The pod's PodScheduled condition (kube-scheduler's word on it), if it has one."""
     return condition(status, "PodScheduled")
 
@@ -26,7 +26,7 @@ def pod_scheduled(status: Mapping[str, Any]) -> Mapping[str, Any] | None:
 def bound_at(status: Mapping[str, Any]) -> float | None:
     """When the pod was bound: the API server sets its PodScheduled condition True, with
     that moment as its lastTransitionTime, when kube-scheduler binds it."""
-    scheduled = pod_scheduled(status)
+    scheduled = _pod_scheduled(status)
     if scheduled is None or scheduled.get("status") != "True":
         return None
     return parse_time(scheduled.get("lastTransitionTime"))
@@ -40,8 +40,8 @@ def refusal_message(status: Mapping[str, Any]) -> str | None:
     """
     if status.get("nominatedNodeName"):
         return None
-    scheduled = pod_scheduled(status)
-    if scheduled is None or not is_refusal(scheduled):
+    scheduled = _pod_scheduled(status)
+    if scheduled is None or not _is_refusal(scheduled):
         return None
     return str(scheduled.get("message") or UNSCHEDULABLE)
 
