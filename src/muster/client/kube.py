@@ -282,7 +282,7 @@ class Kube:
                 item.setdefault("kind", kind)
                 item.setdefault("apiVersion", page.get("apiVersion", ""))
             metadata = page.get("metadata") or {}
-            yield items, str(metadata.get("resourceVersion", ""))
+            yield items, resource_version(page)
             token = metadata.get("continue")
             if not token:
                 return

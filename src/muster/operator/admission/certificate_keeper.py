@@ -23,6 +23,7 @@ from pathlib import Path
 from muster.client.kube import STRATEGIC_MERGE_PATCH, JsonObject, Kube, KubeError
 from muster.client.retry import ExponentialBackoff
 from muster.operator.config import OperatorConfig, parse_service
+from muster.scheduler.objects.keys import resource_version
 from muster.webhooks.certificates import (
     ServingCertificate,
     from_secret,
@@ -200,7 +201,7 @@ class CertificateKeeper:
             if existing is None:
                 await self.kube.request("POST", self.secret_path, body=body)
             else:
-                body["metadata"]["resourceVersion"] = existing["metadata"]["resourceVersion"]
+                body["metadata"]["resourceVersion"] = resource_version(existing)
                 body["type"] = existing.get("type", body["type"])
                 await self.kube.request("PUT", f"{self.secret_path}/{self.secret}", body=body)
         except KubeError as error:

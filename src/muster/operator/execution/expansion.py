@@ -86,8 +86,7 @@ def _identity(obj: Mapping[str, Any]) -> tuple[str, str, str, int, str]:
     (the generation), and a Job's min-count annotation, which changes no generation."""
     metadata = obj.get("metadata") or {}
     return (
-        str(metadata.get("namespace", "")),
-        str(metadata.get("name", "")),
+        *object_key(obj),
         str(metadata.get("uid", "")),
         int(metadata.get("generation") or 0),
         str((metadata.get("annotations") or {}).get(MIN_COUNT_ANNOTATION, "")),
