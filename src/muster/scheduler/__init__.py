@@ -17,7 +17,8 @@ importing only the rooms listed before it (an import-linter contract keeps it so
 - memory: what a gang carries between cycles (its lifecycle and kube-scheduler's
   refusals, kept in status), failed releases, runtimes, Jobs without the native field.
 - decisions: the plan the operator carries out and the results of a cycle, frozen.
-- state: objects taken in as records on arrival; capacity as arrays (nodes x
+- state: objects taken in through one door (`ClusterState.apply`, `delete`) as
+  records on arrival, and the trace of them; capacity as arrays (nodes x
   resources); placed pods indexed; the static predicates per node.
 - placement: best fit, the fullest fitting topology domain, inter-pod rules member
   by member, the cheapest lower-priority victims, and why a gang does not fit.
