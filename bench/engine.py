@@ -250,16 +250,16 @@ def bound_workload(fill: float, *, labelled: bool = False) -> Iterator[Obj]:
 def apply(state: ClusterState, objects: Iterator[Obj] | list[Obj]) -> None:
     for obj in objects:
         if "schedulingPolicy" in obj.get("spec", {}):
-            state.apply_pod_group(obj)
+            state.apply("PodGroup", obj)
         else:
-            state.apply_pod(obj)
+            state.apply("Pod", obj)
 
 
 def base_state(fill: float = 1.0, *, labelled: bool = False) -> tuple[ClusterState, list[Obj]]:
     state = ClusterState()
     nodes = [node_object(index) for index in range(NODES)]
     for obj in nodes:
-        state.apply_node(obj)
+        state.apply("Node", obj)
     objects = list(bound_workload(fill, labelled=labelled))
     apply(state, objects)
     return state, [*nodes, *objects]
@@ -493,9 +493,9 @@ def measure_gang(
     }
     if topology is not None:
         figures[label]["plain_python_note"] = "stops at the first domain, in name order, that fits"
-    state.delete_pod_group("bench", f"gang-{label}")
+    state.delete("PodGroup", "bench", f"gang-{label}")
     for obj in gang[1:]:
-        state.delete_pod("bench", obj["metadata"]["name"])
+        state.delete("Pod", "bench", obj["metadata"]["name"])
 
 
 def measure_queue(
@@ -530,9 +530,9 @@ def measure_queue(
         "speedup": round(baseline / warm, 1),
     }
     for gang in gangs:
-        state.delete_pod_group("bench", gang[0]["metadata"]["name"])
+        state.delete("PodGroup", "bench", gang[0]["metadata"]["name"])
         for obj in gang[1:]:
-            state.delete_pod("bench", obj["metadata"]["name"])
+            state.delete("Pod", "bench", obj["metadata"]["name"])
 
 
 def measure_estimates(state: ClusterState, figures: dict[str, Any]) -> None:
@@ -584,9 +584,9 @@ def measure_estimates(state: ClusterState, figures: dict[str, Any]) -> None:
         "runs": runs,
     }
     for gang in gangs:
-        state.delete_pod_group("bench", gang[0]["metadata"]["name"])
+        state.delete("PodGroup", "bench", gang[0]["metadata"]["name"])
         for obj in gang[1:]:
-            state.delete_pod("bench", obj["metadata"]["name"])
+            state.delete("Pod", "bench", obj["metadata"]["name"])
 
 
 def _estimate_run(state: ClusterState, forecaster: _Forecaster) -> dict[str, Any]:
@@ -786,13 +786,13 @@ def measure_quiet_cycle(figures: dict[str, Any], repeats: int = 9) -> None:
         metadata = obj.get("metadata") or {}
         key = GroupKey(metadata.get("namespace", ""), metadata.get("name", ""))
         if "schedulingPolicy" in obj.get("spec", {}) and key in written:
-            state.apply_pod_group({**obj, "status": written[key]})
+            state.apply("PodGroup", {**obj, "status": written[key]})
     cycle(state)  # warm
 
     steady = sampled(lambda: cycle(state), repeats, 1)
     after: list[float] = []
     for extra in range(repeats):
-        state.apply_node(node_object(NODES + extra))
+        state.apply("Node", node_object(NODES + extra))
         started = time.perf_counter()
         cycle(state)
         after.append(time.perf_counter() - started)
@@ -824,9 +824,9 @@ def measure_ruled_gang(state: ClusterState, figures: dict[str, Any], label: str,
         "distinct_nodes": len(set(placements.values())),
         "pods_per_zone": [zones.count(zone) for zone in range(ZONES)],
     }
-    state.delete_pod_group("bench", name)
+    state.delete("PodGroup", "bench", name)
     for obj in gang[1:]:
-        state.delete_pod("bench", obj["metadata"]["name"])
+        state.delete("Pod", "bench", obj["metadata"]["name"])
 
 
 def measure_ruled_queue(state: ClusterState, figures: dict[str, Any], label: str) -> None:
@@ -870,9 +870,9 @@ def measure_ruled_queue(state: ClusterState, figures: dict[str, Any], label: str
 
 def remove(state: ClusterState, gangs: list[list[Obj]]) -> None:
     for gang in gangs:
-        state.delete_pod_group("bench", gang[0]["metadata"]["name"])
+        state.delete("PodGroup", "bench", gang[0]["metadata"]["name"])
         for obj in gang[1:]:
-            state.delete_pod("bench", obj["metadata"]["name"])
+            state.delete("Pod", "bench", obj["metadata"]["name"])
 
 
 def measure_rules(figures: dict[str, Any]) -> None:
@@ -910,11 +910,11 @@ def measure_updates(state: ClusterState, plain: PlainCluster, figures: dict[str,
     for _ in range(5):
         started = time.perf_counter()
         for obj in events:
-            state.apply_pod(obj)
+            state.apply("Pod", obj)
         creates.append((time.perf_counter() - started) / len(events))
         started = time.perf_counter()
         for obj in events:
-            state.delete_pod("bench", obj["metadata"]["name"])
+            state.delete("Pod", "bench", obj["metadata"]["name"])
         deletes.append((time.perf_counter() - started) / len(events))
     create, delete = min(creates), min(deletes)
     rebuild, _ = timed(plain.recompute, 3)

@@ -220,7 +220,7 @@ class Run:
 
     def run(self) -> None:
         for index in range(NODES):
-            assert self.state.apply_node(node(index)) is None
+            assert self.state.apply("Node", node(index)).rejected is None
         by_name = {gang.name: gang for gang in self.gangs}
         queue = sorted(self.gangs, key=lambda gang: (gang.submitted, gang.name))
         while queue or self.ends:
@@ -240,9 +240,9 @@ class Run:
             self._settle(moment, by_name)
 
     def _submit(self, gang: Gang) -> None:
-        assert self.state.apply_pod_group(pod_group(gang)) is None
+        assert self.state.apply("PodGroup", pod_group(gang)).rejected is None
         for index in range(gang.size):
-            assert self.state.apply_pod(member(gang, index)) is None
+            assert self.state.apply("Pod", member(gang, index)).rejected is None
 
     def _estimate(self, arriving: list[Gang], moment: int) -> None:
         started = time.perf_counter()
@@ -272,18 +272,21 @@ class Run:
                     "plan": dict(admission.placements),
                     "admittedAt": rfc3339(moment),
                 }
-                assert self.state.apply_pod_group(pod_group(gang, status)) is None
+                assert self.state.apply("PodGroup", pod_group(gang, status)).rejected is None
                 for index in range(gang.size):
                     placed = admission.placements[f"{gang.name}-{index}"]
-                    assert self.state.apply_pod(member(gang, index, placed, moment)) is None
+                    assert (
+                        self.state.apply("Pod", member(gang, index, placed, moment)).rejected
+                        is None
+                    )
                 actual = self.scenario.actual(self.rng, gang.declared)
                 heapq.heappush(self.ends, (moment + round(actual), gang.name))
 
     def _end(self, gang: Gang) -> None:
         """The gang's pods completed, and its Job (with its PodGroup) is gone."""
         for index in range(gang.size):
-            self.state.delete_pod(NAMESPACE, f"{gang.name}-{index}")
-        self.state.delete_pod_group(NAMESPACE, gang.name)
+            self.state.delete("Pod", NAMESPACE, f"{gang.name}-{index}")
+        self.state.delete("PodGroup", NAMESPACE, gang.name)
 
 
 def errors(runs: list[Run]) -> dict[str, Any]:

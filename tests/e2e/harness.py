@@ -39,7 +39,6 @@ import pytest
 from hack import installed
 
 from muster.api.gates import has_gang_gate
-from muster.operator.execution.pods import required_terms
 from muster.simulation.replay import ReplayedCycle, first_difference, read_trace, replay
 from tests.e2e.cluster import ROOT, Kubectl, wait_until
 
@@ -463,9 +462,16 @@ def pods_of(kubectl: Kubectl, namespace: str, group: str) -> list[dict[str, Any]
     return [pod for pod in pods if not pod["metadata"].get("deletionTimestamp")]
 
 
+def node_selector_terms(pod: dict[str, Any]) -> list[dict[str, Any]]:
+    """The pod's required node affinity terms, as the API server stores them."""
+    affinity = (pod["spec"].get("affinity") or {}).get("nodeAffinity") or {}
+    required = affinity.get("requiredDuringSchedulingIgnoredDuringExecution") or {}
+    return list(required.get("nodeSelectorTerms") or [])
+
+
 def pinned_to(pod: dict[str, Any]) -> str | None:
     """The node a released pod is pinned to: the `metadata.name` its node affinity requires."""
-    for term in required_terms(pod):
+    for term in node_selector_terms(pod):
         for requirement in term.get("matchFields") or []:
             if requirement.get("key") == "metadata.name" and requirement.get("operator") == "In":
                 return str(requirement["values"][0])

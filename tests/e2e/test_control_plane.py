@@ -10,6 +10,7 @@ import yaml
 from hack.cluster import ROOT
 
 from muster.operator.execution.pods import pinned_terms, release_patch
+from muster.scheduler.state.intake import required_terms
 from tests.e2e.cluster import Kubectl, wait_until
 
 pytestmark = pytest.mark.e2e
@@ -79,11 +80,12 @@ def test_plain_job_runs_to_complete(kubectl: Kubectl, namespace: str) -> None:
 
 ZONE_B = {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["zone-b"]}
 KWOK = {"key": "type", "operator": "In", "values": ["kwok"]}
+TYPED = {"key": "type", "operator": "Exists"}  # stored without values
 
 
 @pytest.mark.parametrize(
     "terms",
-    [[], [{"matchExpressions": [ZONE_B]}, {"matchExpressions": [KWOK]}]],
+    [[], [{"matchExpressions": [ZONE_B]}, {"matchExpressions": [KWOK, TYPED]}]],
     ids=["without-node-affinity", "with-required-terms"],
 )
 def test_gated_pod_binds_to_the_node_it_is_pinned_to_once_ungated(
@@ -125,11 +127,11 @@ def test_gated_pod_binds_to_the_node_it_is_pinned_to_once_ungated(
     assert "nodeName" not in pod()["spec"]
 
     # One patch: the gate goes, and the required node affinity narrows to the node's name.
-    patch = json.dumps(release_patch(node, terms))
+    patch = json.dumps(release_patch(node, required_terms(spec) or ()))
     kubectl("patch", "pod", "gated", "-n", namespace, "--type=strategic", "-p", patch)
 
     wait_until("the pod to run", lambda: pod()["status"].get("phase") == "Running")
     assert pod()["spec"]["nodeName"] == node
     required = pod()["spec"]["affinity"]["nodeAffinity"]
     pinned = required["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
-    assert pinned == pinned_terms(node, terms)
+    assert pinned == pinned_terms(node, required_terms(spec) or ())

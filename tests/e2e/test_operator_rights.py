@@ -16,10 +16,18 @@ import pytest
 from hack.installed import rendered
 
 from muster.api.constants import GANG_GATE, POD_GROUP_LABEL
-from muster.operator.execution.pods import release_patch, required_terms, ungate_patch
+from muster.operator.execution.pods import release_patch, ungate_patch
 from muster.operator.execution.uncounted import JOB_TRACKING_FINALIZER, RECOUNT_PATCH, uncount_patch
+from muster.scheduler.state.intake import required_terms
 from tests.e2e.cluster import ROOT, Kubectl, wait_until
-from tests.e2e.harness import POLICY_LABEL, NodePool, OperatorProcess, gang_job, pinned_to
+from tests.e2e.harness import (
+    POLICY_LABEL,
+    NodePool,
+    OperatorProcess,
+    gang_job,
+    node_selector_terms,
+    pinned_to,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -242,11 +250,11 @@ def test_the_pin_narrows_the_pods_own_required_node_affinity_and_nothing_else(
         assert refused_by_policy(patch_as_operator(kubectl, namespace, "zoned", [wrong], "json"))
 
     pod = kubectl.json("get", "pod", "zoned", "-n", namespace)
-    release = release_patch(NOWHERE, required_terms(pod))
+    release = release_patch(NOWHERE, required_terms(pod["spec"]) or ())
     assert patch_as_operator(kubectl, namespace, "zoned", release) == (True, "")
     pod = kubectl.json("get", "pod", "zoned", "-n", namespace)
     assert pinned_to(pod) == NOWHERE and not pod["spec"].get("schedulingGates")
-    (term,) = required_terms(pod)
+    (term,) = node_selector_terms(pod)
     assert term["matchExpressions"] == [zones]
 
 

@@ -26,7 +26,7 @@ from muster.api.wire import JsonObject
 from muster.client.kube import Kube, KubeError
 from muster.client.name_index import NameIndex
 from muster.client.retry import ExponentialBackoff, jittered
-from muster.scheduler.objects.fields import shared
+from muster.scheduler.objects.keys import object_key, resource_version
 
 logger = logging.getLogger(__name__)
 
@@ -44,25 +44,6 @@ class Sink(Protocol):
     def upsert(self, obj: JsonObject) -> bool: ...
 
     def remove(self, obj: JsonObject) -> bool: ...
-
-
-def object_key(obj: JsonObject) -> tuple[str, str]:
-    """Namespace and name, `shared`: the indexes that keep a key for each of 50,000
-    pods then hold one copy of its name between them, not one each."""
-    metadata = obj.get("metadata") or {}
-    return shared(metadata.get("namespace", "")), shared(metadata.get("name", ""))
-
-
-def resource_version(obj: JsonObject) -> int | None:
-    """The object's resourceVersion as a number (etcd's revision), if it is one.
-
-    The API only promises an opaque string, but every server the operator meets
-    writes etcd's revision there; comparing them orders two copies of one object
-    that reached us by different paths (two watches, a watch and a write's answer)."""
-    try:
-        return int(str((obj.get("metadata") or {}).get("resourceVersion")))
-    except (TypeError, ValueError):
-        return None
 
 
 def slim(obj: JsonObject) -> JsonObject:
@@ -177,14 +158,14 @@ class Informer:
             raise
         return delivered or asyncio.get_running_loop().time() - started >= 1.0
 
-    def _deliver(self, event: JsonObject, resource_version: str) -> str:
+    def _deliver(self, event: JsonObject, last_version: str) -> str:
         kind = event.get("type")
         obj = event.get("object") or {}
         if kind == "ERROR":
             if obj.get("code") == 410:
                 raise _ExpiredError
             raise KubeError(int(obj.get("code") or 500), str(obj.get("reason")), str(obj))
-        new_version = str((obj.get("metadata") or {}).get("resourceVersion") or resource_version)
+        new_version = resource_version(obj) or last_version
         if kind == "BOOKMARK":
             return new_version
         key = object_key(obj)

@@ -22,6 +22,7 @@ from kubernetes_asyncio import client, config
 from muster.api.wire import JsonObject as JsonObject  # noqa: PLC0414 (re-exported)
 from muster.client.retry import ExponentialBackoff
 from muster.client.throttle import RateLimiter
+from muster.scheduler.objects.keys import resource_version
 
 T = TypeVar("T")
 
@@ -281,7 +282,7 @@ class Kube:
                 item.setdefault("kind", kind)
                 item.setdefault("apiVersion", page.get("apiVersion", ""))
             metadata = page.get("metadata") or {}
-            yield items, str(metadata.get("resourceVersion", ""))
+            yield items, resource_version(page)
             token = metadata.get("continue")
             if not token:
                 return
@@ -435,7 +436,7 @@ async def apply_object(kube: Kube, obj: JsonObject) -> JsonObject:
 
 
 def _version_of(obj: JsonObject) -> JsonObject:
-    return {"resourceVersion": (obj.get("metadata") or {}).get("resourceVersion")}
+    return {"resourceVersion": resource_version(obj)}
 
 
 def _retry_after(response: Any) -> float | None:

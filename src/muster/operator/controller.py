@@ -147,8 +147,9 @@ class Controller:
         pods = UncountedPodActions(
             kube, concurrency=config.release_concurrency, still_leading=still_leading
         )
-        views = PodViews(_Both(self.cache.pods, pods.required_terms))
+        views = PodViews(self.cache.pods)
         pods.answered = views.answer
+        pods.terms_of = self.cache.required_terms
         sources = scheduling_sources(self.cache, views, _Both(self.cache.jobs, self.expanders[0]))
         sources.append((paths.WORKLOADS, {}, self.expanders[1]))
         self.informers = _informers(kube, sources, config, metrics, on_change=self.trigger.poke)

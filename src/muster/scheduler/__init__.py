@@ -5,7 +5,7 @@ state, configuration and `carried` (what the cycle before handed on) always give
 same result, whatever order the objects arrived in; the state is only read.
 
     state = ClusterState()
-    state.apply_node(node)          # plain Kubernetes objects, applied as events arrive
+    state.apply("Node", node)       # plain Kubernetes objects, applied as events arrive
     result = schedule(state, now=time.time(), config=EngineConfig(), carried=last.carried)
 
 How it is built: rooms in the order a cycle's data moves through them, each
@@ -18,7 +18,8 @@ importing only the rooms listed before it (an import-linter contract keeps it so
   refusals, kept in status), failed releases, runtimes, Jobs without the native field,
   and whether the cluster's own gang scheduling has a Job with it.
 - decisions: the plan the operator carries out and the results of a cycle, frozen.
-- state: objects taken in as records on arrival; capacity as arrays (nodes x
+- state: objects taken in through one door (`ClusterState.apply`, `delete`) as
+  records on arrival, and the trace of them; capacity as arrays (nodes x
   resources); placed pods indexed; the static predicates per node.
 - placement: best fit, the fullest fitting topology domain, inter-pod rules member
   by member, the cheapest lower-priority victims, and why a gang does not fit.

@@ -62,24 +62,28 @@ class SimulatedCluster:
         """
         problems: list[Problem] = []
         for entry in priority_classes:
-            self._check(entry, self.state.apply_priority_class(entry.body), problems)
+            self._check(entry, self.state.apply("PriorityClass", entry.body).rejected, problems)
         for entry in nodes:
-            self._check(entry, self.state.apply_node(entry.body), problems)
+            self._check(entry, self.state.apply("Node", entry.body).rejected, problems)
         for entry in namespaces:
-            self._check(entry, self.state.apply_namespace(entry.body), problems)
+            self._check(entry, self.state.apply("Namespace", entry.body).rejected, problems)
         for entry in volumes:
-            self._check(entry, self.state.apply_volume(entry.body), problems)
+            self._check(entry, self.state.apply("PersistentVolume", entry.body).rejected, problems)
         for entry in claims:
-            self._check(entry, self.state.apply_claim(entry.body), problems)
+            self._check(
+                entry, self.state.apply("PersistentVolumeClaim", entry.body).rejected, problems
+            )
         for entry in budgets:
-            self._check(entry, self.state.apply_pod_disruption_budget(entry.body), problems)
+            self._check(
+                entry, self.state.apply("PodDisruptionBudget", entry.body).rejected, problems
+            )
         for entry in pod_groups:
             self.pod_groups[GroupKey(entry.namespace, entry.name)] = entry.body
-            self._check(entry, self.state.apply_pod_group(entry.body), problems)
+            self._check(entry, self.state.apply("PodGroup", entry.body).rejected, problems)
         for entry in pods:
             pod = self._as_created(entry.body)
             self.pods[PodKey(entry.namespace, entry.name)] = pod
-            self._check(entry, self.state.apply_pod(pod), problems)
+            self._check(entry, self.state.apply("Pod", pod).rejected, problems)
         if problems:
             raise InvalidInputError(problems)
 
@@ -123,7 +127,7 @@ class SimulatedCluster:
         pod = self.pods.pop(key, None)
         if pod is None:
             return
-        self.state.delete_pod(key.namespace, key.name)
+        self.state.delete("Pod", key.namespace, key.name)
         group = pod_group_name(pod)
         group_key = None if group is None else GroupKey(key.namespace, group)
         if group_key is not None:
@@ -155,11 +159,11 @@ class SimulatedCluster:
 
     def _set_pod(self, key: PodKey, pod: Manifest) -> None:
         self.pods[key] = pod
-        self._accepted(self.state.apply_pod(pod), f"Pod {key}")
+        self._accepted(self.state.apply("Pod", pod).rejected, f"Pod {key}")
 
     def _set_pod_group(self, key: GroupKey, pod_group: Manifest) -> None:
         self.pod_groups[key] = pod_group
-        self._accepted(self.state.apply_pod_group(pod_group), f"PodGroup {key}")
+        self._accepted(self.state.apply("PodGroup", pod_group).rejected, f"PodGroup {key}")
 
     def members(self, group: GroupKey) -> list[Manifest]:
         """The pods labelled as members of `group`."""

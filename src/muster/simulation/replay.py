@@ -1,11 +1,11 @@
-"""Replay a recorded trace (`muster.simulation.trace`) through the engine.
+"""Replay a recorded trace (`muster.scheduler.state.trace`) through the engine.
 
 Each change the operator's state received is given, in order, to a fresh
-`ClusterState` through the same intake; at each recorded cycle the engine decides at
-the recorded clock with the recorded configuration, and its decisions are set beside
-the ones the operator recorded. Equal decisions, cycle after cycle, show that the
-operator's own part is execution only: the engine, given the same inputs, is the
-whole of the decision.
+`ClusterState` through the same door (`ClusterState.apply` and `delete`); at each
+recorded cycle the engine decides at the recorded clock with the recorded
+configuration, and its decisions are set beside the ones the operator recorded.
+Equal decisions, cycle after cycle, show that the operator's own part is execution
+only: the engine, given the same inputs, is the whole of the decision.
 
 Pure apart from reading the file.
 """
@@ -20,15 +20,13 @@ from pathlib import Path
 from muster.api.wire import JsonObject
 from muster.scheduler import ClusterState, EngineConfig, schedule
 from muster.scheduler.decisions.results import NOTHING_CARRIED
-from muster.simulation.trace import (
+from muster.scheduler.state.trace import (
     APPLY,
     CYCLE,
     DELETE,
     RELEASE,
     START,
-    apply_object,
     decisions,
-    delete_object,
     observe_release,
 )
 
@@ -63,9 +61,9 @@ def replay(lines: Iterable[JsonObject]) -> list[ReplayedCycle]:
             state, config = ClusterState(), EngineConfig(**line["config"])
             carried = NOTHING_CARRIED
         elif kind == APPLY:
-            apply_object(state, line["kind"], line["object"])
+            state.apply(line["kind"], line["object"])
         elif kind == DELETE:
-            delete_object(state, line["kind"], line["namespace"], line["name"])
+            state.delete(line["kind"], line["namespace"], line["name"])
         elif kind == RELEASE:
             observe_release(state, line)
         elif kind == CYCLE:

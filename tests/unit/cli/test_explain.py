@@ -197,8 +197,7 @@ def test_a_waiting_gang_is_told_when_it_starts_and_what_it_waits_for(
         pod_group("train", min_count=1, namespace="ml"),
         pod("train-0", group="train", namespace="ml", cpu=None, gpu="4"),
     ):
-        applier = {"Node": cache.state.apply_node, "Pod": cache.state.apply_pod}
-        assert applier.get(obj["kind"], cache.state.apply_pod_group)(obj) is None
+        assert cache.state.apply(obj["kind"], obj).rejected is None
     cache.pod_groups.put(KEY, pod_group("train", min_count=1, namespace="ml"))
 
     class Cluster:

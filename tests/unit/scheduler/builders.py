@@ -216,16 +216,8 @@ def node_table(*nodes: Obj) -> NodeTable:
 def cluster(*objects: Obj) -> ClusterState:
     """A state with every object applied (by kind); any rejection fails the test."""
     state = ClusterState()
-    appliers = {
-        "Node": state.apply_node,
-        "Pod": state.apply_pod,
-        "PodGroup": state.apply_pod_group,
-        "PriorityClass": state.apply_priority_class,
-        "PodDisruptionBudget": state.apply_pod_disruption_budget,
-        "Job": state.apply_job,
-    }
     for obj in objects:
-        problem = appliers[obj["kind"]](obj)
+        problem = state.apply(obj["kind"], obj).rejected
         assert problem is None, problem
     return state
 

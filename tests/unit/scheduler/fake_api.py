@@ -91,12 +91,12 @@ class FakeApi:
 
     def put_node(self, obj: Obj) -> None:
         self.nodes[obj["metadata"]["name"]] = obj
-        assert self.state.apply_node(obj) is None
+        assert self.state.apply("Node", obj).rejected is None
 
     def remove_node(self, name: str) -> None:
         """The node and the pods bound to it go (pod garbage collection)."""
         del self.nodes[name]
-        self.state.delete_node(name)
+        self.state.delete("Node", "", name)
         for key, obj in list(self.pods.items()):
             if obj["spec"].get("nodeName") == name:
                 self.remove_pod(key)
@@ -104,12 +104,12 @@ class FakeApi:
     def put_pod(self, obj: Obj) -> None:
         key = PodKey(obj["metadata"]["namespace"], obj["metadata"]["name"])
         self.pods[key] = obj
-        assert self.state.apply_pod(obj) is None
+        assert self.state.apply("Pod", obj).rejected is None
 
     def remove_pod(self, key: PodKey) -> None:
         """Gone from the API; its Job makes a new gated member in its place."""
         obj = self.pods.pop(key)
-        self.state.delete_pod(key.namespace, key.name)
+        self.state.delete("Pod", key.namespace, key.name)
         group = obj["metadata"]["labels"].get(POD_GROUP_LABEL)
         if group is not None and obj.get("status", {}).get("phase") not in ("Succeeded",):
             self.add_member(group, cpu_of(obj))
@@ -118,7 +118,7 @@ class FakeApi:
         obj["metadata"]["resourceVersion"] = str(self._next())
         key = GroupKey(obj["metadata"]["namespace"], obj["metadata"]["name"])
         self.groups[key] = obj
-        assert self.state.apply_pod_group(obj) is None
+        assert self.state.apply("PodGroup", obj).rejected is None
 
     def add_node(self, cpu: int) -> str:
         name = f"n{self._next()}"
@@ -155,11 +155,11 @@ class FakeApi:
         self.state = ClusterState()
         self.carried = NOTHING_CARRIED
         for node_obj in self.nodes.values():
-            assert self.state.apply_node(node_obj) is None
+            assert self.state.apply("Node", node_obj).rejected is None
         for group in self.groups.values():
-            assert self.state.apply_pod_group(group) is None
+            assert self.state.apply("PodGroup", group).rejected is None
         for pod_obj in self.pods.values():
-            assert self.state.apply_pod(pod_obj) is None
+            assert self.state.apply("Pod", pod_obj).rejected is None
 
     # ---- the cluster's own behaviour ---------------------------------------------
 

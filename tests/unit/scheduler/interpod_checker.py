@@ -49,7 +49,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from muster.operator.execution.pods import pinned_terms, required_terms
+from muster.operator.execution.pods import pinned_terms
+from muster.scheduler.state.intake import required_terms
 
 Obj = dict[str, Any]
 
@@ -504,7 +505,7 @@ def pin(pod: Obj) -> Obj:
     affinity = dict(spec.get("affinity") or {})
     node_affinity = dict(affinity.get("nodeAffinity") or {})
     node_affinity["requiredDuringSchedulingIgnoredDuringExecution"] = {
-        "nodeSelectorTerms": pinned_terms(spec.get("nodeName") or "", required_terms(pod))
+        "nodeSelectorTerms": pinned_terms(spec.get("nodeName") or "", required_terms(spec) or ())
     }
     spec["affinity"] = {**affinity, "nodeAffinity": node_affinity}
     return {**pod, "spec": spec}

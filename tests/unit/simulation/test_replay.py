@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from muster.scheduler import EngineConfig, schedule
+from muster.scheduler.state.trace import apply_line, cycle_line, delete_line, start_line
 from muster.simulation.replay import first_difference, read_trace, replay
-from muster.simulation.trace import apply_line, cycle_line, delete_line, start_line
 from tests.unit.scheduler.builders import Obj, cluster, gang, node, pod
 
 NOW = 1_798_761_600.0

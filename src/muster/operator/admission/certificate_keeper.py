@@ -25,6 +25,7 @@ from muster.client.kube import STRATEGIC_MERGE_PATCH, Kube, KubeError, get_or_no
 from muster.client.paths import SECRETS, namespaced
 from muster.client.retry import ExponentialBackoff
 from muster.operator.config import OperatorConfig, parse_service
+from muster.scheduler.objects.keys import resource_version
 from muster.webhooks.certificates import (
     ServingCertificate,
     from_secret,
@@ -202,7 +203,7 @@ class CertificateKeeper:
             if existing is None:
                 await self.kube.request("POST", self.secret_path, body=body)
             else:
-                body["metadata"]["resourceVersion"] = existing["metadata"]["resourceVersion"]
+                body["metadata"]["resourceVersion"] = resource_version(existing)
                 body["type"] = existing.get("type", body["type"])
                 await self.kube.request("PUT", f"{self.secret_path}/{self.secret}", body=body)
         except KubeError as error:

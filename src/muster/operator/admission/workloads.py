@@ -13,9 +13,9 @@ from typing import Any
 
 from muster.api.references import referable_part
 from muster.api.wire import JsonObject
-from muster.client.informer import object_key
 from muster.client.kube import Kube, get_or_none
 from muster.client.paths import WORKLOADS, namespaced
+from muster.scheduler.objects.keys import object_key
 
 
 class WorkloadStore:

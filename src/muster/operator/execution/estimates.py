@@ -32,6 +32,7 @@ from muster.scheduler import EngineConfig
 from muster.scheduler.decisions.results import NOTHING_CARRIED, Carried, GroupKey
 from muster.scheduler.forecast.estimate_book import EstimateBook, Update
 from muster.scheduler.lifecycle.status import with_estimate
+from muster.scheduler.objects.keys import resource_version
 
 logger = logging.getLogger(__name__)
 
@@ -102,7 +103,7 @@ class EstimateWriter:
         pod_group = self.cache.pod_groups.get(key)
         if pod_group is None:
             return
-        version = str((pod_group.get("metadata") or {}).get("resourceVersion") or "")
         desired = with_estimate(pod_group.get("status") or {}, update.fields)
-        if await self.writer.write(key, desired, version=version) and update.moved is not None:
+        written = await self.writer.write(key, desired, version=resource_version(pod_group))
+        if written and update.moved is not None:
             await self.events.record(reference(pod_group), NORMAL, "EstimateMoved", update.moved)

@@ -57,6 +57,7 @@ from muster.client.object_references import reference
 from muster.client.retry import ExponentialBackoff
 from muster.operator.execution.events import NORMAL, WARNING, EventRecorder
 from muster.scheduler.memory.native_jobs import AskAgain, native_owner
+from muster.scheduler.objects.keys import object_key
 
 logger = logging.getLogger(__name__)
 
@@ -83,18 +84,12 @@ def _collection(obj: Mapping[str, Any]) -> str:
     return f"/apis/{API_VERSION}/namespaces/{namespace}/{_PLURALS[obj['kind']]}"
 
 
-def _key(obj: Mapping[str, Any]) -> tuple[str, str]:
-    metadata = obj.get("metadata") or {}
-    return str(metadata.get("namespace", "")), str(metadata.get("name", ""))
-
-
 def _identity(obj: Mapping[str, Any]) -> tuple[str, str, str, int, str]:
     """What, when it changes, makes an object worth expanding again: its spec
     (the generation), and a Job's min-count annotation, which changes no generation."""
     metadata = obj.get("metadata") or {}
     return (
-        str(metadata.get("namespace", "")),
-        str(metadata.get("name", "")),
+        *object_key(obj),
         str(metadata.get("uid", "")),
         int(metadata.get("generation") or 0),
         str((metadata.get("annotations") or {}).get(MIN_COUNT_ANNOTATION, "")),
@@ -136,7 +131,7 @@ class Expander:
         if self.kind == "Job" and not carries_opt_in(obj):
             self.remove(obj)  # it may have opted out; it never keeps a place in memory
             return False
-        key = _key(obj)
+        key = object_key(obj)
         if self.done.get(key) == _identity(obj):
             return False
         self.latest[key] = obj
@@ -144,7 +139,7 @@ class Expander:
         return False
 
     def remove(self, obj: JsonObject) -> bool:
-        key = _key(obj)
+        key = object_key(obj)
         self.latest.pop(key, None)
         self.backoffs.pop(key, None)
         self.done.pop(key, None)
@@ -287,7 +282,7 @@ class Expander:
             await self._create(pod_group)
         names = template_names(workload)
         if (metadata.get("annotations") or {}).get(TEMPLATES_ANNOTATION) != names:
-            namespace, name = _key(workload)
+            namespace, name = object_key(workload)
             path = f"/apis/{API_VERSION}/namespaces/{namespace}/{WORKLOAD_PLURAL}/{name}"
             patch = {"metadata": {"annotations": {TEMPLATES_ANNOTATION: names}}}
             await self.kube.request("PATCH", path, body=patch, content_type=MERGE_PATCH)

@@ -63,7 +63,7 @@ from muster.scheduler.decisions.plan import (
 )
 from muster.scheduler.decisions.results import NOTHING_CARRIED, CycleResult, GroupKey, PodKey
 from muster.scheduler.memory.release_failures import ReleaseFailure
-from muster.simulation.trace import cycle_line
+from muster.scheduler.state.trace import cycle_line
 
 logger = logging.getLogger(__name__)
 

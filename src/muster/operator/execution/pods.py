@@ -11,9 +11,9 @@ only the planned one). This single patch is judged against the gated pod, so a p
 is never released without its pin.
 
 The patch replaces the list of terms whole, so it is built from the pod's own terms,
-which `RequiredTerms` keeps for the gated pods that have any (most have none). A pod
-whose terms changed since is refused by the API server (the change would not narrow),
-and released on a later cycle from its fresh terms.
+as the engine's record of the pod has them (`terms_of`). A pod whose terms changed
+since is refused by the API server (the change would not narrow), and released on a
+later cycle from its fresh terms.
 
 Ungating removes the gate alone: for the pods no gang will ever hold (a Job whose
 opt-in the API server dropped, `muster.scheduler.lifecycle.let_go`), there is no node to pin.
@@ -25,19 +25,17 @@ connections at once, and none starts once this replica cannot prove it still lea
 from __future__ import annotations
 
 import asyncio
-import copy
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from muster.api.constants import GANG_GATE
-from muster.api.gates import has_gang_gate
 from muster.api.wire import JsonObject
-from muster.client.informer import object_key
 from muster.client.kube import STRATEGIC_MERGE_PATCH, Kube, KubeError
 from muster.client.paths import PODS, namespaced
 from muster.scheduler.decisions.results import PodKey
+from muster.scheduler.rules.node_affinity import Requirement, Term
 
 logger = logging.getLogger(__name__)
 
@@ -47,25 +45,32 @@ NOT_LEADING = "not leading"
 T = TypeVar("T")
 
 
-def pinned_terms(node: str, terms: Sequence[Mapping[str, Any]]) -> list[JsonObject]:
+def pinned_terms(node: str, terms: Sequence[Term]) -> list[JsonObject]:
     """The pin: required nodeSelectorTerms that narrow `terms` to the node named `node`."""
     requirement = {"key": NODE_NAME_FIELD, "operator": "In", "values": [node]}
     if not terms:
         return [{"matchFields": [requirement]}]
     return [
         {
-            **copy.deepcopy(dict(term)),
-            "matchFields": [*(term.get("matchFields") or []), requirement],
+            **(
+                {"matchExpressions": [_written(item) for item in term.match_expressions]}
+                if term.match_expressions
+                else {}
+            ),
+            "matchFields": [*(_written(item) for item in term.match_fields), requirement],
         }
         for term in terms
     ]
 
 
-def required_terms(pod: Mapping[str, Any]) -> list[JsonObject]:
-    """The pod's required node affinity terms (none when it has no such affinity)."""
-    affinity = ((pod.get("spec") or {}).get("affinity") or {}).get("nodeAffinity") or {}
-    required = affinity.get("requiredDuringSchedulingIgnoredDuringExecution") or {}
-    return list(required.get("nodeSelectorTerms") or [])
+def _written(requirement: Requirement) -> JsonObject:
+    """A requirement as the API server writes it: without `values` when it has none
+    (the server leaves empty lists out, and takes the pin as a narrowing only when
+    each of the pod's own requirements comes back as it was)."""
+    written: JsonObject = {"key": requirement.key, "operator": requirement.operator}
+    if requirement.values:
+        written["values"] = list(requirement.values)
+    return written
 
 
 def ungate_patch() -> JsonObject:
@@ -73,7 +78,7 @@ def ungate_patch() -> JsonObject:
     return {"spec": {"schedulingGates": [{"$patch": "delete", "name": GANG_GATE}]}}
 
 
-def release_patch(node: str, terms: Sequence[Mapping[str, Any]] = ()) -> JsonObject:
+def release_patch(node: str, terms: Sequence[Term] = ()) -> JsonObject:
     """Remove the gang gate and pin to `node`, in one strategic-merge patch."""
     return {
         "spec": {
@@ -87,30 +92,6 @@ def release_patch(node: str, terms: Sequence[Mapping[str, Any]] = ()) -> JsonObj
             },
         }
     }
-
-
-class RequiredTerms:
-    """A pod informer's sink: the required node affinity terms of gated pods that have any."""
-
-    def __init__(self) -> None:
-        self.terms: dict[PodKey, list[JsonObject]] = {}
-
-    def upsert(self, pod: JsonObject) -> bool:
-        key = PodKey(*object_key(pod))
-        gates = (pod.get("spec") or {}).get("schedulingGates") or []
-        terms = required_terms(pod) if has_gang_gate(gates) else []
-        if terms:
-            self.terms[key] = copy.deepcopy(terms)
-        else:
-            self.terms.pop(key, None)
-        return False
-
-    def remove(self, pod: JsonObject) -> bool:
-        self.terms.pop(PodKey(*object_key(pod)), None)
-        return False
-
-    def of(self, pod: PodKey) -> list[JsonObject]:
-        return self.terms.get(pod, [])
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,14 +127,15 @@ class PodActions:
         self.kube = kube
         self.semaphore = asyncio.Semaphore(concurrency)
         self.still_leading = still_leading
-        self.required_terms = RequiredTerms()
+        # The pod's own required node affinity terms (none when it has none).
+        self.terms_of: Callable[[PodKey], Sequence[Term]] = lambda pod: ()
         # Where the API server's answer to a release goes (the pod as it is now).
         self.answered: Callable[[JsonObject], object] = lambda pod: None
 
     async def release(self, placements: Iterable[tuple[PodKey, str]]) -> BatchOutcome:
         async def one(item: tuple[PodKey, str]) -> None:
             pod, node = item
-            await self._patch(pod, release_patch(node, self.required_terms.of(pod)))
+            await self._patch(pod, release_patch(node, self.terms_of(pod)))
 
         return await self._batch(list(placements), one, key=lambda item: item[0])
 

@@ -1,6 +1,6 @@
 """Writes the trace of the engine's inputs and decisions (`--record-trace FILE`).
 
-Off by default. The lines (`muster.simulation.trace`) are written as they happen, on
+Off by default. The lines (`muster.scheduler.state.trace`) are written as they happen, on
 the event loop, each whole and flushed, so a reader never waits for a buffer and a
 killed operator leaves at most one line unfinished. The file is started afresh by
 each start of the operator: a trace is one operator's life, from its first list.
@@ -15,7 +15,7 @@ from typing import IO
 
 from muster.api.wire import JsonObject
 from muster.scheduler import EngineConfig
-from muster.simulation.trace import start_line
+from muster.scheduler.state.trace import start_line
 
 
 class TraceFile:

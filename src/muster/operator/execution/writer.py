@@ -29,6 +29,7 @@ from muster.client.paths import POD_GROUPS, namespaced
 from muster.operator.intake.cache import LiveCache
 from muster.scheduler.decisions.results import GroupKey
 from muster.scheduler.lifecycle.status import needs_write
+from muster.scheduler.objects.keys import resource_version
 
 logger = logging.getLogger(__name__)
 
@@ -79,8 +80,7 @@ class StatusWriter:
         before: Mapping[str, Any] = pod_group.get("status") or {}
         if not needs_write(before, desired):
             return True
-        metadata = pod_group.get("metadata") or {}
-        if str(metadata.get("resourceVersion") or "") != version:
+        if resource_version(pod_group) != version:
             return False  # computed from an older copy: the API server would refuse it
         try:
             updated = await self.kube.request(

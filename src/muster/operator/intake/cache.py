@@ -1,21 +1,20 @@
-"""The operator's live view of the cluster: the engine's state plus the indexes I/O needs.
+"""The operator's live view of the cluster: the engine's state, and what I/O needs.
 
 Informers write here (and the status writer, with the API server's answers); the
-scheduling loop reads here. The engine's `ClusterState` holds everything scheduling
-needs; beside it the cache keeps what only the operator needs: the PodGroup objects
-as last seen (to diff status), and a small record of each group's member pods (for
-their events and the time to admission). Each sink reports whether a change matters
-to scheduling, so heartbeats and status chatter do not start cycles.
+scheduling loop reads here. Every object goes into the engine's `ClusterState`
+through its one door (`ClusterState.apply` and `delete`), which says whether the
+engine skips it and whether anything the engine reads changed: only such a change
+starts a cycle, so heartbeats and status chatter do not. Beside the state the cache
+keeps only what writing needs: the PodGroups as last seen (the base of a status
+write, and the target of their events), the uid of each member pod (its events), and
+a reference to each object the engine skips (its warning names it; the reason and
+the version are the engine's).
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Callable, Hashable
-from typing import NamedTuple
+from collections.abc import Callable
 
-from muster.api.constants import POD_GROUP_LABEL
-from muster.client.informer import object_key, resource_version
 from muster.client.kube import JsonObject
 from muster.client.name_index import NameIndex
 from muster.client.object_references import reference
@@ -24,172 +23,85 @@ from muster.scheduler import ClusterState
 from muster.scheduler.decisions.results import GroupKey, PodKey
 from muster.scheduler.memory.dropped_field import gated_for_field
 from muster.scheduler.memory.release_failures import ReleaseFailure
-from muster.scheduler.objects.fields import shared
-from muster.scheduler.state.intake import pod_scheduled
-from muster.simulation.trace import (
-    apply_line,
-    apply_object,
-    delete_line,
-    delete_object,
-    release_line,
-)
-
-
-def _metadata(obj: JsonObject) -> JsonObject:
-    metadata: JsonObject = obj.get("metadata") or {}
-    return metadata
-
-
-def group_key(obj: JsonObject) -> GroupKey:
-    metadata = _metadata(obj)
-    return GroupKey(str(metadata.get("namespace", "")), str(metadata.get("name", "")))
-
-
-def pod_group_of(pod: JsonObject) -> GroupKey | None:
-    """The PodGroup a pod belongs to, by its membership label."""
-    metadata = _metadata(pod)
-    name = (metadata.get("labels") or {}).get(POD_GROUP_LABEL)
-    return GroupKey(str(metadata.get("namespace", "")), str(name)) if name else None
-
-
-class Member(NamedTuple):
-    """What the operator reads of a member pod beside the engine's record of it: the
-    uid its events name.
-
-    Kept for every member pod for as long as it exists, so it is small: the pod's
-    JSON, even cut down to the fields read, took about 1 KiB a pod more.
-    """
-
-    uid: str
-
-    def reference(self, pod: PodKey) -> JsonObject:
-        """An ObjectReference to the pod, for its events."""
-        metadata = {"namespace": pod.namespace, "name": pod.name, "uid": self.uid}
-        return reference({"apiVersion": "v1", "kind": "Pod", "metadata": metadata})
-
-
-def member_of(pod: JsonObject) -> Member:
-    metadata = _metadata(pod)
-    return Member(uid=str(metadata.get("uid", "")))
-
-
-def _freeze(value: object) -> Hashable:
-    if isinstance(value, dict):
-        return tuple(sorted((key, _freeze(item)) for key, item in value.items()))
-    if isinstance(value, list):
-        return tuple(_freeze(item) for item in value)
-    return value if isinstance(value, Hashable) else repr(value)
-
-
-def _node_fingerprint(node: JsonObject) -> Hashable:
-    spec = node.get("spec") or {}
-    status = node.get("status") or {}
-    ready = [c.get("status") for c in status.get("conditions") or [] if c.get("type") == "Ready"]
-    return _freeze(
-        [
-            _metadata(node).get("labels"),
-            spec.get("taints"),
-            spec.get("unschedulable"),
-            status.get("allocatable"),
-            ready,
-        ]
-    )
-
-
-def _pod_fingerprint(pod: JsonObject) -> Hashable:
-    """What makes a pod event start a cycle; kube-scheduler refusing a released pod
-    does (its PodScheduled reason turns Unschedulable), the refusal's wording does not."""
-    spec = pod.get("spec") or {}
-    status = pod.get("status") or {}
-    metadata = _metadata(pod)
-    scheduled = pod_scheduled(status) or {}
-    return _freeze(
-        [
-            spec.get("nodeName"),
-            spec.get("schedulingGates"),
-            spec.get("nodeSelector"),
-            status.get("phase"),
-            metadata.get("deletionTimestamp") is not None,
-            metadata.get("labels"),  # membership, and what inter-pod rules match
-            (scheduled.get("status"), scheduled.get("reason")),
-            status.get("nominatedNodeName"),
-        ]
-    )
-
-
-def _pod_group_fingerprint(pod_group: JsonObject) -> Hashable:
-    status = pod_group.get("status") or {}
-    return _freeze([_metadata(pod_group).get("generation"), status.get("plan")])
-
-
-ObjectKey = tuple[str, str, str]  # kind, namespace ("" when cluster-scoped), name
-
-
-def _object_key(kind: str, obj: JsonObject) -> ObjectKey:
-    metadata = _metadata(obj)
-    return (kind, str(metadata.get("namespace") or ""), str(metadata.get("name", "")))
+from muster.scheduler.objects.keys import object_key, revision
+from muster.scheduler.rules.node_affinity import Term
+from muster.scheduler.state.kinds import Applied, ObjectKey, key_of
+from muster.scheduler.state.trace import apply_line, delete_line, release_line
 
 
 class LiveCache:
     """Engine state and operator indexes, kept in step by the informers' sinks.
 
     `record`, when given, is told of every change that reaches the engine's state, in
-    order, as a trace line (`muster.simulation.trace`): what a replay needs to rebuild
-    the very states the operator's cycles decided on.
+    order, as a trace line (`muster.scheduler.state.trace`): what a replay needs to
+    rebuild the very states the operator's cycles decided on.
     """
 
     def __init__(self, *, record: Callable[[JsonObject], None] | None = None) -> None:
         self.state = ClusterState()
         self.record = record
         self.pod_groups = PodGroupCopies()
-        self.members: defaultdict[GroupKey, dict[str, Member]] = defaultdict(dict)
-        self._pod_groups_by_pod: NameIndex[str] = NameIndex()  # its PodGroup's name
-        self._fingerprints: defaultdict[str, NameIndex[int]] = defaultdict(NameIndex)
-        # An ObjectReference to each object the engine skips, for the warning it plans.
-        self.rejections: dict[ObjectKey, JsonObject] = {}
-        self.nodes = _Sink(self._upsert_node, self._remove_node)
-        self.pods = _Sink(self._upsert_pod, self._remove_pod)
-        self.pod_group_sink = _Sink(self.apply_pod_group, self._remove_pod_group)
-        self.priority_classes = _Sink(self._upsert_priority_class, self._remove_priority_class)
-        self.namespaces = _Sink(self._upsert_namespace, self._remove_namespace)
-        self.claims = _Sink(self._upsert_claim, self._remove_claim)
-        self.volumes = _Sink(self._upsert_volume, self._remove_volume)
-        self.budgets = _Sink(self._upsert_budget, self._remove_budget)
-        self.jobs = _Sink(self._upsert_job, self._remove_job)
+        self.uids: NameIndex[str] = NameIndex()  # of member pods, for their events
+        self.rejections: dict[ObjectKey, JsonObject] = {}  # references, for warnings
+        self.nodes = _Sink(self, "Node")
+        self.pods = _Sink(self, "Pod")
+        self.pod_group_sink = _Sink(self, "PodGroup")
+        self.priority_classes = _Sink(self, "PriorityClass")
+        self.namespaces = _Sink(self, "Namespace")
+        self.claims = _Sink(self, "PersistentVolumeClaim")
+        self.volumes = _Sink(self, "PersistentVolume")
+        self.budgets = _BudgetSink(self, "PodDisruptionBudget")
+        self.jobs = _JobSink(self, "Job")
 
     def apply_pod_group(self, pod_group: JsonObject) -> bool:
         """Record a PodGroup as seen by a watch or as returned by our own write."""
-        key = group_key(pod_group)
-        kept, version = self.pod_groups.version(key), resource_version(pod_group)
+        key = GroupKey(*object_key(pod_group))
+        kept, version = self.pod_groups.version(key), revision(pod_group)
         if kept is not None and version is not None and kept > version:
             return False  # a stale watch event after our own write's answer
         self.pod_groups.put(key, pod_group)
-        self._take_in("PodGroup", pod_group)
-        return self._changed("podgroup", key.namespace, key.name, _pod_group_fingerprint(pod_group))
+        return self.take_in("PodGroup", pod_group).changed
 
-    def _remove_pod_group(self, pod_group: JsonObject) -> bool:
-        key = group_key(pod_group)
-        self.pod_groups.pop(key)
-        self._delete("PodGroup", key.namespace, key.name)
-        self.rejections.pop(_object_key("PodGroup", pod_group), None)
-        self._fingerprints["podgroup"].pop(key.namespace, key.name)
-        return True
-
-    def _apply(self, kind: str, obj: JsonObject) -> str | None:
+    def take_in(self, kind: str, obj: JsonObject) -> Applied:
+        """Give the object to the engine, and remember it while the engine skips it."""
         if self.record is not None:
             self.record(apply_line(kind, obj))
-        return apply_object(self.state, kind, obj)
+        applied = self.state.apply(kind, obj)
+        key = key_of(kind, obj)
+        if applied.rejected is None:
+            self.rejections.pop(key, None)
+        else:
+            self.rejections[key] = reference(obj)
+        if kind == "Pod":
+            self._note_uid(obj)
+        return applied
 
-    def _delete(self, kind: str, namespace: str, name: str) -> None:
+    def let_go(self, kind: str, obj: JsonObject) -> Applied:
+        """Take a deleted object out of the engine and of every index."""
+        _, namespace, name = key = key_of(kind, obj)
         if self.record is not None:
             self.record(delete_line(kind, namespace, name))
-        delete_object(self.state, kind, namespace, name)
+        self.rejections.pop(key, None)
+        if kind == "Pod":
+            self.uids.pop(namespace, name)
+        elif kind == "PodGroup":
+            self.pod_groups.pop(GroupKey(namespace, name))
+        return self.state.delete(kind, namespace, name)
 
-    def observe_release(self, pod: PodKey, failure: ReleaseFailure | None) -> None:
-        """What the API server answered to a pod's release, for the engine's next cycle."""
-        if self.record is not None:
-            self.record(release_line(pod, failure))
-        self.state.observe_release(pod, failure)
+    def _note_uid(self, pod: JsonObject) -> None:
+        """Keep the uid of a pod the engine counts as a gang member."""
+        namespace, name = object_key(pod)
+        entry = self.state.pods.get(PodKey(namespace, name))
+        if entry is not None and entry.record.group_name is not None:
+            self.uids.put(namespace, name, str((pod.get("metadata") or {}).get("uid", "")))
+        else:
+            self.uids.pop(namespace, name)
+
+    def reference(self, pod: PodKey) -> JsonObject:
+        """An ObjectReference to a member pod, for its events."""
+        uid = self.uids.get(pod.namespace, pod.name) or ""
+        metadata = {"namespace": pod.namespace, "name": pod.name, "uid": uid}
+        return reference({"apiVersion": "v1", "kind": "Pod", "metadata": metadata})
 
     def reference_of(self, kind: str, namespace: str, name: str) -> JsonObject | None:
         """An ObjectReference to an object the engine gives a notice about (a member pod
@@ -197,160 +109,64 @@ class LiveCache:
         rejection = self.rejections.get((kind, namespace, name))
         if rejection is not None:
             return rejection
-        group = self._pod_groups_by_pod.get(namespace, name) if kind == "Pod" else None
-        members = {} if group is None else self.members.get(GroupKey(namespace, group), {})
-        member = members.get(name)
-        return None if member is None else member.reference(PodKey(namespace, name))
+        pod = PodKey(namespace, name)
+        if kind != "Pod" or self.uids.get(namespace, name) is None:
+            return None
+        return self.reference(pod)
 
-    def _take_in(self, kind: str, obj: JsonObject) -> None:
-        """Give the object to the engine, and remember a reference to it while the
-        engine skips it (its intake gave a reason)."""
-        rejected = self._apply(kind, obj)
-        key = _object_key(kind, obj)
-        if rejected is None:
-            self.rejections.pop(key, None)
-        else:
-            self.rejections[key] = reference(obj)
+    def required_terms(self, pod: PodKey) -> tuple[Term, ...]:
+        """The pod's required node affinity terms, as the engine read them: what its
+        release narrows to the planned node (none for a pod that has none)."""
+        entry = self.state.pods.get(pod)
+        rules = None if entry is None else entry.record.rules
+        return () if rules is None or rules.required_terms is None else rules.required_terms
 
-    def _upsert_node(self, node: JsonObject) -> bool:
-        self._take_in("Node", node)
-        name = str(_metadata(node).get("name", ""))
-        return self._changed("node", "", name, _node_fingerprint(node))
-
-    def _remove_node(self, node: JsonObject) -> bool:
-        name = str(_metadata(node).get("name", ""))
-        self._delete("Node", "", name)
-        self.rejections.pop(_object_key("Node", node), None)
-        self._fingerprints["node"].pop("", name)
-        return True
-
-    def _upsert_pod(self, pod: JsonObject) -> bool:
-        namespace, name = object_key(pod)
-        self._take_in("Pod", pod)
-        group = pod_group_of(pod)
-        previous = self._pod_groups_by_pod.get(namespace, name)
-        if previous is not None and (group is None or previous != group.name):
-            self._forget_member(GroupKey(namespace, previous), name)
-        if group is not None:
-            self.members[group][name] = member_of(pod)
-            self._pod_groups_by_pod.put(namespace, name, shared(group.name))
-        return self._changed("pod", namespace, name, _pod_fingerprint(pod))
-
-    def _remove_pod(self, pod: JsonObject) -> bool:
-        namespace, name = object_key(pod)
-        self._delete("Pod", namespace, name)
-        self.rejections.pop(_object_key("Pod", pod), None)
-        group = self._pod_groups_by_pod.pop(namespace, name)
-        if group is not None:
-            self._forget_member(GroupKey(namespace, group), name)
-        self._fingerprints["pod"].pop(namespace, name)
-        return True
-
-    def _forget_member(self, group: GroupKey, name: str) -> None:
-        members = self.members.get(group)
-        if members is not None:
-            members.pop(name, None)
-            if not members:
-                del self.members[group]
-
-    def _upsert_priority_class(self, priority_class: JsonObject) -> bool:
-        self._take_in("PriorityClass", priority_class)
-        return True
-
-    def _remove_priority_class(self, priority_class: JsonObject) -> bool:
-        self._delete("PriorityClass", "", str(_metadata(priority_class).get("name", "")))
-        self.rejections.pop(_object_key("PriorityClass", priority_class), None)
-        return True
-
-    def _upsert_namespace(self, namespace: JsonObject) -> bool:
-        """Namespace labels: what the namespaceSelector of pod (anti-)affinity reads."""
-        self._take_in("Namespace", namespace)
-        name = str(_metadata(namespace).get("name", ""))
-        return self._changed("namespace", "", name, _freeze(_metadata(namespace).get("labels")))
-
-    def _remove_namespace(self, namespace: JsonObject) -> bool:
-        self._delete("Namespace", "", str(_metadata(namespace).get("name", "")))
-        self.rejections.pop(_object_key("Namespace", namespace), None)
-        return True
-
-    def _upsert_claim(self, claim: JsonObject) -> bool:
-        """PersistentVolumeClaims: the volume each is bound to (zonal disks pin pods)."""
-        self._take_in("PersistentVolumeClaim", claim)
-        namespace, name = object_key(claim)
-        volume = (claim.get("spec") or {}).get("volumeName")
-        return self._changed("claim", namespace, name, _freeze(volume))
-
-    def _remove_claim(self, claim: JsonObject) -> bool:
-        namespace, name = object_key(claim)
-        self._delete("PersistentVolumeClaim", namespace, name)
-        self.rejections.pop(_object_key("PersistentVolumeClaim", claim), None)
-        self._fingerprints["claim"].pop(namespace, name)
-        return True
-
-    def _upsert_volume(self, volume: JsonObject) -> bool:
-        """PersistentVolumes: the nodes each can be used from."""
-        self._take_in("PersistentVolume", volume)
-        name = str(_metadata(volume).get("name", ""))
-        affinity = (volume.get("spec") or {}).get("nodeAffinity")
-        return self._changed("volume", "", name, _freeze(affinity))
-
-    def _remove_volume(self, volume: JsonObject) -> bool:
-        name = str(_metadata(volume).get("name", ""))
-        self._delete("PersistentVolume", "", name)
-        self.rejections.pop(_object_key("PersistentVolume", volume), None)
-        self._fingerprints["volume"].pop("", name)
-        return True
-
-    def _upsert_budget(self, budget: JsonObject) -> bool:
-        """PodDisruptionBudgets: which victims preemption should spare (`budgets`).
-
-        A change in what a budget allows triggers no cycle of its own: it only weighs
-        in a preemption that something else asks for.
-        """
-        self._take_in("PodDisruptionBudget", budget)
-        return False
-
-    def _remove_budget(self, budget: JsonObject) -> bool:
-        metadata = _metadata(budget)
-        namespace, name = str(metadata.get("namespace", "")), str(metadata.get("name", ""))
-        self._delete("PodDisruptionBudget", namespace, name)
-        self.rejections.pop(_object_key("PodDisruptionBudget", budget), None)
-        return False
-
-    def _upsert_job(self, job: JsonObject) -> bool:
-        """Jobs whose pods were gated for the native field (`dropped_field`); the
-        rest, nearly every Job, never reach the engine or its trace."""
-        if not gated_for_field(job):
-            return False
-        key = object_key(job)
-        before = self.state.dropped_fields.get(key)
-        self._take_in("Job", job)
-        return self.state.dropped_fields.get(key) != before
-
-    def _remove_job(self, job: JsonObject) -> bool:
-        namespace, name = object_key(job)
-        if (namespace, name) not in self.state.dropped_fields:
-            return False
-        self._delete("Job", namespace, name)
-        return True
-
-    def _changed(self, kind: str, namespace: str, name: str, fingerprint: Hashable) -> bool:
-        """Whether the object's fingerprint moved. Only the fingerprint's hash is kept:
-        the frozen fingerprint of each of 50,000 pods (labels and all) was tens of MiB,
-        and two versions of one object whose hashes collide are not to be expected."""
-        digest = hash(fingerprint)
-        kept = self._fingerprints[kind]
-        if kept.get(namespace, name) == digest:
-            return False
-        kept.put(namespace, name, digest)
-        return True
+    def observe_release(self, pod: PodKey, failure: ReleaseFailure | None) -> None:
+        """What the API server answered to a pod's release, for the engine's next cycle."""
+        if self.record is not None:
+            self.record(release_line(pod, failure))
+        self.state.observe_release(pod, failure)
 
 
 class _Sink:
-    """Binds a pair of cache methods to the informer's sink protocol."""
+    """One kind's informer sink: each change goes through the engine's door, and it
+    matters to scheduling when the engine says something it reads changed."""
 
-    def __init__(
-        self, upsert: Callable[[JsonObject], bool], remove: Callable[[JsonObject], bool]
-    ) -> None:
-        self.upsert = upsert
-        self.remove = remove
+    def __init__(self, cache: LiveCache, kind: str) -> None:
+        self.cache = cache
+        self.kind = kind
+
+    def upsert(self, obj: JsonObject) -> bool:
+        if self.kind == "PodGroup":
+            return self.cache.apply_pod_group(obj)
+        return self.cache.take_in(self.kind, obj).changed
+
+    def remove(self, obj: JsonObject) -> bool:
+        return self.cache.let_go(self.kind, obj).changed
+
+
+class _BudgetSink(_Sink):
+    """PodDisruptionBudgets: which victims preemption should spare (`budgets`).
+
+    A change in what a budget allows triggers no cycle of its own: it only weighs
+    in a preemption that something else asks for.
+    """
+
+    def upsert(self, obj: JsonObject) -> bool:
+        super().upsert(obj)
+        return False
+
+    def remove(self, obj: JsonObject) -> bool:
+        super().remove(obj)
+        return False
+
+
+class _JobSink(_Sink):
+    """Jobs whose pods were gated for the native field (`dropped_field`); the rest,
+    nearly every Job, never reach the engine or its trace."""
+
+    def upsert(self, obj: JsonObject) -> bool:
+        return gated_for_field(obj) and super().upsert(obj)
+
+    def remove(self, obj: JsonObject) -> bool:
+        return object_key(obj) in self.cache.state.dropped_fields and super().remove(obj)

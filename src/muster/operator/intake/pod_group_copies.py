@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 import zlib
 
-from muster.client.informer import resource_version
 from muster.client.kube import JsonObject
 from muster.scheduler.decisions.results import GroupKey
+from muster.scheduler.objects.keys import revision
 
 FAST = 1  # zlib's fastest level: on this text it saves nearly what the best does
 
@@ -27,7 +27,7 @@ class PodGroupCopies:
 
     def put(self, key: GroupKey, pod_group: JsonObject) -> None:
         text = json.dumps(pod_group, separators=(",", ":")).encode()
-        self._copies[key] = (resource_version(pod_group), zlib.compress(text, FAST))
+        self._copies[key] = (revision(pod_group), zlib.compress(text, FAST))
 
     def pop(self, key: GroupKey) -> None:
         self._copies.pop(key, None)

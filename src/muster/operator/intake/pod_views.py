@@ -20,9 +20,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from muster.api.constants import POD_GROUP_LABEL
-from muster.client.informer import Sink, object_key, resource_version
+from muster.client.informer import Sink
 from muster.client.kube import JsonObject
 from muster.client.name_index import NameIndex
+from muster.scheduler.objects.keys import object_key, revision
 
 # kube-scheduler's own selector for the pods it keeps in its cache.
 CAPACITY_QUERY: Mapping[str, str] = {
@@ -47,7 +48,7 @@ class PodViews:
     def upsert(self, view: int, obj: JsonObject) -> bool:
         namespace, name = object_key(obj)
         views, newest = self._seen.get(namespace, name) or (0, 0)
-        version = resource_version(obj)
+        version = revision(obj)
         if version is not None and version < newest:
             self._seen.put(namespace, name, (views | view, newest))
             return False

@@ -272,19 +272,19 @@ class _Forward:
     def _preempt(self, pod: PodKey, group: GroupKey | None, moment: float) -> None:
         """The victim goes; a gang falling with it leaves the run (see the module doc)."""
         self.endings.forget(pod)
-        self.state.delete_pod(pod.namespace, pod.name)
+        self.state.delete("Pod", pod.namespace, pod.name)
         record = None if group is None else self.state.groups.get(group)
         if record is not None and group is not None and not record.disrupt_single:
             for name in sorted(self.state.members.get(group, ())):
                 self.endings.forget(PodKey(group.namespace, name))
-                self.state.delete_pod(group.namespace, name)
-            self.state.delete_pod_group(group.namespace, group.name)
+                self.state.delete("Pod", group.namespace, name)
+            self.state.delete("PodGroup", group.namespace, group.name)
             self.preempted.setdefault(group, moment)
 
     def _finish(self, moment: float) -> list[Ending]:
         ended = self.endings.until(moment)
         for ending in ended:
-            self.state.delete_pod(ending.pod.namespace, ending.pod.name)
+            self.state.delete("Pod", ending.pod.namespace, ending.pod.name)
         return ended
 
     # ---- what it says -------------------------------------------------------------
@@ -340,7 +340,7 @@ class _Forward:
             entry = self.state.pods.get(pod)
             if entry is not None and entry.held_on is not None:
                 where.setdefault(entry.held_on, set()).add(owner)
-            self.state.delete_pod(pod.namespace, pod.name)
+            self.state.delete("Pod", pod.namespace, pod.name)
         result = schedule(self.state, now=self.moment, config=self.config, carried=self.carried)
         for admission in result.admissions:
             if admission.group in waiting:

@@ -65,6 +65,15 @@ class Volumes:
     def delete_volume(self, name: str) -> None:
         self._volumes.pop(name, None)
 
+    def claim(self, namespace: str, name: str) -> tuple[str | None] | None:
+        """The claim as kept (its bound volume, in a 1-tuple); None when none is kept."""
+        key = (namespace, name)
+        return (self._claims[key],) if key in self._claims else None
+
+    def volume(self, name: str) -> tuple[tuple[Term, ...] | None] | None:
+        """The volume as kept (its node terms, in a 1-tuple); None when none is kept."""
+        return (self._volumes[name],) if name in self._volumes else None
+
     def rule_for(self, namespace: str, claims: tuple[str, ...]) -> VolumeRule | None:
         """The rule of a pod's claims (None: they leave every node open)."""
         missing = False

@@ -1,2 +1,3 @@
-"""The engine's live picture: objects taken in as records, node capacity as arrays,
-placed pods indexed, the static predicates per node."""
+"""The engine's live picture: objects taken in as records through one door (`kinds`),
+node capacity as arrays, placed pods indexed, the static predicates per node; and the
+trace of what went in and what each cycle decided."""

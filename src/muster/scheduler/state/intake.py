@@ -24,7 +24,6 @@ from muster.scheduler.decisions.results import GroupKey, PodKey
 from muster.scheduler.memory.lifecycle import NO_MEMORY, Lifecycle, lifecycle_from
 from muster.scheduler.memory.refusals import RefusalMemory, refusals_from
 from muster.scheduler.memory.runtimes import Runtime, runtime_from
-from muster.scheduler.objects.conditions import condition
 from muster.scheduler.objects.fields import (
     IntakeError,
     canonical,
@@ -36,18 +35,18 @@ from muster.scheduler.objects.fields import (
     shared_string_map,
     string_map,
 )
+from muster.scheduler.objects.keys import resource_version
 from muster.scheduler.objects.quantity import QuantityError, to_amount
 from muster.scheduler.objects.requests import pod_requests
 from muster.scheduler.objects.times import parse_time, parse_timestamp
-from muster.scheduler.rules.budgets import Budget
 from muster.scheduler.rules.node_affinity import Requirement, Term
 from muster.scheduler.rules.pod_terms import (
     NO_RULES,
     InterPodRules,
     inter_pod_rules,
-    label_selector,
 )
 from muster.scheduler.rules.taints import Taint, Toleration
+from muster.scheduler.state.pod_status import finished_at, refusal_message
 
 POD_COUNT = "pods"
 TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
@@ -92,13 +91,22 @@ class PodRecord:
     claims: tuple[str, ...] = ()  # PersistentVolumeClaims it mounts (its namespace), sorted
     inter_pod: InterPodRules = NO_RULES  # kept for every pod: bound pods repel too
     phase: str = "Pending"  # status.phase, for the PodGroup's pod counts
-    refusal: str | None = None  # kube-scheduler's message when it refused to bind the pod
+    refused: bool = False  # kube-scheduler refused to bind the pod
+    # Its words when it did: a retry may reword them, which alone is no reason for a
+    # cycle (the next one that runs for another reason reads the newest words).
+    refusal: str | None = field(default=None, compare=False)
     started: float | None = None  # status.startTime
     finished: float | None = None  # when its last container terminated
     runtime: Runtime | None = None  # its own expected runtime (see `runtimes`)
     other_gates: bool = False  # scheduling gates besides the gang gate: not queued yet
     created: float | None = None  # metadata.creationTimestamp
     native: bool = False  # spec.schedulingGroup: the cluster's own gang scheduling has it
+
+    @property
+    def placeable(self) -> bool:
+        """A gated member the engine may place: not finished, not being deleted (a pod
+        on its way out is not released: its Job replaces it if it still needs one)."""
+        return self.gated and not self.terminal and not self.terminating and self.rules is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +128,9 @@ class GroupRecord:
     reason: str | None = None  # the PodGroupScheduled condition's reason
     admitted_at: float | None = None  # status.admittedAt
     generation: int = 0  # metadata.generation, for status.observedGeneration
-    resource_version: str = ""  # the version a status write is computed from
+    # The version a status write is computed from; not compared: a new version alone
+    # (our own write's answer, then its watch event) changes nothing the engine reads.
+    resource_version: str = field(default="", compare=False)
     status: Mapping[str, Any] = field(default_factory=dict)  # as read, for what it keeps
     runtime: Runtime | None = None  # its pods' expected runtime (see `runtimes`)
     cron_job: str | None = None  # the CronJob whose Job it was made for, if any
@@ -138,7 +148,7 @@ class PriorityClassRecord:
     global_default: bool
 
 
-def _name(obj: Mapping[str, Any]) -> tuple[str, str]:
+def name_of(obj: Mapping[str, Any]) -> tuple[str, str]:
     if not isinstance(obj, Mapping):
         raise IntakeError("not a mapping")
     metadata = mapping_field(obj.get("metadata"), "metadata")
@@ -169,7 +179,7 @@ def _toleration(raw: object) -> Toleration:
 
 
 def node_from(obj: Mapping[str, Any]) -> NodeRecord:
-    _, name = _name(obj)
+    _, name = name_of(obj)
     metadata = mapping_field(obj.get("metadata"), "metadata")
     spec = mapping_field(obj.get("spec"), "spec")
     status = mapping_field(obj.get("status"), "status")
@@ -199,7 +209,7 @@ def _requirement(raw: object, where: str) -> Requirement:
     )
 
 
-def _term(raw: object) -> Term:
+def node_term(raw: object) -> Term:
     term = mapping_field(raw, "nodeSelectorTerms[]")
     return Term(
         match_expressions=tuple(
@@ -213,7 +223,8 @@ def _term(raw: object) -> Term:
     )
 
 
-def _required_terms(spec: Mapping[str, Any]) -> tuple[Term, ...] | None:
+def required_terms(spec: Mapping[str, Any]) -> tuple[Term, ...] | None:
+    """A pod's required node affinity terms; None when it requires none."""
     affinity = mapping_field(spec.get("affinity"), "spec.affinity")
     node_affinity = mapping_field(affinity.get("nodeAffinity"), "spec.affinity.nodeAffinity")
     required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
@@ -221,14 +232,14 @@ def _required_terms(spec: Mapping[str, Any]) -> tuple[Term, ...] | None:
         return None
     terms = mapping_field(required, "requiredDuringSchedulingIgnoredDuringExecution")
     return tuple(
-        _term(raw) for raw in list_field(terms.get("nodeSelectorTerms"), "nodeSelectorTerms")
+        node_term(raw) for raw in list_field(terms.get("nodeSelectorTerms"), "nodeSelectorTerms")
     )
 
 
 def _rules(spec: Mapping[str, Any]) -> PlacementRules:
     return PlacementRules(
         node_selector=tuple(sorted(string_map(spec.get("nodeSelector"), "nodeSelector").items())),
-        required_terms=_required_terms(spec),
+        required_terms=required_terms(spec),
         tolerations=tuple(
             _toleration(raw) for raw in list_field(spec.get("tolerations"), "spec.tolerations")
         ),
@@ -274,29 +285,8 @@ def _claims(spec: Mapping[str, Any], pod_name: str) -> tuple[str, ...]:
     return tuple(sorted(claims))
 
 
-def claim_from(obj: Mapping[str, Any]) -> tuple[str, str, str | None]:
-    """A PersistentVolumeClaim: namespace, name, and the volume it is bound to."""
-    namespace, name = _name(obj)
-    spec = mapping_field(obj.get("spec"), "spec")
-    volume = spec.get("volumeName")
-    return namespace, name, str(volume) if volume else None
-
-
-def volume_from(obj: Mapping[str, Any]) -> tuple[str, tuple[Term, ...] | None]:
-    """A PersistentVolume: its name and the nodes it can be used from (None: any)."""
-    _, name = _name(obj)
-    spec = mapping_field(obj.get("spec"), "spec")
-    affinity = mapping_field(spec.get("nodeAffinity"), "spec.nodeAffinity")
-    required = affinity.get("required")
-    if required is None:
-        return name, None
-    terms = mapping_field(required, "spec.nodeAffinity.required")
-    raw_terms = list_field(terms.get("nodeSelectorTerms"), "nodeSelectorTerms")
-    return name, tuple(_term(raw) for raw in raw_terms)
-
-
 def pod_from(obj: Mapping[str, Any]) -> PodRecord:
-    namespace, name = _name(obj)
+    namespace, name = name_of(obj)
     metadata = mapping_field(obj.get("metadata"), "metadata")
     spec = mapping_field(obj.get("spec"), "spec")
     status = mapping_field(obj.get("status"), "status")
@@ -311,6 +301,7 @@ def pod_from(obj: Mapping[str, Any]) -> PodRecord:
     group_name = labels.get(POD_GROUP_LABEL)
     priority_class = spec.get("priorityClassName")
     gated, other_gates = _gates(spec)
+    refusal = refusal_message(status)
     return PodRecord(
         key=PodKey(namespace, name),
         requests=canonical(tuple(requests.items())),
@@ -327,9 +318,10 @@ def pod_from(obj: Mapping[str, Any]) -> PodRecord:
         claims=_claims(spec, name),
         inter_pod=NO_RULES if terminal else canonical(inter_pod_rules(spec, namespace, labels)),
         phase=shared(status.get("phase") or "Pending"),
-        refusal=refusal_message(status),
+        refused=refusal is not None,
+        refusal=refusal,
         started=parse_time(status.get("startTime")),
-        finished=_finished(status) if terminal else None,
+        finished=finished_at(status) if terminal else None,
         runtime=runtime_from(
             string_map(metadata.get("annotations"), "metadata.annotations"),
             spec.get("activeDeadlineSeconds"),
@@ -338,54 +330,6 @@ def pod_from(obj: Mapping[str, Any]) -> PodRecord:
         created=parse_time(metadata.get("creationTimestamp")),
         native=bool(spec.get("schedulingGroup")),
     )
-
-
-def _finished(status: Mapping[str, Any]) -> float | None:
-    """When the last container of a finished pod terminated."""
-    times = []
-    for raw in list_field(status.get("containerStatuses"), "status.containerStatuses"):
-        state = mapping_field(mapping_field(raw, "containerStatuses[]").get("state"), "state")
-        terminated = mapping_field(state.get("terminated"), "state.terminated")
-        moment = parse_time(terminated.get("finishedAt"))
-        if moment is not None:
-            times.append(moment)
-    return max(times, default=None)
-
-
-UNSCHEDULABLE = "Unschedulable"  # core/v1 PodReasonUnschedulable
-
-
-def is_refusal(pod_scheduled: Mapping[str, Any]) -> bool:
-    """Whether a PodScheduled condition says kube-scheduler found no node for the pod."""
-    return pod_scheduled.get("status") == "False" and pod_scheduled.get("reason") == UNSCHEDULABLE
-
-
-def pod_scheduled(status: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """The pod's PodScheduled condition (kube-scheduler's word on it), if it has one."""
-    return condition(status, "PodScheduled")
-
-
-def bound_at(status: Mapping[str, Any]) -> float | None:
-    """When the pod was bound: the API server sets its PodScheduled condition True, with
-    that moment as its lastTransitionTime, when kube-scheduler binds it."""
-    scheduled = pod_scheduled(status)
-    if scheduled is None or scheduled.get("status") != "True":
-        return None
-    return parse_time(scheduled.get("lastTransitionTime"))
-
-
-def refusal_message(status: Mapping[str, Any]) -> str | None:
-    """kube-scheduler's message when it refused the pod and is not preempting for it.
-
-    A pod kube-scheduler nominated a node for is waiting for its own preemption
-    victims to leave: it is Unschedulable for now, but not refused.
-    """
-    if status.get("nominatedNodeName"):
-        return None
-    scheduled = pod_scheduled(status)
-    if scheduled is None or not is_refusal(scheduled):
-        return None
-    return str(scheduled.get("message") or UNSCHEDULABLE)
 
 
 def _condition(status: Mapping[str, Any], kind: str) -> Mapping[str, Any]:
@@ -431,7 +375,7 @@ def _topology_key(spec: Mapping[str, Any]) -> str | None:
 
 
 def pod_group_from(obj: Mapping[str, Any]) -> GroupRecord:
-    namespace, name = _name(obj)
+    namespace, name = name_of(obj)
     metadata = mapping_field(obj.get("metadata"), "metadata")
     spec = mapping_field(obj.get("spec"), "spec")
     status = mapping_field(obj.get("status"), "status")
@@ -470,7 +414,7 @@ def pod_group_from(obj: Mapping[str, Any]) -> GroupRecord:
         reason=_reason(status),
         admitted_at=parse_time(status.get("admittedAt")),
         generation=integer_field(metadata.get("generation"), "metadata.generation") or 0,
-        resource_version=str(metadata.get("resourceVersion") or ""),
+        resource_version=resource_version(obj),
         status=kept_status,
     )
 
@@ -480,36 +424,9 @@ def _reason(status: Mapping[str, Any]) -> str | None:
     return str(reason) if reason else None
 
 
-def namespace_from(obj: Mapping[str, Any]) -> tuple[str, dict[str, str]]:
-    """A Namespace's name and labels (what namespaceSelectors look at)."""
-    _, name = _name(obj)
-    metadata = mapping_field(obj.get("metadata"), "metadata")
-    return name, string_map(metadata.get("labels"), "metadata.labels")
-
-
 def priority_class_from(obj: Mapping[str, Any]) -> PriorityClassRecord:
-    _, name = _name(obj)
+    _, name = name_of(obj)
     value = integer_field(obj.get("value"), "value")
     return PriorityClassRecord(
         name=name, value=value or 0, global_default=bool(obj.get("globalDefault", False))
-    )
-
-
-def budget_from(obj: Mapping[str, Any]) -> Budget:
-    """A policy/v1 PodDisruptionBudget: its selector and what its status allows now.
-
-    A budget whose controller has not counted it yet allows nothing (its status has
-    no disruptionsAllowed), as the API server's eviction handler treats it.
-    """
-    namespace, name = _name(obj)
-    spec = mapping_field(obj.get("spec"), "spec")
-    status = mapping_field(obj.get("status"), "status")
-    allowed = integer_field(status.get("disruptionsAllowed"), "status.disruptionsAllowed")
-    disrupted = mapping_field(status.get("disruptedPods"), "status.disruptedPods")
-    return Budget(
-        namespace=namespace,
-        name=name,
-        selector=label_selector(spec.get("selector"), "spec.selector"),
-        disruptions_allowed=allowed or 0,
-        disrupted=frozenset(str(pod) for pod in disrupted),
     )

@@ -12,19 +12,16 @@ can select victims with array operations.
 
 from __future__ import annotations
 
-import heapq
-from collections.abc import Hashable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, NamedTuple, TypeVar
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from muster.api.priority import DEFAULT_PRIORITY, lowest_default
 from muster.scheduler.decisions.results import GroupKey, PodKey
-from muster.scheduler.memory.dropped_field import DroppedField, dropped_field
+from muster.scheduler.memory.dropped_field import DroppedField
 from muster.scheduler.memory.release_failures import ReleaseFailure
-from muster.scheduler.objects.fields import IntakeError
 from muster.scheduler.objects.growable import grown
 from muster.scheduler.rules.budgets import Budget
 from muster.scheduler.rules.volumes import Volumes
@@ -34,30 +31,26 @@ from muster.scheduler.state.intake import (
     NodeRecord,
     PodRecord,
     PriorityClassRecord,
-    bound_at,
-    budget_from,
-    claim_from,
-    namespace_from,
     node_from,
     pod_from,
-    pod_group_from,
-    priority_class_from,
-    volume_from,
+)
+from muster.scheduler.state.kinds import (
+    Applied,
+    ObjectKey,
+    Rejected,
+    apply,
+    delete,
+    resolved_priority,
 )
 from muster.scheduler.state.node_columns import NodeColumns
 from muster.scheduler.state.placed import PlacedPods
+from muster.scheduler.state.pod_status import bound_at
 from muster.scheduler.state.predicates import NodeTable
+from muster.scheduler.state.slots import Few, Slots, copied_sets
 
 Matrix = npt.NDArray[np.int64]
 NO_NODE = -1
 NO_GROUP = -1
-
-
-class Rejected(NamedTuple):
-    """Why the engine skips an object, and the version of it that it skips."""
-
-    reason: str
-    version: str  # metadata.resourceVersion
 
 
 @dataclass(slots=True)
@@ -71,64 +64,21 @@ class PodEntry:
     held_on: str | None = None
 
 
-class _Slots:
-    """Reusable row numbers for growable arrays; the lowest free row is reused first."""
-
-    def __init__(self) -> None:
-        self.size = 0
-        self._free: list[int] = []
-
-    def take(self) -> int:
-        if self._free:
-            return heapq.heappop(self._free)
-        self.size += 1
-        return self.size - 1
-
-    def give_back(self, slot: int) -> None:
-        heapq.heappush(self._free, slot)
-
-    def copy(self) -> _Slots:
-        twin = _Slots()
-        twin.size, twin._free = self.size, list(self._free)
-        return twin
-
-
-_Member = TypeVar("_Member", bound=Hashable)
-Few = dict[_Member, None]
-"""A small set kept as the keys of a dict: the members of each of thousands of gangs
-and the pods on each node. A set of 8 names takes 728 B, a dict of them 272."""
-
-
-def _copied_sets(index: dict[Any, Few[Any]]) -> dict[Any, Few[Any]]:
-    return {key: dict(members) for key, members in index.items()}
-
-
-def _placeable(record: PodRecord) -> bool:
-    """A gated member the engine may place: not finished, not being deleted (a pod on
-    its way out is not released: its Job replaces it if it still needs one)."""
-    return (
-        record.gated
-        and not record.terminal
-        and not record.terminating
-        and (record.rules is not None)
-    )
-
-
 class ClusterState:
     """Nodes, pods, PodGroups, PriorityClasses and more, as given by the API (plain mappings).
 
-    `apply_*` adds or replaces an object, `delete_*` removes it. An object the engine
-    cannot use is skipped: `apply_*` returns the reason (None when accepted), and
-    `rejected` keeps the reasons of objects currently skipped, for logs and `simulate`.
+    `apply` adds or replaces an object, `delete` removes it (see `kinds`). An object
+    the engine cannot use is skipped: `apply` says why, and `rejected` keeps the
+    reasons of objects currently skipped, for logs and `simulate`.
     """
 
     def __init__(self) -> None:
-        self.rejected: dict[tuple[str, str, str], Rejected] = {}
+        self.rejected: dict[ObjectKey, Rejected] = {}
         self.resource_names: list[str] = [POD_COUNT]
         self._column: dict[str, int] = {POD_COUNT: 0}
         self._dense: dict[tuple[tuple[int, int], ...], npt.NDArray[np.int64]] = {}
         self._demands: dict[tuple[tuple[str, int], ...], tuple[tuple[int, int], ...]] = {}
-        self._node_slots = _Slots()
+        self._node_slots = Slots()
         self._node_slot: dict[str, int] = {}
         self._node_columns = NodeColumns()
         self.allocatable: Matrix = np.zeros((0, 1), dtype=np.int64)
@@ -148,11 +98,11 @@ class ClusterState:
         self.host_ports: dict[tuple[str, int], dict[str, int]] = {}  # port -> node -> pods
         self.placed = PlacedPods()  # pods holding a node, for inter-pod rules
         self.namespace_labels: dict[str, Mapping[str, str]] = {}
-        self.volumes = Volumes()
+        self.volumes: Volumes = Volumes()
         self.priority_classes: dict[str, PriorityClassRecord] = {}
         self.budgets: dict[tuple[str, str], Budget] = {}  # (namespace, name)
         self.dropped_fields: dict[tuple[str, str], DroppedField] = {}  # by Job (ns, name)
-        self._pod_slots = _Slots()
+        self._pod_slots = Slots()
         self.pod_demand: Matrix = np.zeros((0, 1), dtype=np.int64)
         self.pod_node: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)
         self.pod_priority: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
@@ -192,9 +142,9 @@ class ClusterState:
         }
         twin.release_failures = dict(self.release_failures)
         twin.last_bind = self.last_bind
-        twin._pods_on = _copied_sets(self._pods_on)
-        twin.members = _copied_sets(self.members)
-        twin.pending_members = _copied_sets(self.pending_members)
+        twin._pods_on = copied_sets(self._pods_on)
+        twin.members = copied_sets(self.members)
+        twin.pending_members = copied_sets(self.pending_members)
         twin.held_members = dict(self.held_members)
         twin.groups = dict(self.groups)
         twin.unadmitted_gangs = set(self.unadmitted_gangs)
@@ -217,6 +167,16 @@ class ClusterState:
         twin.changed = dict(self.changed)
         twin.missing_groups = set(self.missing_groups)
         return twin
+
+    # ---- the door (see `kinds`) ------------------------------------------------
+
+    def apply(self, kind: str, obj: Mapping[str, Any]) -> Applied:
+        """Take in an object as the API server gives it, new or changed."""
+        return apply(self, kind, obj)
+
+    def delete(self, kind: str, namespace: str, name: str) -> Applied:
+        """Let go of an object the API server deleted."""
+        return delete(self, kind, namespace, name)
 
     # ---- resources -------------------------------------------------------------
 
@@ -252,12 +212,12 @@ class ClusterState:
             self._table = self._node_columns.table()
         return self._table
 
-    def apply_node(self, node: Mapping[str, Any]) -> str | None:
-        try:
-            record = node_from(node)
-        except IntakeError as error:
-            return self._reject("Node", node, str(error))
-        self.rejected.pop(("Node", "", record.name), None)
+    def _node_record(self, name: str) -> NodeRecord | None:
+        slot = self._node_slot.get(name)
+        return None if slot is None else self._node_columns.records[slot]
+
+    def _put_node(self, node: Mapping[str, Any]) -> None:
+        record = node_from(node)
         columns = [(self._column_of(res), amount) for res, amount in record.allocatable]
         slot = self._node_slot.get(record.name)
         if slot is None:
@@ -270,7 +230,6 @@ class ClusterState:
         self.allocatable[slot] = 0
         for column, amount in columns:
             self.allocatable[slot, column] = amount
-        return None
 
     def _add_node_slot(self, record: NodeRecord) -> int:
         slot = self._node_slots.take()
@@ -286,8 +245,7 @@ class ClusterState:
         self._table = None
         return slot
 
-    def delete_node(self, name: str) -> None:
-        self.rejected.pop(("Node", "", name), None)
+    def _remove_node(self, name: str) -> None:
         slot = self._node_slot.pop(name, None)
         if slot is None:
             return
@@ -307,15 +265,15 @@ class ClusterState:
 
     # ---- pods ------------------------------------------------------------------
 
-    def apply_pod(self, pod: Mapping[str, Any]) -> str | None:
-        try:
-            record = pod_from(pod)
-        except IntakeError as error:
-            return self._reject("Pod", pod, str(error))
-        self.rejected.pop(("Pod", record.key.namespace, record.key.name), None)
+    def _pod_record(self, namespace: str, name: str) -> PodRecord | None:
+        entry = self.pods.get(PodKey(namespace, name))
+        return None if entry is None else entry.record
+
+    def _put_pod(self, pod: Mapping[str, Any]) -> None:
+        record = pod_from(pod)
         entry = self.pods.get(record.key)
-        if entry is not None and entry.record == record:
-            return None
+        if entry is not None and entry.record == record and entry.record.refusal == record.refusal:
+            return
         self.release_failures.pop(record.key, None)  # said of the pod as it was
         if record.node_name and (entry is None or not entry.record.node_name):
             self._note_bind(pod)
@@ -336,17 +294,12 @@ class ClusterState:
         self.pod_priority[entry.slot] = entry.priority
         self._join_group(entry)
         self._hold(entry)
-        return None
 
     def _note_bind(self, pod: Mapping[str, Any]) -> None:
         status = pod.get("status")
         moment = bound_at(status) if isinstance(status, Mapping) else None
         if moment is not None and (self.last_bind is None or moment > self.last_bind):
             self.last_bind = moment
-
-    def delete_pod(self, namespace: str, name: str) -> None:
-        self.rejected.pop(("Pod", namespace, name), None)
-        self._delete_pod_key(PodKey(namespace, name))
 
     def observe_release(self, pod: PodKey, failure: ReleaseFailure | None) -> None:
         """The outcome of releasing a pod, as the operator saw it: the API server's
@@ -359,7 +312,7 @@ class ClusterState:
         else:
             self.release_failures[pod] = failure
 
-    def _delete_pod_key(self, key: PodKey) -> None:
+    def _remove_pod(self, key: PodKey) -> None:
         self.release_failures.pop(key, None)
         entry = self.pods.pop(key, None)
         if entry is None:
@@ -449,7 +402,7 @@ class ClusterState:
                 self.held_members[key] = count
             else:
                 del self.held_members[key]
-        elif _placeable(record):
+        elif record.placeable:
             names = self.pending_members.setdefault(key, {})
             if sign > 0:
                 names[record.key.name] = None
@@ -500,15 +453,6 @@ class ClusterState:
 
     # ---- pod groups ------------------------------------------------------------
 
-    def apply_pod_group(self, pod_group: Mapping[str, Any]) -> str | None:
-        try:
-            record = pod_group_from(pod_group)
-        except IntakeError as error:
-            return self._reject("PodGroup", pod_group, str(error))
-        self.rejected.pop(("PodGroup", record.key.namespace, record.key.name), None)
-        self.put_pod_group(record)
-        return None
-
     def put_pod_group(self, record: GroupRecord) -> None:
         """Set a PodGroup from its record (a forecast admits gangs without manifests)."""
         previous = self.groups.get(record.key)
@@ -523,11 +467,7 @@ class ClusterState:
         if previous is None or (previous.admitted, previous.plan) != (record.admitted, record.plan):
             self._rehold_members(record.key)
 
-    def delete_pod_group(self, namespace: str, name: str) -> None:
-        self.rejected.pop(("PodGroup", namespace, name), None)
-        self._delete_group_key(GroupKey(namespace, name))
-
-    def _delete_group_key(self, key: GroupKey) -> None:
+    def _remove_pod_group(self, key: GroupKey) -> None:
         self.unadmitted_gangs.discard(key)
         self.changed.pop(key, None)
         if key in self.members:
@@ -548,125 +488,16 @@ class ClusterState:
             self._release(entry)
             self._hold(entry)
 
-    # ---- Jobs -------------------------------------------------------------------
-
-    def apply_job(self, job: Mapping[str, Any]) -> str | None:
-        """A Job matters only when the API server dropped the field its pods were
-        gated for (`dropped_field`); every other Job is forgotten as it comes."""
-        metadata = job.get("metadata")
-        metadata = metadata if isinstance(metadata, Mapping) else {}
-        key = (str(metadata.get("namespace") or ""), str(metadata.get("name") or ""))
-        record = dropped_field(job)
-        if record is None:
-            self.dropped_fields.pop(key, None)
-        else:
-            self.dropped_fields[key] = record
-        return None
-
-    def delete_job(self, namespace: str, name: str) -> None:
-        self.dropped_fields.pop((namespace, name), None)
-
-    # ---- namespaces -------------------------------------------------------------
-
-    def apply_namespace(self, namespace: Mapping[str, Any]) -> str | None:
-        """A Namespace's labels, for the namespaceSelector of pod (anti-)affinity terms."""
-        try:
-            name, labels = namespace_from(namespace)
-        except IntakeError as error:
-            return self._reject("Namespace", namespace, str(error))
-        self.rejected.pop(("Namespace", "", name), None)
-        self.namespace_labels[name] = labels
-        return None
-
-    def delete_namespace(self, name: str) -> None:
-        self.rejected.pop(("Namespace", "", name), None)
-        self.namespace_labels.pop(name, None)
-
-    # ---- volumes ----------------------------------------------------------------
-
-    def apply_claim(self, claim: Mapping[str, Any]) -> str | None:
-        """A PersistentVolumeClaim: which volume it is bound to."""
-        try:
-            namespace, name, volume = claim_from(claim)
-        except IntakeError as error:
-            return self._reject("PersistentVolumeClaim", claim, str(error))
-        self.rejected.pop(("PersistentVolumeClaim", namespace, name), None)
-        self.volumes.apply_claim(namespace, name, volume)
-        return None
-
-    def delete_claim(self, namespace: str, name: str) -> None:
-        self.rejected.pop(("PersistentVolumeClaim", namespace, name), None)
-        self.volumes.delete_claim(namespace, name)
-
-    def apply_volume(self, volume: Mapping[str, Any]) -> str | None:
-        """A PersistentVolume: the nodes it can be used from."""
-        try:
-            name, terms = volume_from(volume)
-        except IntakeError as error:
-            return self._reject("PersistentVolume", volume, str(error))
-        self.rejected.pop(("PersistentVolume", "", name), None)
-        self.volumes.apply_volume(name, terms)
-        return None
-
-    def delete_volume(self, name: str) -> None:
-        self.rejected.pop(("PersistentVolume", "", name), None)
-        self.volumes.delete_volume(name)
-
-    # ---- disruption budgets ----------------------------------------------------
-
-    def apply_pod_disruption_budget(self, budget: Mapping[str, Any]) -> str | None:
-        """A PodDisruptionBudget: which pods it protects and how many may go now."""
-        try:
-            record = budget_from(budget)
-        except IntakeError as error:
-            return self._reject("PodDisruptionBudget", budget, str(error))
-        self.rejected.pop(("PodDisruptionBudget", record.namespace, record.name), None)
-        self.budgets[(record.namespace, record.name)] = record
-        return None
-
-    def delete_pod_disruption_budget(self, namespace: str, name: str) -> None:
-        self.rejected.pop(("PodDisruptionBudget", namespace, name), None)
-        self.budgets.pop((namespace, name), None)
-
     # ---- priority classes ------------------------------------------------------
 
-    def apply_priority_class(self, priority_class: Mapping[str, Any]) -> str | None:
-        try:
-            record = priority_class_from(priority_class)
-        except IntakeError as error:
-            return self._reject("PriorityClass", priority_class, str(error))
-        self.rejected.pop(("PriorityClass", "", record.name), None)
-        if self.priority_classes.get(record.name) != record:
-            self.priority_classes[record.name] = record
-            self._refresh_priorities()
-        return None
-
-    def delete_priority_class(self, name: str) -> None:
-        self.rejected.pop(("PriorityClass", "", name), None)
-        if self.priority_classes.pop(name, None) is not None:
-            self._refresh_priorities()
-
     def resolve_priority(self, explicit: int | None, class_name: str | None) -> int:
-        """spec.priority, else the named class, else the global default class (the
-        lowest-valued one, as admission picks it), else 0.
-
-        A class that is not known (yet) falls back like a pod without one: the API
-        server would have refused the pod, so this only happens while events arrive out
-        of order, and the priority is refreshed when the class appears.
-        """
-        if explicit is not None:
-            return explicit
-        named = self.priority_classes.get(class_name) if class_name is not None else None
-        if named is not None:
-            return named.value
-        defaults = [pc for pc in self.priority_classes.values() if pc.global_default]
-        chosen = lowest_default(defaults, lambda pc: pc.value)
-        return DEFAULT_PRIORITY if chosen is None else chosen.value
+        """spec.priority, else the named class (see `kinds.resolved_priority`)."""
+        return resolved_priority(self.priority_classes, explicit, class_name)
 
     def _priority_of(self, record: PodRecord) -> int:
         return self.resolve_priority(record.priority, record.priority_class)
 
-    def _refresh_priorities(self) -> None:
+    def refresh_priorities(self) -> None:
         for entry in self.pods.values():
             if entry.record.priority is None:
                 entry.priority = self._priority_of(entry.record)
@@ -679,31 +510,3 @@ class ClusterState:
 
     def node_names(self) -> list[str]:
         return sorted(self._node_slot)
-
-    def _reject(self, kind: str, obj: Mapping[str, Any], reason: str) -> str:
-        """Forget the object's previous version (it no longer describes the cluster)."""
-        metadata = obj.get("metadata") if isinstance(obj, Mapping) else None
-        metadata = metadata if isinstance(metadata, Mapping) else {}
-        name = str(metadata.get("name") or "")
-        cluster_scoped = kind in ("Node", "PriorityClass", "Namespace", "PersistentVolume")
-        namespace = "" if cluster_scoped else str(metadata.get("namespace") or "default")
-        if name and kind == "Node":
-            self.delete_node(name)
-        elif name and kind == "PriorityClass":
-            self.delete_priority_class(name)
-        elif name and kind == "Namespace":
-            self.delete_namespace(name)
-        elif name and kind == "PersistentVolume":
-            self.delete_volume(name)
-        elif name and kind == "PersistentVolumeClaim":
-            self.delete_claim(namespace, name)
-        elif name and kind == "Pod":
-            self.delete_pod(namespace, name)
-        elif name and kind == "PodDisruptionBudget":
-            self.delete_pod_disruption_budget(namespace, name)
-        elif name:
-            self.delete_pod_group(namespace, name)
-        self.rejected[(kind, namespace, name)] = Rejected(
-            reason, str(metadata.get("resourceVersion") or "")
-        )
-        return reason

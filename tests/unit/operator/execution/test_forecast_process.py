@@ -46,7 +46,7 @@ async def test_the_child_tells_what_a_forecast_in_the_process_would() -> None:
 def test_the_child_forecasts_the_state_as_it_was_when_it_was_forked() -> None:
     state = _state()
     child = Child(state, Request(T0 + 10, CONFIG, 86400, 5))
-    state.delete_pod_group("default", "b")  # after the fork: the child never sees it
+    state.delete("PodGroup", "default", "b")  # after the fork: the child never sees it
     assert child.answer().forecast.estimates[key("b")].start == T0 + 60
 
 

@@ -9,27 +9,23 @@ from muster.operator.execution.pods import (
     NOT_LEADING,
     Failure,
     PodActions,
-    RequiredTerms,
     pinned_terms,
     release_patch,
 )
 from muster.scheduler.decisions.results import PodKey
+from muster.scheduler.rules.node_affinity import Term
+from muster.scheduler.state.intake import node_term
 
 ON_NODE = {"key": "metadata.name", "operator": "In", "values": ["node-7"]}
 ZONE = {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["a"]}
 SSD = {"key": "disk", "operator": "In", "values": ["ssd"]}
+SKIPPED = {"key": "metadata.name", "operator": "NotIn", "values": ["node-1"]}
 DENIED = "ValidatingAdmissionPolicy 'p' with binding 'p' denied request: no"
 
 
-def pod(name: str, *, gated: bool = True, terms: list[dict[str, Any]] | None = None) -> Any:
-    spec: dict[str, Any] = {"schedulingGates": [{"name": "scheduling.muster.dev/gang"}] * gated}
-    if terms is not None:
-        spec["affinity"] = {
-            "nodeAffinity": {
-                "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}
-            }
-        }
-    return {"metadata": {"namespace": "ns", "name": name}, "spec": spec}
+def terms(*raw: dict[str, Any]) -> tuple[Term, ...]:
+    """Terms as the engine reads them from a pod."""
+    return tuple(node_term(term) for term in raw)
 
 
 def test_a_pod_without_required_terms_gains_one() -> None:
@@ -37,16 +33,25 @@ def test_a_pod_without_required_terms_gains_one() -> None:
 
 
 def test_every_existing_term_is_narrowed_and_none_is_lost() -> None:
-    terms = [{"matchExpressions": [ZONE]}, {"matchExpressions": [SSD], "matchFields": []}]
-    assert pinned_terms("node-7", terms) == [
+    own = terms({"matchExpressions": [ZONE]}, {"matchExpressions": [SSD], "matchFields": []})
+    assert pinned_terms("node-7", own) == [
         {"matchExpressions": [ZONE], "matchFields": [ON_NODE]},
         {"matchExpressions": [SSD], "matchFields": [ON_NODE]},
     ]
-    assert terms[1]["matchFields"] == []  # the pod's own terms are left as they were
+
+
+def test_each_requirement_comes_back_as_the_api_server_stored_it() -> None:
+    """Empty lists are left out, as the server leaves them out of what it stores."""
+    labelled = {"key": "gpu", "operator": "Exists"}
+    own = terms({"matchFields": [SKIPPED]}, {"matchExpressions": [labelled]})
+    assert pinned_terms("node-7", own) == [
+        {"matchFields": [SKIPPED, ON_NODE]},
+        {"matchExpressions": [labelled], "matchFields": [ON_NODE]},
+    ]
 
 
 def test_the_release_removes_the_gate_and_sets_the_pin_in_one_patch() -> None:
-    patch = release_patch("node-7", [{"matchExpressions": [ZONE]}])
+    patch = release_patch("node-7", terms({"matchExpressions": [ZONE]}))
     assert patch["spec"]["schedulingGates"] == [
         {"$patch": "delete", "name": "scheduling.muster.dev/gang"}
     ]
@@ -55,17 +60,6 @@ def test_the_release_removes_the_gate_and_sets_the_pin_in_one_patch() -> None:
         {"matchExpressions": [ZONE], "matchFields": [ON_NODE]}
     ]
     assert "nodeSelector" not in patch["spec"]
-
-
-def test_terms_are_kept_for_gated_pods_that_have_some() -> None:
-    terms = RequiredTerms()
-    terms.upsert(pod("a", terms=[{"matchExpressions": [ZONE]}]))
-    terms.upsert(pod("b"))
-    terms.upsert(pod("c", gated=False, terms=[{"matchExpressions": [ZONE]}]))
-    assert set(terms.terms) == {PodKey("ns", "a")}
-    assert terms.of(PodKey("ns", "a")) == [{"matchExpressions": [ZONE]}]
-    terms.upsert(pod("a", gated=False, terms=[{"matchExpressions": [ZONE]}]))
-    assert terms.of(PodKey("ns", "a")) == []
 
 
 class RecordingKube:
@@ -84,7 +78,7 @@ class RecordingKube:
 async def test_a_release_pins_from_the_pods_own_terms() -> None:
     kube = RecordingKube()
     actions = PodActions(kube, concurrency=4)  # type: ignore[arg-type]
-    actions.required_terms.upsert(pod("a", terms=[{"matchExpressions": [ZONE]}]))
+    actions.terms_of = lambda pod: terms({"matchExpressions": [ZONE]}) if pod.name == "a" else ()
     outcome = await actions.release(
         [
             (PodKey("ns", "a"), "node-7"),
@@ -98,7 +92,7 @@ async def test_a_release_pins_from_the_pods_own_terms() -> None:
         PodKey("ns", "unsent"): Failure(0, "PATCH /api/v1/namespaces/ns/pods/unsent not sent"),
     }
     [(_, body)] = kube.patches
-    assert body == release_patch("node-7", [{"matchExpressions": [ZONE]}])
+    assert body == release_patch("node-7", terms({"matchExpressions": [ZONE]}))
 
 
 async def test_no_batch_starts_without_leadership() -> None:

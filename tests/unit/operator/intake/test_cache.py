@@ -33,15 +33,18 @@ def node(name: str, *, unschedulable: bool = False, heartbeat: str = "t0") -> An
     }
 
 
-def test_members_follow_the_group_label() -> None:
+def test_members_follow_the_group_label_in_the_engine_and_keep_their_uid() -> None:
     cache = LiveCache()
     assert cache.pods.upsert(pod("p", "a"))
-    assert set(cache.members[GroupKey("ns", "a")]) == {"p"}
+    assert set(cache.state.members[GroupKey("ns", "a")]) == {"p"}
     cache.pods.upsert(pod("p", "b", version="2"))
-    assert GroupKey("ns", "a") not in cache.members
-    assert set(cache.members[GroupKey("ns", "b")]) == {"p"}
-    cache.pods.remove(pod("p", "b"))
-    assert GroupKey("ns", "b") not in cache.members
+    assert GroupKey("ns", "a") not in cache.state.members
+    assert set(cache.state.members[GroupKey("ns", "b")]) == {"p"}
+    assert cache.uids.get("ns", "p") == ""
+    cache.pods.upsert(pod("p", None, version="3"))
+    assert cache.uids.get("ns", "p") is None  # no longer a member: no events of its own
+    cache.pods.remove(pod("p", None))
+    assert not cache.state.members
 
 
 def test_a_node_heartbeat_is_not_a_reason_to_schedule_but_a_cordon_is() -> None:
@@ -114,8 +117,46 @@ def test_a_member_is_kept_as_what_its_events_read() -> None:
     obj["metadata"] |= {"uid": "u-1", "creationTimestamp": "2026-01-01T00:00:00Z"}
     cache.pods.upsert(obj)
     reference = {"apiVersion": "v1", "kind": "Pod", "namespace": "ns", "name": "a", "uid": "u-1"}
-    assert cache.members[GroupKey("ns", "g")]["a"].reference(PodKey("ns", "a")) == reference
+    assert cache.reference(PodKey("ns", "a")) == reference
     assert cache.reference_of("Pod", "ns", "a") == reference
-    assert cache.state.pods[PodKey("ns", "a")].record.created == 1767225600.0
+    record = cache.state.pods[PodKey("ns", "a")].record
+    assert record.created == 1767225600.0 and not record.native
     cache.pods.remove(obj)
     assert cache.reference_of("Pod", "ns", "a") is None
+
+
+def test_an_annotation_the_engine_does_not_read_starts_no_cycle() -> None:
+    cache = LiveCache()
+    assert cache.pods.upsert(pod("a", "g"))
+    annotated = pod("a", "g", version="2")
+    annotated["metadata"]["annotations"] = {"team": "vision"}
+    assert not cache.pods.upsert(annotated)
+
+
+def test_an_object_the_engine_skips_is_remembered_once_per_version() -> None:
+    cache = LiveCache()
+    bad = pod("a", "g")
+    bad["spec"]["priority"] = "high"
+    assert cache.pods.upsert(bad)  # a new rejection is news
+    assert cache.reference_of("Pod", "ns", "a") == cache.rejections["Pod", "ns", "a"]
+    (rejected,) = cache.state.rejected.values()
+    assert rejected.version == "1" and "spec.priority" in rejected.reason
+    assert not cache.pods.upsert(bad)
+    assert cache.pods.upsert(pod("a", "g", version="2"))
+    assert not cache.rejections
+
+
+def test_a_release_narrows_the_terms_the_engine_read_from_the_pod() -> None:
+    cache = LiveCache()
+    zoned = pod("a", "g")
+    zoned["spec"]["schedulingGates"] = [{"name": "scheduling.muster.dev/gang"}]
+    required = {"nodeSelectorTerms": [{"matchExpressions": [{"key": "z", "operator": "Exists"}]}]}
+    zoned["spec"]["affinity"] = {
+        "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": required}
+    }
+    cache.pods.upsert(zoned)
+    cache.pods.upsert(pod("b", "g"))
+    ((requirement,),) = (term.match_expressions for term in cache.required_terms(PodKey("ns", "a")))
+    assert (requirement.key, requirement.operator, requirement.values) == ("z", "Exists", ())
+    assert cache.required_terms(PodKey("ns", "b")) == ()
+    assert cache.required_terms(PodKey("ns", "gone")) == ()

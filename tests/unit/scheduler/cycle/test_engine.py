@@ -436,7 +436,7 @@ def test_the_groups_found_quiet_are_handed_on_and_the_state_is_left_alone() -> N
     member = pod("run-0", group="run", node_name="n1", gated=False, phase="Running")
     state = cluster(node("n1"), running, member)
     written = schedule(state, now=NOW, config=PATIENT).plan.statuses[key("run")]
-    state.apply_pod_group({**running, "status": written})
+    state.apply("PodGroup", {**running, "status": written})
     changes = (state.changes, dict(state.changed))
     first = schedule(state, now=NOW, config=PATIENT)
     assert (state.changes, state.changed) == changes  # only read
@@ -444,7 +444,7 @@ def test_the_groups_found_quiet_are_handed_on_and_the_state_is_left_alone() -> N
     assert first.carried.as_of == state.changes
     second = schedule(state, now=NOW, config=PATIENT, carried=first.carried)
     assert second.plan.steps == () and second.carried.quiet == first.carried.quiet
-    state.apply_pod({**member, "status": {"phase": "Failed"}})
+    state.apply("Pod", {**member, "status": {"phase": "Failed"}})
     third = schedule(state, now=NOW, config=PATIENT, carried=second.carried)
     assert [step.group for step in third.plan.steps] == [key("run")]
 
@@ -456,13 +456,13 @@ def test_a_quiet_group_deleted_and_made_again_is_looked_at_afresh() -> None:
         "plan": {"run-0": "n1"},
     }
     state = cluster(node("n1"), running)
-    state.apply_pod(pod("run-0", group="run", node_name="n1", gated=False, phase="Running"))
+    state.apply("Pod", pod("run-0", group="run", node_name="n1", gated=False, phase="Running"))
     written = schedule(state, now=NOW, config=PATIENT).plan.statuses[key("run")]
-    state.apply_pod_group({**running, "status": written})
+    state.apply("PodGroup", {**running, "status": written})
     carried = schedule(state, now=NOW, config=PATIENT).carried
     assert carried.quiet == {key("run")}
-    state.delete_pod_group("default", "run")
-    state.apply_pod_group(pod_group("run", min_count=1))  # made again, waiting
+    state.delete("PodGroup", "default", "run")
+    state.apply("PodGroup", pod_group("run", min_count=1))  # made again, waiting
     result = schedule(state, now=NOW, config=PATIENT, carried=carried)
     assert key("run") not in result.carried.quiet
     assert [step.group for step in result.plan.steps] == [key("run")]

@@ -164,9 +164,7 @@ def test_the_same_cluster_in_any_event_order_gives_the_same_result(
     shuffler.shuffle(shuffled)
     state = ClusterState()
     for obj in [*shuffled, *shuffled]:  # applied twice: re-applying must change nothing
-        {"Node": state.apply_node, "Pod": state.apply_pod, "PodGroup": state.apply_pod_group}[
-            obj["kind"]
-        ](obj)
+        state.apply(obj["kind"], obj)
     assert schedule(state, now=NOW, config=CONFIG) == first
 
 

@@ -25,10 +25,10 @@ def running_gang() -> tuple[ClusterState, dict[str, Any], list[dict[str, Any]]]:
         "admittedAt": "1970-01-01T00:00:00Z",
     }
     state = ClusterState()
-    state.apply_node(node("n1", cpu="4"))
+    state.apply("Node", node("n1", cpu="4"))
     for obj in pods:
-        state.apply_pod(obj)
-    state.apply_pod_group(group)
+        state.apply("Pod", obj)
+    state.apply("PodGroup", group)
     return state, group, pods
 
 
@@ -36,7 +36,7 @@ def written(state: ClusterState, group: dict[str, Any]) -> dict[str, Any]:
     """Carry the cycle's status for the group out, as the operator's writer would."""
     result = schedule(state, now=NOW, config=CONFIG)
     updated = {**group, "status": result.plan.statuses[KEY]}
-    state.apply_pod_group(updated)
+    state.apply("PodGroup", updated)
     return updated
 
 
@@ -55,7 +55,7 @@ def test_a_settled_gang_is_skipped_until_one_of_its_pods_changes() -> None:
     steps, carried = steps_for_train(state, carried)
     assert steps == []
     assert KEY in carried.quiet
-    state.apply_pod({**pods[0], "status": {"phase": "Failed"}})
+    state.apply("Pod", {**pods[0], "status": {"phase": "Failed"}})
     assert KEY not in carried.still_quiet(state.changed)
     steps, _ = steps_for_train(state, carried)
     assert steps

@@ -35,7 +35,7 @@ def given(state: ClusterState, now: float, carried: Carried) -> tuple[list[str],
 
 def test_a_pod_is_told_once_its_grace_from_creation_ends_and_then_never_again() -> None:
     state = ClusterState()
-    state.apply_pod(orphan("a"))
+    state.apply("Pod", orphan("a"))
     told, carried = given(state, CREATED + 9.0, NOTHING_CARRIED)
     assert told == []
     told, carried = given(state, CREATED + 10.0, carried)
@@ -50,20 +50,20 @@ def test_a_pod_is_told_once_its_grace_from_creation_ends_and_then_never_again() 
 
 def test_the_next_end_of_a_grace_is_when_the_engine_wants_its_next_cycle() -> None:
     state = ClusterState()
-    state.apply_pod(orphan("a", created=CREATED + 5.0))
-    state.apply_pod(orphan("b", created=CREATED + 3.0))
+    state.apply("Pod", orphan("a", created=CREATED + 5.0))
+    state.apply("Pod", orphan("b", created=CREATED + 3.0))
     result = schedule(state, now=CREATED, config=CONFIG)
     assert result.plan.wake_at == CREATED + 13.0
 
 
 def test_a_pod_whose_podgroup_appeared_and_went_again_is_told_again() -> None:
     state = ClusterState()
-    state.apply_pod(orphan("a"))
+    state.apply("Pod", orphan("a"))
     told, carried = given(state, CREATED + 10.0, NOTHING_CARRIED)
-    state.apply_pod_group(pod_group("missing", namespace="team"))
+    state.apply("PodGroup", pod_group("missing", namespace="team"))
     _, carried = given(state, CREATED + 11.0, carried)
     assert not carried.told
-    state.delete_pod_group("team", "missing")
+    state.delete("PodGroup", "team", "missing")
     told, _ = given(state, CREATED + 12.0, carried)
     assert told == [f"Pod a {NOT_FOUND}"]
 
@@ -72,27 +72,27 @@ def test_pods_the_engine_does_not_wait_for_are_not_told() -> None:
     state = ClusterState()
     native = orphan("native")
     native["spec"]["schedulingGroup"] = {"podGroupName": "missing"}
-    state.apply_pod(native)
-    state.apply_job(job("dropped", namespace="team"))
-    state.apply_pod(orphan("let-go-0", group="dropped"))
+    state.apply("Pod", native)
+    state.apply("Job", job("dropped", namespace="team"))
+    state.apply("Pod", orphan("let-go-0", group="dropped"))
     unusable = pod_group("unusable", namespace="team")
     unusable["spec"]["schedulingPolicy"] = {"gang": {"minCount": "many"}}
-    state.apply_pod_group(unusable)
-    state.apply_pod(orphan("member", group="unusable"))
+    state.apply("PodGroup", unusable)
+    state.apply("Pod", orphan("member", group="unusable"))
     standing = notices(state, now=CREATED + 100.0, config=CONFIG, told=frozenset())[1]
     assert [(n.kind, n.name) for n in standing] == [("PodGroup", "unusable")]
 
 
 def test_a_pod_without_a_creation_time_is_told_at_once() -> None:
     state = ClusterState()
-    state.apply_pod(orphan("a", created=None))
+    state.apply("Pod", orphan("a", created=None))
     told, _ = given(state, 0.0, NOTHING_CARRIED)
     assert told == [f"Pod a {NOT_FOUND}"]
 
 
 def test_an_object_the_engine_cannot_use_is_told_once_per_version() -> None:
     state = ClusterState()
-    state.apply_pod(broken("1"))
+    state.apply("Pod", broken("1"))
     told, carried = given(state, CREATED, NOTHING_CARRIED)
     assert told == [f"Pod broken {IGNORED}"]
     (notice,) = carried.told
@@ -100,21 +100,21 @@ def test_an_object_the_engine_cannot_use_is_told_once_per_version() -> None:
         "Pod", "team", "broken", "1", IGNORED, notice.message
     ) and notice.message.startswith("Muster cannot use this Pod and ignores it: ")
     assert "lots" in notice.message
-    state.apply_pod(broken("1"))  # the same version again (a relist)
+    state.apply("Pod", broken("1"))  # the same version again (a relist)
     told, carried = given(state, CREATED, carried)
     assert told == []
-    state.apply_pod(broken("2"))
+    state.apply("Pod", broken("2"))
     told, carried = given(state, CREATED, carried)
     assert told == [f"Pod broken {IGNORED}"]
-    state.apply_pod(pod("broken", namespace="team"))  # fixed
+    state.apply("Pod", pod("broken", namespace="team"))  # fixed
     told, carried = given(state, CREATED, carried)
     assert told == [] and not carried.told
 
 
 def test_a_cycle_handed_nothing_tells_again_what_still_stands() -> None:
     state = ClusterState()
-    state.apply_pod(broken("1"))
-    state.apply_pod(orphan("a"))
+    state.apply("Pod", broken("1"))
+    state.apply("Pod", orphan("a"))
     first, _ = given(state, CREATED + 10.0, NOTHING_CARRIED)
     again, _ = given(state, CREATED + 10.0, NOTHING_CARRIED)
     assert first == again == [f"Pod a {NOT_FOUND}", f"Pod broken {IGNORED}"]

@@ -98,6 +98,6 @@ def test_a_forecast_is_due_only_on_a_change_and_never_within_the_interval() -> N
     book, state = EstimateBook(), _state("1h")
     assert book.forecast_due(state, now=T0, interval=30.0)
     assert not book.forecast_due(state, now=T0 + 60, interval=30.0)  # nothing changed
-    state.apply_pod(pod("web", cpu="1"))
+    state.apply("Pod", pod("web", cpu="1"))
     assert not book.forecast_due(state, now=T0 + 10, interval=30.0)  # too soon
     assert book.forecast_due(state, now=T0 + 30, interval=30.0)

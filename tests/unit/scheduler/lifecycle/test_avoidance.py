@@ -27,7 +27,7 @@ def remembering(state: ClusterState, *refused: str, rollbacks: int = 1) -> Refus
     assert learnt is not None
     group: dict[str, Any] = pod_group("g", min_count=2)
     group["status"]["refusals"] = to_status(learnt)
-    assert state.apply_pod_group(group) is None
+    assert state.apply("PodGroup", group).rejected is None
     return learnt
 
 
@@ -42,7 +42,7 @@ def test_the_refused_node_is_left_out_of_the_next_plan() -> None:
 def test_a_memory_learnt_on_another_node_set_is_ignored() -> None:
     state = cluster(*NODES, *gang("g", 2, min_count=2, gpu="2"))
     remembering(state, "n1", rollbacks=3)
-    state.apply_node(node("n1", gpu="4", labels={"fixed": "yes"}))  # relabelled
+    state.apply("Node", node("n1", gpu="4", labels={"fixed": "yes"}))  # relabelled
     (admission,) = schedule(state, now=NOW, config=CONFIG).admissions
     assert set(admission.placements.values()) == {"n1"}
 
@@ -80,7 +80,7 @@ def test_fewer_rollbacks_or_no_limit_keep_planning() -> None:
 def test_a_node_added_lifts_the_hold() -> None:
     state = cluster(*NODES, *gang("g", 2, min_count=2, gpu="2"))
     remembering(state, "n1", rollbacks=3)
-    state.apply_node(node("n4", gpu="4"))
+    state.apply("Node", node("n4", gpu="4"))
     (admission,) = schedule(state, now=NOW, config=CONFIG).admissions
     assert set(admission.placements.values()) == {"n1"}  # the memory is forgotten too
 
@@ -102,6 +102,6 @@ def test_growth_of_an_admitted_gang_avoids_the_refused_nodes() -> None:
     group = pod_group("g", min_count=1, admitted=True, plan={"g-0": "n1"})
     refused = [Refused("g-1", "n1", "no")]
     group["status"]["refusals"] = to_status(after_rollback(None, refused, node_set=digest))
-    assert state.apply_pod_group(group) is None
+    assert state.apply("PodGroup", group).rejected is None
     (growth,) = schedule(state, now=NOW, config=CONFIG).growths
     assert growth.placements == {"g-1": "n2"}

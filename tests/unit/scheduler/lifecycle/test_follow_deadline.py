@@ -113,15 +113,17 @@ def test_only_a_bind_counts_as_progress() -> None:
         {**pod("pending", gated=False), "status": {"conditions": [refused]}},
         {**pod("gated", group="g"), "status": {"conditions": [refused]}},
     ):
-        assert state.apply_pod(obj) is None
+        assert state.apply("Pod", obj).rejected is None
     assert state.last_bind is None
     assert (
-        state.apply_pod({**pod("bound", node_name="n1"), "status": {"conditions": [scheduled]}})
+        state.apply(
+            "Pod", {**pod("bound", node_name="n1"), "status": {"conditions": [scheduled]}}
+        ).rejected
         is None
     )
     assert state.last_bind == 1_798_761_600.0
     gated = pod("gated", group="g")
     gated["spec"]["schedulingGates"] = [OTHER_GATE, {"name": GANG_GATE}]
-    assert state.apply_pod(gated) is None
+    assert state.apply("Pod", gated).rejected is None
     record = state.pods[PodKey("default", "gated")].record
     assert record.gated and record.other_gates

@@ -58,7 +58,7 @@ def test_pods_finished_or_on_their_way_out_are_left_alone() -> None:
     leaving = pod("train-1", group="train")
     leaving["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
     state = cluster(node("n1"), job("train"), pod("train-0", group="train", phase="Failed"))
-    state.apply_pod(leaving)
+    state.apply("Pod", leaving)
     assert let_go_steps(state) == []
 
 
@@ -89,11 +89,11 @@ def test_a_pod_group_made_after_all_takes_the_pods() -> None:
 
 def test_a_job_forgotten_or_changed_to_opt_in_lets_nothing_go() -> None:
     state = cluster(node("n1"), job("train"), *members("train-0"))
-    state.delete_job("default", "train")
+    state.delete("Job", "default", "train")
     assert let_go_steps(state) == []
-    state.apply_job(job("train"))
+    state.apply("Job", job("train"))
     assert let_go_steps(state) != []
-    state.apply_job(job("train", labels={"scheduling.muster.dev/policy": "gang"}))
+    state.apply("Job", job("train", labels={"scheduling.muster.dev/policy": "gang"}))
     assert let_go_steps(state) == []
 
 

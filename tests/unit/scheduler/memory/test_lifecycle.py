@@ -95,7 +95,7 @@ def test_a_preemptor_is_released_once_its_victims_are_gone_even_after_a_restart(
     )
     waiting = schedule(restarted, now=NOW + 10, config=CONFIG)
     assert not any(isinstance(a, Release | Evict) for s in waiting.plan.steps for a in s.actions)
-    restarted.delete_pod("default", "low-0")
+    restarted.delete("Pod", "default", "low-0")
     released = schedule(restarted, now=NOW + 20, config=CONFIG)
     assert any(
         a == Release(high, (("high-0", "n1"),)) for s in released.plan.steps for a in s.actions

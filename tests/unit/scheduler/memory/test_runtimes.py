@@ -117,7 +117,7 @@ def test_a_cron_jobs_new_job_is_expected_to_take_what_its_earlier_jobs_took() ->
     endings = Endings(state, now=0.0)
     waiting = state.groups[GroupKey("default", "nightly-3")]
     member = pod("nightly-3-a", group="nightly-3")
-    state.apply_pod(member)
+    state.apply("Pod", member)
     assert endings.runtime_of(state.pods[PodKey("default", "nightly-3-a")].record, waiting) == (
         Runtime(180, Basis.OBSERVED)  # not hourly's
     )

@@ -199,7 +199,7 @@ def test_namespace_selector_reads_namespace_labels() -> None:
     selected = anti(term("t", HOSTNAME, namespaceSelector={"matchLabels": {"team": "a"}}))
     state = cluster(*nodes(1), other, *gang("t", 1, selected, app="t"))
     assert schedule(state, now=NOW, config=CONFIG).admissions  # labels not known yet
-    state.apply_namespace(namespace)
+    state.apply("Namespace", namespace)
     assert not schedule(state, now=NOW, config=CONFIG).admissions
     everywhere = anti(term("t", HOSTNAME, namespaceSelector={}))
     assert not run(*nodes(1), other, *gang("u", 1, everywhere, app="t")).admissions
@@ -269,30 +269,30 @@ def mounting(claim_name: str) -> Obj:
 
 def test_a_bound_zonal_volume_keeps_its_pod_in_the_zone() -> None:
     state = cluster(*nodes(4), *gang("v", 2, mounting("data"), app="v"))
-    state.apply_volume(volume("pv-z1", "z1"))
-    state.apply_claim(claim("data", "pv-z1"))
+    state.apply("PersistentVolume", volume("pv-z1", "z1"))
+    state.apply("PersistentVolumeClaim", claim("data", "pv-z1"))
     result = schedule(state, now=NOW, config=CONFIG)
     assert set(placements(result, "v").values()) <= {"n1", "n3"}
 
 
 def test_volume_node_affinity_is_reported_in_kube_scheduler_words() -> None:
     state = cluster(*nodes(2), *gang("v", 1, mounting("data"), app="v"))
-    state.apply_volume(volume("pv-elsewhere", "z9"))
-    state.apply_claim(claim("data", "pv-elsewhere"))
+    state.apply("PersistentVolume", volume("pv-elsewhere", "z9"))
+    state.apply("PersistentVolumeClaim", claim("data", "pv-elsewhere"))
     text = message(schedule(state, now=NOW, config=CONFIG), "v")
     assert "2 node(s) didn't match PersistentVolume's node affinity" in text
 
 
 def test_a_claim_bound_to_a_missing_volume_refuses_every_node() -> None:
     state = cluster(*nodes(2), *gang("v", 1, mounting("data"), app="v"))
-    state.apply_claim(claim("data", "gone"))
+    state.apply("PersistentVolumeClaim", claim("data", "gone"))
     text = message(schedule(state, now=NOW, config=CONFIG), "v")
     assert "2 node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)" in text
 
 
 def test_unbound_and_unknown_claims_leave_nodes_open() -> None:
     state = cluster(*nodes(2), *gang("v", 2, mounting("later"), app="v"))
-    state.apply_claim(claim("later", None))
+    state.apply("PersistentVolumeClaim", claim("later", None))
     assert schedule(state, now=NOW, config=CONFIG).admissions
     assert run(*nodes(2), *gang("u", 2, mounting("unseen"), app="u")).admissions
 

@@ -144,8 +144,8 @@ def test_a_victim_gang_left_running_after_a_refusal_is_taken_down_whole() -> Non
     for obj in objects:
         key = GroupKey("default", obj["metadata"]["name"])
         if obj["kind"] == "PodGroup" and key in first.plan.statuses:
-            state.apply_pod_group({**obj, "status": first.plan.statuses[key]})
-    state.delete_pod("default", "a-0")  # the one eviction the budget let through
+            state.apply("PodGroup", {**obj, "status": first.plan.statuses[key]})
+    state.delete("Pod", "default", "a-0")  # the one eviction the budget let through
     second = schedule(state, now=NOW + 1, config=CONFIG)
     steps = {step.group.name: step for step in second.plan.steps}
     assert steps["a"].kind is StepKind.TAKE_DOWN

@@ -8,7 +8,7 @@ import pytest
 from muster.scheduler.objects.fields import IntakeError
 from muster.scheduler.objects.keys import PodKey
 from muster.scheduler.rules.budgets import Budget, BudgetLedger, violations
-from muster.scheduler.state.intake import budget_from
+from muster.scheduler.state.kinds import budget_from
 from muster.scheduler.state.state import ClusterState
 from tests.unit.scheduler.builders import budget
 
@@ -48,10 +48,10 @@ def test_a_budget_not_yet_counted_by_its_controller_allows_nothing() -> None:
 
 def test_a_malformed_budget_is_rejected_and_forgotten() -> None:
     state = ClusterState()
-    assert state.apply_pod_disruption_budget(budget("pdb", APP, allowed=1)) is None
+    assert state.apply("PodDisruptionBudget", budget("pdb", APP, allowed=1)).rejected is None
     bad = budget("pdb", APP, allowed=1)
     bad["spec"]["selector"] = {"matchExpressions": [{"key": "app", "operator": "Near"}]}
-    assert state.apply_pod_disruption_budget(bad) is not None
+    assert state.apply("PodDisruptionBudget", bad).rejected is not None
     assert state.budgets == {}
     with pytest.raises(IntakeError):
         budget_from(bad)

@@ -211,3 +211,12 @@ def test_kube_schedulers_refusal_of_a_pod_is_read_unless_it_preempts_for_it() ->
     assert pod_from(obj).refusal == "0/3 nodes are available"
     obj["status"]["nominatedNodeName"] = "n1"
     assert pod_from(obj).refusal is None
+
+
+def test_a_pod_record_keeps_its_creation_and_whether_native_gang_scheduling_has_it() -> None:
+    obj = pod("a", group="g")
+    obj["metadata"]["creationTimestamp"] = "2026-01-01T00:00:00Z"
+    obj["spec"]["schedulingGroup"] = {"podGroupName": "g"}
+    record = pod_from(obj)
+    assert record.created == 1767225600.0 and record.native
+    assert not pod_from(pod("b")).native and pod_from(pod("b")).created is None

@@ -84,16 +84,10 @@ def test_a_corrupted_field_is_skipped_or_accepted_never_a_crash(
     path = data.draw(st.sampled_from(_paths(VALID[kind])))
     odd = _replace(VALID[kind], path, junk)
     state = ClusterState()
-    apply = {
-        "Node": state.apply_node,
-        "Pod": state.apply_pod,
-        "PodGroup": state.apply_pod_group,
-        "PriorityClass": state.apply_priority_class,
-    }
     for other_kind, obj in sorted(VALID.items()):
         if other_kind != kind:
-            assert apply[other_kind](obj) is None
-    reason = apply[kind](odd)
+            assert state.apply(other_kind, obj).rejected is None
+    reason = state.apply(kind, odd).rejected
     assert reason is None or isinstance(reason, str)
     schedule(state, now=0.0, config=EngineConfig())
 
@@ -103,11 +97,6 @@ def test_a_condition_that_is_not_a_mapping_is_dropped_from_the_status_written() 
     group.setdefault("status", {})["conditions"] = [None]
     state = ClusterState()
     for kind, obj in sorted({**VALID, "PodGroup": group}.items()):
-        {
-            "Node": state.apply_node,
-            "Pod": state.apply_pod,
-            "PodGroup": state.apply_pod_group,
-            "PriorityClass": state.apply_priority_class,
-        }[kind](obj)
+        state.apply(kind, obj)
     statuses = schedule(state, now=0.0, config=EngineConfig()).plan.statuses
     assert all(None not in status["conditions"] for status in statuses.values())

@@ -45,22 +45,23 @@ def test_a_table_after_any_changes_is_the_one_built_from_the_nodes(
     for change in changes:
         if change[0] == "apply":
             _, name, taints, cordoned = change
-            state.apply_node(
+            state.apply(
+                "Node",
                 node(
                     str(name), taints=TAINT_CHOICES[int(str(taints))], unschedulable=bool(cordoned)
-                )
+                ),
             )
         else:
-            state.delete_node(str(change[1]))
+            state.delete("Node", "", str(change[1]))
         assert_as_built_from_scratch(state.node_table())
 
 
 def test_a_copy_changes_apart_from_its_original() -> None:
     state = ClusterState()
-    state.apply_node(node("b"))
+    state.apply("Node", node("b"))
     twin = state.copy()
-    twin.apply_node(node("a", taints=[taint("gpu")]))
-    twin.delete_node("b")
+    twin.apply("Node", node("a", taints=[taint("gpu")]))
+    twin.delete("Node", "", "b")
     assert [record.name for record in state.node_table().records if record] == ["b"]
     assert [record.name for record in twin.node_table().records if record] == ["a"]
     assert_as_built_from_scratch(state.node_table())

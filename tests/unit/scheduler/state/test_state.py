@@ -18,50 +18,50 @@ def held(state: ClusterState, node_name: str, resource: str = "cpu") -> int:
 
 def test_bound_pods_hold_their_node_until_deleted() -> None:
     state = ClusterState()
-    state.apply_node(node("n1"))
-    state.apply_pod(pod("a", cpu="1500m", node_name="n1"))
-    state.apply_pod(pod("b", cpu="500m", node_name="n1"))
+    state.apply("Node", node("n1"))
+    state.apply("Pod", pod("a", cpu="1500m", node_name="n1"))
+    state.apply("Pod", pod("b", cpu="500m", node_name="n1"))
     assert held(state, "n1") == 2000
     assert held(state, "n1", "pods") == 2
-    state.delete_pod("default", "a")
+    state.delete("Pod", "default", "a")
     assert held(state, "n1") == 500
 
 
 def test_reapplying_a_pod_replaces_its_old_hold() -> None:
     state = ClusterState()
-    state.apply_node(node("n1"))
-    state.apply_node(node("n2"))
-    state.apply_pod(pod("a", cpu="2", node_name="n1"))
-    state.apply_pod(pod("a", cpu="2", node_name="n1"))
+    state.apply("Node", node("n1"))
+    state.apply("Node", node("n2"))
+    state.apply("Pod", pod("a", cpu="2", node_name="n1"))
+    state.apply("Pod", pod("a", cpu="2", node_name="n1"))
     assert held(state, "n1") == 2000
-    state.apply_pod(pod("a", cpu="3", node_name="n2"))
+    state.apply("Pod", pod("a", cpu="3", node_name="n2"))
     assert (held(state, "n1"), held(state, "n2")) == (0, 3000)
 
 
 def test_finished_pods_hold_nothing() -> None:
     state = ClusterState()
-    state.apply_node(node("n1"))
-    state.apply_pod(pod("a", node_name="n1"))
-    state.apply_pod(pod("a", node_name="n1", phase="Succeeded"))
+    state.apply("Node", node("n1"))
+    state.apply("Pod", pod("a", node_name="n1"))
+    state.apply("Pod", pod("a", node_name="n1", phase="Succeeded"))
     assert held(state, "n1") == 0
-    state.apply_pod(pod("b", node_name="n1", phase="Failed"))
+    state.apply("Pod", pod("b", node_name="n1", phase="Failed"))
     assert held(state, "n1") == 0
 
 
 def test_pods_seen_before_their_node_count_once_it_arrives() -> None:
     state = ClusterState()
-    state.apply_pod(pod("a", cpu="2", node_name="late"))
-    state.apply_node(node("late"))
+    state.apply("Pod", pod("a", cpu="2", node_name="late"))
+    state.apply("Node", node("late"))
     assert held(state, "late") == 2000
-    state.delete_node("late")
-    state.apply_node(node("late"))
+    state.delete("Node", "", "late")
+    state.apply("Node", node("late"))
     assert held(state, "late") == 2000
 
 
 def test_extended_resources_get_their_own_column() -> None:
     state = ClusterState()
-    state.apply_node(node("gpu", gpu="8"))
-    state.apply_pod(pod("a", gpu="3", node_name="gpu"))
+    state.apply("Node", node("gpu", gpu="8"))
+    state.apply("Pod", pod("a", gpu="3", node_name="gpu"))
     assert held(state, "gpu", "nvidia.com/gpu") == 3
     slot = state.node_slot("gpu")
     assert slot is not None
@@ -70,53 +70,53 @@ def test_extended_resources_get_their_own_column() -> None:
 
 def test_an_admitted_plan_reserves_capacity_until_its_pods_bind() -> None:
     state = ClusterState()
-    state.apply_node(node("n1"))
-    state.apply_pod(pod("w0", group="g", cpu="2"))
+    state.apply("Node", node("n1"))
+    state.apply("Pod", pod("w0", group="g", cpu="2"))
     assert held(state, "n1") == 0
-    state.apply_pod_group(pod_group("g", min_count=1, admitted=True, plan={"w0": "n1"}))
+    state.apply("PodGroup", pod_group("g", min_count=1, admitted=True, plan={"w0": "n1"}))
     assert held(state, "n1") == 2000
-    state.apply_pod(pod("w0", group="g", cpu="2", node_name="n1"))
+    state.apply("Pod", pod("w0", group="g", cpu="2", node_name="n1"))
     assert held(state, "n1") == 2000
-    state.apply_pod(pod("w0", group="g", cpu="2", gated=False))
-    state.delete_pod_group("default", "g")
+    state.apply("Pod", pod("w0", group="g", cpu="2", gated=False))
+    state.delete("PodGroup", "default", "g")
     assert held(state, "n1") == 0
 
 
 def test_a_plan_without_admission_reserves_nothing() -> None:
     state = ClusterState()
-    state.apply_node(node("n1"))
-    state.apply_pod(pod("w0", group="g", cpu="2"))
-    state.apply_pod_group(pod_group("g", plan={"w0": "n1"}))
+    state.apply("Node", node("n1"))
+    state.apply("Pod", pod("w0", group="g", cpu="2"))
+    state.apply("PodGroup", pod_group("g", plan={"w0": "n1"}))
     assert held(state, "n1") == 0
 
 
 def test_odd_objects_are_recorded_and_skipped() -> None:
     state = ClusterState()
-    state.apply_node(node("n1"))
-    state.apply_pod(pod("a", node_name="n1"))
-    reason = state.apply_pod(pod("a", cpu="lots", node_name="n1"))
+    state.apply("Node", node("n1"))
+    state.apply("Pod", pod("a", node_name="n1"))
+    reason = state.apply("Pod", pod("a", cpu="lots", node_name="n1")).rejected
     assert reason is not None and "lots" in reason
     assert held(state, "n1") == 0
     assert ("Pod", "default", "a") in state.rejected
-    assert state.apply_pod(pod("a", node_name="n1")) is None
+    assert state.apply("Pod", pod("a", node_name="n1")).rejected is None
     assert state.rejected == {}
     for odd in (None, {}, {"metadata": {"name": 3}}, {"metadata": {"name": "x"}, "spec": []}):
-        assert state.apply_pod(odd) is not None  # type: ignore[arg-type]
-        assert state.apply_node(odd) is not None  # type: ignore[arg-type]
-        assert state.apply_pod_group(odd) is not None  # type: ignore[arg-type]
-    assert state.apply_pod_group(pod_group("bad", min_count=0)) is not None
+        assert state.apply("Pod", odd).rejected is not None  # type: ignore[arg-type]
+        assert state.apply("Node", odd).rejected is not None  # type: ignore[arg-type]
+        assert state.apply("PodGroup", odd).rejected is not None  # type: ignore[arg-type]
+    assert state.apply("PodGroup", pod_group("bad", min_count=0)).rejected is not None
 
 
 def test_priority_comes_from_the_pod_then_its_class_then_the_global_default() -> None:
     state = ClusterState()
-    state.apply_pod(pod("explicit", priority=7, priority_class="high"))
-    state.apply_pod(pod("classed", priority_class="high"))
-    state.apply_pod(pod("plain"))
-    state.apply_priority_class(priority_class("high", 1000))
-    state.apply_priority_class(priority_class("default", 5, global_default=True))
+    state.apply("Pod", pod("explicit", priority=7, priority_class="high"))
+    state.apply("Pod", pod("classed", priority_class="high"))
+    state.apply("Pod", pod("plain"))
+    state.apply("PriorityClass", priority_class("high", 1000))
+    state.apply("PriorityClass", priority_class("default", 5, global_default=True))
     priorities = {key.name: entry.priority for key, entry in state.pods.items()}
     assert priorities == {"explicit": 7, "classed": 1000, "plain": 5}
-    state.delete_priority_class("default")
+    state.delete("PriorityClass", "", "default")
     assert state.pods[next(k for k in state.pods if k.name == "plain")].priority == 0
 
 
@@ -145,26 +145,27 @@ EVENTS = st.lists(
 def _apply(state: ClusterState, event: tuple[str, int, int, bool]) -> None:
     kind, first, second, flag = event
     if kind == "node":
-        state.apply_node(node(f"n{first}", cpu=str(4 + second)))
+        state.apply("Node", node(f"n{first}", cpu=str(4 + second)))
     elif kind == "delete-node":
-        state.delete_node(f"n{first}")
+        state.delete("Node", "", f"n{first}")
     elif kind == "pod":
-        state.apply_pod(
+        state.apply(
+            "Pod",
             pod(
                 f"p{first}",
                 group="g" if flag else None,
                 cpu=f"{second + 1}00m",
                 node_name=f"n{second}" if second % 2 else None,
                 phase="Succeeded" if second == 3 else None,
-            )
+            ),
         )
     elif kind == "delete-pod":
-        state.delete_pod("default", f"p{first}")
+        state.delete("Pod", "default", f"p{first}")
     elif kind == "group":
         plan = {f"p{index}": f"n{(index + second) % 4}" for index in range(4)}
-        state.apply_pod_group(pod_group("g", admitted=flag, plan=plan))
+        state.apply("PodGroup", pod_group("g", admitted=flag, plan=plan))
     else:
-        state.delete_pod_group("default", "g")
+        state.delete("PodGroup", "default", "g")
 
 
 def _latest(events: list[tuple[str, int, int, bool]]) -> list[tuple[str, int, int, bool]]:
@@ -197,10 +198,10 @@ def test_incremental_accounting_matches_a_fresh_build(
 def test_host_ports_are_tracked_where_pods_hold_them() -> None:
     ported = {"containers": [{"name": "c", "ports": [{"containerPort": 22, "hostPort": 22}]}]}
     state = ClusterState()
-    state.apply_node(node("n1"))
-    state.apply_pod(pod("a", node_name="n1", spec=ported))
-    state.apply_pod(pod("b", node_name="n1", spec=ported))
+    state.apply("Node", node("n1"))
+    state.apply("Pod", pod("a", node_name="n1", spec=ported))
+    state.apply("Pod", pod("b", node_name="n1", spec=ported))
     assert state.host_ports == {("TCP", 22): {"n1": 2}}
-    state.delete_pod("default", "a")
-    state.apply_pod(pod("b", node_name="n1", spec=ported, phase="Succeeded"))
+    state.delete("Pod", "default", "a")
+    state.apply("Pod", pod("b", node_name="n1", spec=ported, phase="Succeeded"))
     assert state.host_ports == {}

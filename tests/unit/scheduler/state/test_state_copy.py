@@ -26,9 +26,9 @@ def test_changing_the_copy_leaves_the_original_as_it_was() -> None:
     before = schedule(state, now=0.0, config=EngineConfig())
     held = state.held.copy()
     twin = state.copy()
-    twin.delete_pod("default", "web")
-    twin.apply_pod(pod("db", node_name="n2", cpu="4"))
-    twin.delete_node("n1")
+    twin.delete("Pod", "default", "web")
+    twin.apply("Pod", pod("db", node_name="n2", cpu="4"))
+    twin.delete("Node", "", "n1")
     assert PodKey("default", "web") in state.pods
     assert PodKey("default", "db") not in state.pods
     assert (state.held == held).all()

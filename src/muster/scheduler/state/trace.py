@@ -4,8 +4,9 @@ The operator can record (`muster run --record-trace FILE`) every change that rea
 the engine's state — each object an informer delivers, each status the API server
 answers a write with — and, after every cycle, the clock it decided at and what it
 decided. Replaying the trace (`muster.simulation.replay`) feeds the same changes
-through the same intake into a fresh `ClusterState`, runs `schedule` at the recorded
-clock and compares: the proof that the operator decides nothing the engine does not.
+through the same door (`ClusterState.apply` and `delete`) into a fresh `ClusterState`,
+runs `schedule` at the recorded clock and compares: the proof that the operator
+decides nothing the engine does not.
 
 A trace is JSON lines, one of:
 
@@ -23,54 +24,20 @@ people.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import asdict
 from typing import Any
 
-from muster.scheduler import ClusterState, EngineConfig
+from muster.scheduler.config import EngineConfig
 from muster.scheduler.decisions.plan import Action, Evict, Release, TellJob, Ungate, WriteStatus
 from muster.scheduler.decisions.results import CycleResult, PodKey
 from muster.scheduler.memory.release_failures import ReleaseFailure
+from muster.scheduler.state.kinds import scoped
+from muster.scheduler.state.state import ClusterState
 
 JsonObject = dict[str, Any]
 
 START, APPLY, DELETE, RELEASE, CYCLE = "start", "apply", "delete", "release", "cycle"
-
-_APPLY: dict[str, Callable[[ClusterState, Mapping[str, Any]], str | None]] = {
-    "Node": ClusterState.apply_node,
-    "Pod": ClusterState.apply_pod,
-    "PodGroup": ClusterState.apply_pod_group,
-    "PriorityClass": ClusterState.apply_priority_class,
-    "Namespace": ClusterState.apply_namespace,
-    "PersistentVolumeClaim": ClusterState.apply_claim,
-    "PersistentVolume": ClusterState.apply_volume,
-    "PodDisruptionBudget": ClusterState.apply_pod_disruption_budget,
-    "Job": ClusterState.apply_job,
-}
-_NAMESPACED = {"Pod", "PodGroup", "PersistentVolumeClaim", "PodDisruptionBudget", "Job"}
-
-
-def apply_object(state: ClusterState, kind: str, obj: Mapping[str, Any]) -> str | None:
-    """Give an object to the state; why the engine rejects it, or None."""
-    return _APPLY[kind](state, obj)
-
-
-def delete_object(state: ClusterState, kind: str, namespace: str, name: str) -> None:
-    """Take an object out of the state."""
-    _DELETE[kind](state, namespace, name)
-
-
-_DELETE: dict[str, Callable[[ClusterState, str, str], None]] = {
-    "Node": lambda state, _, name: state.delete_node(name),
-    "Pod": ClusterState.delete_pod,
-    "PodGroup": ClusterState.delete_pod_group,
-    "PriorityClass": lambda state, _, name: state.delete_priority_class(name),
-    "Namespace": lambda state, _, name: state.delete_namespace(name),
-    "PersistentVolumeClaim": ClusterState.delete_claim,
-    "PersistentVolume": lambda state, _, name: state.delete_volume(name),
-    "PodDisruptionBudget": ClusterState.delete_pod_disruption_budget,
-    "Job": ClusterState.delete_job,
-}
 
 
 def start_line(config: EngineConfig) -> JsonObject:
@@ -85,7 +52,7 @@ def delete_line(kind: str, namespace: str, name: str) -> JsonObject:
     return {
         "line": DELETE,
         "kind": kind,
-        "namespace": namespace if kind in _NAMESPACED else "",
+        "namespace": scoped(kind, namespace),
         "name": name,
     }
 

@@ -1,0 +1,270 @@
+"""The kinds of object the engine takes in, and what it keeps of each.
+
+`ClusterState.apply` and `ClusterState.delete` are the one door into the engine's
+state, for the operator, `simulate` and `replay` alike. Each kind says how an object
+of it is put into the state (raising `IntakeError` when the engine cannot use it),
+how it is taken out, and which of the engine's own frozen records stands for it:
+the record before an event and the record after it say whether the event changed
+anything the engine reads, so that a node's heartbeat or a pod's unrelated
+annotation starts no cycle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from muster.api.priority import DEFAULT_PRIORITY, lowest_default
+from muster.scheduler.decisions.results import GroupKey, PodKey
+from muster.scheduler.memory.dropped_field import dropped_field
+from muster.scheduler.objects.fields import (
+    IntakeError,
+    integer_field,
+    list_field,
+    mapping_field,
+    string_map,
+)
+from muster.scheduler.objects.keys import object_key, resource_version
+from muster.scheduler.rules.budgets import Budget
+from muster.scheduler.rules.node_affinity import Term
+from muster.scheduler.rules.pod_terms import label_selector
+from muster.scheduler.state.intake import (
+    PriorityClassRecord,
+    name_of,
+    node_term,
+    pod_group_from,
+    priority_class_from,
+)
+
+if TYPE_CHECKING:
+    from muster.scheduler.state.state import ClusterState
+
+ObjectKey = tuple[str, str, str]  # kind, namespace ("" when cluster-scoped), name
+CLUSTER_SCOPED = frozenset({"Node", "PriorityClass", "Namespace", "PersistentVolume"})
+
+
+class Rejected(NamedTuple):
+    """Why the engine skips an object, and the version of it that it skips."""
+
+    reason: str
+    version: str  # metadata.resourceVersion
+
+
+class Applied(NamedTuple):
+    """What an event did to the state."""
+
+    rejected: str | None  # why the engine skips the object (None: it was taken in)
+    changed: bool  # whether anything the engine reads changed (its record, its rejection)
+
+
+class Kind(NamedTuple):
+    """How the state takes in, lets go of and records the objects of one kind."""
+
+    put: Callable[[ClusterState, Mapping[str, Any]], None]  # raises IntakeError
+    remove: Callable[[ClusterState, str, str], object]  # namespace, name
+    record: Callable[[ClusterState, str, str], object]  # None when it keeps none
+
+
+def key_of(kind: str, obj: Mapping[str, Any]) -> ObjectKey:
+    """The object's key as the engine files it: a namespaced object without a
+    namespace (offline YAML) is in "default", as the API server would put it."""
+    namespace, name = object_key(obj)
+    return (kind, scoped(kind, namespace or "default"), name)
+
+
+def scoped(kind: str, namespace: str) -> str:
+    """The namespace as the engine files the kind's objects ("" when cluster-scoped)."""
+    return "" if kind in CLUSTER_SCOPED else namespace
+
+
+def namespace_from(obj: Mapping[str, Any]) -> tuple[str, dict[str, str]]:
+    """A Namespace's name and labels (what namespaceSelectors look at)."""
+    _, name = name_of(obj)
+    metadata = mapping_field(obj.get("metadata"), "metadata")
+    return name, string_map(metadata.get("labels"), "metadata.labels")
+
+
+def claim_from(obj: Mapping[str, Any]) -> tuple[str, str, str | None]:
+    """A PersistentVolumeClaim: namespace, name, and the volume it is bound to."""
+    namespace, name = name_of(obj)
+    spec = mapping_field(obj.get("spec"), "spec")
+    volume = spec.get("volumeName")
+    return namespace, name, str(volume) if volume else None
+
+
+def volume_from(obj: Mapping[str, Any]) -> tuple[str, tuple[Term, ...] | None]:
+    """A PersistentVolume: its name and the nodes it can be used from (None: any)."""
+    _, name = name_of(obj)
+    spec = mapping_field(obj.get("spec"), "spec")
+    affinity = mapping_field(spec.get("nodeAffinity"), "spec.nodeAffinity")
+    required = affinity.get("required")
+    if required is None:
+        return name, None
+    terms = mapping_field(required, "spec.nodeAffinity.required")
+    raw_terms = list_field(terms.get("nodeSelectorTerms"), "nodeSelectorTerms")
+    return name, tuple(node_term(raw) for raw in raw_terms)
+
+
+def budget_from(obj: Mapping[str, Any]) -> Budget:
+    """A policy/v1 PodDisruptionBudget: its selector and what its status allows now.
+
+    A budget whose controller has not counted it yet allows nothing (its status has
+    no disruptionsAllowed), as the API server's eviction handler treats it.
+    """
+    namespace, name = name_of(obj)
+    spec = mapping_field(obj.get("spec"), "spec")
+    status = mapping_field(obj.get("status"), "status")
+    allowed = integer_field(status.get("disruptionsAllowed"), "status.disruptionsAllowed")
+    disrupted = mapping_field(status.get("disruptedPods"), "status.disruptedPods")
+    return Budget(
+        namespace=namespace,
+        name=name,
+        selector=label_selector(spec.get("selector"), "spec.selector"),
+        disruptions_allowed=allowed or 0,
+        disrupted=frozenset(str(pod) for pod in disrupted),
+    )
+
+
+def _put_namespace(state: ClusterState, obj: Mapping[str, Any]) -> None:
+    """A Namespace's labels, for the namespaceSelector of pod (anti-)affinity terms."""
+    name, labels = namespace_from(obj)
+    state.namespace_labels[name] = labels
+
+
+def _put_claim(state: ClusterState, obj: Mapping[str, Any]) -> None:
+    """A PersistentVolumeClaim: which volume it is bound to."""
+    state.volumes.apply_claim(*claim_from(obj))
+
+
+def _put_volume(state: ClusterState, obj: Mapping[str, Any]) -> None:
+    """A PersistentVolume: the nodes it can be used from."""
+    state.volumes.apply_volume(*volume_from(obj))
+
+
+def _put_budget(state: ClusterState, obj: Mapping[str, Any]) -> None:
+    """A PodDisruptionBudget: which pods it protects and how many may go now."""
+    record = budget_from(obj)
+    state.budgets[(record.namespace, record.name)] = record
+
+
+def resolved_priority(
+    classes: Mapping[str, PriorityClassRecord], explicit: int | None, class_name: str | None
+) -> int:
+    """spec.priority, else the named class, else the global default class (the
+    lowest-valued one, as admission picks it), else 0.
+
+    A class that is not known (yet) falls back like a pod without one: the API
+    server would have refused the pod, so this only happens while events arrive out
+    of order, and the priority is refreshed when the class appears.
+    """
+    if explicit is not None:
+        return explicit
+    named = classes.get(class_name) if class_name is not None else None
+    if named is not None:
+        return named.value
+    defaults = [pc for pc in classes.values() if pc.global_default]
+    chosen = lowest_default(defaults, lambda pc: pc.value)
+    return DEFAULT_PRIORITY if chosen is None else chosen.value
+
+
+def _put_priority_class(state: ClusterState, obj: Mapping[str, Any]) -> None:
+    """A PriorityClass: the priority of the pods and groups that name it (or of all
+    that name none, for the global default)."""
+    record = priority_class_from(obj)
+    if state.priority_classes.get(record.name) != record:
+        state.priority_classes[record.name] = record
+        state.refresh_priorities()
+
+
+def _remove_priority_class(state: ClusterState, _: str, name: str) -> None:
+    if state.priority_classes.pop(name, None) is not None:
+        state.refresh_priorities()
+
+
+def _put_job(state: ClusterState, obj: Mapping[str, Any]) -> None:
+    """A Job matters only when the API server dropped the field its pods were gated
+    for (`dropped_field`); every other Job is forgotten as it comes."""
+    _, namespace, name = key_of("Job", obj)
+    key = (namespace, name)
+    record = dropped_field(obj)
+    if record is None:
+        state.dropped_fields.pop(key, None)
+    else:
+        state.dropped_fields[key] = record
+
+
+_KINDS: dict[str, Kind] = {
+    "Namespace": Kind(
+        _put_namespace,
+        lambda state, _, name: state.namespace_labels.pop(name, None),
+        lambda state, _, name: state.namespace_labels.get(name),
+    ),
+    "PersistentVolumeClaim": Kind(
+        _put_claim,
+        lambda state, namespace, name: state.volumes.delete_claim(namespace, name),
+        lambda state, namespace, name: state.volumes.claim(namespace, name),
+    ),
+    "PersistentVolume": Kind(
+        _put_volume,
+        lambda state, _, name: state.volumes.delete_volume(name),
+        lambda state, _, name: state.volumes.volume(name),
+    ),
+    "PodDisruptionBudget": Kind(
+        _put_budget,
+        lambda state, namespace, name: state.budgets.pop((namespace, name), None),
+        lambda state, namespace, name: state.budgets.get((namespace, name)),
+    ),
+    "Job": Kind(
+        _put_job,
+        lambda state, namespace, name: state.dropped_fields.pop((namespace, name), None),
+        lambda state, namespace, name: state.dropped_fields.get((namespace, name)),
+    ),
+    "Node": Kind(
+        lambda state, obj: state._put_node(obj),
+        lambda state, _, name: state._remove_node(name),
+        lambda state, _, name: state._node_record(name),
+    ),
+    "Pod": Kind(
+        lambda state, obj: state._put_pod(obj),
+        lambda state, namespace, name: state._remove_pod(PodKey(namespace, name)),
+        lambda state, namespace, name: state._pod_record(namespace, name),
+    ),
+    "PodGroup": Kind(
+        lambda state, obj: state.put_pod_group(pod_group_from(obj)),
+        lambda state, namespace, name: state._remove_pod_group(GroupKey(namespace, name)),
+        lambda state, namespace, name: state.groups.get(GroupKey(namespace, name)),
+    ),
+    "PriorityClass": Kind(
+        _put_priority_class,
+        _remove_priority_class,
+        lambda state, _, name: state.priority_classes.get(name),
+    ),
+}
+
+
+def apply(state: ClusterState, kind: str, obj: Mapping[str, Any]) -> Applied:
+    """Take in an object: an object the engine cannot use replaces its previous version
+    by nothing (that version no longer describes the cluster), and is kept in
+    `rejected` with why."""
+    key = key_of(kind, obj)
+    door = _KINDS[kind]
+    before = door.record(state, key[1], key[2]), state.rejected.get(key)
+    try:
+        door.put(state, obj)
+    except IntakeError as error:
+        if key[2]:
+            door.remove(state, key[1], key[2])
+        state.rejected[key] = Rejected(str(error), resource_version(obj))
+    else:
+        state.rejected.pop(key, None)
+    after = door.record(state, key[1], key[2]), state.rejected.get(key)
+    return Applied(after[1].reason if after[1] else None, before != after)
+
+
+def delete(state: ClusterState, kind: str, namespace: str, name: str) -> Applied:
+    """Let go of an object the API server deleted (or that a what-if takes away)."""
+    key = (kind, scoped(kind, namespace), name)
+    door = _KINDS[kind]
+    before = door.record(state, key[1], name), state.rejected.pop(key, None)
+    door.remove(state, key[1], name)
+    return Applied(None, before != (None, None))

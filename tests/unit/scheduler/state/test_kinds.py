@@ -1,0 +1,90 @@
+"""The door into the state: what `apply` and `delete` say an event did."""
+
+from __future__ import annotations
+
+import copy
+
+from muster.scheduler.state.kinds import Applied, key_of
+from muster.scheduler.state.state import ClusterState
+from tests.unit.scheduler.builders import Obj, node, pod, pod_group
+
+
+def test_a_new_object_is_a_change_and_the_same_object_again_is_not() -> None:
+    state = ClusterState()
+    assert state.apply("Node", node("n1")) == Applied(None, changed=True)
+    assert state.apply("Node", node("n1")) == Applied(None, changed=False)
+
+
+def test_a_node_heartbeat_changes_nothing_the_engine_reads_but_a_cordon_does() -> None:
+    state = ClusterState()
+    ready = node("n1")
+    ready["status"]["conditions"] = [{"type": "Ready", "status": "True", "lastHeartbeatTime": "t0"}]
+    state.apply("Node", ready)
+    beat = copy.deepcopy(ready)
+    beat["status"]["conditions"][0]["lastHeartbeatTime"] = "t1"
+    beat["metadata"]["resourceVersion"] = "2"
+    assert not state.apply("Node", beat).changed
+    assert state.apply("Node", node("n1", unschedulable=True)).changed
+
+
+def test_a_pod_annotation_the_engine_does_not_read_is_no_change_its_labels_are() -> None:
+    state = ClusterState()
+    state.apply("Pod", pod("a", group="g"))
+    annotated: Obj = pod("a", group="g")
+    annotated["metadata"]["annotations"] = {"team": "vision"}
+    assert not state.apply("Pod", annotated).changed
+    assert state.apply("Pod", pod("a", group="h")).changed
+
+
+def test_kube_scheduler_rewording_a_refusal_is_no_change_but_the_new_words_are_kept() -> None:
+    state = ClusterState()
+
+    def refused(message: str) -> Obj:
+        condition = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}
+        return {
+            **pod("a", group="g"),
+            "status": {"conditions": [{**condition, "message": message}]},
+        }
+
+    state.apply("Pod", pod("a", group="g"))
+    assert state.apply("Pod", refused("0/3 nodes")).changed
+    assert not state.apply("Pod", refused("0/4 nodes")).changed
+    assert next(iter(state.pods.values())).record.refusal == "0/4 nodes"
+
+
+def test_a_pod_group_whose_only_news_is_its_version_is_no_change() -> None:
+    state = ClusterState()
+    first = pod_group("g", min_count=2)
+    first["metadata"]["resourceVersion"] = "1"
+    state.apply("PodGroup", first)
+    again = copy.deepcopy(first)
+    again["metadata"]["resourceVersion"] = "2"
+    assert not state.apply("PodGroup", again).changed
+    assert state.groups[next(iter(state.groups))].resource_version == "2"
+    assert state.apply("PodGroup", pod_group("g", min_count=3)).changed
+
+
+def test_a_rejected_object_says_why_and_replaces_its_previous_version() -> None:
+    state = ClusterState()
+    state.apply("Pod", pod("a"))
+    applied = state.apply("Pod", pod("a", cpu="lots"))
+    assert applied.changed and applied.rejected is not None and "lots" in applied.rejected
+    assert not state.pods
+    assert state.apply("Pod", pod("a", cpu="lots")) == Applied(applied.rejected, changed=False)
+    assert state.apply("Pod", pod("a")) == Applied(None, changed=True)
+
+
+def test_delete_is_a_change_only_when_something_was_kept() -> None:
+    state = ClusterState()
+    state.apply("Node", node("n1"))
+    state.apply("Pod", pod("bad", cpu="lots"))
+    assert state.delete("Node", "", "n1") == Applied(None, changed=True)
+    assert state.delete("Node", "", "n1") == Applied(None, changed=False)
+    assert state.delete("Pod", "default", "bad").changed  # its rejection is gone
+    assert not state.rejected
+
+
+def test_objects_are_filed_by_kind_namespace_and_name() -> None:
+    assert key_of("Pod", {"metadata": {"name": "a"}}) == ("Pod", "default", "a")
+    assert key_of("Node", {"metadata": {"name": "n", "namespace": "x"}}) == ("Node", "", "n")
+    assert key_of("Pod", None) == ("Pod", "default", "")  # type: ignore[arg-type]
