@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 import aiohttp
 from kubernetes_asyncio import client, config
 
-from muster.api.wire import JsonObject as JsonObject  # noqa: PLC0414 (re-exported)
+from muster.api.wire import JsonObject
 from muster.client.retry import ExponentialBackoff
 from muster.client.throttle import RateLimiter
 from muster.scheduler.objects.keys import resource_version

@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from muster.client.kube import JsonObject, Kube
+from muster.api.wire import JsonObject
+from muster.client.kube import Kube
 from muster.client.paths import (
     BUDGETS,
     CLAIMS,

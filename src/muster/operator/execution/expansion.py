@@ -30,11 +30,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from muster.api.constants import (
-    API_VERSION,
     MIN_COUNT_ANNOTATION,
-    POD_GROUP_PLURAL,
     TEMPLATES_ANNOTATION,
-    WORKLOAD_PLURAL,
 )
 from muster.api.expand import (
     MANAGED_BY,
@@ -45,15 +42,17 @@ from muster.api.expand import (
 )
 from muster.api.optin import OptInError, carries_opt_in, read_job_opt_in
 from muster.api.resize import current_min_count, min_count_patch
+from muster.api.wire import JsonObject
 from muster.client.kube import (
     JSON_PATCH,
     MERGE_PATCH,
-    JsonObject,
     Kube,
     KubeError,
     NotLeadingError,
+    get_or_none,
 )
 from muster.client.object_references import reference
+from muster.client.paths import POD_GROUPS, WORKLOADS, namespaced
 from muster.client.retry import ExponentialBackoff
 from muster.operator.execution.events import NORMAL, WARNING, EventRecorder
 from muster.scheduler.memory.native_jobs import AskAgain, native_owner
@@ -75,13 +74,12 @@ class _NotYetError(Exception):
         self.at = at
 
 
-_PLURALS = {"PodGroup": POD_GROUP_PLURAL, "Workload": WORKLOAD_PLURAL}
+_COLLECTIONS = {"PodGroup": POD_GROUPS, "Workload": WORKLOADS}
 
 
 def _collection(obj: Mapping[str, Any]) -> str:
     """The API path of the collection a PodGroup or Workload is created in."""
-    namespace = obj["metadata"]["namespace"]
-    return f"/apis/{API_VERSION}/namespaces/{namespace}/{_PLURALS[obj['kind']]}"
+    return namespaced(_COLLECTIONS[obj["kind"]], obj["metadata"]["namespace"])
 
 
 def _identity(obj: Mapping[str, Any]) -> tuple[str, str, str, int, str]:
@@ -282,8 +280,7 @@ class Expander:
             await self._create(pod_group)
         names = template_names(workload)
         if (metadata.get("annotations") or {}).get(TEMPLATES_ANNOTATION) != names:
-            namespace, name = object_key(workload)
-            path = f"/apis/{API_VERSION}/namespaces/{namespace}/{WORKLOAD_PLURAL}/{name}"
+            path = namespaced(WORKLOADS, *object_key(workload))
             patch = {"metadata": {"annotations": {TEMPLATES_ANNOTATION: names}}}
             await self.kube.request("PATCH", path, body=patch, content_type=MERGE_PATCH)
 
@@ -294,12 +291,9 @@ class Expander:
         (a rule of the PodGroup's) is left as it is, and the Job is told why.
         """
         path = f"{_collection(child)}/{child['metadata']['name']}"
-        try:
-            current = await self.kube.request("GET", path)
-        except KubeError as error:
-            if error.not_found:
-                return
-            raise
+        current = await get_or_none(self.kube, path)
+        if current is None:
+            return
         owners = (current.get("metadata") or {}).get("ownerReferences") or []
         if not any(owner.get("uid") == job["metadata"].get("uid") for owner in owners):
             return

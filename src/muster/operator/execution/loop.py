@@ -34,7 +34,7 @@ import logging
 import time
 from collections.abc import Callable
 
-from muster.client.kube import JsonObject
+from muster.api.wire import JsonObject
 from muster.client.object_references import owner_references, reference
 from muster.operator.execution.decision_log import decision_line
 from muster.operator.execution.estimates import EstimateWriter

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from muster.client.kube import JsonObject
+from muster.api.wire import JsonObject
 from muster.client.name_index import NameIndex
 from muster.client.object_references import reference
 from muster.operator.intake.pod_group_copies import PodGroupCopies

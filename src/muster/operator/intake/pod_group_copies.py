@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import zlib
 
-from muster.client.kube import JsonObject
+from muster.api.wire import JsonObject
 from muster.scheduler.decisions.results import GroupKey
 from muster.scheduler.objects.keys import revision
 

@@ -20,14 +20,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from muster.api.constants import POD_GROUP_LABEL
+from muster.api.wire import FINISHED_PHASES, JsonObject
 from muster.client.informer import Sink
-from muster.client.kube import JsonObject
 from muster.client.name_index import NameIndex
 from muster.scheduler.objects.keys import object_key, revision
 
 # kube-scheduler's own selector for the pods it keeps in its cache.
 CAPACITY_QUERY: Mapping[str, str] = {
-    "fieldSelector": "status.phase!=Succeeded,status.phase!=Failed"
+    "fieldSelector": ",".join(f"status.phase!={phase}" for phase in sorted(FINISHED_PHASES))
 }
 MEMBER_QUERY: Mapping[str, str] = {"labelSelector": POD_GROUP_LABEL}
 

@@ -20,10 +20,12 @@ from muster.api.constants import (
     PREEMPT_NEVER,
 )
 from muster.api.gates import has_gang_gate
+from muster.api.wire import FINISHED_PHASES
 from muster.scheduler.decisions.results import GroupKey, PodKey
 from muster.scheduler.memory.lifecycle import NO_MEMORY, Lifecycle, lifecycle_from
 from muster.scheduler.memory.refusals import RefusalMemory, refusals_from
 from muster.scheduler.memory.runtimes import Runtime, runtime_from
+from muster.scheduler.objects.conditions import admitted
 from muster.scheduler.objects.fields import (
     IntakeError,
     canonical,
@@ -49,7 +51,6 @@ from muster.scheduler.rules.taints import Taint, Toleration
 from muster.scheduler.state.pod_status import finished_at, refusal_message
 
 POD_COUNT = "pods"
-TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -296,7 +297,7 @@ def pod_from(obj: Mapping[str, Any]) -> PodRecord:
         raise IntakeError(f"resources: {error}") from error
     requests.pop(POD_COUNT, None)
     node_name = spec.get("nodeName") or None
-    terminal = str(status.get("phase")) in TERMINAL_PHASES
+    terminal = str(status.get("phase")) in FINISHED_PHASES
     labels = shared_string_map(metadata.get("labels"), "metadata.labels")
     group_name = labels.get(POD_GROUP_LABEL)
     priority_class = spec.get("priorityClassName")
@@ -339,10 +340,6 @@ def _condition(status: Mapping[str, Any], kind: str) -> Mapping[str, Any]:
         if condition.get("type") == kind:
             return condition
     return {}
-
-
-def _admitted(status: Mapping[str, Any]) -> bool:
-    return _condition(status, CONDITION_SCHEDULED).get("status") == "True"
 
 
 def _waiting_since(status: Mapping[str, Any], created: float | None) -> float | None:
@@ -405,7 +402,7 @@ def pod_group_from(obj: Mapping[str, Any]) -> GroupRecord:
         disrupt_single=DISRUPTION_SINGLE in disruption,
         created=created,
         waiting_since=_waiting_since(status, created),
-        admitted=_admitted(status),
+        admitted=admitted(status),
         plan=plan,
         refusals=refusals_from(status),
         lifecycle=lifecycle_from(status),

@@ -28,14 +28,13 @@ from collections.abc import Mapping
 from dataclasses import asdict
 from typing import Any
 
+from muster.api.wire import JsonObject
 from muster.scheduler.config import EngineConfig
 from muster.scheduler.decisions.plan import Action, Evict, Release, TellJob, Ungate, WriteStatus
 from muster.scheduler.decisions.results import CycleResult, PodKey
 from muster.scheduler.memory.release_failures import ReleaseFailure
 from muster.scheduler.state.kinds import scoped
 from muster.scheduler.state.state import ClusterState
-
-JsonObject = dict[str, Any]
 
 START, APPLY, DELETE, RELEASE, CYCLE = "start", "apply", "delete", "release", "cycle"
 

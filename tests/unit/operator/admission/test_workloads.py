@@ -8,7 +8,8 @@ import pytest
 
 from muster.api.constants import API_VERSION
 from muster.api.references import referable_part
-from muster.client.kube import JsonObject, KubeError
+from muster.api.wire import JsonObject
+from muster.client.kube import KubeError
 from muster.operator.admission.workloads import WorkloadStore
 
 WORKLOAD = {

@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from muster.api.constants import API_VERSION, POD_GROUP_LABEL
-from muster.client.kube import JsonObject, KubeError
+from muster.api.wire import JsonObject
+from muster.client.kube import KubeError
 from muster.operator.execution.bypass import REASON, BypassReporter
 from muster.operator.execution.events import WARNING
 
