@@ -72,7 +72,7 @@ def placement_problems(
     """Why the final binding of pods to nodes could not run ([] when it could).
 
     `pods` are pod bodies by name (one namespace per scenario suffices),
-    `final_nodes` the node of every pod holding capacity at the end, and
+    `final_nodes` the node of every pod taking capacity at the end, and
     `topology_keys` the key of each PodGroup that has one.
     """
     problems: list[str] = []

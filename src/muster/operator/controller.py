@@ -46,7 +46,7 @@ def scheduling_sources(
 ) -> list[Source]:
     """What the engine's snapshot is built from, and where each collection goes.
 
-    Pods come through two views (`pod_views`): those that can hold capacity and every
+    Pods come through two views (`pod_views`): those that can take capacity and every
     gang member, merged by `views` (into the cache's pod sink unless given). Jobs go
     to `jobs` (the cache's Job sink unless given): every Job, since those opting in
     by the native field carry no label to select them by.

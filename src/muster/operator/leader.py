@@ -150,7 +150,7 @@ class LeaderElector:
         try:
             await self._renew()
         except asyncio.CancelledError:
-            await self._release()
+            await self._give_up()
             raise
         finally:
             self._stopped = True
@@ -169,7 +169,7 @@ class LeaderElector:
                     return
                 await asyncio.sleep(self.timing.retry_period)
 
-    async def _release(self) -> None:
+    async def _give_up(self) -> None:
         """Give the Lease up (client-go's release), if this replica can prove it holds it.
 
         Nothing may be written as the leader from here on: the fence turns away any

@@ -68,7 +68,7 @@ class Metrics:
         )
         self.cached_pods = Gauge(
             "muster_cached_pods",
-            "Pods the operator keeps: those that can hold capacity (not Succeeded or "
+            "Pods the operator keeps: those that can take capacity (not Succeeded or "
             "Failed) and every gang member",
             registry=registry,
         )

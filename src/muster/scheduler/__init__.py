@@ -25,13 +25,13 @@ importing only the rooms listed before it (an import-linter contract keeps it so
   by member, the cheapest lower-priority victims, and why a gang does not fit.
 - lifecycle: an admitted gang followed to completion or rolled back, each transition
   written ahead; the status it leaves; refused nodes avoided; pods let go.
-- cycle: the queue (priority, then age; backfill; holds for starving gangs), and the
+- cycle: the queue (priority, then age; backfill; nodes closed for starving gangs), and the
   warnings about single objects the plan gives (`notices`).
 - forecast: the engine's own cycles run forward in time, and the estimates worth
   writing.
 
 The heuristics, and where they can miss, are described in `placement.fit` (mixed-shape
-gangs), `placement.topology` (domain choice), `cycle.refusal` (holds),
+gangs), `placement.topology` (domain choice), `cycle.refusal` (closed nodes),
 `placement.preemption` (victim count).
 """
 

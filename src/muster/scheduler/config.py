@@ -12,7 +12,7 @@ class EngineConfig:
     `starvation_seconds`: a gang pending longer than this (since its PodGroup was
     created, or since it was last preempted or rolled back) stops being overtaken by
     backfill. Until then smaller gangs behind it may
-    use capacity it cannot use yet; after it, that capacity is held for it.
+    use capacity it cannot use yet; after it, the nodes it needs are closed to them.
 
     `max_rollbacks`: after this many rollbacks in a row because kube-scheduler refused
     a released pod, a gang is not planned again until the node set changes (0: no

@@ -142,8 +142,8 @@ def test_now_moves_the_clock(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     path = write(tmp_path, "c.yaml", NODE, BUSY, JOB)
     _, fresh, _ = run([path], capsys)
     _, later, _ = run([path, "--now", "2026-01-01T11:00:00Z"], capsys)
-    assert "holding capacity" not in fresh
-    assert "holding capacity for it after 3600s" in later
+    assert "closing nodes" not in fresh
+    assert "closing nodes for it after 3600s" in later
 
 
 def test_the_starvation_limit_is_a_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -152,8 +152,8 @@ def test_the_starvation_limit_is_a_flag(tmp_path: Path, capsys: pytest.CaptureFi
     _, impatient, _ = run(
         [path, "--now", "2026-01-01T10:05:00Z", "--starvation-seconds", "60"], capsys
     )
-    assert "holding capacity" not in patient
-    assert "holding capacity for it after 300s" in impatient
+    assert "closing nodes" not in patient
+    assert "closing nodes for it after 300s" in impatient
     with pytest.raises(SystemExit) as caught:
         main(["simulate", path, "--starvation-seconds", "-1"])
     assert caught.value.code == 2

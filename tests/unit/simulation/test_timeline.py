@@ -65,7 +65,7 @@ def test_a_gang_waiting_on_a_pod_of_unknown_runtime_has_no_time_and_says_why() -
     _, first, waiting = render_timeline(result, words).splitlines()
     assert first.split()[4:6] == ["unknown", "unknown"]
     assert waiting.split()[:3] == ["default", "next", "unknown"]
-    assert waiting.endswith("it waits on capacity held by pods of unknown runtime: default/first")
+    assert waiting.endswith("it waits on capacity taken by pods of unknown runtime: default/first")
     entries = {entry["name"]: entry for entry in timeline_to_json(result, words)}
     assert (entries["next"]["start"], entries["next"]["outcome"]) == (None, "unknown")
     assert entries["first"]["end"] is None

@@ -1,7 +1,7 @@
-"""The pods the operator keeps: those that can hold capacity, and every gang member.
+"""The pods the operator keeps: those that can take capacity, and every gang member.
 
 A busy cluster's pods are mostly finished ones after a while (a Job's completed pods
-stay until the Job goes) and none of them holds capacity, so the pods that matter
+stay until the Job goes) and none of them takes capacity, so the pods that matter
 only for capacity are watched as kube-scheduler watches them, without Succeeded and
 Failed ones. A gang's members are watched by their label whatever their phase,
 because the engine counts a finished member towards its gang and learns runtimes

@@ -3,7 +3,7 @@
 A cycle decides gang after gang on one view taken at its start: free capacity per
 node (allocatable less what bound pods and reservations hold), from which each
 placement is taken at once, so the gangs decided after it never double-book; the
-nodes closed to later gangs (held for a starving gang, see `refusal.hold`); and the
+nodes closed to later gangs (for a starving gang, see `refusal.close_nodes`); and the
 host ports and pods placed this cycle, for the port and inter-pod rules of the gangs
 after. The view only ever shrinks during a cycle.
 """
@@ -44,7 +44,7 @@ ShapeKey = tuple[
 
 
 class Board:
-    """Free capacity as the cycle takes it, nodes held for older gangs, what was
+    """Free capacity as the cycle takes it, nodes closed for older gangs, what was
     placed this cycle; and the shapes, fits and placements of gangs on them."""
 
     def __init__(self, state: ClusterState, config: EngineConfig) -> None:
@@ -52,10 +52,10 @@ class Board:
         self.table = state.node_table()
         nodes = self.table.size
         self.capacity: Matrix = state.allocatable[:nodes]  # every node's allocatable
-        self.free: Matrix = self.capacity - state.held[:nodes]
+        self.free: Matrix = self.capacity - state.taken[:nodes]
         self.largest = self.capacity.max(axis=0, initial=0)
         self.order = NodeOrder(self.table.name_rank, scarce_columns(state.resource_names))
-        self.held_for_older = np.zeros(nodes, dtype=np.bool_)
+        self.closed_for_older = np.zeros(nodes, dtype=np.bool_)
         self.ports_placed: dict[tuple[str, int], set[int]] = {}
         self.view = InterPodView(
             state.placed,
@@ -153,7 +153,7 @@ class Board:
         )
 
     def _ports_taken(self, ports: tuple[tuple[str, int], ...]) -> BoolArray:
-        """Nodes where a pod (held, or placed earlier this cycle) has one of these ports."""
+        """Nodes where a pod (placed before the cycle, or earlier in it) has one of these ports."""
         taken = np.zeros(self.table.size, dtype=np.bool_)
         for port in ports:
             for node in self.state.host_ports.get(port, {}):
@@ -178,7 +178,7 @@ class Board:
         interplay: GangInterplay | None = None,
     ) -> GangPlacement:
         """The gang's best placement on `free`: anywhere, or in one domain of its key."""
-        within = ~self.held_for_older if within is None else within
+        within = ~self.closed_for_older if within is None else within
         order = order or self.order
         key = gang.record.topology_key
         if key is None:
@@ -234,7 +234,7 @@ class Board:
         values = self.table.labels.values_of(key)
         for name in sorted(self.state.members.get(gang.key, ())):
             entry = self.state.pods[PodKey(gang.key.namespace, name)]
-            slot = self.state.node_slot(entry.held_on or "")
+            slot = self.state.node_slot(entry.taken_on or "")
             if slot is not None and values[slot] >= 0:
                 same_domain: BoolArray = values == values[slot]
                 return same_domain

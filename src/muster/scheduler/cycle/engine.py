@@ -9,12 +9,12 @@ Each step is a method of `_Cycle`, called in this order by `run`:
   (replacement pods first), all at once or none; a gang whose minCount was raised
   keeps its pods not yet released waiting until bound and placeable members reach it.
 - `_decide_pending`: pending gangs by priority, then age. A gang in backoff, or
-  taken down and not yet gone, is held back (it takes no capacity); each gang that
+  taken down and not yet gone, is benched (it takes no capacity); each gang that
   fits is admitted (its placements are taken out of the view at once, `board`),
   else preemption is tried, else the verdict says why not (`refusal`). A gang that
   does not fit never blocks the ones behind it, unless it has waited past
-  `starvation_seconds` (since it last started waiting): then it holds nodes
-  (`refusal.hold`), and later gangs cannot use them.
+  `starvation_seconds` (since it last started waiting): then it closes nodes
+  (`refusal.close_nodes`), and later gangs cannot use them.
 - `_grow_admitted`: admitted gangs with members beyond `minCount` grow, as they fit.
 - `_plan`: all of it turned into the plan (`transitions`): ordered steps, each
   group's status; the pods of Jobs whose opt-in the API server dropped let go
@@ -81,7 +81,7 @@ class _Cycle:
         self.admissions: list[Admission] = []
         self.growths: dict[GroupKey, dict[str, str]] = {}
         self.verdicts: dict[GroupKey, Verdict] = {}
-        self.held_back: set[GroupKey] = set()
+        self.benched: set[GroupKey] = set()
         self.short: set[GroupKey] = set()  # admitted, minCount raised beyond what fits
 
     def run(self) -> CycleResult:
@@ -154,7 +154,7 @@ class _Cycle:
         for key in self.short:
             group = self.state.groups[key]
             followed[key] = follow(
-                self.state, group, now=self.now, config=self.config, release_held=True
+                self.state, group, now=self.now, config=self.config, release_deferred=True
             )
 
     def _plan(self, followed: dict[GroupKey, Following]) -> Plan:
@@ -168,10 +168,10 @@ class _Cycle:
             if key in planner.statuses:
                 continue
             group = self.state.groups[key]
-            if key in self.held_back and released_members(self.state, key):
+            if key in self.benched and released_members(self.state, key):
                 planner.take_down(group)
                 continue
-            kept = key in self.held_back or (
+            kept = key in self.benched or (
                 group.reason in TAKEN_DOWN and verdict.reason is Reason.WAITING_FOR_PODS
             )
             planner.verdict(group, verdict, kept=kept)
@@ -229,19 +229,19 @@ class _Cycle:
         )
 
     def _benched(self, gang: Gang) -> Verdict | None:
-        """Why the gang is not even tried this cycle, if it is not: held back (backoff,
+        """Why the gang is not even tried this cycle, if it is not: benched (backoff,
         taken down and not yet gone), fewer pods than minCount, or kept off the nodes
         it needs by kube-scheduler's refusals."""
         record = gang.record
-        held = transitions.held_back(self.state, record, self.now)
-        if held is not None:
-            self.held_back.add(gang.key)
-            return held
+        benched = transitions.benched_by_lifecycle(self.state, record, self.now)
+        if benched is not None:
+            self.benched.add(gang.key)
+            return benched
         if gang.existing < record.min_count:
             return Verdict(
                 Reason.WAITING_FOR_PODS, waiting_message(gang.existing, record.min_count)
             )
-        return self.board.avoidance.held_back(record)
+        return self.board.avoidance.benched_by_refusals(record)
 
     def _admit(self, gang: Gang, placement: GangPlacement) -> None:
         self.board.take(gang, placement.placements)
@@ -296,7 +296,7 @@ class _Cycle:
                 del self.growths[gang.key]
             return
         shapes, interplay = board.shapes(pending, gang.record)
-        within = ~board.held_for_older & board.domain_of(gang)
+        within = ~board.closed_for_older & board.domain_of(gang)
         if interplay is None:
             chosen = place_greedily(board.free, shapes, within, board.order, limit)
         else:
@@ -319,5 +319,5 @@ class _Cycle:
         group = self.state.groups[key]
         return (
             key not in self.state.pending_members
-            and self.state.held_members.get(key, 0) < group.min_count
+            and self.state.placed_members.get(key, 0) < group.min_count
         )

@@ -1,9 +1,9 @@
 """The gangs of one cycle, classified and in queue order.
 
-A member pod is *held* when it holds capacity (bound, or reserved by its admitted
-gang's plan), *pending* when it still carries the gang gate and holds nothing. Pods of
+A member pod is *placed* when it takes capacity (bound, or reserved by its admitted
+gang's plan), *pending* when it still carries the gang gate and takes nothing. Pods of
 neither kind (ungated and not bound, or finished) do not count towards `minCount`: the
-engine cannot place them and they do not hold a place.
+engine cannot place them and they take no place.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ class Gang:
     priority: int
     queued_since: float  # creation time; `now` for a PodGroup without one
     waiting_since: float  # when it last started waiting (see `GroupRecord.waiting_since`)
-    held: int  # members holding capacity
+    placed: int  # members taking capacity (bound or reserved)
     pending: tuple[PodEntry, ...]  # sorted by pod name
 
     @property
@@ -30,12 +30,12 @@ class Gang:
 
     @property
     def existing(self) -> int:
-        return self.held + len(self.pending)
+        return self.placed + len(self.pending)
 
     @property
     def missing(self) -> int:
-        """Members still needed, beyond those already holding capacity."""
-        return max(self.record.min_count - self.held, 0)
+        """Members still needed, beyond those already taking capacity."""
+        return max(self.record.min_count - self.placed, 0)
 
     def queue_key(self) -> tuple[int, float, str, str]:
         return (-self.priority, self.queued_since, self.key.namespace, self.key.name)
@@ -56,7 +56,7 @@ def gangs_of(state: ClusterState, now: float) -> list[Gang]:
                 priority=state.resolve_priority(record.priority, record.priority_class),
                 queued_since=record.created if record.created is not None else now,
                 waiting_since=record.waiting_since if record.waiting_since is not None else now,
-                held=state.held_members.get(key, 0),
+                placed=state.placed_members.get(key, 0),
                 pending=tuple(state.pods[PodKey(key.namespace, name)] for name in pending),
             )
         )

@@ -1,9 +1,9 @@
-"""Why a gang that does not fit waits, and the nodes held for it once it starves.
+"""Why a gang that does not fit waits, and the nodes closed for it once it starves.
 
 A gang that does not fit gets a verdict that counts what stops it, as of the cluster
 now; or, when it would not fit even on the empty cluster, as of that cluster: nothing
 that ends can help it, and it holds nothing. A gang that has waited past
-`starvation_seconds` (since it last started waiting) holds nodes (`hold`): the gangs
+`starvation_seconds` (since it last started waiting) closes nodes (`close_nodes`): the gangs
 behind it can no longer use them, so they fill up for it.
 """
 
@@ -41,7 +41,7 @@ class Attempt:
 
 def never(board: Board, gang: Gang) -> Attempt | None:
     """How the gang fares on the empty cluster (every node's allocatable, no other
-    pod placed, no node held for others), if it does not fit even there; None if
+    pod placed, no node closed to others), if it does not fit even there; None if
     it does. A fit is remembered: the question is asked of every waiting gang, every
     cycle, and the answer holds until the nodes or the gang change."""
     key = _alone_key(board, gang)
@@ -98,7 +98,13 @@ def refuse(
         spread_limited = never.interplay is not None
     else:
         explanation = _explanation(
-            board, gang, now_tried, board.free, board.held_for_older, position=position, never=False
+            board,
+            gang,
+            now_tried,
+            board.free,
+            board.closed_for_older,
+            position=position,
+            never=False,
         )
         spread_limited = now_tried.interplay is not None
     shapes = now_tried.shapes
@@ -107,13 +113,13 @@ def refuse(
     message = unschedulable_message(explanation, key, spread_limited=spread_limited)
     if preemption_tried:
         message = f"{message}; {PREEMPTION_WOULD_NOT_HELP}"
-    if waited > config.starvation_seconds and never is None:  # never: it holds nothing
-        held = hold(board, gang, now_tried)
-        after = f"holding capacity for it after {waited:.0f}s in the queue"
-        if held:
-            message = f"{message}; {after} ({held} node(s) closed to the gangs behind it)"
-        elif board.held_for_older.any():
-            message = f"{message}; not {after}: the nodes it needs are held for gangs ahead"
+    if waited > config.starvation_seconds and never is None:  # never: it closes none
+        closed = close_nodes(board, gang, now_tried)
+        after = f"closing nodes for it after {waited:.0f}s in the queue"
+        if closed:
+            message = f"{message}; {after} ({closed} node(s) closed to the gangs behind it)"
+        elif board.closed_for_older.any():
+            message = f"{message}; not {after}: the nodes it needs are closed for gangs ahead"
         else:  # other pods' inter-pod rules keep it off what it would need
             message = f"{message}; not {after}"
     return Verdict(Reason.UNSCHEDULABLE, message, explanation)
@@ -124,24 +130,24 @@ def _explanation(
     gang: Gang,
     attempt: Attempt,
     free: Matrix,
-    held: BoolArray,
+    closed: BoolArray,
     *,
     position: int,
     never: bool,
 ) -> Explanation:
-    """The counts behind a refusal, on `free` with `held` nodes closed to the gang."""
+    """The counts behind a refusal, on `free` with `closed` nodes closed to the gang."""
     key = gang.record.topology_key
     table = board.table
     unlabelled = np.zeros(table.size, dtype=np.bool_)
     if key is not None:
         unlabelled = table.labels.values_of(key) < 0
-    usable = ~held & ~unlabelled
+    usable = ~closed & ~unlabelled
     seen = _as_seen(board, gang, attempt, free, usable)
     feasible, reasons = shortages(
         seen.free,
         shapes=seen.shapes,
         table=table,
-        held_elsewhere=held,
+        closed_elsewhere=closed,
         unlabelled=unlabelled,
         topology_key=key,
         resource_names=board.state.resource_names,
@@ -153,7 +159,7 @@ def _explanation(
         shortages=reasons,
         needed=gang.record.min_count,
         existing=gang.existing,
-        best_fit=attempt.placement.best_fit + gang.held,
+        best_fit=attempt.placement.best_fit + gang.placed,
         domains=attempt.placement.fits,
         queue_position=position,
         shortfalls=shortfalls(
@@ -223,17 +229,17 @@ def _best_domain(
     return best.domain, nodes
 
 
-def hold(board: Board, gang: Gang, attempt: Attempt) -> int:
+def close_nodes(board: Board, gang: Gang, attempt: Attempt) -> int:
     """Close nodes to the gangs behind a starving gang, so they fill up for it.
 
-    The nodes held are those the gang would use if they were empty, chosen among
+    The nodes closed are those the gang would use if they were empty, chosen among
     the nodes closest to hosting it now (most of its pods fit there already); with
     a topology key, the whole domain where most of its pods fit now (and where it
     would fit, empty). As pods on those nodes finish, nothing else takes their
-    place. A gang that would not fit even on empty nodes holds nothing: it could
-    never use them. Returns the number of nodes held.
+    place. A gang that would not fit even on empty nodes closes none: it could
+    never use them. Returns the number of nodes closed.
     """
-    within = ~board.held_for_older
+    within = ~board.closed_for_older
     key = gang.record.topology_key
     shapes, interplay = attempt.shapes, attempt.interplay
     if key is None:
@@ -248,7 +254,7 @@ def hold(board: Board, gang: Gang, attempt: Attempt) -> int:
             interplay=interplay,
         )
         nodes = sorted(set(target.placements.values()))
-        board.held_for_older[nodes] = True
+        board.closed_for_older[nodes] = True
         return len(nodes)
     values = board.table.labels.values_of(key)
     for domain_fit in sorted(attempt.placement.fits, key=lambda fit: (-fit.fits, fit.domain)):
@@ -264,6 +270,6 @@ def hold(board: Board, gang: Gang, attempt: Attempt) -> int:
             interplay=interplay,
         )
         if empty.placements:
-            board.held_for_older |= domain
+            board.closed_for_older |= domain
             return int(domain.sum())
     return 0

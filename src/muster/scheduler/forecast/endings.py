@@ -1,4 +1,4 @@
-"""When each pod holding capacity is expected to end, for a forecast run forward in time.
+"""When each pod taking capacity is expected to end, for a forecast run forward in time.
 
 A pod ends at its start plus its expected runtime (see `runtimes` for the order in
 which runtimes are looked for; what was observed is the median of what the group's
@@ -44,13 +44,13 @@ class Endings:
         self._expected: dict[PodKey, Ending] = {}  # every end, passed ones included
         self.unknown: dict[PodKey, str] = {}  # pod -> owner, pods of unknown runtime
         for entry in state.pods.values():
-            if entry.held_on is None:
+            if entry.taken_on is None:
                 continue
             group = _group_of(state, entry.record)
             start = entry.record.started
             if start is None and group is not None:
                 start = group.admitted_at
-            self.add(entry.record, group, entry.held_on, start if start is not None else now)
+            self.add(entry.record, group, entry.taken_on, start if start is not None else now)
 
     def runtime_of(self, pod: PodRecord, group: GroupRecord | None) -> Runtime | None:
         """Declared (on the pod, then its group), else a deadline, else observed."""

@@ -54,9 +54,9 @@ class EstimateBook:
 
     def forecast_due(self, state: ClusterState, *, now: float, interval: float) -> bool:
         """Whether to run a forecast now: only when what it depends on changed since the
-        last one (pods, capacity held, the waiting gangs, told cheaply), and never
+        last one (pods, capacity taken, the waiting gangs, told cheaply), and never
         within `interval` seconds of it. A forecast due is counted as run."""
-        basis = (len(state.pods), int(state.held.sum()), frozenset(state.unadmitted_gangs))
+        basis = (len(state.pods), int(state.taken.sum()), frozenset(state.unadmitted_gangs))
         if basis == self.basis or now - self.forecast_at < interval:
             return False
         self.basis, self.forecast_at = basis, now

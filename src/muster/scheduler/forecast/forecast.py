@@ -3,7 +3,7 @@
 A copy of the state is advanced from one expected pod end to the next (and to the
 end of a waiting gang's backoff, before which the engine does not admit it): the pods
 ending then are removed, and `schedule` runs at that moment, exactly as the operator
-would run it, priority, backfill, holds for starving gangs (they start at the moment
+would run it, priority, backfill, nodes closed for starving gangs (they start at the moment
 the gang has waited long enough), topology and preemption included. A gang admitted
 in that run is given its plan in the copy and its pods run for their expected
 runtime, so the gangs behind it see it come and go. Each waiting gang's estimate is
@@ -16,7 +16,7 @@ The run stops when every other waiting gang has started, when the next end lies 
 horizon, or when the budget is spent: a number of cycles, and `keep_going`, asked
 before each cycle (the operator stops a forecast that takes too long, and pauses it
 while its own cycle runs; the engine itself reads no clock). A gang still waiting then has no
-time: it is beyond the horizon, or it waits on capacity held by pods of unknown
+time: it is beyond the horizon, or it waits on capacity taken by pods of unknown
 runtime (they never end in the run, and are named).
 
 What the run cannot know: gangs submitted later (a higher-priority one overtakes),
@@ -76,7 +76,7 @@ class Estimate:
     first (what it waits for); `basis` the weakest of their runtimes (None when it
     starts on capacity free now). `backoff_until` is set when the gang starts the
     moment its backoff ends (after a rollback): then that is what it waited for.
-    `unknown` names owners of pods of unknown runtime that still hold capacity when
+    `unknown` names owners of pods of unknown runtime that still take capacity when
     the run ends; `why` says in words why there is no time.
     """
 
@@ -317,7 +317,7 @@ class _Forward:
             return Estimate(key, Outcome.UNKNOWN, why=why)
         unknown = self.blamed.get(key) or self._unknown_owners()
         if unknown:
-            why = "it waits on capacity held by pods of unknown runtime"
+            why = "it waits on capacity taken by pods of unknown runtime"
             return Estimate(key, Outcome.UNKNOWN, unknown=unknown, why=why)
         if self.endings.next_end() is None:
             why = "it does not fit even once every running pod has ended"
@@ -338,8 +338,8 @@ class _Forward:
         where: dict[str, set[str]] = {}
         for pod, owner in self.endings.unknown.items():
             entry = self.state.pods.get(pod)
-            if entry is not None and entry.held_on is not None:
-                where.setdefault(entry.held_on, set()).add(owner)
+            if entry is not None and entry.taken_on is not None:
+                where.setdefault(entry.taken_on, set()).add(owner)
             self.state.delete("Pod", pod.namespace, pod.name)
         result = schedule(self.state, now=self.moment, config=self.config, carried=self.carried)
         for admission in result.admissions:
@@ -350,7 +350,7 @@ class _Forward:
                     self.blamed[admission.group] = tuple(sorted(owners))
 
     def _unknown_owners(self) -> tuple[str, ...]:
-        """Owners of pods of unknown runtime still holding capacity: the same for every
+        """Owners of pods of unknown runtime still taking capacity: the same for every
         gang without a time, so sorted once per run, not once per gang."""
         if self._unknown is None:
             self._unknown = tuple(sorted(set(self.endings.unknown.values())))
@@ -377,7 +377,7 @@ class _Forward:
         return runs
 
     def _running(self) -> list[Run]:
-        """Gangs admitted before the forecast: those still holding capacity end with
+        """Gangs admitted before the forecast: those still taking capacity end with
         their last pod; those whose every pod has ended are finished."""
         runs = []
         for key, record in sorted(self.state.groups.items()):
@@ -391,7 +391,7 @@ class _Forward:
             if members and all(member.record.terminal for member in members):
                 runs.append(_finished(key, start, [member.record for member in members]))
                 continue
-            holding = [member.record.key for member in members if member.held_on is not None]
+            holding = [member.record.key for member in members if member.taken_on is not None]
             last = self.endings.last_of(holding)
             end, runtime = (None, None) if last is None else (last.end, last.runtime)
             runs.append(Run(key, start, end, runtime, running=True))

@@ -56,7 +56,7 @@ class Avoidance:
                 refused[slot] = True
         return with_refusals(rules_filter, refused, REFUSED)
 
-    def held_back(self, group: GroupRecord) -> Verdict | None:
+    def benched_by_refusals(self, group: GroupRecord) -> Verdict | None:
         """`Unschedulable` for a gang refused `max_rollbacks` times in a row, else None."""
         memory = group.refusals
         if memory is None or not exhausted(

@@ -85,9 +85,9 @@ def follow(
     *,
     now: float,
     config: EngineConfig,
-    release_held: bool = False,
+    release_deferred: bool = False,
 ) -> Following:
-    """`release_held`: its minCount was raised beyond what fits; its gated pods wait."""
+    """`release_deferred`: its minCount was raised beyond what fits; its gated pods wait."""
     if not state.members.get(group.key):
         return Following(vacated=True)
     memory = group.lifecycle
@@ -113,7 +113,7 @@ def follow(
     started = now if victims_gone else memory.release_started or group.admitted_at or now
     deadline = started + config.release_timeout
     queue_deadline = max(started, state.last_bind or started) + config.release_timeout
-    progress = _progress(state, group, started=started, release_held=release_held)
+    progress = _progress(state, group, started=started, release_deferred=release_deferred)
     rollback = _undone(
         progress,
         late=progress.late(release_overdue=now >= deadline, queue_overdue=now >= queue_deadline),
@@ -125,13 +125,13 @@ def follow(
     due = [(pod, node) for pod, node in progress.to_release if retry_at.get(pod, now) <= now]
     later = [moment for moment in retry_at.values() if moment > now]
     deadlines = [
-        *([deadline] if progress.to_release or progress.held else []),
+        *([deadline] if progress.to_release or progress.other_gated else []),
         *([queue_deadline] if progress.queued else []),
     ]
     return Following(
         victims_gone=victims_gone,
         to_release=tuple(due),
-        complete=not deadlines and not release_held,
+        complete=not deadlines and not release_deferred,
         deadline=min(deadlines, default=None),
         retry_at=min(later, default=None),
     )
@@ -143,19 +143,19 @@ class _Progress:
 
     to_release: list[tuple[str, str]] = field(default_factory=list)  # gated, node usable
     queued: list[str] = field(default_factory=list)  # released, in kube-scheduler's queue
-    held: list[str] = field(default_factory=list)  # released, held by another gate
+    other_gated: list[str] = field(default_factory=list)  # released, gated by another gate
     stranded: list[tuple[str, str]] = field(default_factory=list)  # node gone or cordoned
     refused: list[Refused] = field(default_factory=list)  # by kube-scheduler
     failed: list[tuple[str, ReleaseFailure]] = field(default_factory=list)  # release failed
 
     def late(self, *, release_overdue: bool, queue_overdue: bool) -> list[str]:
         """The pods past their deadline (see the module's docstring), sorted."""
-        late = [*self.held, *(pod for pod, _ in self.failed)] if release_overdue else []
+        late = [*self.other_gated, *(pod for pod, _ in self.failed)] if release_overdue else []
         return sorted([*late, *(self.queued if queue_overdue else ())])
 
 
 def _progress(
-    state: ClusterState, group: GroupRecord, *, started: float, release_held: bool
+    state: ClusterState, group: GroupRecord, *, started: float, release_deferred: bool
 ) -> _Progress:
     """Where the release begun at `started` stands (failures of earlier ones ignored)."""
     progress = _Progress()
@@ -173,10 +173,10 @@ def _progress(
             failure = state.release_failures.get(key)
             if failure is not None and failure.at >= started:
                 progress.failed.append((pod_name, failure))
-            if not release_held:
+            if not release_deferred:
                 progress.to_release.append((pod_name, node))
         else:
-            (progress.held if pod.other_gates else progress.queued).append(pod_name)
+            (progress.other_gated if pod.other_gates else progress.queued).append(pod_name)
             if pod.refusal is not None:
                 progress.refused.append(Refused(pod_name, node, pod.refusal))
     return progress

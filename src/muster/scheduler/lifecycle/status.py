@@ -219,10 +219,10 @@ def _condition_order(item: Mapping[str, Any]) -> tuple[int, str]:
 
 PROGRESS_GRACE = 10.0
 """Seconds after a gang's PodGroup appears, and again after its admission, during
-which a status write for its progress alone waits (see `held_progress`)."""
+which a status write for its progress alone waits (see `deferred_progress`)."""
 
 
-def held_progress(
+def deferred_progress(
     stored: Mapping[str, Any], desired: Mapping[str, Any], *, since: float, now: float
 ) -> JsonObject | None:
     """The stored status, to keep instead of `desired`, or None to write `desired`.

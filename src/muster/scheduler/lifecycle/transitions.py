@@ -33,8 +33,8 @@ from muster.scheduler.lifecycle.status import (
     Scheduling,
     StatusChange,
     admitted_message,
+    deferred_progress,
     desired_status,
-    held_progress,
     needs_write,
     preempted_message,
     transitions,
@@ -60,7 +60,7 @@ def released_members(state: ClusterState, key: GroupKey) -> tuple[PodKey, ...]:
     return tuple(pods)
 
 
-def held_back(state: ClusterState, group: GroupRecord, now: float) -> Verdict | None:
+def benched_by_lifecycle(state: ClusterState, group: GroupRecord, now: float) -> Verdict | None:
     """Why a gang that is not admitted may not be planned this cycle, or None.
 
     A gang in backoff takes no capacity and preempts nobody until its backoff ends; a
@@ -88,7 +88,7 @@ class Planner:
         self.steps: list[Step] = []
         self.statuses: dict[GroupKey, dict[str, Any]] = {}
         self.wake: list[float] = []
-        self.held: set[GroupKey] = set()  # progress kept back (see `held_progress`)
+        self.deferred: set[GroupKey] = set()  # progress kept back (see `deferred_progress`)
 
     def _members(self, key: GroupKey) -> list[PodRecord]:
         names = sorted(self.state.members.get(key, ()))
@@ -109,11 +109,11 @@ class Planner:
         )
         since = group.admitted_at if group.admitted else group.created
         if since is not None and group.status:
-            held = held_progress(group.status, desired, since=since, now=self.now)
-            if held is not None:
-                desired = held
+            deferred = deferred_progress(group.status, desired, since=since, now=self.now)
+            if deferred is not None:
+                desired = deferred
                 self.wake.append(since + PROGRESS_GRACE)
-                self.held.add(key)
+                self.deferred.add(key)
         self.statuses[key] = desired
         return WriteStatus(key)
 
@@ -301,7 +301,7 @@ class Planner:
             self._step(key, StepKind.RECORD, [self.change(key, StatusChange())])
 
     def idle(self) -> set[GroupKey]:
-        """Groups whose only step writes a status they already have, nothing held
+        """Groups whose only step writes a status they already have, nothing deferred
         back: what this cycle asked of them needs no write at all."""
         steps: dict[GroupKey, list[Step]] = {}
         for step in self.steps:
@@ -311,7 +311,7 @@ class Planner:
             for key, theirs in steps.items()
             if len(theirs) == 1
             and theirs[0].actions == (WriteStatus(key),)
-            and key not in self.held
+            and key not in self.deferred
             and not needs_write(self.state.groups[key].status, self.statuses[key])
         }
 

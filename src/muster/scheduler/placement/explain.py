@@ -25,7 +25,7 @@ IntArray = npt.NDArray[np.int32]
 
 BYTE_RESOURCES = frozenset({"memory", "ephemeral-storage"})
 
-HELD_FOR_OLDER_GANG = "node(s) held for a gang waiting longer"
+CLOSED_FOR_OLDER_GANG = "node(s) closed for a gang waiting longer"
 PREEMPTION_WOULD_NOT_HELP = "preempting every lower-priority pod would not make room"
 NEVER_FITS = "it does not fit even on an empty cluster"
 SHOWN_DOMAINS = 6
@@ -42,7 +42,7 @@ def shortages(
     *,
     shapes: Sequence[Shape],
     table: NodeTable,
-    held_elsewhere: BoolArray,
+    closed_elsewhere: BoolArray,
     unlabelled: BoolArray,
     topology_key: str | None,
     resource_names: Sequence[str],
@@ -50,11 +50,11 @@ def shortages(
 ) -> tuple[int, tuple[Shortage, ...]]:
     """Nodes that can take some member pod, and what keeps the others out.
 
-    `held_elsewhere` are nodes closed for gangs that have waited longer; `scope` the
+    `closed_elsewhere` are nodes closed for gangs that have waited longer; `scope` the
     nodes counted (every live node when None: one domain when the gang's rules were
     judged inside it).
     """
-    usable = ~held_elsewhere & ~unlabelled
+    usable = ~closed_elsewhere & ~unlabelled
     counted = table.alive if scope is None else table.alive & scope
     feasible = np.zeros(table.size, dtype=np.bool_)
     for shape in shapes:
@@ -70,8 +70,8 @@ def shortages(
     if topology_key is not None:
         counts[f"node(s) had no {topology_key} label"] += int((blocked & unlabelled).sum())
         blocked &= ~unlabelled
-    counts[HELD_FOR_OLDER_GANG] += int((blocked & held_elsewhere).sum())
-    blocked &= ~held_elsewhere
+    counts[CLOSED_FOR_OLDER_GANG] += int((blocked & closed_elsewhere).sum())
+    blocked &= ~closed_elsewhere
     roomy = blocked.copy()
     for column in np.flatnonzero(primary.demand):
         short = blocked & (free[:, column] < primary.demand[column])

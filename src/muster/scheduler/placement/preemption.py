@@ -68,7 +68,7 @@ class _Unit:
     violating one, then priority, pods, first pod's name."""
 
     rank: tuple[int, int, int, str, str]
-    slots: tuple[int, ...]  # pod slots of its pods that hold capacity
+    slots: tuple[int, ...]  # pod slots of its pods that take capacity
     nodes: tuple[int, ...]  # the node slot of each of those pods
 
 
@@ -210,7 +210,7 @@ class PreemptionSearch:
             np.subtract.at(view.violating, self.node_of[slots], self.violating[slots])
 
     def has_candidates(self, priority: int) -> bool:
-        """Whether any pod of lower priority holds capacity (so preemption was an option)."""
+        """Whether any pod of lower priority takes capacity (so preemption was an option)."""
         if not self._prepared:
             self._prepare()
         return bool((self.levels < priority).any())

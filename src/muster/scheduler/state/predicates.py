@@ -3,7 +3,7 @@
 They follow kube-scheduler's filters in its order (NodeUnschedulable, TaintToleration,
 NodeAffinity) and report, per node, the first one that fails, which is what
 kube-scheduler's messages count. NodeName needs no filter: a pod that names its node is
-bound there (it holds that node's capacity) and is never placed by the engine; the API
+bound there (it takes that node's capacity) and is never placed by the engine; the API
 server refuses `spec.nodeName` on a pod that still carries scheduling gates. Resources
 are checked separately (`fit`), because they change as pods are placed while these
 answers do not.

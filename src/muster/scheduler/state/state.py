@@ -1,9 +1,9 @@
 """The engine's live picture of the cluster, kept up to date one event at a time.
 
 Capacity lives in numpy arrays (node slots x resources): what each node offers and
-what is held on it, by bound pods and by reservations (pods of an admitted gang's plan
+what is taken on it, by bound pods and by reservations (pods of an admitted gang's plan
 that are not bound yet). Every event adjusts one row, so the operator never rebuilds
-the state in steady operation, and a cycle starts from `allocatable - held` without
+the state in steady operation, and a cycle starts from `allocatable - taken` without
 walking the pods.
 
 Pods also get a slot in per-pod arrays (request, node, priority, group) so preemption
@@ -55,13 +55,13 @@ NO_GROUP = -1
 
 @dataclass(slots=True)
 class PodEntry:
-    """A pod as the state tracks it: its record, where it holds capacity, its slot."""
+    """A pod as the state tracks it: its record, where it takes capacity, its slot."""
 
     record: PodRecord
     slot: int
     demand: tuple[tuple[int, int], ...]  # (resource column, amount), pod count included
     priority: int
-    held_on: str | None = None
+    taken_on: str | None = None
 
 
 class ClusterState:
@@ -82,7 +82,7 @@ class ClusterState:
         self._node_slot: dict[str, int] = {}
         self._node_columns = NodeColumns()
         self.allocatable: Matrix = np.zeros((0, 1), dtype=np.int64)
-        self.held: Matrix = np.zeros((0, 1), dtype=np.int64)
+        self.taken: Matrix = np.zeros((0, 1), dtype=np.int64)
         self._table: NodeTable | None = None
         self.pods: dict[PodKey, PodEntry] = {}
         self.release_failures: dict[PodKey, ReleaseFailure] = {}  # see `release_failures`
@@ -92,7 +92,7 @@ class ClusterState:
         self._pods_on: dict[str, Few[PodKey]] = {}
         self.members: dict[GroupKey, Few[str]] = {}
         self.pending_members: dict[GroupKey, Few[str]] = {}  # gated and holding nothing
-        self.held_members: dict[GroupKey, int] = {}  # bound or reserved
+        self.placed_members: dict[GroupKey, int] = {}  # bound or reserved
         self.groups: dict[GroupKey, GroupRecord] = {}
         self.unadmitted_gangs: set[GroupKey] = set()
         self.host_ports: dict[tuple[str, int], dict[str, int]] = {}  # port -> node -> pods
@@ -134,10 +134,10 @@ class ClusterState:
         twin._node_slot = dict(self._node_slot)
         twin._node_columns = self._node_columns.copy()
         twin.allocatable = self.allocatable.copy()
-        twin.held = self.held.copy()
+        twin.taken = self.taken.copy()
         twin._table = self._table
         twin.pods = {
-            key: PodEntry(entry.record, entry.slot, entry.demand, entry.priority, entry.held_on)
+            key: PodEntry(entry.record, entry.slot, entry.demand, entry.priority, entry.taken_on)
             for key, entry in self.pods.items()
         }
         twin.release_failures = dict(self.release_failures)
@@ -145,7 +145,7 @@ class ClusterState:
         twin._pods_on = copied_sets(self._pods_on)
         twin.members = copied_sets(self.members)
         twin.pending_members = copied_sets(self.pending_members)
-        twin.held_members = dict(self.held_members)
+        twin.placed_members = dict(self.placed_members)
         twin.groups = dict(self.groups)
         twin.unadmitted_gangs = set(self.unadmitted_gangs)
         twin.host_ports = {port: dict(nodes) for port, nodes in self.host_ports.items()}
@@ -188,7 +188,7 @@ class ClusterState:
             self.resource_names.append(resource)
             extra = ((0, 0), (0, 1))
             self.allocatable = np.pad(self.allocatable, extra)
-            self.held = np.pad(self.held, extra)
+            self.taken = np.pad(self.taken, extra)
             self.pod_demand = np.pad(self.pod_demand, extra)
             self._dense.clear()
         return column
@@ -235,9 +235,9 @@ class ClusterState:
         slot = self._node_slots.take()
         self._node_slot[record.name] = slot
         self.allocatable = grown(self.allocatable, self._node_slots.size)
-        self.held = grown(self.held, self._node_slots.size)
+        self.taken = grown(self.taken, self._node_slots.size)
         self._node_columns.put(slot, record)
-        self.held[slot] = 0
+        self.taken[slot] = 0
         for key in self._pods_on.get(record.name, ()):
             entry = self.pods[key]
             self._add_demand(slot, entry.demand)
@@ -251,7 +251,7 @@ class ClusterState:
             return
         self._node_columns.clear(slot)
         self.allocatable[slot] = 0
-        self.held[slot] = 0
+        self.taken[slot] = 0
         for key in self._pods_on.get(name, ()):
             self.pod_node[self.pods[key].slot] = NO_NODE
         self._node_slots.give_back(slot)
@@ -259,9 +259,9 @@ class ClusterState:
 
     def _add_demand(self, slot: int, demand: tuple[tuple[int, int], ...], sign: int = 1) -> None:
         if sign > 0:
-            self.held[slot] += self.demand_vector(demand)
+            self.taken[slot] += self.demand_vector(demand)
         else:
-            self.held[slot] -= self.demand_vector(demand)
+            self.taken[slot] -= self.demand_vector(demand)
 
     # ---- pods ------------------------------------------------------------------
 
@@ -285,7 +285,7 @@ class ClusterState:
             self.pods[record.key] = entry
             self.pod_keys[slot] = record.key
         else:
-            self._release(entry)
+            self._free_capacity(entry)
             self._leave_group(entry)
             entry.record = record
             entry.demand = self._demand_of(record)
@@ -293,7 +293,7 @@ class ClusterState:
         self.pod_demand[entry.slot] = self.demand_vector(entry.demand)
         self.pod_priority[entry.slot] = entry.priority
         self._join_group(entry)
-        self._hold(entry)
+        self._take_capacity(entry)
 
     def _note_bind(self, pod: Mapping[str, Any]) -> None:
         status = pod.get("status")
@@ -317,7 +317,7 @@ class ClusterState:
         entry = self.pods.pop(key, None)
         if entry is None:
             return
-        self._release(entry)
+        self._free_capacity(entry)
         self._leave_group(entry)
         self.pod_keys[entry.slot] = None
         self.pod_demand[entry.slot] = 0
@@ -373,8 +373,8 @@ class ClusterState:
                 del self.members[key]
                 self.missing_groups.discard(key)
 
-    def _holding_node(self, record: PodRecord) -> str | None:
-        """Where the pod holds capacity: its node, its planned node, or nowhere."""
+    def _node_taken(self, record: PodRecord) -> str | None:
+        """Where the pod takes capacity: its node, its planned node, or nowhere."""
         if record.terminal:
             return None
         if record.node_name is not None:
@@ -389,19 +389,19 @@ class ClusterState:
     def _count_member(self, entry: PodEntry, sign: int) -> None:
         """Keep per-group tallies, so a cycle need not walk the members of every gang.
 
-        A member being deleted still holds its node's capacity until it is gone, but
+        A member being deleted still takes its node's capacity until it is gone, but
         counts towards no quorum: it is on its way out (a victim, a rollback), not part
         of a running gang."""
         record = entry.record
         if record.group_name is None:
             return
         key = GroupKey(record.key.namespace, record.group_name)
-        if entry.held_on is not None and not record.terminating:
-            count = self.held_members.get(key, 0) + sign
+        if entry.taken_on is not None and not record.terminating:
+            count = self.placed_members.get(key, 0) + sign
             if count:
-                self.held_members[key] = count
+                self.placed_members[key] = count
             else:
-                del self.held_members[key]
+                del self.placed_members[key]
         elif record.placeable:
             names = self.pending_members.setdefault(key, {})
             if sign > 0:
@@ -411,9 +411,9 @@ class ClusterState:
             if not names:
                 del self.pending_members[key]
 
-    def _hold(self, entry: PodEntry) -> None:
-        node = self._holding_node(entry.record)
-        entry.held_on = node
+    def _take_capacity(self, entry: PodEntry) -> None:
+        node = self._node_taken(entry.record)
+        entry.taken_on = node
         self._count_member(entry, 1)
         if node is None:
             self.pod_node[entry.slot] = NO_NODE
@@ -428,9 +428,9 @@ class ClusterState:
         if slot is not None:
             self._add_demand(slot, entry.demand)
 
-    def _release(self, entry: PodEntry) -> None:
+    def _free_capacity(self, entry: PodEntry) -> None:
         self._count_member(entry, -1)
-        node = entry.held_on
+        node = entry.taken_on
         if node is None:
             return
         on_node = self._pods_on[node]
@@ -448,7 +448,7 @@ class ClusterState:
         slot = self._node_slot.get(node)
         if slot is not None:
             self._add_demand(slot, entry.demand, sign=-1)
-        entry.held_on = None
+        entry.taken_on = None
         self.pod_node[entry.slot] = NO_NODE
 
     # ---- pod groups ------------------------------------------------------------
@@ -465,7 +465,7 @@ class ClusterState:
         else:
             self.unadmitted_gangs.discard(record.key)
         if previous is None or (previous.admitted, previous.plan) != (record.admitted, record.plan):
-            self._rehold_members(record.key)
+            self._retake_members(record.key)
 
     def _remove_pod_group(self, key: GroupKey) -> None:
         self.unadmitted_gangs.discard(key)
@@ -473,7 +473,7 @@ class ClusterState:
         if key in self.members:
             self.missing_groups.add(key)
         if self.groups.pop(key, None) is not None:
-            self._rehold_members(key)
+            self._retake_members(key)
 
     def _touch(self, key: GroupKey) -> None:
         """Count a change of an existing group (one that does not exist is never quiet)."""
@@ -482,11 +482,11 @@ class ClusterState:
             self.changed.pop(key, None)  # to the end: the most recent last
             self.changed[key] = self.changes
 
-    def _rehold_members(self, key: GroupKey) -> None:
+    def _retake_members(self, key: GroupKey) -> None:
         for name in sorted(self.members.get(key, ())):
             entry = self.pods[PodKey(key.namespace, name)]
-            self._release(entry)
-            self._hold(entry)
+            self._free_capacity(entry)
+            self._take_capacity(entry)
 
     # ---- priority classes ------------------------------------------------------
 

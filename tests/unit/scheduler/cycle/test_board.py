@@ -41,5 +41,5 @@ def test_a_placement_taken_is_gone_for_the_gangs_decided_after() -> None:
 def test_nodes_held_for_older_gangs_are_out_of_reach() -> None:
     board, waiting = only_gang(node("n1", cpu="4"), *gang("g", 1, cpu="1"))
     shapes, _ = board.shapes(waiting.pending, waiting.record)
-    board.held_for_older[:] = True
+    board.closed_for_older[:] = True
     assert not board.fit(board.free, waiting, shapes, waiting.missing).placements

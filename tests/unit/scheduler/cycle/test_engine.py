@@ -174,15 +174,15 @@ def test_a_starving_gang_holds_nodes_against_backfill() -> None:
     patient = schedule(cluster(*objects), now=NOW, config=PATIENT)
     assert admitted(patient) == ["small", "tiny"]
     result = schedule(cluster(*objects), now=NOW, config=EngineConfig(starvation_seconds=60))
-    assert admitted(result) == ["small"]  # on n2: n1 is held for the large gang
+    assert admitted(result) == ["small"]  # on n2: n1 is closed for the large gang
     assert set(result.admissions[0].placements.values()) == {"n2"}
     assert result.verdicts[key("large")].message.endswith(
-        "; holding capacity for it after 31536000s in the queue"
+        "; closing nodes for it after 31536000s in the queue"
         " (1 node(s) closed to the gangs behind it)"
     )
     assert result.verdicts[key("tiny")].message.startswith(
         "0/2 nodes can host a pod of the gang: 1 Insufficient cpu, "
-        "1 node(s) held for a gang waiting longer;"
+        "1 node(s) closed for a gang waiting longer;"
     )
 
 
@@ -221,7 +221,7 @@ def test_a_gang_taken_down_waits_afresh_before_it_holds_nodes() -> None:
     assert "holding" not in result.verdicts[key("large")].message
     later = schedule(cluster(*objects), now=NOW + 31, config=EngineConfig(starvation_seconds=60))
     assert admitted(later) == []
-    assert "holding capacity for it after 61s" in later.verdicts[key("large")].message
+    assert "closing nodes for it after 61s" in later.verdicts[key("large")].message
 
 
 def test_a_gang_whose_nodes_are_held_for_older_gangs_is_told_so() -> None:
@@ -234,8 +234,8 @@ def test_a_gang_whose_nodes_are_held_for_older_gangs_is_told_so() -> None:
     result = schedule(cluster(*objects), now=NOW, config=EngineConfig(starvation_seconds=60))
     assert "(1 node(s) closed" in result.verdicts[key("older")].message
     assert result.verdicts[key("younger")].message.endswith(
-        "; not holding capacity for it after 31449600s in the queue:"
-        " the nodes it needs are held for gangs ahead"
+        "; not closing nodes for it after 31449600s in the queue:"
+        " the nodes it needs are closed for gangs ahead"
     )
 
 
@@ -304,9 +304,9 @@ def test_basic_groups_are_left_to_kube_scheduler() -> None:
 
 def test_the_state_is_not_changed_by_a_cycle() -> None:
     state = cluster(node("n1", cpu="4"), *gang("g", 2, cpu="1"))
-    before = state.held.copy()
+    before = state.taken.copy()
     first = schedule(state, now=NOW, config=PATIENT)
-    assert (state.held == before).all()
+    assert (state.taken == before).all()
     assert schedule(state, now=NOW, config=PATIENT) == first
 
 

@@ -41,7 +41,7 @@ def test_members_are_held_pending_or_neither() -> None:
         pod("g-4", group="g", phase="Failed"),
     )
     (admitted,) = gangs_of(state, NOW)
-    assert admitted.held == 2
+    assert admitted.placed == 2
     assert [entry.record.key.name for entry in admitted.pending] == ["g-2"]
     assert (admitted.existing, admitted.missing) == (3, 2)
 

@@ -39,7 +39,7 @@ def test_a_gang_too_large_for_any_node_is_told_so_and_holds_nothing() -> None:
     assert verdict.reason is Reason.UNSCHEDULABLE
     assert verdict.explanation is not None and verdict.explanation.never
     assert verdict.message.startswith("it does not fit even on an empty cluster")
-    assert not board.held_for_older.any()
+    assert not board.closed_for_older.any()
 
 
 def test_a_starving_gang_closes_the_nodes_it_would_use_to_the_gangs_behind_it() -> None:
@@ -53,9 +53,9 @@ def test_a_starving_gang_closes_the_nodes_it_would_use_to_the_gangs_behind_it() 
     patient = refusal.refuse(
         board, waiting, now_tried, 1, never=None, preemption_tried=False, waited=10.0, config=CONFIG
     )
-    assert "holding capacity" not in patient.message and not board.held_for_older.any()
+    assert "closing nodes" not in patient.message and not board.closed_for_older.any()
     starving = refusal.refuse(
         board, waiting, now_tried, 1, never=None, preemption_tried=False, waited=61.0, config=CONFIG
     )
     assert "(2 node(s) closed to the gangs behind it)" in starving.message
-    assert board.held_for_older.all()
+    assert board.closed_for_older.all()

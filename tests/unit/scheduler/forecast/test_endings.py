@@ -1,4 +1,4 @@
-"""When each pod holding capacity is expected to end: declared runtimes first, then
+"""When each pod taking capacity is expected to end: declared runtimes first, then
 deadlines, then what finished pods of its group (or CronJob) took; unknown ones listed."""
 
 from __future__ import annotations

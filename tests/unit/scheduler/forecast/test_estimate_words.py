@@ -48,10 +48,10 @@ def test_no_time_says_why_and_names_the_pods_of_unknown_runtime() -> None:
         GROUP,
         Outcome.UNKNOWN,
         unknown=("ml/a", "ml/b", "ml/c", "ml/d"),
-        why="it waits on capacity held by pods of unknown runtime",
+        why="it waits on capacity taken by pods of unknown runtime",
     )
     assert waiting_for(estimate, None, None) == (
-        "it waits on capacity held by pods of unknown runtime: ml/a, ml/b, ml/c and 1 more"
+        "it waits on capacity taken by pods of unknown runtime: ml/a, ml/b, ml/c and 1 more"
     )
 
 

@@ -146,7 +146,7 @@ def test_a_starving_gang_holds_nodes_from_the_moment_it_has_waited_long_enough()
         *_with_runtime(gang("small", 4, gpu="1", created="2026-01-01T00:01:00Z"), "2h"),
     )
     result = forecast(state, now=T0, config=EngineConfig(starvation_seconds=600))
-    # at 15m big has starved: n2 is held for it, small waits behind it
+    # at 15m big has starved: n2 is closed for it, small waits behind it
     assert result.estimates[key("big")].start == T0 + 1200
     assert result.estimates[key("small")].start == T0 + 1200 + 3600
 

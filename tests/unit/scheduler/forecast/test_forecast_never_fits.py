@@ -172,7 +172,7 @@ def test_only_the_pods_of_unknown_runtime_in_its_way_are_blamed() -> None:
     assert estimate.unknown == ("default/in-the-way",)
     words = waiting_for(estimate, ahead.first_cycle.verdicts.get(estimate.group), None)
     assert words.endswith(
-        "it waits on capacity held by pods of unknown runtime: default/in-the-way"
+        "it waits on capacity taken by pods of unknown runtime: default/in-the-way"
     )
 
 

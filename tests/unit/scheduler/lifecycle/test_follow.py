@@ -72,8 +72,10 @@ def bound_at(obj: Obj, moment: float) -> Obj:
     return obj
 
 
-def following(state: ClusterState, *, now: float, release_held: bool = False) -> Following:
-    return follow(state, state.groups[KEY], now=now, config=CONFIG, release_held=release_held)
+def following(state: ClusterState, *, now: float, release_deferred: bool = False) -> Following:
+    return follow(
+        state, state.groups[KEY], now=now, config=CONFIG, release_deferred=release_deferred
+    )
 
 
 def test_a_gang_with_no_pod_left_is_vacated() -> None:
@@ -98,7 +100,7 @@ def test_gated_members_are_released_to_their_planned_nodes_against_a_deadline() 
 
 def test_members_kept_back_by_a_raised_min_count_are_not_released_nor_late() -> None:
     state = cluster(*NODES, admitted_group(), member("g-0"), member("g-1", bound=True))
-    result = following(state, now=ADMITTED + 10 * CONFIG.release_timeout, release_held=True)
+    result = following(state, now=ADMITTED + 10 * CONFIG.release_timeout, release_deferred=True)
     assert result.rollback is None
     assert result.to_release == ()
     assert not result.complete

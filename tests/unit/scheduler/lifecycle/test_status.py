@@ -8,8 +8,8 @@ from muster.scheduler.lifecycle.status import (
     PROGRESS_GRACE,
     Scheduling,
     StatusChange,
+    deferred_progress,
     desired_status,
-    held_progress,
     needs_write,
     pod_counts,
     transitions,
@@ -223,16 +223,16 @@ def starting(gated: int, scheduled: int, running: int) -> dict[str, Any]:
 
 def test_progress_alone_waits_while_a_fresh_gang_starts_and_is_written_once_it_runs() -> None:
     stored = starting(4, 0, 0)
-    assert held_progress(stored, starting(2, 2, 0), since=100.0, now=101.0) == stored
-    assert held_progress(stored, starting(0, 4, 4), since=100.0, now=102.0) is None
+    assert deferred_progress(stored, starting(2, 2, 0), since=100.0, now=101.0) == stored
+    assert deferred_progress(stored, starting(0, 4, 4), since=100.0, now=102.0) is None
 
 
 def test_progress_is_written_after_the_grace_or_with_anything_else() -> None:
     stored = starting(4, 0, 0)
     later = 100.0 + PROGRESS_GRACE
-    assert held_progress(stored, starting(1, 3, 3), since=100.0, now=later) is None
+    assert deferred_progress(stored, starting(1, 3, 3), since=100.0, now=later) is None
     moved = {**starting(2, 2, 0), "plan": {"p": "other"}}
-    assert held_progress(stored, moved, since=100.0, now=101.0) is None
+    assert deferred_progress(stored, moved, since=100.0, now=101.0) is None
 
 
 def waiting(exist: int, reason: str = "WaitingForPods") -> dict[str, Any]:
@@ -244,5 +244,7 @@ def waiting(exist: int, reason: str = "WaitingForPods") -> dict[str, Any]:
 
 
 def test_a_new_gang_s_pods_arriving_wait_but_a_new_reason_is_written() -> None:
-    assert held_progress(waiting(1), waiting(3), since=100.0, now=102.0) == waiting(1)
-    assert held_progress(waiting(1), waiting(4, "Unschedulable"), since=100.0, now=102.0) is None
+    assert deferred_progress(waiting(1), waiting(3), since=100.0, now=102.0) == waiting(1)
+    assert (
+        deferred_progress(waiting(1), waiting(4, "Unschedulable"), since=100.0, now=102.0) is None
+    )

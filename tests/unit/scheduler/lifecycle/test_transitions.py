@@ -28,7 +28,7 @@ from muster.scheduler.decisions.results import (
     Victim,
 )
 from muster.scheduler.lifecycle.follow import Following, Rollback
-from muster.scheduler.lifecycle.transitions import Planner, held_back, released_members
+from muster.scheduler.lifecycle.transitions import Planner, benched_by_lifecycle, released_members
 from muster.scheduler.memory.refusals import Refused
 from muster.scheduler.objects.conditions import condition
 from tests.unit.scheduler.builders import Obj, cluster, gang, node, pod, pod_group
@@ -293,7 +293,7 @@ def test_a_gang_in_backoff_or_still_being_taken_down_is_held_back(
     if backoff is not None:
         group["status"]["lifecycle"] = {"rollbacks": 1, "backoffUntil": rfc3339(backoff)}
     state = cluster(*NODES, group, pod("g-0", group="g", gated=not released))
-    verdict = held_back(state, state.groups[KEY], NOW)
+    verdict = benched_by_lifecycle(state, state.groups[KEY], NOW)
     assert (verdict.reason if verdict else None) == expected
     if verdict is not None:
         assert verdict.message == "said"
@@ -301,7 +301,7 @@ def test_a_gang_in_backoff_or_still_being_taken_down_is_held_back(
 
 def test_an_admitted_gang_is_never_held_back() -> None:
     state = cluster(*NODES, *admitted_gang("g", {"g-0": "n1"}, released=True))
-    assert held_back(state, state.groups[KEY], NOW) is None
+    assert benched_by_lifecycle(state, state.groups[KEY], NOW) is None
 
 
 def _waiting() -> Verdict:

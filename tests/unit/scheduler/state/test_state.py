@@ -13,7 +13,7 @@ from tests.unit.scheduler.builders import cluster, node, pod, pod_group, priorit
 def held(state: ClusterState, node_name: str, resource: str = "cpu") -> int:
     slot = state.node_slot(node_name)
     assert slot is not None
-    return int(state.held[slot, state.resource_names.index(resource)])
+    return int(state.taken[slot, state.resource_names.index(resource)])
 
 
 def test_bound_pods_hold_their_node_until_deleted() -> None:

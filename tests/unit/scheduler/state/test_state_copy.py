@@ -24,13 +24,13 @@ def test_the_copy_has_every_part_of_the_state() -> None:
 def test_changing_the_copy_leaves_the_original_as_it_was() -> None:
     state = _state()
     before = schedule(state, now=0.0, config=EngineConfig())
-    held = state.held.copy()
+    held = state.taken.copy()
     twin = state.copy()
     twin.delete("Pod", "default", "web")
     twin.apply("Pod", pod("db", node_name="n2", cpu="4"))
     twin.delete("Node", "", "n1")
     assert PodKey("default", "web") in state.pods
     assert PodKey("default", "db") not in state.pods
-    assert (state.held == held).all()
+    assert (state.taken == held).all()
     assert sorted(state.placed.groups) != sorted(twin.placed.groups)
     assert schedule(state, now=0.0, config=EngineConfig()) == before
