@@ -37,3 +37,17 @@ and the pods on each node. A set of 8 names takes 728 B, a dict of them 272."""
 
 def copied_sets(index: dict[Any, Few[Any]]) -> dict[Any, Few[Any]]:
     return {key: dict(members) for key, members in index.items()}
+
+
+def copied(value: Any) -> Any:
+    """A copy of one attribute of the state that a what-if may change without touching
+    the original: containers of containers two levels deep (indexes of members, of
+    ports), arrays and containers whole, objects by their own `copy`, values as they
+    are (frozen records, numbers)."""
+    if isinstance(value, dict):
+        nested = any(isinstance(item, dict) for item in value.values())
+        return copied_sets(value) if nested else dict(value)
+    if isinstance(value, set | list):
+        return type(value)(value)
+    copy = getattr(value, "copy", None)
+    return copy() if callable(copy) else value

@@ -46,7 +46,7 @@ from muster.scheduler.state.node_columns import NodeColumns
 from muster.scheduler.state.placed import PlacedPods
 from muster.scheduler.state.pod_status import bound_at
 from muster.scheduler.state.predicates import NodeTable
-from muster.scheduler.state.slots import Few, Slots, copied_sets
+from muster.scheduler.state.slots import Few, Slots, copied
 
 Matrix = npt.NDArray[np.int64]
 NO_NODE = -1
@@ -121,51 +121,18 @@ class ClusterState:
         """An independent copy for a what-if run (a forecast) that changes it.
 
         Far cheaper than a deep copy: records are frozen and shared, the arrays are
-        copied whole, and only the mutable entries and indexes are rebuilt. Shared too
+        copied whole, and only the mutable entries and indexes are rebuilt (each
+        attribute by its type, see `copied`, so one added later is copied too). Shared
         are the node table and the demand rows, which are never changed once built.
         """
         twin = ClusterState.__new__(ClusterState)
-        twin.rejected = dict(self.rejected)
-        twin.resource_names = list(self.resource_names)
-        twin._column = dict(self._column)
-        twin._dense = dict(self._dense)
-        twin._demands = dict(self._demands)
-        twin._node_slots = self._node_slots.copy()
-        twin._node_slot = dict(self._node_slot)
-        twin._node_columns = self._node_columns.copy()
-        twin.allocatable = self.allocatable.copy()
-        twin.taken = self.taken.copy()
+        twin.__dict__.update({name: copied(value) for name, value in vars(self).items()})
         twin._table = self._table
+        twin._dense = dict(self._dense)
         twin.pods = {
             key: PodEntry(entry.record, entry.slot, entry.demand, entry.priority, entry.taken_on)
             for key, entry in self.pods.items()
         }
-        twin.release_failures = dict(self.release_failures)
-        twin.last_bind = self.last_bind
-        twin._pods_on = copied_sets(self._pods_on)
-        twin.members = copied_sets(self.members)
-        twin.pending_members = copied_sets(self.pending_members)
-        twin.placed_members = dict(self.placed_members)
-        twin.groups = dict(self.groups)
-        twin.unadmitted_gangs = set(self.unadmitted_gangs)
-        twin.host_ports = {port: dict(nodes) for port, nodes in self.host_ports.items()}
-        twin.placed = self.placed.copy()
-        twin.namespace_labels = dict(self.namespace_labels)
-        twin.volumes = self.volumes.copy()
-        twin.priority_classes = dict(self.priority_classes)
-        twin.budgets = dict(self.budgets)
-        twin.dropped_fields = dict(self.dropped_fields)
-        twin._pod_slots = self._pod_slots.copy()
-        twin.pod_demand = self.pod_demand.copy()
-        twin.pod_node = self.pod_node.copy()
-        twin.pod_priority = self.pod_priority.copy()
-        twin.pod_group = self.pod_group.copy()
-        twin.pod_keys = list(self.pod_keys)
-        twin.group_ids = dict(self.group_ids)
-        twin.group_keys = list(self.group_keys)
-        twin.changes = self.changes
-        twin.changed = dict(self.changed)
-        twin.missing_groups = set(self.missing_groups)
         return twin
 
     # ---- the door (see `kinds`) ------------------------------------------------
