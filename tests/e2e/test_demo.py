@@ -73,11 +73,15 @@ def test_demo_plays_every_story_and_leaves_the_cluster_to_explore(
             demo.kill()
             demo.wait()
     assert returncode == 0, output.read_text()[-6000:]
-    # It saw them: the stories' gangs rose whole, and the preempted one fell whole (it
-    # rises again when the cleanup deletes the gang that preempted it, before its own turn).
+    # It saw them: the stories' gangs rose whole, and the preempted one fell whole. It
+    # rises again once the cleanup deletes the gang that preempted it; whether the
+    # cleanup's own deletion of it starts before that rise ends (no second fall) or
+    # after (a second fall, taken down whole too) is a race of the cleanup's, not a
+    # decision of Muster's, so both are right.
     assert {rise.gang for rise in observer.ledger.risen} == STORIES_GANGS
-    assert [(f.gang, f.restored) for f in observer.ledger.falls if f.gang == "low"] == [
-        ("low", False)
+    low_falls = [fall for fall in observer.ledger.falls if fall.gang == "low"]
+    assert 1 <= len(low_falls) <= 2 and not any(fall.restored for fall in low_falls), [
+        (fall.wall.isoformat(), fall.describe(0)) for fall in low_falls
     ]
 
     status = subprocess.run(
