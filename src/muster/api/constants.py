@@ -32,6 +32,9 @@ POLICY_LABEL: Final = f"{GROUP}/policy"
 MIN_COUNT_ANNOTATION: Final = f"{GROUP}/min-count"
 TOPOLOGY_KEY_ANNOTATION: Final = f"{GROUP}/topology-key"
 DISRUPTION_MODE_ANNOTATION: Final = f"{GROUP}/disruption-mode"
+# The narrowest topology level a gang prefers (a node label key), on a PodGroup, a
+# Workload (for each of its PodGroups) or an opted-in Job.
+TOPOLOGY_PREFERRED_ANNOTATION: Final = f"{GROUP}/topology-preferred"
 
 # Start-time estimates: how long pods run. The first is declared by users on a Job,
 # PodGroup or pod; the second is how a Job's activeDeadlineSeconds reaches its PodGroup;

@@ -44,6 +44,7 @@ from muster.api.policy import (
     SingleDisruptionMode,
     TopologyConstraint,
 )
+from muster.api.preferences import carried_preference
 from muster.api.workload import PodGroupTemplate
 
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
@@ -90,9 +91,9 @@ def expand_job(job: Mapping[str, Any], opt_in: JobOptIn) -> JobExpansion:
         },
     }
     pod_group = _pod_group(name, metadata.get("namespace"), name, template, owner)
-    runtime = _runtime_annotations(job)
-    if runtime:
-        pod_group["metadata"]["annotations"] = runtime
+    carried = _runtime_annotations(job) | carried_preference(job)
+    if carried:
+        pod_group["metadata"]["annotations"] = carried
     return JobExpansion(workload=workload, pod_group=pod_group)
 
 
@@ -133,16 +134,22 @@ def template_names(workload: Mapping[str, Any]) -> str:
 
 
 def expand_workload(workload: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """One PodGroup per template of a user's Workload, owned by the Workload."""
+    """One PodGroup per template of a user's Workload, owned by the Workload; each
+    carries the Workload's preferred topology level, if it has one."""
     metadata = workload["metadata"]
     name: str = metadata["name"]
     owner = _owner_reference(API_VERSION, WORKLOAD_KIND, metadata)
-    return [
+    preference = carried_preference(workload)
+    pod_groups = [
         _pod_group(
             pod_group_name(name, template["name"]), metadata.get("namespace"), name, template, owner
         )
         for template in workload["spec"]["podGroupTemplates"]
     ]
+    for pod_group in pod_groups:
+        if preference:
+            pod_group["metadata"]["annotations"] = dict(preference)
+    return pod_groups
 
 
 def gated_pod_template(job: Mapping[str, Any], opt_in: JobOptIn) -> dict[str, Any]:

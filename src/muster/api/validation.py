@@ -29,6 +29,7 @@ import jsonschema
 from muster.api.constants import GROUP, POD_GROUP_KIND, WORKLOAD_KIND
 from muster.api.crdgen import custom_resource_definitions
 from muster.api.optin import OptInError, read_job_opt_in
+from muster.api.preferences import preference_problems
 from muster.api.priority import priority_class_not_found
 from muster.api.problems import Problem, join_path
 from muster.api.references import WorkloadLookup, workload_ref_problems
@@ -49,6 +50,7 @@ def validate_pod_group(
     ``workloads`` the check of a new group's ``workloadRef`` (as the API server
     asks admission only about objects its schema accepts, only then)."""
     problems = _schema_and_rules(POD_GROUP_KIND, pod_group, old)
+    problems.extend(preference_problems(pod_group))
     if workloads is not None and old is None and not problems:
         problems.extend(workload_ref_problems(pod_group, workloads))
     spec = pod_group.get("spec")
@@ -72,17 +74,17 @@ def validate_workload(
     workload: Mapping[str, Any], *, old: Mapping[str, Any] | None = None
 ) -> list[Problem]:
     """Every problem of a Workload (the names of the PodGroups it makes included: a
-    CEL rule of its schema checks them)."""
-    return _schema_and_rules(WORKLOAD_KIND, workload, old)
+    CEL rule of its schema checks them; and the preferred topology level)."""
+    return _schema_and_rules(WORKLOAD_KIND, workload, old) + preference_problems(workload)
 
 
 def validate_job(job: Mapping[str, Any]) -> list[Problem]:
     """The problems of a Job's opt-in (none for a Job that has not opted in)."""
     try:
-        read_job_opt_in(job)
+        opt_in = read_job_opt_in(job)
     except OptInError as error:
-        return list(error.problems)
-    return []
+        return list(error.problems) + preference_problems(job)
+    return [] if opt_in is None else preference_problems(job)
 
 
 def validate_object(

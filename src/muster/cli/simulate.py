@@ -15,6 +15,7 @@ from typing import TextIO
 from muster.api.manifests import ManifestSyntaxError, parse_manifests
 from muster.api.times import parse_rfc3339
 from muster.cli.files import UnreadableFileError, read_text
+from muster.operator.config import topology_levels
 from muster.scheduler import EngineConfig
 from muster.scheduler.forecast.forecast import DEFAULT_HORIZON_SECONDS
 from muster.scheduler.memory.runtimes import format_duration, parse_duration
@@ -86,6 +87,15 @@ def _add_engine_arguments(parser: argparse.ArgumentParser) -> None:
         "kube-scheduler caused (status.refusals), a gang is not planned until a node "
         "changes; 0: no limit (default %(default)s)",
     )
+    parser.add_argument(
+        "--topology-levels",
+        type=_levels,
+        default=(),
+        metavar="KEYS",
+        help="the operator's --topology-levels: node label keys of the topology levels, "
+        "widest first, comma-separated; a gang preferring one level falls back to the "
+        "wider ones in this order",
+    )
 
 
 def _add_timeline_arguments(parser: argparse.ArgumentParser) -> None:
@@ -110,7 +120,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         documents = [doc for name in args.files for doc in read_documents(name)]
         config = EngineConfig(
-            starvation_seconds=args.starvation_seconds, max_rollbacks=args.max_rollbacks
+            starvation_seconds=args.starvation_seconds,
+            max_rollbacks=args.max_rollbacks,
+            topology_levels=args.topology_levels,
         )
         if args.timeline:
             return _run_timeline(documents, args, config)
@@ -193,6 +205,13 @@ def _count(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r}")
     return value
+
+
+def _levels(text: str) -> tuple[str, ...]:
+    try:
+        return topology_levels(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error).removeprefix("--topology-levels: ")) from error
 
 
 def _seconds(text: str) -> float:

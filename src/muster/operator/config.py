@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
+from muster.api.names import is_label_key
 from muster.scheduler import EngineConfig
 
 ENV_PREFIX = "MUSTER_"
@@ -26,6 +27,7 @@ ENGINE_FIELDS = (
     "max_rollbacks",
     "starvation_seconds",
     "orphan_grace",
+    "topology_levels",
 )
 
 
@@ -47,6 +49,7 @@ class OperatorConfig:
     resync_period: float = 30.0
     release_concurrency: int = 32
     orphan_grace: float = 10.0
+    topology_levels: str = ""
     record_trace: str = ""
     webhook_host: str = "127.0.0.1"
     webhook_port: int = 9443
@@ -96,6 +99,9 @@ _HELP: dict[str, str] = {
     "release_concurrency": "pods released (or evicted, or deleted) in parallel",
     "orphan_grace": "seconds from a member pod's creation before it gets a PodGroupNotFound "
     "event, if its PodGroup does not exist",
+    "topology_levels": "node label keys of the cluster's topology levels, widest first and "
+    "comma-separated (e.g. topology.kubernetes.io/zone,example.com/block,example.com/rack): "
+    "a gang preferring one level falls back to the wider ones in this order",
     "record_trace": "file to record the engine's inputs and decisions in as they happen "
     "(JSON lines, afresh at each start), for `muster replay`",
     "webhook_host": "address the admission webhooks listen on and advertise",
@@ -153,7 +159,20 @@ def _parse_bool(text: str) -> bool:
 
 def engine_config(config: OperatorConfig) -> EngineConfig:
     """The engine's tunables, from the operator's settings."""
-    return EngineConfig(**{name: getattr(config, name) for name in ENGINE_FIELDS})
+    values = {name: getattr(config, name) for name in ENGINE_FIELDS}
+    values["topology_levels"] = topology_levels(config.topology_levels)
+    return EngineConfig(**values)
+
+
+def topology_levels(text: str) -> tuple[str, ...]:
+    """The levels of `--topology-levels`: comma-separated label keys, widest first."""
+    levels = tuple(part.strip() for part in text.split(",") if part.strip())
+    for level in levels:
+        if not is_label_key(level):
+            raise ValueError(f"--topology-levels: {level!r} is not a valid label key")
+    if len(set(levels)) != len(levels):
+        raise ValueError("--topology-levels: a level is given twice")
+    return levels
 
 
 def add_arguments(parser: argparse.ArgumentParser, *, only: tuple[str, ...] | None = None) -> None:
@@ -204,6 +223,7 @@ def from_arguments(args: argparse.Namespace, env: Mapping[str, str]) -> Operator
         raise ValueError("--kube-qps must be positive and --kube-burst at least 1")
     if values.get("watch_timeout", 1.0) < 1:
         raise ValueError("--watch-timeout must be at least 1 second")
+    topology_levels(values.get("topology_levels", ""))
     if values.get("webhook_service"):
         parse_service(values["webhook_service"])
     elif values.get("webhook_secret"):

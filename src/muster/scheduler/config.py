@@ -30,6 +30,10 @@ class EngineConfig:
     `orphan_grace`: seconds from a member pod's creation before the engine warns
     that its PodGroup does not exist. A Job's pods exist before the operator has
     made the Job's PodGroup, so warning at once would tell most pods of every new Job.
+
+    `topology_levels`: node label keys of the cluster's topology, widest first (zone,
+    block, rack, ...). A gang preferring one level falls back to the wider ones in
+    this order (see `placement.levels`).
     """
 
     starvation_seconds: float = 600.0
@@ -39,8 +43,11 @@ class EngineConfig:
     rollback_backoff: float = 10.0
     rollback_backoff_max: float = 300.0
     orphan_grace: float = 10.0
+    topology_levels: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        # A replayed trace gives a list (JSON has no tuples): keep the config hashable.
+        object.__setattr__(self, "topology_levels", tuple(self.topology_levels))
         if self.starvation_seconds < 0:
             raise ValueError("starvation_seconds must not be negative")
         if self.max_rollbacks < 0:

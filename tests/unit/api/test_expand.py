@@ -186,6 +186,28 @@ def test_a_jobs_expected_runtime_and_deadline_are_copied_onto_its_pod_group() ->
     assert "annotations" not in expand_job(training_job(), GANG).pod_group["metadata"]
 
 
+def test_a_preferred_level_travels_from_a_job_or_workload_to_its_pod_groups() -> None:
+    preferred = {"scheduling.muster.dev/topology-preferred": "example.com/rack"}
+    job = training_job()
+    job["metadata"]["annotations"] = dict(preferred)
+    assert expand_job(job, GANG).pod_group["metadata"]["annotations"] == preferred
+    workload: dict[str, Any] = {
+        "apiVersion": "scheduling.muster.dev/v1beta1",
+        "kind": "Workload",
+        "metadata": {"name": "mpi", "namespace": "hpc", "annotations": dict(preferred)},
+        "spec": {
+            "podGroupTemplates": [
+                {"name": "a", "schedulingPolicy": {"basic": {}}},
+                {"name": "b", "schedulingPolicy": {"gang": {"minCount": 2}}},
+            ]
+        },
+    }
+    groups = expand_workload(workload)
+    assert [group["metadata"]["annotations"] for group in groups] == [preferred, preferred]
+    del workload["metadata"]["annotations"]
+    assert all("annotations" not in group["metadata"] for group in expand_workload(workload))
+
+
 def test_a_cron_jobs_job_names_its_cron_job_on_its_pod_group() -> None:
     job = training_job()
     job["metadata"]["ownerReferences"] = [

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from muster.api.problems import Problem
-from muster.api.validation import validate_pod_group, validate_workload
+from muster.api.validation import validate_job, validate_pod_group, validate_workload
 
 
 def pod_group(spec: dict[str, Any]) -> dict[str, Any]:
@@ -99,3 +99,36 @@ def test_a_spec_of_the_wrong_type_is_one_problem() -> None:
     assert validate_pod_group({**pod_group(GANG), "spec": "gang"}) == [
         Problem("spec", 'Invalid value: "gang": must be of type object')
     ]
+
+
+PREFERRED = "scheduling.muster.dev/topology-preferred"
+
+
+@pytest.mark.parametrize(
+    ("value", "refused"),
+    [("example.com/rack", False), ("rack", False), ("not a key", True), ("/rack", True), (3, True)],
+)
+def test_a_preferred_level_must_be_a_label_key(value: object, refused: bool) -> None:
+    group = pod_group(GANG)
+    group["metadata"]["annotations"] = {PREFERRED: value}
+    workload = {
+        "apiVersion": "scheduling.muster.dev/v1beta1",
+        "kind": "Workload",
+        "metadata": {"name": "w", "annotations": {PREFERRED: value}},
+        "spec": {"podGroupTemplates": [{"name": "t", **GANG}]},
+    }
+    field = f"metadata.annotations[{PREFERRED}]"
+    for problems in (validate_pod_group(group), validate_workload(workload)):
+        assert any(problem.path == field for problem in problems) is refused
+
+
+def test_an_opted_in_jobs_preferred_level_is_checked_and_others_are_left_alone() -> None:
+    job: dict[str, Any] = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "j", "annotations": {PREFERRED: "not a key"}},
+        "spec": {"parallelism": 2, "template": {"spec": {"containers": []}}},
+    }
+    assert validate_job(job) == []
+    job["metadata"]["labels"] = {"scheduling.muster.dev/policy": "gang"}
+    assert [problem.path for problem in validate_job(job)] == [f"metadata.annotations[{PREFERRED}]"]

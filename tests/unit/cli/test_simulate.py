@@ -160,6 +160,41 @@ def test_the_starvation_limit_is_a_flag(tmp_path: Path, capsys: pytest.CaptureFi
     assert "--starvation-seconds" in capsys.readouterr().err
 
 
+RACKED = """\
+apiVersion: v1
+kind: Node
+metadata: {{name: {name}, labels: {{zone: a, rack: {rack}}}}}
+status: {{allocatable: {{cpu: "{cpu}", memory: 32Gi, pods: "10"}}}}
+"""
+PREFERRING = (
+    JOB.replace(
+        "  labels: {scheduling.muster.dev/policy: gang}",
+        "  labels: {scheduling.muster.dev/policy: gang}\n"
+        "  annotations: {scheduling.muster.dev/topology-preferred: rack}",
+    )
+    .replace('nvidia.com/gpu: "1"', 'memory: "1Gi"')
+    .replace("parallelism: 2", "parallelism: 3")
+)
+
+
+def test_a_preferred_level_keeps_a_gang_in_one_rack(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    nodes = (
+        RACKED.format(name="n1", rack="r1", cpu="2"),
+        RACKED.format(name="n2", rack="r2", cpu="4"),
+    )
+    path = write(tmp_path, "c.yaml", *nodes, PREFERRING)
+    for levels in ([], ["--topology-levels", "zone,rack"]):
+        code, out, _ = run([path, "-o", "json", *levels], capsys)
+        (group,) = json.loads(out)["podGroups"]
+        assert (code, set(group["placements"].values())) == (0, {"n2"})
+    with pytest.raises(SystemExit) as caught:
+        main(["simulate", path, "--topology-levels", "zone,not a key"])
+    assert caught.value.code == 2
+    assert "'not a key' is not a valid label key" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("value", ["yesterday", "2026-01-01T10:00:00"])
 def test_now_must_be_an_rfc3339_time_with_a_zone(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], value: str

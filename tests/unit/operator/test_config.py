@@ -6,7 +6,13 @@ import argparse
 
 import pytest
 
-from muster.operator.config import OperatorConfig, add_arguments, env_name, from_arguments
+from muster.operator.config import (
+    OperatorConfig,
+    add_arguments,
+    engine_config,
+    env_name,
+    from_arguments,
+)
 
 
 def parse(*argv: str, env: dict[str, str] | None = None) -> OperatorConfig:
@@ -28,6 +34,21 @@ def test_the_starvation_limit_is_a_setting_and_never_negative() -> None:
     assert parse("--starvation-seconds", "30").starvation_seconds == 30.0
     with pytest.raises(ValueError, match="--starvation-seconds"):
         parse("--starvation-seconds", "-1")
+
+
+def test_topology_levels_are_label_keys_widest_first() -> None:
+    assert engine_config(parse()).topology_levels == ()
+    config = parse("--topology-levels", "zone, example.com/block,example.com/rack")
+    assert engine_config(config).topology_levels == (
+        "zone",
+        "example.com/block",
+        "example.com/rack",
+    )
+    env = {"MUSTER_TOPOLOGY_LEVELS": "zone,rack"}
+    assert engine_config(parse(env=env)).topology_levels == ("zone", "rack")
+    for bad in ("zone,not a key", "zone,zone"):
+        with pytest.raises(ValueError, match="--topology-levels"):
+            parse("--topology-levels", bad)
 
 
 def test_environment_fills_what_flags_leave_unset() -> None:

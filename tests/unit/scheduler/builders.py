@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from muster.api.constants import GANG_GATE, GATED_FOR_ANNOTATION, GATED_FOR_FIELD, POD_GROUP_LABEL
+from muster.api.constants import (
+    GANG_GATE,
+    GATED_FOR_ANNOTATION,
+    GATED_FOR_FIELD,
+    POD_GROUP_LABEL,
+    TOPOLOGY_PREFERRED_ANNOTATION,
+)
 from muster.scheduler import ClusterState
 from muster.scheduler.state.intake import node_from
 from muster.scheduler.state.node_columns import NodeColumns
@@ -103,6 +109,7 @@ def pod_group(
     created: str = "2026-01-01T00:00:00Z",
     admitted: bool = False,
     plan: dict[str, str] | None = None,
+    preferred_key: str | None = None,
 ) -> Obj:
     """A gang PodGroup (a basic one when `min_count` is None)."""
     policy: Obj = {"basic": {}} if min_count is None else {"gang": {"minCount": min_count}}
@@ -125,10 +132,13 @@ def pod_group(
         ]
     if plan is not None:
         status["plan"] = plan
+    metadata: Obj = {"name": name, "namespace": namespace, "creationTimestamp": created}
+    if preferred_key is not None:
+        metadata["annotations"] = {TOPOLOGY_PREFERRED_ANNOTATION: preferred_key}
     return {
         "apiVersion": "scheduling.muster.dev/v1beta1",
         "kind": "PodGroup",
-        "metadata": {"name": name, "namespace": namespace, "creationTimestamp": created},
+        "metadata": metadata,
         "spec": spec,
         "status": status,
     }
@@ -226,7 +236,14 @@ def gang(name: str, size: int, *, min_count: int | None = None, **pod_args: Any)
     """A PodGroup with `size` gated members named `<name>-<i>`."""
     group_args = {
         key: pod_args.pop(key)
-        for key in ("topology_key", "priority", "preemption_policy", "single", "created")
+        for key in (
+            "topology_key",
+            "priority",
+            "preemption_policy",
+            "single",
+            "created",
+            "preferred_key",
+        )
         if key in pod_args
     }
     if "priority" in group_args:

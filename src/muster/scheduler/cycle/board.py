@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import replace
+from functools import partial
 
 import numpy as np
 import numpy.typing as npt
@@ -24,7 +25,13 @@ from muster.scheduler.lifecycle.avoidance import Avoidance
 from muster.scheduler.placement.fit import Matrix, NodeOrder, Shape, scarce_columns
 from muster.scheduler.placement.interplay import HOSTNAME, GangInterplay, Member
 from muster.scheduler.placement.interpod_view import InterPodView
-from muster.scheduler.placement.topology import GangPlacement, fit_anywhere, fit_in_domain
+from muster.scheduler.placement.levels import fit_preferring, ladder
+from muster.scheduler.placement.topology import (
+    Domains,
+    GangPlacement,
+    fit_anywhere,
+    fit_in_one,
+)
 from muster.scheduler.rules.pod_terms import NO_RULES, InterPodRules, Labels
 from muster.scheduler.rules.volumes import VolumeRule
 from muster.scheduler.state.intake import GroupRecord, PlacementRules
@@ -64,6 +71,7 @@ class Board:
             namespace_labels=state.namespace_labels,
         )
         self.avoidance = Avoidance(state, self.table, max_rollbacks=config.max_rollbacks)
+        self.levels = config.topology_levels
         self._capacity_digest: str | None = None
 
     def capacity_digest(self) -> str:
@@ -177,12 +185,28 @@ class Board:
         within: BoolArray | None = None,
         interplay: GangInterplay | None = None,
     ) -> GangPlacement:
-        """The gang's best placement on `free`: anywhere, or in one domain of its key."""
+        """The gang's best placement on `free`: in one domain of its preferred level or
+        the next wider ones where one takes it, else anywhere or in one domain of its key."""
         within = ~self.closed_for_older if within is None else within
         order = order or self.order
         key = gang.record.topology_key
-        if key is None:
-            return fit_anywhere(
+        labels = self.table.labels
+        fit_in = partial(
+            fit_in_one,
+            free,
+            shapes,
+            within=within,
+            order=order,
+            largest=self.largest,
+            needed=needed,
+            head_start=head_start,
+            interplay=interplay,
+        )
+        fit_required = (
+            partial(fit_in, domains=Domains.of(labels, key))
+            if key is not None
+            else partial(
+                fit_anywhere,
                 free,
                 shapes,
                 within=within,
@@ -191,17 +215,18 @@ class Board:
                 needed=needed,
                 interplay=interplay,
             )
-        return fit_in_domain(
-            free,
-            shapes,
-            within=within,
-            order=order,
-            largest=self.largest,
+        )
+        preferred = gang.record.preferred_key
+        steps = () if preferred is None else ladder(preferred, key, self.levels)
+        if not steps:
+            return fit_required()
+        return fit_preferring(
+            steps,
+            required=key,
+            labels=labels,
             needed=needed,
-            key=key,
-            labels=self.table.labels,
-            head_start=head_start,
-            interplay=interplay,
+            fit_in=lambda domains: fit_in(domains=domains),
+            fallback=fit_required,
         )
 
     def take(self, gang: Gang, placements: dict[str, int]) -> None:

@@ -245,11 +245,10 @@ class _Cycle:
 
     def _admit(self, gang: Gang, placement: GangPlacement) -> None:
         self.board.take(gang, placement.placements)
-        domain = None
-        if placement.domain is not None and gang.record.topology_key is not None:
-            domain = (gang.record.topology_key, placement.domain)
         names = self.board.node_names(placement.placements)
-        self.admissions.append(Admission(gang.key, names, domain))
+        self.admissions.append(
+            Admission(gang.key, names, _domain(placement), passed_over=placement.passed_over)
+        )
 
     def _preempt(self, gang: Gang, shapes: list[Shape], interplay: GangInterplay | None) -> bool:
         """Inter-pod rules are judged with the victims still in place: a victim that
@@ -275,11 +274,17 @@ class _Cycle:
         board.free = plan.remaining_free
         placement = plan.placement
         board.note_placed(gang, placement.placements)
-        domain = None
-        if placement.domain is not None and gang.record.topology_key is not None:
-            domain = (gang.record.topology_key, placement.domain)
         names = board.node_names(placement.placements)
-        self.admissions.append(Admission(gang.key, names, domain, plan.victims, plan.violations))
+        self.admissions.append(
+            Admission(
+                gang.key,
+                names,
+                _domain(placement),
+                plan.victims,
+                plan.violations,
+                passed_over=placement.passed_over,
+            )
+        )
         return True
 
     # ---- admitted gangs ------------------------------------------------------------
@@ -321,3 +326,10 @@ class _Cycle:
             key not in self.state.pending_members
             and self.state.placed_members.get(key, 0) < group.min_count
         )
+
+
+def _domain(placement: GangPlacement) -> tuple[str, str] | None:
+    """The (key, value) of the domain the gang was placed in, if it was kept in one."""
+    if placement.key is None or placement.domain is None:
+        return None
+    return (placement.key, placement.domain)

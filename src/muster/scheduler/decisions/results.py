@@ -132,6 +132,7 @@ class Admission:
     domain: tuple[str, str] | None = None  # (topology key, value) when constrained
     victims: tuple[Victim, ...] = ()
     violations: Violations = NO_VIOLATIONS  # PodDisruptionBudgets its victims break
+    passed_over: tuple[str, ...] = ()  # why not in a narrower preferred level, in words
 
 
 @dataclass(frozen=True, slots=True)

@@ -268,13 +268,19 @@ def needs_write(current: Mapping[str, Any], desired: Mapping[str, Any]) -> bool:
 
 
 def admitted_message(
-    placed: int, domain: tuple[str, str] | None = None, *, live: int | None = None
+    placed: int,
+    domain: tuple[str, str] | None = None,
+    *,
+    live: int | None = None,
+    passed_over: tuple[str, ...] = (),
 ) -> str:
     """What an admitted gang is told: `4 pods placed in zone=a`; with `live`, out of how
-    many of its pods (`4/6 pods placed`), as `muster simulate` reports a gang's end."""
+    many of its pods (`4/6 pods placed`), as `muster simulate` reports a gang's end; and
+    why it is not in a narrower level it prefers (`(no rack domain has room ...)`)."""
     count = str(placed) if live is None else f"{placed}/{live}"
     where = f" in {domain[0]}={domain[1]}" if domain else ""
-    return f"{count} pods placed{where}"
+    why = f" ({'; '.join(passed_over)})" if passed_over else ""
+    return f"{count} pods placed{where}{why}"
 
 
 def preempted_message(preemptor: GroupKey) -> str:

@@ -138,7 +138,12 @@ class Planner:
             release_started=None if victims else self.now,
             victims=victims,
         )
-        message = admitted_message(len(admission.placements), admission.domain) + against
+        message = (
+            admitted_message(
+                len(admission.placements), admission.domain, passed_over=admission.passed_over
+            )
+            + against
+        )
         actions.append(
             self.change(
                 key,

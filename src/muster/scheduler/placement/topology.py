@@ -40,6 +40,8 @@ class GangPlacement:
     domain: str | None  # the label value chosen, with a topology key
     fits: tuple[DomainFit, ...]  # per domain, by name, when the gang does not fit
     best_fit: int
+    key: str | None = None  # the label key of `domain`
+    passed_over: tuple[str, ...] = ()  # why not the narrower preferred levels, in words
 
 
 def fit_anywhere(
@@ -113,15 +115,57 @@ def fit_in_domain(
     head_start: Matrix | None = None,
     interplay: GangInterplay | None = None,
 ) -> GangPlacement:
-    """The gang in one domain of `key`, the fullest domain that takes it.
+    """The gang in one domain of `key`, the fullest domain that takes it."""
+    return fit_in_one(
+        free,
+        shapes,
+        within=within,
+        order=order,
+        largest=largest,
+        needed=needed,
+        domains=Domains.of(labels, key),
+        head_start=head_start,
+        interplay=interplay,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Domains:
+    """The domains a gang may be kept in: each node's domain id (-1: none), and
+    each id's name (ties between equally full domains go to the smaller name)."""
+
+    key: str
+    values: npt.NDArray[np.int32]
+    names: tuple[str, ...]
+
+    @staticmethod
+    def of(labels: LabelIndex, key: str) -> Domains:
+        """One domain per value of the label `key`."""
+        vocabulary = labels.vocabulary(key)
+        names = sorted(vocabulary, key=lambda value: vocabulary[value])
+        return Domains(key, labels.values_of(key), tuple(names))
+
+
+def fit_in_one(
+    free: Matrix,
+    shapes: Sequence[Shape],
+    *,
+    within: BoolArray,
+    order: NodeOrder,
+    largest: Counts,
+    needed: int,
+    domains: Domains,
+    head_start: Matrix | None = None,
+    interplay: GangInterplay | None = None,
+) -> GangPlacement:
+    """The gang in one of the domains, the fullest that takes it (best fit: the
+    fewest member copies fit in it, so emptier domains stay whole).
 
     With `head_start` (preemption: what is free before any victim leaves), domains
     where more of the gang fits on that capacity come first, as they need fewer
     victims; fullness only breaks ties.
     """
-    values = labels.values_of(key)
-    vocabulary = labels.vocabulary(key)
-    names = sorted(vocabulary, key=lambda value: vocabulary[value])
+    values, names = domains.values, domains.names
     labelled = within & (values >= 0)
     bound = np.zeros(len(names), dtype=np.int64)
     room = np.zeros(len(names), dtype=np.int64)
@@ -148,8 +192,8 @@ def fit_in_domain(
             interplay=interplay,
         )
         if len(placed) >= needed:
-            return GangPlacement(placed, names[value_id], (), len(placed))
+            return GangPlacement(placed, names[value_id], (), len(placed), key=domains.key)
         bound[value_id] = len(placed)
     fits = sorted(zip(names, (int(count) for count in bound), strict=True))
-    domain_fits = tuple(DomainFit(f"{key}={name}", count) for name, count in fits)
-    return GangPlacement({}, None, domain_fits, int(bound.max(initial=0)))
+    domain_fits = tuple(DomainFit(f"{domains.key}={name}", count) for name, count in fits)
+    return GangPlacement({}, None, domain_fits, int(bound.max(initial=0)), key=domains.key)

@@ -18,8 +18,10 @@ from muster.api.constants import (
     DISRUPTION_SINGLE,
     POD_GROUP_LABEL,
     PREEMPT_NEVER,
+    TOPOLOGY_PREFERRED_ANNOTATION,
 )
 from muster.api.gates import has_gang_gate
+from muster.api.names import is_label_key
 from muster.api.wire import FINISHED_PHASES
 from muster.scheduler.decisions.results import GroupKey, PodKey
 from muster.scheduler.memory.lifecycle import NO_MEMORY, Lifecycle, lifecycle_from
@@ -135,6 +137,7 @@ class GroupRecord:
     status: Mapping[str, Any] = field(default_factory=dict)  # as read, for what it keeps
     runtime: Runtime | None = None  # its pods' expected runtime (see `runtimes`)
     cron_job: str | None = None  # the CronJob whose Job it was made for, if any
+    preferred_key: str | None = None  # the narrowest topology level it prefers (see `levels`)
 
     @property
     def falls_whole(self) -> bool:
@@ -408,12 +411,19 @@ def pod_group_from(obj: Mapping[str, Any]) -> GroupRecord:
         lifecycle=lifecycle_from(status),
         runtime=runtime_from(annotations),
         cron_job=annotations.get(CRON_JOB_ANNOTATION) or None,
+        preferred_key=_preferred_key(annotations),
         reason=_reason(status),
         admitted_at=parse_time(status.get("admittedAt")),
         generation=integer_field(metadata.get("generation"), "metadata.generation") or 0,
         resource_version=resource_version(obj),
         status=kept_status,
     )
+
+
+def _preferred_key(annotations: Mapping[str, str]) -> str | None:
+    """The preferred level; one that is not a label key (admission refuses it) is none."""
+    key = annotations.get(TOPOLOGY_PREFERRED_ANNOTATION)
+    return key if key is not None and is_label_key(key) else None
 
 
 def _reason(status: Mapping[str, Any]) -> str | None:

@@ -330,7 +330,7 @@ def test_a_failure_on_one_gang_is_its_scheduler_error_only(
     def fail(*args: object, **kwargs: object) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(board, "fit_in_domain", fail)
+    monkeypatch.setattr(board, "fit_in_one", fail)
     result = schedule(state, now=NOW, config=PATIENT)
     assert admitted(result) == ["fine"]
     verdict = result.verdicts[key("broken")]

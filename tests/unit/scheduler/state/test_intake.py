@@ -220,3 +220,13 @@ def test_a_pod_record_keeps_its_creation_and_whether_native_gang_scheduling_has_
     record = pod_from(obj)
     assert record.created == 1767225600.0 and record.native
     assert not pod_from(pod("b")).native and pod_from(pod("b")).created is None
+
+
+@pytest.mark.parametrize(
+    ("annotation", "expected"),
+    [(None, None), ("example.com/rack", "example.com/rack"), ("not a key", None)],
+)
+def test_a_preferred_level_is_read_and_a_malformed_one_ignored(
+    annotation: str | None, expected: str | None
+) -> None:
+    assert pod_group_from(pod_group("g", preferred_key=annotation)).preferred_key == expected

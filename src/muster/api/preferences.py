@@ -1,0 +1,43 @@
+"""The topology level a gang prefers: an annotation, since the upstream API has no field.
+
+`spec.schedulingConstraints.topology` is the required domain, as upstream has it; the
+preferred level (the narrowest level the gang would rather sit in one domain of) is
+Muster's own, so it lives in an annotation that a PodGroup carries, a Workload passes
+on to each PodGroup it makes, and an opted-in Job to its PodGroup. Moving to the
+native API drops it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from muster.api.constants import TOPOLOGY_PREFERRED_ANNOTATION
+from muster.api.names import is_label_key
+from muster.api.problems import Problem
+
+PREFERRED_FIELD = f"metadata.annotations[{TOPOLOGY_PREFERRED_ANNOTATION}]"
+
+
+def preference_problems(manifest: Mapping[str, Any]) -> list[Problem]:
+    """The preferred level, if the object names one, must be a node label key."""
+    annotations = _annotations(manifest)
+    if TOPOLOGY_PREFERRED_ANNOTATION not in annotations:
+        return []
+    value = annotations[TOPOLOGY_PREFERRED_ANNOTATION]
+    if isinstance(value, str) and is_label_key(value):
+        return []
+    return [Problem(PREFERRED_FIELD, f"{json.dumps(value)} is not a valid label key")]
+
+
+def carried_preference(manifest: Mapping[str, Any]) -> dict[str, str]:
+    """The annotation a PodGroup made from this Workload or Job inherits (or none)."""
+    value = _annotations(manifest).get(TOPOLOGY_PREFERRED_ANNOTATION)
+    return {TOPOLOGY_PREFERRED_ANNOTATION: value} if isinstance(value, str) else {}
+
+
+def _annotations(manifest: Mapping[str, Any]) -> Mapping[str, Any]:
+    metadata = manifest.get("metadata")
+    annotations = metadata.get("annotations") if isinstance(metadata, Mapping) else None
+    return annotations if isinstance(annotations, Mapping) else {}
