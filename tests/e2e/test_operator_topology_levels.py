@@ -3,6 +3,8 @@ in one zone as required."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.e2e.cluster import Kubectl
@@ -22,6 +24,7 @@ pytestmark = pytest.mark.e2e
 ZONE = "topology.kubernetes.io/zone"
 BLOCK = "example.com/block"
 RACK = "example.com/rack"
+PREFERRED = "scheduling.muster.dev/topology-preferred"
 
 
 def test_a_gang_takes_one_rack_else_one_block_and_never_leaves_its_zone(
@@ -42,7 +45,7 @@ def test_a_gang_takes_one_rack_else_one_block_and_never_leaves_its_zone(
         where[node] = rack
     annotations = {
         "scheduling.muster.dev/topology-key": ZONE,
-        "scheduling.muster.dev/topology-preferred": RACK,
+        PREFERRED: RACK,
     }
     operator.restart(f"--topology-levels={ZONE},{BLOCK},{RACK}")
     try:
@@ -66,5 +69,13 @@ def test_a_gang_takes_one_rack_else_one_block_and_never_leaves_its_zone(
         condition = wait_for_reason(kubectl, namespace, "zoned", "Unschedulable")
         assert f"in any one {ZONE} domain" in condition["message"]
         assert not bound(pods_of(kubectl, namespace, "zoned"))
+
+        # A preferred key of no configured level is refused, the field named.
+        stray = gang_job("stray", pool, workers=1, annotations={PREFERRED: "example.com/rak"})
+        refused = kubectl("apply", "-n", namespace, "-f", "-", input=json.dumps(stray), check=False)
+        assert refused.returncode != 0
+        assert f'metadata.annotations[{PREFERRED}]: "example.com/rak" is not a topology level' in (
+            refused.stderr
+        )
     finally:
         operator.restart()

@@ -10,7 +10,7 @@ native API drops it.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from muster.api.constants import TOPOLOGY_PREFERRED_ANNOTATION
@@ -20,15 +20,25 @@ from muster.api.problems import Problem
 PREFERRED_FIELD = f"metadata.annotations[{TOPOLOGY_PREFERRED_ANNOTATION}]"
 
 
-def preference_problems(manifest: Mapping[str, Any]) -> list[Problem]:
-    """The preferred level, if the object names one, must be a node label key."""
+def preference_problems(
+    manifest: Mapping[str, Any],
+    levels: Sequence[str] = (),
+    old: Mapping[str, Any] | None = None,
+) -> list[Problem]:
+    """The preferred level, if the object names one, must be a node label key; and,
+    when the cluster's levels are known (`levels`), one of them. An object that keeps
+    the level it had (`old`) is not held to levels declared since."""
     annotations = _annotations(manifest)
     if TOPOLOGY_PREFERRED_ANNOTATION not in annotations:
         return []
     value = annotations[TOPOLOGY_PREFERRED_ANNOTATION]
-    if isinstance(value, str) and is_label_key(value):
-        return []
-    return [Problem(PREFERRED_FIELD, f"{json.dumps(value)} is not a valid label key")]
+    if not isinstance(value, str) or not is_label_key(value):
+        return [Problem(PREFERRED_FIELD, f"{json.dumps(value)} is not a valid label key")]
+    kept = old is not None and _annotations(old).get(TOPOLOGY_PREFERRED_ANNOTATION) == value
+    if levels and value not in levels and not kept:
+        named = ", ".join(levels)
+        return [Problem(PREFERRED_FIELD, f"{json.dumps(value)} is not a topology level: {named}")]
+    return []
 
 
 def carried_preference(manifest: Mapping[str, Any]) -> dict[str, str]:

@@ -20,7 +20,7 @@ Workloads looked up in the cluster.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import cache
 from typing import Any
 
@@ -45,12 +45,14 @@ def validate_pod_group(
     old: Mapping[str, Any] | None = None,
     priority_class_exists: PriorityClassLookup | None = None,
     workloads: WorkloadLookup | None = None,
+    topology_levels: Sequence[str] = (),
 ) -> list[Problem]:
-    """Every problem of a PodGroup; ``old`` enables the immutability rules, and
+    """Every problem of a PodGroup; ``old`` enables the immutability rules,
     ``workloads`` the check of a new group's ``workloadRef`` (as the API server
-    asks admission only about objects its schema accepts, only then)."""
+    asks admission only about objects its schema accepts, only then), and
+    ``topology_levels`` (the operator's) the check of a preferred level against them."""
     problems = _schema_and_rules(POD_GROUP_KIND, pod_group, old)
-    problems.extend(preference_problems(pod_group))
+    problems.extend(preference_problems(pod_group, topology_levels, old))
     if workloads is not None and old is None and not problems:
         problems.extend(workload_ref_problems(pod_group, workloads))
     spec = pod_group.get("spec")
@@ -71,37 +73,51 @@ def schema_problems(kind: str, manifest: Mapping[str, Any]) -> list[Problem]:
 
 
 def validate_workload(
-    workload: Mapping[str, Any], *, old: Mapping[str, Any] | None = None
+    workload: Mapping[str, Any],
+    *,
+    old: Mapping[str, Any] | None = None,
+    topology_levels: Sequence[str] = (),
 ) -> list[Problem]:
     """Every problem of a Workload (the names of the PodGroups it makes included: a
     CEL rule of its schema checks them; and the preferred topology level)."""
-    return _schema_and_rules(WORKLOAD_KIND, workload, old) + preference_problems(workload)
+    problems = _schema_and_rules(WORKLOAD_KIND, workload, old)
+    return problems + preference_problems(workload, topology_levels, old)
 
 
-def validate_job(job: Mapping[str, Any]) -> list[Problem]:
+def validate_job(
+    job: Mapping[str, Any],
+    *,
+    old: Mapping[str, Any] | None = None,
+    topology_levels: Sequence[str] = (),
+) -> list[Problem]:
     """The problems of a Job's opt-in (none for a Job that has not opted in)."""
     try:
         opt_in = read_job_opt_in(job)
     except OptInError as error:
-        return list(error.problems) + preference_problems(job)
-    return [] if opt_in is None else preference_problems(job)
+        return list(error.problems) + preference_problems(job, topology_levels, old)
+    return [] if opt_in is None else preference_problems(job, topology_levels, old)
 
 
 def validate_object(
-    manifest: Mapping[str, Any], *, workloads: WorkloadLookup | None = None
+    manifest: Mapping[str, Any],
+    *,
+    workloads: WorkloadLookup | None = None,
+    topology_levels: Sequence[str] = (),
 ) -> list[Problem]:
     """Every problem of any manifest Muster has an opinion about; other kinds of
-    objects have none. ``workloads`` resolves a PodGroup's ``workloadRef``."""
+    objects have none. ``workloads`` resolves a PodGroup's ``workloadRef``;
+    ``topology_levels`` are the levels a preferred one must be among (if any)."""
     api_version = manifest.get("apiVersion")
     kind = manifest.get("kind")
+    levels = topology_levels
     if api_version == "batch/v1" and kind == "Job":
-        return validate_job(manifest)
+        return validate_job(manifest, topology_levels=levels)
     if not isinstance(api_version, str) or api_version.split("/")[0] != GROUP:
         return []
     if kind == POD_GROUP_KIND:
-        return validate_pod_group(manifest, workloads=workloads)
+        return validate_pod_group(manifest, workloads=workloads, topology_levels=levels)
     if kind == WORKLOAD_KIND:
-        return validate_workload(manifest)
+        return validate_workload(manifest, topology_levels=levels)
     return [Problem("kind", f"unknown kind {json.dumps(kind)} in {GROUP}")]
 
 

@@ -15,7 +15,7 @@ from typing import TextIO
 from muster.api.manifests import ManifestSyntaxError, parse_manifests
 from muster.api.times import parse_rfc3339
 from muster.cli.files import UnreadableFileError, read_text
-from muster.operator.config import topology_levels
+from muster.operator.config import topology_levels_argument
 from muster.scheduler import EngineConfig
 from muster.scheduler.forecast.forecast import DEFAULT_HORIZON_SECONDS
 from muster.scheduler.memory.runtimes import format_duration, parse_duration
@@ -89,7 +89,7 @@ def _add_engine_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--topology-levels",
-        type=_levels,
+        type=topology_levels_argument,
         default=(),
         metavar="KEYS",
         help="the operator's --topology-levels: node label keys of the topology levels, "
@@ -205,13 +205,6 @@ def _count(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r}")
     return value
-
-
-def _levels(text: str) -> tuple[str, ...]:
-    try:
-        return topology_levels(text)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error).removeprefix("--topology-levels: ")) from error
 
 
 def _seconds(text: str) -> float:

@@ -24,6 +24,7 @@ from muster.api.problems import Problem
 from muster.api.references import WorkloadLookup
 from muster.api.validation import validate_object
 from muster.cli.files import UnreadableFileError, read_text
+from muster.operator.config import topology_levels_argument
 
 EXIT_VALID = 0
 EXIT_PROBLEMS = 1
@@ -44,13 +45,21 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "files", nargs="+", metavar="FILE", help="multi-document YAML; '-' reads stdin"
     )
+    parser.add_argument(
+        "--topology-levels",
+        type=topology_levels_argument,
+        default=(),
+        metavar="KEYS",
+        help="the operator's --topology-levels: a preferred topology level must be one "
+        "of them (without it, any label key)",
+    )
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Check every file, print every problem, or one line saying what was checked."""
     documents, unreadable = _read(args.files)
-    lines = [*unreadable, *_problem_lines(documents)]
+    lines = [*unreadable, *_problem_lines(documents, args.topology_levels)]
     for line in lines:
         print(line)
     if not lines:
@@ -113,7 +122,7 @@ def _read(names: Sequence[str]) -> tuple[list[_Document], list[str]]:
     return documents, unreadable
 
 
-def _problem_lines(documents: Sequence[_Document]) -> Iterator[str]:
+def _problem_lines(documents: Sequence[_Document], levels: Sequence[str]) -> Iterator[str]:
     """``file:document: field: message`` for each problem. The documents are read as
     one set: a PodGroup's ``workloadRef`` must name a Workload among them, as the API
     server admits one only when its Workload exists."""
@@ -123,12 +132,16 @@ def _problem_lines(documents: Sequence[_Document]) -> Iterator[str]:
             yield f"{document.file}:{document.index}: {document.body}"
             continue
         in_namespace = functools.partial(_in_namespace, lookup, _namespace(document.body))
-        for problem in document_problems(document.body, workloads=in_namespace):
+        problems = document_problems(document.body, workloads=in_namespace, levels=levels)
+        for problem in problems:
             yield f"{document.file}:{document.index}: {problem}"
 
 
-def document_problems(body: Any, *, workloads: WorkloadLookup | None = None) -> list[Problem]:
-    """The problems of one parsed document; ``workloads`` resolves references."""
+def document_problems(
+    body: Any, *, workloads: WorkloadLookup | None = None, levels: Sequence[str] = ()
+) -> list[Problem]:
+    """The problems of one parsed document; ``workloads`` resolves references, and
+    ``levels`` are the topology levels a preferred one must be among (if any)."""
     if not isinstance(body, dict):
         return [Problem("", "not a Kubernetes object (a YAML mapping is expected)")]
     missing = [
@@ -136,7 +149,7 @@ def document_problems(body: Any, *, workloads: WorkloadLookup | None = None) -> 
         for field in ("apiVersion", "kind")
         if not isinstance(body.get(field), str)
     ]
-    return missing or validate_object(body, workloads=workloads)
+    return missing or validate_object(body, workloads=workloads, topology_levels=levels)
 
 
 def _workload_lookup(documents: Sequence[_Document]) -> dict[tuple[str, str], Mapping[str, Any]]:

@@ -40,7 +40,7 @@ from muster.operator.admission.certificate_keeper import (
 )
 from muster.operator.admission.priority_classes import PriorityClassStore
 from muster.operator.admission.workloads import WorkloadStore
-from muster.operator.config import OperatorConfig
+from muster.operator.config import OperatorConfig, topology_levels
 from muster.operator.controller import Controller
 from muster.operator.execution.bypass import BypassReporter
 from muster.operator.execution.events import EventRecorder
@@ -52,6 +52,7 @@ from muster.webhooks.gating import BYPASS_MEMO
 from muster.webhooks.memories import AdmissionMemories
 from muster.webhooks.priority import PRIORITY_CLASSES_MEMO
 from muster.webhooks.served_resources import ServedResources
+from muster.webhooks.validation import TOPOLOGY_LEVELS_MEMO
 from muster.webhooks.workloads import WORKLOADS_MEMO
 
 logger = logging.getLogger(__name__)
@@ -303,6 +304,7 @@ class Operator:
         setattr(memo, PRIORITY_CLASSES_MEMO, self.priority_classes.list)
         setattr(memo, WORKLOADS_MEMO, self.workloads)
         setattr(memo, BYPASS_MEMO, self.bypass)
+        setattr(memo, TOPOLOGY_LEVELS_MEMO, topology_levels(self.config.topology_levels))
         vault = credentials.Vault()
         rescans = asyncio.create_task(
             self.served.keep_resolved(

@@ -175,6 +175,14 @@ def topology_levels(text: str) -> tuple[str, ...]:
     return levels
 
 
+def topology_levels_argument(text: str) -> tuple[str, ...]:
+    """`topology_levels` as an argparse type, for the commands that take the flag alone."""
+    try:
+        return topology_levels(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error).removeprefix("--topology-levels: ")) from error
+
+
 def add_arguments(parser: argparse.ArgumentParser, *, only: tuple[str, ...] | None = None) -> None:
     """Declare one flag per field (or per field in `only`); defaults stay unset so the
     environment can fill them."""

@@ -25,7 +25,7 @@ Jobs; the operator reports an invalid opt-in on the Job as an event anyway.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from typing import Any
 
 import kopf
@@ -37,6 +37,10 @@ from muster.api.references import is_forbidden
 from muster.api.validation import validate_job, validate_pod_group, validate_workload
 from muster.webhooks.priority import list_priority_classes
 from muster.webhooks.workloads import reference_problems
+
+# Where the operator puts its topology levels (`--topology-levels`) for admission: a
+# preferred level must be one of them, when there are any.
+TOPOLOGY_LEVELS_MEMO = "topology_levels"
 
 # The status codes of refusals, as the API server answers: an invalid object, and
 # one that refers to what may not be referred to.
@@ -73,6 +77,7 @@ def check_pod_group(
     old: kopf.Body | None,
     priority_class_names: Collection[str] | None,
     reference: list[Problem] | None = None,
+    levels: Sequence[str] = (),
 ) -> None:
     """Refuse an invalid PodGroup, including one naming a missing PriorityClass
     (when the names are given: on creation only, as the class is looked up once,
@@ -80,22 +85,35 @@ def check_pod_group(
     of a finalizer), and one whose ``workloadRef`` was found wanting (``reference``,
     looked up on creation only, for the same reason)."""
     exists = priority_class_names.__contains__ if priority_class_names is not None else None
-    problems = validate_pod_group(body, old=old, priority_class_exists=exists)
+    problems = validate_pod_group(
+        body, old=old, priority_class_exists=exists, topology_levels=levels
+    )
     refuse(sorted({*problems, *(reference or [])}))
 
 
-def check_workload(body: kopf.Body, old: kopf.Body | None) -> None:
+def check_workload(body: kopf.Body, old: kopf.Body | None, levels: Sequence[str] = ()) -> None:
     """Refuse an invalid Workload."""
-    refuse(validate_workload(body, old=old))
+    refuse(validate_workload(body, old=old, topology_levels=levels))
 
 
-def check_job(body: kopf.Body, warnings: list[str]) -> None:
+def levels_of(memo: Any) -> tuple[str, ...]:
+    """The operator's topology levels, or none (then any label key may be preferred)."""
+    levels: tuple[str, ...] = getattr(memo, TOPOLOGY_LEVELS_MEMO, ())
+    return levels
+
+
+def check_job(
+    body: kopf.Body,
+    warnings: list[str],
+    old: kopf.Body | None = None,
+    levels: Sequence[str] = (),
+) -> None:
     """Refuse a Job whose opt-in cannot be honoured; warn when the native field
     overrides the label."""
     warning = label_ignored_warning(body)
     if warning is not None:
         warnings.append(warning)
-    refuse(validate_job(body))
+    refuse(validate_job(body, old=old, topology_levels=levels))
 
 
 @kopf.on.validate(
@@ -118,7 +136,7 @@ async def validate_pod_group_admission(
     if old is None:
         names = {pc.get("metadata", {}).get("name") for pc in await list_priority_classes(memo)}
         reference = await reference_problems(body, namespace or "", memo)
-    check_pod_group(body, old, names, reference)
+    check_pod_group(body, old, names, reference, levels_of(memo))
 
 
 @kopf.on.validate(
@@ -129,8 +147,10 @@ async def validate_pod_group_admission(
     operations=["CREATE", "UPDATE"],
     persistent=True,
 )
-def validate_workload_admission(body: kopf.Body, old: kopf.Body | None = None, **_: Any) -> None:
-    check_workload(body, old)
+def validate_workload_admission(
+    body: kopf.Body, memo: Any, old: kopf.Body | None = None, **_: Any
+) -> None:
+    check_workload(body, old, levels_of(memo))
 
 
 @kopf.on.validate(
@@ -143,5 +163,7 @@ def validate_workload_admission(body: kopf.Body, old: kopf.Body | None = None, *
     persistent=True,
     ignore_failures=True,
 )
-def validate_labelled_job_admission(body: kopf.Body, warnings: list[str], **_: Any) -> None:
-    check_job(body, warnings)
+def validate_labelled_job_admission(
+    body: kopf.Body, warnings: list[str], memo: Any, old: kopf.Body | None = None, **_: Any
+) -> None:
+    check_job(body, warnings, old, levels_of(memo))

@@ -39,6 +39,18 @@ def test_a_clean_run_says_what_it_checked(
     assert capsys.readouterr().out == "ok: 2 files, 2 documents (1 PodGroup, 1 other)\n"
 
 
+def test_a_preferred_level_is_checked_against_the_levels_given(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    group = yaml.safe_load((EXAMPLES_DIR / "podgroup-gang.yaml").read_text())
+    group["metadata"]["annotations"] = {"scheduling.muster.dev/topology-preferred": "rak"}
+    path = tmp_path / "g.yaml"
+    path.write_text(yaml.safe_dump(group))
+    assert main(["validate", str(path)]) == 0
+    assert main(["validate", str(path), "--topology-levels", "zone,rack"]) == 1
+    assert '"rak" is not a topology level: zone, rack' in capsys.readouterr().out
+
+
 def test_the_table_is_big_and_has_every_kind_of_case() -> None:
     assert len(CASES) >= 25
     assert {case.layer for case in CASES} == {"valid", "schema", "webhook", "native-field"}

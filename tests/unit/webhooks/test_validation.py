@@ -171,3 +171,23 @@ async def test_without_a_source_of_workloads_admission_cannot_decide() -> None:
     with pytest.raises(kopf.AdmissionError) as refusal:
         await reference_problems(pod_group({**GANG, **REF}), "ml", object())
     assert refusal.value.code == 503
+
+
+def test_a_preferred_level_must_be_one_of_the_operators_levels_when_it_has_some() -> None:
+    levels = ("zone", "example.com/rack")
+    preferred = "scheduling.muster.dev/topology-preferred"
+    group = pod_group(GANG)
+    group["metadata"]["annotations"] = {preferred: "example.com/rak"}
+    check_pod_group(group, None, None)  # no levels: any label key
+    with pytest.raises(kopf.AdmissionError) as raised:
+        check_pod_group(group, None, None, levels=levels)
+    assert str(raised.value) == (
+        f'metadata.annotations[{preferred}]: "example.com/rak" is not a topology level: '
+        "zone, example.com/rack"
+    )
+    check_pod_group(group, group, None, levels=levels)  # kept as it was: not refused
+    opted_in = job({"scheduling.muster.dev/policy": "gang"}, {preferred: "example.com/rak"}, {})
+    with pytest.raises(kopf.AdmissionError):
+        check_job(opted_in, [], None, levels)
+    opted_in["metadata"]["annotations"][preferred] = "example.com/rack"
+    check_job(opted_in, [], None, levels)
