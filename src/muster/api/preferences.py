@@ -51,3 +51,23 @@ def _annotations(manifest: Mapping[str, Any]) -> Mapping[str, Any]:
     metadata = manifest.get("metadata")
     annotations = metadata.get("annotations") if isinstance(metadata, Mapping) else None
     return annotations if isinstance(annotations, Mapping) else {}
+
+
+KUEUE_GROUP = "kueue.x-k8s.io"
+KUEUE_TOPOLOGY_KIND = "Topology"
+
+
+def kueue_levels(manifest: Mapping[str, Any]) -> tuple[str, ...] | None:
+    """The levels of a Kueue `Topology` (`spec.levels[].nodeLabel`, widest first), or
+    None when the manifest is not one or names no valid label key at some level."""
+    api_version = str(manifest.get("apiVersion", ""))
+    if manifest.get("kind") != KUEUE_TOPOLOGY_KIND or api_version.partition("/")[0] != KUEUE_GROUP:
+        return None
+    spec = manifest.get("spec")
+    levels = spec.get("levels") if isinstance(spec, Mapping) else None
+    if not isinstance(levels, list) or not levels:
+        return None
+    keys = [level.get("nodeLabel") if isinstance(level, Mapping) else None for level in levels]
+    if not all(isinstance(key, str) and is_label_key(key) for key in keys):
+        return None
+    return tuple(str(key) for key in keys)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from muster.api.constants import API_VERSION, POD_GROUP_KIND, WORKLOAD_KIND
+from muster.api.preferences import KUEUE_TOPOLOGY_KIND
 from muster.simulation.documents import Document, InvalidInputError, Problem
 
 Manifest = dict[str, Any]
@@ -53,6 +54,7 @@ class Inventory:
     pod_groups: list[Entry] = field(default_factory=list)
     workloads: list[Entry] = field(default_factory=list)
     jobs: list[Entry] = field(default_factory=list)
+    topologies: list[Entry] = field(default_factory=list)  # Kueue's: the topology levels
     warnings: list[Problem] = field(default_factory=list)
 
     def bucket(self, kind: str) -> list[Entry] | None:
@@ -68,6 +70,7 @@ class Inventory:
             POD_GROUP_KIND: self.pod_groups,
             WORKLOAD_KIND: self.workloads,
             "Job": self.jobs,
+            KUEUE_TOPOLOGY_KIND: self.topologies,
         }
         return buckets.get(kind)
 

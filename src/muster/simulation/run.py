@@ -8,6 +8,7 @@ so the same input always gives the same report.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from muster.api.constants import (
@@ -16,6 +17,7 @@ from muster.api.constants import (
     REASON_ROLLED_BACK,
     REASON_SCHEDULED,
 )
+from muster.api.preferences import kueue_levels
 from muster.scheduler import EngineConfig, schedule
 from muster.scheduler.decisions.results import NOTHING_CARRIED, CycleResult, GroupKey
 from muster.scheduler.lifecycle.status import admitted_message, preempted_message
@@ -50,8 +52,7 @@ def simulate(
     Raises `InvalidInputError` (every problem, each with its document) and
     `NoSteadyStateError` (when `max_cycles` cycles all changed something).
     """
-    cluster, clock, warnings = load(documents, now=now)
-    engine_config = config or EngineConfig()
+    cluster, clock, warnings, engine_config = load(documents, now=now, config=config)
     carried = NOTHING_CARRIED
     for cycle in range(1, max_cycles + 1):
         result = schedule(
@@ -74,13 +75,18 @@ def simulate(
 
 
 def load(
-    documents: Iterable[Document], *, now: datetime | None = None
-) -> tuple[SimulatedCluster, datetime, tuple[Problem, ...]]:
-    """The input as a simulated cluster, the clock of the run, and what was ignored.
+    documents: Iterable[Document],
+    *,
+    now: datetime | None = None,
+    config: EngineConfig | None = None,
+) -> tuple[SimulatedCluster, datetime, tuple[Problem, ...], EngineConfig]:
+    """The input as a simulated cluster, the clock of the run, what was ignored, and
+    the engine's configuration (with the levels of a Kueue Topology of the input).
 
     Raises `InvalidInputError` with every problem found.
     """
     inventory = take_inventory(documents)
+    engine_config, ignored = _with_levels(inventory, config or EngineConfig())
     expansion = expand(inventory)
     clock = now or _latest_creation(inventory)
     cluster = SimulatedCluster()
@@ -94,7 +100,28 @@ def load(
         pod_groups=expansion.pod_groups,
         pods=expansion.pods,
     )
-    return cluster, clock, (*inventory.warnings, *expansion.warnings)
+    warnings = (*inventory.warnings, *ignored, *expansion.warnings)
+    return cluster, clock, warnings, engine_config
+
+
+def _with_levels(inventory: Inventory, config: EngineConfig) -> tuple[EngineConfig, list[Problem]]:
+    """The topology levels of the input's Kueue Topology where there is one (the first,
+    if several), as the cluster declares them once; else the configuration's own."""
+    ignored: list[Problem] = []
+    found: tuple[Entry, tuple[str, ...]] | None = None
+    for entry in inventory.topologies:
+        levels = kueue_levels(entry.body)
+        if levels is None:
+            message = "not a Kueue Topology with a node label key at each level; ignored"
+            ignored.append(Problem(entry.origin, message))
+        elif found is None:
+            found = (entry, levels)
+        else:
+            message = f"the topology levels are taken from {found[0].origin}; ignored"
+            ignored.append(Problem(entry.origin, message))
+    if found is None:
+        return config, ignored
+    return replace(config, topology_levels=found[1]), ignored
 
 
 def _latest_creation(inventory: Inventory) -> datetime:

@@ -211,3 +211,50 @@ def test_a_preemptor_waiting_for_victims_that_are_leaving_says_so() -> None:
 
     assert high.scheduled and high.placements == {}
     assert high.message.endswith("; waiting for 1 preempted pod(s) to leave: default/low-0")
+
+
+def racked(name: str, zone: str, rack: str, cpu: str) -> dict[str, Any]:
+    labelled = node(name, cpu)
+    labelled["metadata"]["labels"] = {"zone": zone, "rack": rack}
+    return labelled
+
+
+def topology(name: str, *keys: str, api_version: str = "kueue.x-k8s.io/v1beta2") -> dict[str, Any]:
+    return {
+        "apiVersion": api_version,
+        "kind": "Topology",
+        "metadata": {"name": name},
+        "spec": {"levels": [{"nodeLabel": key} for key in keys]},
+    }
+
+
+def test_the_levels_come_from_a_kueue_topology_of_the_input() -> None:
+    nodes = (
+        racked("n1", "a", "r1", "2"),
+        racked("n2", "a", "r2", "2"),
+        racked("n3", "b", "r3", "2"),
+        racked("n4", "b", "r4", "1"),
+    )
+    gang = job("train", cpu="1")
+    gang["spec"]["parallelism"] = 4
+    gang["metadata"]["annotations"] = {"scheduling.muster.dev/topology-preferred": "rack"}
+    anywhere = outcome(run(*nodes, gang), "train")
+    assert set(anywhere.placements.values()) > {"n4"}  # no rack takes it: the fullest nodes
+    levels = EngineConfig(topology_levels=("zone", "rack"))
+    for report in (
+        run(*nodes, gang, topology("t", "zone", "rack")),
+        run(*nodes, gang, config=levels),
+    ):
+        assert set(outcome(report, "train").placements.values()) == {"n1", "n2"}
+    report = run(
+        *nodes,
+        gang,
+        topology("t", "zone", "rack"),
+        topology("u", "rack"),
+        topology("v", "zone", api_version="other.example/v1"),
+    )
+    assert set(outcome(report, "train").placements.values()) == {"n1", "n2"}
+    assert [str(problem) for problem in report.warnings] == [
+        "in.yaml:7: the topology levels are taken from in.yaml:6; ignored",
+        "in.yaml:8: not a Kueue Topology with a node label key at each level; ignored",
+    ]
