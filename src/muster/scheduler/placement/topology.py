@@ -5,6 +5,8 @@ without the label are out. Domains are compared at once with per-domain sums of
 `copies_per_node`, which bound what each domain can take (exactly, for one shape).
 Among the domains that can take the gang, the fullest one is tried first (the fewest
 member copies fit in it): the emptier domains stay whole for larger gangs behind.
+The domains are those of one key (`Domains.of`) or, for a preferred level, those of
+its key cut by the required one (`levels.level_domains`).
 """
 
 from __future__ import annotations
@@ -100,33 +102,6 @@ def _per_domain(
         values[labelled], weights=copies[labelled], minlength=domains
     ).astype(np.int64)
     return summed
-
-
-def fit_in_domain(
-    free: Matrix,
-    shapes: Sequence[Shape],
-    *,
-    within: BoolArray,
-    order: NodeOrder,
-    largest: Counts,
-    needed: int,
-    key: str,
-    labels: LabelIndex,
-    head_start: Matrix | None = None,
-    interplay: GangInterplay | None = None,
-) -> GangPlacement:
-    """The gang in one domain of `key`, the fullest domain that takes it."""
-    return fit_in_one(
-        free,
-        shapes,
-        within=within,
-        order=order,
-        largest=largest,
-        needed=needed,
-        domains=Domains.of(labels, key),
-        head_start=head_start,
-        interplay=interplay,
-    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,9 +8,10 @@ from muster.scheduler.decisions.results import DomainFit
 from muster.scheduler.placement.fit import NodeOrder, Shape
 from muster.scheduler.placement.topology import (
     BoolArray,
+    Domains,
     GangPlacement,
     fit_anywhere,
-    fit_in_domain,
+    fit_in_one,
 )
 from muster.scheduler.state.predicates import StaticFilter
 from tests.unit.scheduler.builders import node, node_table
@@ -34,15 +35,14 @@ def gang(count: int) -> list[Shape]:
 
 
 def in_zone(count: int, within: BoolArray | None = None) -> GangPlacement:
-    return fit_in_domain(
+    return fit_in_one(
         FREE,
         gang(count),
         within=EVERYWHERE if within is None else within,
         order=ORDER,
         largest=FREE.max(axis=0),
         needed=count,
-        key="zone",
-        labels=TABLE.labels,
+        domains=Domains.of(TABLE.labels, "zone"),
     )
 
 
