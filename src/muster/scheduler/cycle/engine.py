@@ -210,7 +210,8 @@ class _Cycle:
             return
         placement = self.board.fit(self.board.free, gang, shapes, gang.missing, interplay=interplay)
         if placement.placements or gang.missing == 0:
-            self._admit(gang, placement)
+            self.board.take(gang, placement.placements)
+            self.admissions.append(self._admission(gang, placement))
             return
         never = refusal.never(self.board, gang)  # then no victim would make room either
         if never is None and record.preempt and self._preempt(gang, shapes, interplay):
@@ -243,13 +244,11 @@ class _Cycle:
             )
         return self.board.avoidance.benched_by_refusals(record)
 
-    def _admit(self, gang: Gang, placement: GangPlacement) -> None:
-        self.board.take(gang, placement.placements)
+    def _admission(self, gang: Gang, placement: GangPlacement) -> Admission:
         domain = None
         if placement.domain is not None and gang.record.topology_key is not None:
             domain = (gang.record.topology_key, placement.domain)
-        names = self.board.node_names(placement.placements)
-        self.admissions.append(Admission(gang.key, names, domain))
+        return Admission(gang.key, self.board.node_names(placement.placements), domain)
 
     def _preempt(self, gang: Gang, shapes: list[Shape], interplay: GangInterplay | None) -> bool:
         """Inter-pod rules are judged with the victims still in place: a victim that
@@ -273,13 +272,9 @@ class _Cycle:
         if plan is None:
             return False
         board.free = plan.remaining_free
-        placement = plan.placement
-        board.note_placed(gang, placement.placements)
-        domain = None
-        if placement.domain is not None and gang.record.topology_key is not None:
-            domain = (gang.record.topology_key, placement.domain)
-        names = board.node_names(placement.placements)
-        self.admissions.append(Admission(gang.key, names, domain, plan.victims, plan.violations))
+        board.note_placed(gang, plan.placement.placements)
+        admission = self._admission(gang, plan.placement)
+        self.admissions.append(replace(admission, victims=plan.victims, violations=plan.violations))
         return True
 
     # ---- admitted gangs ------------------------------------------------------------

@@ -90,25 +90,15 @@ def refuse(
     or, when it would not fit even on the empty cluster (`never`: how it fared
     there), as of that cluster, since nothing that ends can help it. `waited`:
     seconds since it last started waiting."""
+    tried, free, kept_off = now_tried, board.free, board.closed_for_older
     if never is not None:
-        none_held = np.zeros(board.table.size, dtype=np.bool_)
-        explanation = _explanation(
-            board, gang, never, board.capacity, none_held, position=position, never=True
-        )
-        spread_limited = never.interplay is not None
-    else:
-        explanation = _explanation(
-            board,
-            gang,
-            now_tried,
-            board.free,
-            board.closed_for_older,
-            position=position,
-            never=False,
-        )
-        spread_limited = now_tried.interplay is not None
-    shapes = now_tried.shapes
-    spread_limited = spread_limited or any(shape.one_per_node for shape in shapes)
+        tried, free, kept_off = never, board.capacity, np.zeros(board.table.size, dtype=np.bool_)
+    explanation = _explanation(
+        board, gang, tried, free, kept_off, position=position, never=never is not None
+    )
+    spread_limited = tried.interplay is not None or any(
+        shape.one_per_node for shape in now_tried.shapes
+    )
     key = gang.record.topology_key
     message = unschedulable_message(explanation, key, spread_limited=spread_limited)
     if preemption_tried:
