@@ -23,12 +23,7 @@ from muster.scheduler.objects.conditions import condition
 from muster.scheduler.state.state import ClusterState
 from muster.simulation.documents import InvalidInputError, Problem
 from muster.simulation.inventory import Entry, Manifest
-from muster.simulation.pods import (
-    bound,
-    gated,
-    is_pending,
-    remade_by_job,
-)
+from muster.simulation.pods import bound, gated, is_pending, remade_by_job
 from muster.simulation.report import PreemptedPod
 
 

@@ -145,8 +145,7 @@ def issue(
             critical=False,
         )
         .add_extension(
-            x509.SubjectAlternativeName([_alternative_name(host) for host in hosts]),
-            critical=False,
+            x509.SubjectAlternativeName([_alternative_name(host) for host in hosts]), critical=False
         )
         .sign(ca_key, hashes.SHA256())
     )

@@ -101,11 +101,7 @@ class Planner:
         if group is None:
             return None
         desired = desired_status(
-            group,
-            self._members(key),
-            change,
-            now=self.stamp,
-            current=self.statuses.get(key),
+            group, self._members(key), change, now=self.stamp, current=self.statuses.get(key)
         )
         since = group.admitted_at if group.admitted else group.created
         if since is not None and group.status:

@@ -201,10 +201,4 @@ def place_gang(
 
 def upper_bound(free: Matrix, shapes: Sequence[Shape], within: BoolArray) -> int:
     """At most this many members fit at once (exact for a single shape)."""
-    return sum(
-        min(
-            len(shape.pods),
-            int(shape.copies(free, within).sum()),
-        )
-        for shape in shapes
-    )
+    return sum(min(len(shape.pods), int(shape.copies(free, within).sum())) for shape in shapes)

@@ -367,12 +367,7 @@ class GangInterplay:
                     spread.counts[spread.values[slot]] += 1
 
     def _place_once(
-        self,
-        free: Matrix,
-        shapes: Sequence[Shape],
-        within: BoolArray,
-        order: NodeOrder,
-        limit: int,
+        self, free: Matrix, shapes: Sequence[Shape], within: BoolArray, order: NodeOrder, limit: int
     ) -> dict[str, int]:
         work = free.copy()
         session = [rules.copy() for rules in self._base]

@@ -16,14 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from muster.scheduler.decisions.results import DomainFit
-from muster.scheduler.placement.fit import (
-    Counts,
-    Matrix,
-    NodeOrder,
-    Shape,
-    place_gang,
-    upper_bound,
-)
+from muster.scheduler.placement.fit import Counts, Matrix, NodeOrder, Shape, place_gang, upper_bound
 from muster.scheduler.placement.interplay import GangInterplay
 from muster.scheduler.rules.labels import LabelIndex
 

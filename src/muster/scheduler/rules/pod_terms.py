@@ -23,12 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from muster.scheduler.objects.fields import (
-    IntakeError,
-    integer_field,
-    list_field,
-    mapping_field,
-)
+from muster.scheduler.objects.fields import IntakeError, integer_field, list_field, mapping_field
 from muster.scheduler.rules.node_affinity import Requirement
 
 Labels = tuple[tuple[str, str], ...]  # sorted (key, value) pairs

@@ -48,12 +48,7 @@ def apply_line(kind: str, obj: Mapping[str, Any]) -> JsonObject:
 
 
 def delete_line(kind: str, namespace: str, name: str) -> JsonObject:
-    return {
-        "line": DELETE,
-        "kind": kind,
-        "namespace": scoped(kind, namespace),
-        "name": name,
-    }
+    return {"line": DELETE, "kind": kind, "namespace": scoped(kind, namespace), "name": name}
 
 
 def release_line(pod: PodKey, failure: ReleaseFailure | None) -> JsonObject:
