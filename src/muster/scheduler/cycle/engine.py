@@ -124,7 +124,6 @@ class _Cycle:
     # ---- the steps -----------------------------------------------------------------
 
     def _follow_admitted(self) -> dict[GroupKey, Following]:
-        """What each admitted gang not known to be quiet is at (`follow`)."""
         groups = self.state.groups
         return {
             key: follow(self.state, groups[key], now=self.now, config=self.config)
@@ -133,8 +132,7 @@ class _Cycle:
         }
 
     def _repair(self, admitted: list[Gang], idle: list[GroupKey]) -> None:
-        """The missing pods of admitted gangs below minCount, all or none; `idle`: the
-        followed gangs neither awaiting victims nor rolled back."""
+        """`idle`: the followed gangs neither awaiting victims nor rolled back."""
         for gang in admitted:
             if gang.missing:
                 self._grow(gang, limit=gang.missing)

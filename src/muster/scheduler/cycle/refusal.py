@@ -1,11 +1,5 @@
-"""Why a gang that does not fit waits, and the nodes closed for it once it starves.
-
-A gang that does not fit gets a verdict that counts what stops it, as of the cluster
-now; or, when it would not fit even on the empty cluster, as of that cluster: nothing
-that ends can help it, and it holds nothing. A gang that has waited past
-`starvation_seconds` (since it last started waiting) closes nodes (`close_nodes`): the gangs
-behind it can no longer use them, so they fill up for it.
-"""
+"""Why a gang that does not fit waits (`refuse`), and the nodes closed for it once it
+starves (`close_nodes`)."""
 
 from __future__ import annotations
 
