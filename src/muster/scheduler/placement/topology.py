@@ -16,7 +16,15 @@ import numpy as np
 import numpy.typing as npt
 
 from muster.scheduler.decisions.results import DomainFit
-from muster.scheduler.placement.fit import Counts, Matrix, NodeOrder, Shape, place_gang, upper_bound
+from muster.scheduler.placement.fit import (
+    Counts,
+    Matrix,
+    NodeOrder,
+    Shape,
+    domain_counts,
+    place_gang,
+    upper_bound,
+)
 from muster.scheduler.placement.interplay import GangInterplay
 from muster.scheduler.rules.labels import LabelIndex
 
@@ -84,15 +92,6 @@ def _place(
     return place_gang(free, shapes, within=within, order=order, largest=largest, needed=needed)
 
 
-def _per_domain(
-    copies: Counts, values: npt.NDArray[np.int32], labelled: BoolArray, domains: int
-) -> Counts:
-    summed: Counts = np.bincount(
-        values[labelled], weights=copies[labelled], minlength=domains
-    ).astype(np.int64)
-    return summed
-
-
 def fit_in_domain(
     free: Matrix,
     shapes: Sequence[Shape],
@@ -120,11 +119,11 @@ def fit_in_domain(
     room = np.zeros(len(names), dtype=np.int64)
     ahead = np.zeros(len(names), dtype=np.int64)
     for shape in shapes:
-        per_domain = _per_domain(shape.copies(free, labelled), values, labelled, len(names))
+        per_domain = domain_counts(shape.copies(free, labelled), values, len(names))
         room += per_domain
         bound += np.minimum(per_domain, len(shape.pods))
         if head_start is not None:
-            already = _per_domain(shape.copies(head_start, labelled), values, labelled, len(names))
+            already = domain_counts(shape.copies(head_start, labelled), values, len(names))
             ahead += np.minimum(already, len(shape.pods))
     candidates = sorted(
         (int(value_id) for value_id in np.flatnonzero(bound >= needed)),
