@@ -50,14 +50,19 @@ from muster.scheduler.state.state import ClusterState
 TAKEN_DOWN = frozenset({REASON_PREEMPTED, REASON_ROLLED_BACK})
 
 
+def member_records(state: ClusterState, key: GroupKey) -> list[PodRecord]:
+    """The group's member pods, by name."""
+    names = sorted(state.members.get(key, ()))
+    return [state.pods[PodKey(key.namespace, name)].record for name in names]
+
+
 def released_members(state: ClusterState, key: GroupKey) -> tuple[PodKey, ...]:
     """Members that are released (ungated) and neither finished nor on their way out."""
-    pods = []
-    for name in sorted(state.members.get(key, ())):
-        record = state.pods[PodKey(key.namespace, name)].record
-        if not (record.gated or record.terminal or record.terminating):
-            pods.append(record.key)
-    return tuple(pods)
+    return tuple(
+        record.key
+        for record in member_records(state, key)
+        if not (record.gated or record.terminal or record.terminating)
+    )
 
 
 def benched_by_lifecycle(state: ClusterState, group: GroupRecord, now: float) -> Verdict | None:
@@ -90,18 +95,15 @@ class Planner:
         self.wake: list[float] = []
         self.deferred: set[GroupKey] = set()  # progress kept back (see `deferred_progress`)
 
-    def _members(self, key: GroupKey) -> list[PodRecord]:
-        names = sorted(self.state.members.get(key, ()))
-        return [self.state.pods[PodKey(key.namespace, name)].record for name in names]
-
     def change(self, key: GroupKey, change: StatusChange) -> WriteStatus | None:
         """Apply a change to the group's desired status (on top of this cycle's earlier
         changes to it); the write that records it, or None for a group not known."""
         group = self.state.groups.get(key)
         if group is None:
             return None
+        members = member_records(self.state, key)
         desired = desired_status(
-            group, self._members(key), change, now=self.stamp, current=self.statuses.get(key)
+            group, members, change, now=self.stamp, current=self.statuses.get(key)
         )
         since = group.admitted_at if group.admitted else group.created
         if since is not None and group.status:
