@@ -172,8 +172,7 @@ def place_greedily(
     work = free.copy()
     placed: dict[str, int] = {}
     for shape in shapes:
-        for pod, slot in place_shape(work, shape, within, order, limit - len(placed)):
-            placed[pod] = slot
+        placed.update(place_shape(work, shape, within, order, limit - len(placed)))
     return placed
 
 
