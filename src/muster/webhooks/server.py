@@ -25,7 +25,7 @@ import re
 import tempfile
 import urllib.parse
 from collections.abc import AsyncGenerator, Iterable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -214,14 +214,7 @@ def _client_config(
         client = {"url": f"{url.rstrip('/')}/{path}"}
     else:
         path = path.lower()  # a Service path must be lowercase; see WebhookServer
-        client = {
-            "service": {
-                "namespace": service.namespace,
-                "name": service.name,
-                "port": service.port,
-                "path": f"/{path}",
-            }
-        }
+        client = {"service": {**asdict(service), "path": f"/{path}"}}
     if ca_bundle:
         client["caBundle"] = ca_bundle
     return client
