@@ -161,7 +161,6 @@ class SimulatedCluster:
         self._accepted(self.state.apply("PodGroup", pod_group).rejected, f"PodGroup {key}")
 
     def members(self, group: GroupKey) -> list[Manifest]:
-        """The pods labelled as members of `group`."""
         names = sorted(self.state.members.get(group, ()))
         return [self.pods[PodKey(group.namespace, name)] for name in names]
 

@@ -85,7 +85,6 @@ def check_pod_group(
 
 
 def check_workload(body: kopf.Body, old: kopf.Body | None) -> None:
-    """Refuse an invalid Workload."""
     refuse(validate_workload(body, old=old))
 
 

@@ -141,11 +141,7 @@ def _requirement(raw: object, where: str) -> Requirement:
     if operator not in SELECTOR_OPERATORS:
         raise IntakeError(f"{where}.operator: {operator!r} is not a label selector operator")
     values = list_field(requirement.get("values"), f"{where}.values")
-    return Requirement(
-        key=str(requirement.get("key", "")),
-        operator=operator,
-        values=tuple(str(value) for value in values),
-    )
+    return Requirement(str(requirement.get("key", "")), operator, tuple(map(str, values)))
 
 
 def _selector(
