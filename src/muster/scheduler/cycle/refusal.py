@@ -227,17 +227,11 @@ def close_nodes(board: Board, gang: Gang, attempt: Attempt) -> int:
     key = gang.record.topology_key
     shapes, interplay = attempt.shapes, attempt.interplay
     if key is None:
-        room_now = shapes[0].copies(board.free, within)
-        target = fit_anywhere(
-            board.capacity,
-            shapes,
-            within=within,
-            order=board.order.with_cost(-room_now),
-            largest=board.largest,
-            needed=gang.missing,
-            interplay=interplay,
+        order = board.order.with_cost(-shapes[0].copies(board.free, within))
+        empty = board.fit(
+            board.capacity, gang, shapes, gang.missing, order=order, interplay=interplay
         )
-        nodes = sorted(set(target.placements.values()))
+        nodes = sorted(set(empty.placements.values()))
         board.closed_for_older[nodes] = True
         return len(nodes)
     values = board.table.labels.values_of(key)
