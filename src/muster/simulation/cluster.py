@@ -56,22 +56,16 @@ class SimulatedCluster:
         their planned nodes from the start.
         """
         problems: list[Problem] = []
-        for entry in priority_classes:
-            self._check(entry, self.state.apply("PriorityClass", entry.body).rejected, problems)
-        for entry in nodes:
-            self._check(entry, self.state.apply("Node", entry.body).rejected, problems)
-        for entry in namespaces:
-            self._check(entry, self.state.apply("Namespace", entry.body).rejected, problems)
-        for entry in volumes:
-            self._check(entry, self.state.apply("PersistentVolume", entry.body).rejected, problems)
-        for entry in claims:
-            self._check(
-                entry, self.state.apply("PersistentVolumeClaim", entry.body).rejected, problems
-            )
-        for entry in budgets:
-            self._check(
-                entry, self.state.apply("PodDisruptionBudget", entry.body).rejected, problems
-            )
+        for kind, entries in (
+            ("PriorityClass", priority_classes),
+            ("Node", nodes),
+            ("Namespace", namespaces),
+            ("PersistentVolume", volumes),
+            ("PersistentVolumeClaim", claims),
+            ("PodDisruptionBudget", budgets),
+        ):
+            for entry in entries:
+                self._check(entry, self.state.apply(kind, entry.body).rejected, problems)
         for entry in pod_groups:
             self.pod_groups[GroupKey(entry.namespace, entry.name)] = entry.body
             self._check(entry, self.state.apply("PodGroup", entry.body).rejected, problems)
