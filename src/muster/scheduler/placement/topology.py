@@ -54,35 +54,22 @@ def fit_anywhere(
     interplay: GangInterplay | None = None,
 ) -> GangPlacement:
     bound = upper_bound(free, shapes, within)
-    placed = (
-        _place(
-            free,
-            shapes=shapes,
-            within=within,
-            order=order,
-            largest=largest,
-            needed=needed,
-            interplay=interplay,
-        )
-        if bound >= needed
-        else {}
-    )
-    fits = len(placed) if bound >= needed else bound
+    if bound < needed:
+        return GangPlacement({}, None, (DomainFit(WHOLE_CLUSTER, bound),), bound)
+    placed = _place(free, shapes, within, order, largest, needed=needed, interplay=interplay)
+    fits = len(placed)
     return GangPlacement(
-        placements=placed if fits >= needed else {},
-        domain=None,
-        fits=(DomainFit(WHOLE_CLUSTER, fits),),
-        best_fit=fits,
+        placed if fits >= needed else {}, None, (DomainFit(WHOLE_CLUSTER, fits),), fits
     )
 
 
 def _place(
     free: Matrix,
-    *,
     shapes: Sequence[Shape],
     within: BoolArray,
     order: NodeOrder,
     largest: Counts,
+    *,
     needed: int,
     interplay: GangInterplay | None,
 ) -> dict[str, int]:
@@ -130,14 +117,9 @@ def fit_in_domain(
         key=lambda value_id: (-int(ahead[value_id]), int(room[value_id]), names[value_id]),
     )
     for value_id in candidates:
+        within_domain = labelled & (values == value_id)
         placed = _place(
-            free,
-            shapes=shapes,
-            within=labelled & (values == value_id),
-            order=order,
-            largest=largest,
-            needed=needed,
-            interplay=interplay,
+            free, shapes, within_domain, order, largest, needed=needed, interplay=interplay
         )
         if len(placed) >= needed:
             return GangPlacement(placed, names[value_id], (), len(placed))
