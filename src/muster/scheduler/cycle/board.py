@@ -179,13 +179,7 @@ class Board:
         key = gang.record.topology_key
         if key is None:
             return fit_anywhere(
-                free,
-                shapes,
-                within=within,
-                order=order,
-                largest=self.largest,
-                needed=needed,
-                interplay=interplay,
+                free, shapes, within, order, self.largest, needed=needed, interplay=interplay
             )
         return fit_in_domain(
             free,

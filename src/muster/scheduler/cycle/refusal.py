@@ -241,9 +241,9 @@ def close_nodes(board: Board, gang: Gang, attempt: Attempt) -> int:
         empty = fit_anywhere(
             board.capacity,
             shapes,
-            within=domain,
-            order=board.order,
-            largest=board.largest,
+            domain,
+            board.order,
+            board.largest,
             needed=gang.missing,
             interplay=interplay,
         )

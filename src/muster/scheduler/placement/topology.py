@@ -46,10 +46,10 @@ class GangPlacement:
 def fit_anywhere(
     free: Matrix,
     shapes: Sequence[Shape],
-    *,
     within: BoolArray,
     order: NodeOrder,
     largest: Counts,
+    *,
     needed: int,
     interplay: GangInterplay | None = None,
 ) -> GangPlacement:
