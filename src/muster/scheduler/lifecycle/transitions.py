@@ -137,17 +137,13 @@ class Planner:
             victims=victims,
         )
         message = admitted_message(len(admission.placements), admission.domain) + against
-        actions.append(
-            self.change(
-                key,
-                StatusChange(
-                    scheduling=Scheduling(admitted=True, reason=Reason.SCHEDULED, message=message),
-                    plan=admission.placements,
-                    clear_disruption_target=True,
-                    lifecycle=lifecycle,
-                ),
-            )
+        change = StatusChange(
+            scheduling=Scheduling(admitted=True, reason=Reason.SCHEDULED, message=message),
+            plan=admission.placements,
+            clear_disruption_target=True,
+            lifecycle=lifecycle,
         )
+        actions.append(self.change(key, change))
         if victims:
             must_go = tuple(sorted(victim.pod for victim in admission.victims if victim.must_go))
             may_stay = tuple(pod for pod in victims if pod not in set(must_go))
@@ -169,18 +165,13 @@ class Planner:
         if group is None:
             return None
         if group.admitted and group.falls_whole:
-            return self.change(
-                key,
-                StatusChange(
-                    scheduling=Scheduling(False, Reason.PREEMPTED, notice),
-                    clear_plan=True,
-                    disruption_target=notice,
-                    lifecycle=Lifecycle(
-                        rollbacks=group.lifecycle.rollbacks,
-                        backoff_until=group.lifecycle.backoff_until,
-                    ),
-                ),
+            memory = group.lifecycle
+            kept = Lifecycle(rollbacks=memory.rollbacks, backoff_until=memory.backoff_until)
+            preempted = Scheduling(False, Reason.PREEMPTED, notice)
+            change = StatusChange(
+                preempted, clear_plan=True, disruption_target=notice, lifecycle=kept
             )
+            return self.change(key, change)
         gone = {victim.name for victim in victims if victim.namespace == key.namespace}
         plan = {pod: node for pod, node in group.plan.items() if pod not in gone}
         return self.change(key, StatusChange(plan=plan)) if plan != group.plan else None
@@ -228,14 +219,8 @@ class Planner:
         still saying where its pods went). Nothing to evict: its plan goes with it."""
         key = group.key
         scheduling = Scheduling(False, Reason.WAITING_FOR_PODS, waiting_message(0, group.min_count))
-        write = self.change(
-            key,
-            StatusChange(
-                scheduling=scheduling,
-                clear_plan=True,
-                lifecycle=Lifecycle(rollbacks=group.lifecycle.rollbacks),
-            ),
-        )
+        kept = Lifecycle(rollbacks=group.lifecycle.rollbacks)
+        write = self.change(key, StatusChange(scheduling, clear_plan=True, lifecycle=kept))
         self._step(key, StepKind.RECORD, [write])
 
     def roll_back(self, group: GroupRecord, rollback: Rollback) -> None:
@@ -251,6 +236,7 @@ class Planner:
             maximum=self.config.rollback_backoff_max,
         )
         memory = group.refusals
+        then = _backoff_message(until, rollbacks)
         if rollback.refused:
             node_set = self.state.node_table().digest()
             memory = after_rollback(memory, rollback.refused, node_set=node_set)
@@ -259,20 +245,14 @@ class Planner:
                     f"{memory.rollbacks} such rollbacks in a row: not planned again until a "
                     "node is added, removed or changed"
                 )
-            else:
-                then = _backoff_message(until, rollbacks)
-        else:
-            then = _backoff_message(until, rollbacks)
         message = f"rolled back: {rollback.reason}; {then}"
-        write = self.change(
-            key,
-            StatusChange(
-                scheduling=Scheduling(False, Reason.ROLLED_BACK, message),
-                clear_plan=True,
-                refusals=memory if rollback.refused else None,
-                lifecycle=Lifecycle(rollbacks=rollbacks, backoff_until=until),
-            ),
+        change = StatusChange(
+            scheduling=Scheduling(False, Reason.ROLLED_BACK, message),
+            clear_plan=True,
+            refusals=memory if rollback.refused else None,
+            lifecycle=Lifecycle(rollbacks=rollbacks, backoff_until=until),
         )
+        write = self.change(key, change)
         self.wake.append(until)
         pods = released_members(self.state, key)
         self._step(key, StepKind.ROLL_BACK, [write, Evict(pods, force=True) if pods else None])
