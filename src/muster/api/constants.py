@@ -75,7 +75,6 @@ PREEMPT_NEVER: Final = "Never"
 
 # Upstream limits.
 MAX_POD_GROUP_TEMPLATES: Final = 8
-MAX_TOPOLOGY_CONSTRAINTS: Final = 1
 
 # The largest gang: its whole plan (pod name to node name) lives in the PodGroup's
 # status, which etcd stores as one object of at most 1.5 MiB. Measured on the API

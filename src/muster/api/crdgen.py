@@ -38,75 +38,65 @@ HEADER = (
 
 _AGE = {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}
 
+
+def _column(
+    name: str, kind: str, path: str, description: str, *, priority: int = 0
+) -> dict[str, Any]:
+    """A printer column (`priority` 1: shown by `kubectl get -o wide` only)."""
+    column: dict[str, Any] = {"name": name, "type": kind}
+    if priority:
+        column["priority"] = priority
+    return {**column, "jsonPath": path, "description": description}
+
+
 POD_GROUP_COLUMNS: list[dict[str, Any]] = [
-    {
-        "name": "Min",
-        "type": "string",
-        "jsonPath": ".status.minCount",
-        "description": "The gang's minCount, or basic.",
-    },
-    {
-        "name": "Pods",
-        "type": "integer",
-        "jsonPath": ".status.pods.total",
-        "description": "Member pods that exist.",
-    },
-    {
-        "name": "Scheduled",
-        "type": "integer",
-        "jsonPath": ".status.pods.scheduled",
-        "description": "Member pods bound to a node.",
-    },
-    {
-        "name": "Status",
-        "type": "string",
-        "jsonPath": f'.status.conditions[?(@.type=="{CONDITION_SCHEDULED}")].reason',
-        "description": f"The reason of the {CONDITION_SCHEDULED} condition.",
-    },
-    {
-        "name": "Start",
-        "type": "string",
-        "jsonPath": ".status.estimate.start",
-        "description": "When a waiting gang is expected to start (~12m, >24h, unknown, never).",
-    },
+    _column("Min", "string", ".status.minCount", "The gang's minCount, or basic."),
+    _column("Pods", "integer", ".status.pods.total", "Member pods that exist."),
+    _column("Scheduled", "integer", ".status.pods.scheduled", "Member pods bound to a node."),
+    _column(
+        "Status",
+        "string",
+        f'.status.conditions[?(@.type=="{CONDITION_SCHEDULED}")].reason',
+        f"The reason of the {CONDITION_SCHEDULED} condition.",
+    ),
+    _column(
+        "Start",
+        "string",
+        ".status.estimate.start",
+        "When a waiting gang is expected to start (~12m, >24h, unknown, never).",
+    ),
     _AGE,
-    {
-        "name": "Topology",
-        "type": "string",
-        "priority": 1,
-        "jsonPath": ".spec.schedulingConstraints.topology[0].key",
-        "description": "The node label whose domain holds the whole group.",
-    },
-    {
-        "name": "Priority",
-        "type": "integer",
-        "priority": 1,
-        "jsonPath": ".spec.priority",
-        "description": "The group's priority.",
-    },
+    _column(
+        "Topology",
+        "string",
+        ".spec.schedulingConstraints.topology[0].key",
+        "The node label whose domain holds the whole group.",
+        priority=1,
+    ),
+    _column("Priority", "integer", ".spec.priority", "The group's priority.", priority=1),
 ]
 
 WORKLOAD_COLUMNS: list[dict[str, Any]] = [
-    {
-        "name": "Templates",
-        "type": "string",
-        "jsonPath": ".metadata.annotations." + TEMPLATES_ANNOTATION.replace(".", "\\."),
-        "description": "The templates' names, kept by the operator in an annotation (a "
-        "column shows one value, and would show only the first of the templates' names).",
-    },
-    {
-        "name": "Controller",
-        "type": "string",
-        "jsonPath": ".spec.controllerRef.name",
-        "description": "The object that owns the application's pods.",
-    },
-    {
-        "name": "Controller-Kind",
-        "type": "string",
-        "priority": 1,
-        "jsonPath": ".spec.controllerRef.kind",
-        "description": "The kind of the controlling object.",
-    },
+    _column(
+        "Templates",
+        "string",
+        ".metadata.annotations." + TEMPLATES_ANNOTATION.replace(".", "\\."),
+        "The templates' names, kept by the operator in an annotation (a column shows one"
+        " value, and would show only the first of the templates' names).",
+    ),
+    _column(
+        "Controller",
+        "string",
+        ".spec.controllerRef.name",
+        "The object that owns the application's pods.",
+    ),
+    _column(
+        "Controller-Kind",
+        "string",
+        ".spec.controllerRef.kind",
+        "The kind of the controlling object.",
+        priority=1,
+    ),
     _AGE,
 ]
 

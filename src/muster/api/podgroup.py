@@ -202,10 +202,7 @@ class PodGroupStatus(KubeModel):
 
     conditions: list[Condition] | None = Field(
         default=None,
-        json_schema_extra={
-            "x-kubernetes-list-type": "map",
-            "x-kubernetes-list-map-keys": ["type"],
-        },
+        json_schema_extra={"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"]},
     )
     """PodGroupScheduled (True while the gang is admitted; otherwise the reason it
     waits: Unschedulable, WaitingForPods, Preempted, RolledBack, SchedulerError),

@@ -48,10 +48,7 @@ def workload_ref_problems(pod_group: Mapping[str, Any], lookup: WorkloadLookup) 
     template = _workload_ref(pod_group).get("templateName")
     if isinstance(template, str) and template not in _template_names(workload):
         return [
-            _forbidden(
-                "templateName",
-                f"{named} has no podGroupTemplate {json.dumps(template)}",
-            )
+            _forbidden("templateName", f"{named} has no podGroupTemplate {json.dumps(template)}")
         ]
     return []
 

@@ -84,10 +84,7 @@ class WorkloadSpec(KubeModel):
     pod_group_templates: list[PodGroupTemplate] = Field(
         min_length=1,
         max_length=MAX_POD_GROUP_TEMPLATES,
-        json_schema_extra={
-            "x-kubernetes-list-type": "map",
-            "x-kubernetes-list-map-keys": ["name"],
-        }
+        json_schema_extra={"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]}
         | cel(TEMPLATE_NAMES_UNIQUE),
     )
     """One to 8 templates, each the shape of one PodGroup."""

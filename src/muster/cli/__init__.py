@@ -22,8 +22,7 @@ SUBCOMMANDS: tuple[str, ...] = ("run", "simulate", "validate", "explain", "repla
 def build_parser() -> argparse.ArgumentParser:
     """Assemble the parser from every subcommand module."""
     parser = argparse.ArgumentParser(
-        prog="muster",
-        description="All-or-nothing gang scheduling for Kubernetes.",
+        prog="muster", description="All-or-nothing gang scheduling for Kubernetes."
     )
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in SUBCOMMANDS:

@@ -155,16 +155,10 @@ def document_problems(
 def _workload_lookup(documents: Sequence[_Document]) -> dict[tuple[str, str], Mapping[str, Any]]:
     """The Workloads of the input by namespace (empty when unset) and name."""
     found: dict[tuple[str, str], Mapping[str, Any]] = {}
-    for document in documents:
-        body = document.body
-        if (
-            isinstance(body, dict)
-            and body.get("kind") == WORKLOAD_KIND
-            and str(body.get("apiVersion", "")).split("/")[0] == GROUP
-        ):
-            name = (body.get("metadata") or {}).get("name")
-            if isinstance(name, str):
-                found[(_namespace(body), name)] = body
+    for body in (document.body for document in documents):
+        name = (body.get("metadata") or {}).get("name") if _kind(body) == WORKLOAD_KIND else None
+        if isinstance(name, str):
+            found[(_namespace(body), name)] = body
     return found
 
 

@@ -221,14 +221,13 @@ class Kube:
         backoff = ExponentialBackoff(initial=0.2, maximum=MAX_RETRY_DELAY)
         while True:
             try:
-                return await self._request_once(
-                    method,
-                    path,
-                    query=query,
-                    body=body,
-                    content_type=content_type,
-                    timeout=deadline - clock(),
+                left = deadline - clock()
+                if left <= 0:
+                    raise UnreachableError(f"{method} {path}: out of time", unsent=True)
+                response = await self._call(
+                    method, path, query=query, body=body, content_type=content_type, timeout=left
                 )
+                return await _decoded(response)
             except NotLeadingError:
                 raise
             except KubeError as error:
@@ -238,30 +237,6 @@ class Kube:
                 if clock() + delay >= deadline:
                     raise
                 await asyncio.sleep(delay)
-
-    async def _request_once(
-        self,
-        method: str,
-        path: str,
-        *,
-        query: Mapping[str, str | int] | None,
-        body: object,
-        content_type: str,
-        timeout: float,
-    ) -> JsonObject:
-        if timeout <= 0:
-            raise UnreachableError(f"{method} {path}: out of time", unsent=True)
-        response = await self._call(
-            method, path, query=query, body=body, content_type=content_type, timeout=timeout
-        )
-        try:
-            payload = await _read(response)
-            if not 200 <= response.status <= 299:
-                raise _error(response, payload)
-            decoded: JsonObject = json.loads(payload) if payload else {}
-            return decoded
-        finally:
-            response.release()
 
     async def list_pages(
         self, path: str, *, query: Mapping[str, str] | None = None, page_size: int = 500
@@ -404,6 +379,18 @@ def _repeatable(method: str, error: KubeError) -> bool:
     return method == "GET" and error.transient
 
 
+async def _decoded(response: Any) -> JsonObject:
+    """The answer's JSON ({} for none), or its KubeError; the response released either way."""
+    try:
+        payload = await _read(response)
+        if not 200 <= response.status <= 299:
+            raise _error(response, payload)
+        decoded: JsonObject = json.loads(payload) if payload else {}
+        return decoded
+    finally:
+        response.release()
+
+
 async def _read(response: Any) -> bytes:
     try:
         payload: bytes = await response.read()
@@ -431,12 +418,8 @@ async def apply_object(kube: Kube, obj: JsonObject) -> JsonObject:
     current = await get_or_none(kube, f"{collection}/{name}")
     if current is None:
         return await kube.request("POST", collection, body=obj)
-    replacement = {**obj, "metadata": {**obj["metadata"], **_version_of(current)}}
-    return await kube.request("PUT", f"{collection}/{name}", body=replacement)
-
-
-def _version_of(obj: JsonObject) -> JsonObject:
-    return {"resourceVersion": resource_version(obj)}
+    metadata = {**obj["metadata"], "resourceVersion": resource_version(current)}
+    return await kube.request("PUT", f"{collection}/{name}", body={**obj, "metadata": metadata})
 
 
 def _retry_after(response: Any) -> float | None:

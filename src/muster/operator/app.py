@@ -41,7 +41,7 @@ from muster.operator.admission.certificate_keeper import (
 from muster.operator.admission.priority_classes import PriorityClassStore
 from muster.operator.admission.workloads import WorkloadStore
 from muster.operator.config import OperatorConfig, topology_levels
-from muster.operator.controller import Controller
+from muster.operator.controller import Controller, informer_of
 from muster.operator.execution.bypass import BypassReporter
 from muster.operator.execution.events import EventRecorder
 from muster.operator.health import build_app, serve
@@ -174,14 +174,8 @@ class Operator:
 
     def _start_informers(self, kube: Kube) -> tuple[asyncio.Task[None], asyncio.Task[None]]:
         """The PriorityClasses and Workloads that every replica's webhooks read."""
-        self.priority_informer = Informer(
-            kube,
-            PRIORITY_CLASSES,
-            self.priority_classes,
-            on_change=lambda: None,
-            watch_timeout=self.config.watch_timeout,
-            on_expired=self.metrics.watch_expired.labels(PRIORITY_CLASSES).inc,
-            on_error=self.metrics.watch_errors.labels(PRIORITY_CLASSES).inc,
+        self.priority_informer = informer_of(
+            kube, (PRIORITY_CLASSES, {}, self.priority_classes), self.config, self.metrics
         )
         priority_task = asyncio.create_task(self.priority_informer.run(), name="priorities")
         self.workloads = WorkloadStore(kube)

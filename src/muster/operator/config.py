@@ -191,22 +191,12 @@ def add_arguments(parser: argparse.ArgumentParser, *, only: tuple[str, ...] | No
             continue
         default = field.default
         help_text = f"{_HELP[field.name]} (env {env_name(field.name)}; default {default!r})"
+        kind: dict[str, Any] = {"choices": _CHOICES.get(field.name)}
         if isinstance(default, bool):
-            parser.add_argument(
-                _flag(field.name),
-                dest=field.name,
-                action=argparse.BooleanOptionalAction,
-                default=None,
-                help=help_text,
-            )
-        else:
-            parser.add_argument(
-                _flag(field.name),
-                dest=field.name,
-                default=None,
-                choices=_CHOICES.get(field.name),
-                help=help_text,
-            )
+            kind = {"action": argparse.BooleanOptionalAction}
+        parser.add_argument(
+            _flag(field.name), dest=field.name, default=None, help=help_text, **kind
+        )
 
 
 def from_arguments(args: argparse.Namespace, env: Mapping[str, str]) -> OperatorConfig:

@@ -92,28 +92,26 @@ class _Both:
         return self.first.remove(obj)
 
 
-def _informers(
+def informer_of(
     kube: Kube,
-    sources: list[Source],
+    source: Source,
     config: OperatorConfig,
     metrics: Metrics,
     *,
-    on_change: Callable[[], None],
-) -> list[Informer]:
-    """One informer per source, each with the operator's watch timeout and counters."""
-    return [
-        Informer(
-            kube,
-            path,
-            sink,
-            query=query,
-            on_change=on_change,
-            watch_timeout=config.watch_timeout,
-            on_expired=metrics.watch_expired.labels(path).inc,
-            on_error=metrics.watch_errors.labels(path).inc,
-        )
-        for path, query, sink in sources
-    ]
+    on_change: Callable[[], None] = lambda: None,
+) -> Informer:
+    """The source's informer, with the operator's watch timeout and counters."""
+    path, query, sink = source
+    return Informer(
+        kube,
+        path,
+        sink,
+        query=query,
+        on_change=on_change,
+        watch_timeout=config.watch_timeout,
+        on_expired=metrics.watch_expired.labels(path).inc,
+        on_error=metrics.watch_errors.labels(path).inc,
+    )
 
 
 class Controller:
@@ -152,7 +150,10 @@ class Controller:
         pods.terms_of = self.cache.required_terms
         sources = scheduling_sources(self.cache, views, _Both(self.cache.jobs, self.expanders[0]))
         sources.append((paths.WORKLOADS, {}, self.expanders[1]))
-        self.informers = _informers(kube, sources, config, metrics, on_change=self.trigger.poke)
+        self.informers = [
+            informer_of(kube, source, config, metrics, on_change=self.trigger.poke)
+            for source in sources
+        ]
         writer = StatusWriter(kube, self.cache)
         self.estimates = EstimateWriter(
             cache=self.cache,

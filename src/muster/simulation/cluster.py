@@ -23,12 +23,7 @@ from muster.scheduler.objects.conditions import condition
 from muster.scheduler.state.state import ClusterState
 from muster.simulation.documents import InvalidInputError, Problem
 from muster.simulation.inventory import Entry, Manifest
-from muster.simulation.pods import (
-    bound,
-    gated,
-    is_pending,
-    remade_by_job,
-)
+from muster.simulation.pods import bound, gated, is_pending, remade_by_job
 from muster.simulation.report import PreemptedPod
 
 
@@ -61,22 +56,16 @@ class SimulatedCluster:
         their planned nodes from the start.
         """
         problems: list[Problem] = []
-        for entry in priority_classes:
-            self._check(entry, self.state.apply("PriorityClass", entry.body).rejected, problems)
-        for entry in nodes:
-            self._check(entry, self.state.apply("Node", entry.body).rejected, problems)
-        for entry in namespaces:
-            self._check(entry, self.state.apply("Namespace", entry.body).rejected, problems)
-        for entry in volumes:
-            self._check(entry, self.state.apply("PersistentVolume", entry.body).rejected, problems)
-        for entry in claims:
-            self._check(
-                entry, self.state.apply("PersistentVolumeClaim", entry.body).rejected, problems
-            )
-        for entry in budgets:
-            self._check(
-                entry, self.state.apply("PodDisruptionBudget", entry.body).rejected, problems
-            )
+        for kind, entries in (
+            ("PriorityClass", priority_classes),
+            ("Node", nodes),
+            ("Namespace", namespaces),
+            ("PersistentVolume", volumes),
+            ("PersistentVolumeClaim", claims),
+            ("PodDisruptionBudget", budgets),
+        ):
+            for entry in entries:
+                self._check(entry, self.state.apply(kind, entry.body).rejected, problems)
         for entry in pod_groups:
             self.pod_groups[GroupKey(entry.namespace, entry.name)] = entry.body
             self._check(entry, self.state.apply("PodGroup", entry.body).rejected, problems)
@@ -166,7 +155,6 @@ class SimulatedCluster:
         self._accepted(self.state.apply("PodGroup", pod_group).rejected, f"PodGroup {key}")
 
     def members(self, group: GroupKey) -> list[Manifest]:
-        """The pods labelled as members of `group`."""
         names = sorted(self.state.members.get(group, ()))
         return [self.pods[PodKey(group.namespace, name)] for name in names]
 

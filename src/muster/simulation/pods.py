@@ -42,7 +42,6 @@ def is_finished(pod: Mapping[str, Any]) -> bool:
 
 
 def is_pending(pod: Mapping[str, Any]) -> bool:
-    """Not bound to a node, and not finished."""
     return not (pod.get("spec") or {}).get("nodeName") and not is_finished(pod)
 
 

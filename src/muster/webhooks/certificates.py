@@ -20,7 +20,7 @@ import base64
 import datetime
 import ipaddress
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from typing import Any
 
 from cryptography import x509
@@ -36,6 +36,7 @@ BACKDATE = datetime.timedelta(minutes=5)
 TLS_CERT = "tls.crt"
 TLS_KEY = "tls.key"
 CA_CERT = "ca.crt"
+_FILES = (TLS_CERT, TLS_KEY, CA_CERT)  # a Secret's, in ServingCertificate's field order
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,8 +146,7 @@ def issue(
             critical=False,
         )
         .add_extension(
-            x509.SubjectAlternativeName([_alternative_name(host) for host in hosts]),
-            critical=False,
+            x509.SubjectAlternativeName([_alternative_name(host) for host in hosts]), critical=False
         )
         .sign(ca_key, hashes.SHA256())
     )
@@ -197,22 +197,15 @@ def _authority(
 
 def secret_data(certificate: ServingCertificate) -> dict[str, str]:
     """The Secret's `data` (base64, as the API wants it)."""
-    texts = {
-        TLS_CERT: certificate.certificate,
-        TLS_KEY: certificate.key,
-        CA_CERT: certificate.ca_bundle,
-    }
-    return {name: base64.b64encode(text).decode("ascii") for name, text in texts.items()}
+    texts = zip(_FILES, astuple(certificate), strict=True)
+    return {name: base64.b64encode(text).decode("ascii") for name, text in texts}
 
 
 def from_secret(secret: Mapping[str, Any]) -> ServingCertificate | None:
     """The certificate a Secret holds; None when it holds none that can be read."""
     data = secret.get("data") or {}
     try:
-        texts = {name: base64.b64decode(data[name]) for name in (TLS_CERT, TLS_KEY, CA_CERT)}
-        certificate = ServingCertificate(
-            certificate=texts[TLS_CERT], key=texts[TLS_KEY], ca_bundle=texts[CA_CERT]
-        )
+        certificate = ServingCertificate(*(base64.b64decode(data[name]) for name in _FILES))
         certificate.hosts()
         x509.load_pem_x509_certificates(certificate.ca_bundle)
         serialization.load_pem_private_key(certificate.key, password=None)

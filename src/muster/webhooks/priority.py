@@ -91,7 +91,6 @@ def apply_priority(
 
 
 def _spec_of(body: kopf.Body) -> Mapping[str, Any]:
-    """The spec, or nothing when it is not an object."""
     spec = body.get("spec")
     return spec if isinstance(spec, Mapping) else {}
 

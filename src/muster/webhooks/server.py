@@ -25,7 +25,7 @@ import re
 import tempfile
 import urllib.parse
 from collections.abc import AsyncGenerator, Iterable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -121,12 +121,7 @@ class WebhookServer(kopf.WebhookServer):
 
 
 def webhook_server(
-    *,
-    host: str,
-    port: int,
-    certfile: str | None,
-    keyfile: str | None,
-    resources: ServedResources,
+    *, host: str, port: int, certfile: str | None, keyfile: str | None, resources: ServedResources
 ) -> WebhookServer:
     """kopf's HTTPS webhook server, with the given certificate or a fresh one for `host`.
 
@@ -193,10 +188,7 @@ def _match_conditions(handler: WebhookHandler) -> list[dict[str, str]]:
         f"object.{'.'.join(handler.field[: depth + 1])}" for depth in range(len(handler.field))
     ]
     name = webhook_name("has-" + "-".join(handler.field), "x").removesuffix(".x")
-    return [
-        {"name": name[:63], "expression": " && ".join(f"has({step})" for step in steps)},
-        *more,
-    ]
+    return [{"name": name[:63], "expression": " && ".join(f"has({step})" for step in steps)}, *more]
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,14 +214,7 @@ def _client_config(
         client = {"url": f"{url.rstrip('/')}/{path}"}
     else:
         path = path.lower()  # a Service path must be lowercase; see WebhookServer
-        client = {
-            "service": {
-                "namespace": service.namespace,
-                "name": service.name,
-                "port": service.port,
-                "path": f"/{path}",
-            }
-        }
+        client = {"service": {**asdict(service), "path": f"/{path}"}}
     if ca_bundle:
         client["caBundle"] = ca_bundle
     return client

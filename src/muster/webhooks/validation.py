@@ -92,7 +92,6 @@ def check_pod_group(
 
 
 def check_workload(body: kopf.Body, old: kopf.Body | None, levels: Sequence[str] = ()) -> None:
-    """Refuse an invalid Workload."""
     refuse(validate_workload(body, old=old, topology_levels=levels))
 
 

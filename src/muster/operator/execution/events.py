@@ -105,7 +105,6 @@ class QueuedEventRecorder(EventRecorder):
             logger.warning("event queue full: event %s on %s dropped", reason, involved)
 
     async def run(self) -> None:
-        """Post queued events until cancelled."""
         async with asyncio.TaskGroup() as posting:
             for _ in range(self.concurrency):
                 posting.create_task(self._post_queued())

@@ -29,10 +29,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from muster.api.constants import (
-    MIN_COUNT_ANNOTATION,
-    TEMPLATES_ANNOTATION,
-)
+from muster.api.constants import MIN_COUNT_ANNOTATION, TEMPLATES_ANNOTATION
 from muster.api.expand import (
     MANAGED_BY,
     MANAGED_BY_LABEL,

@@ -101,10 +101,7 @@ class Child:
         self.wall = request.budget * WALL_FACTOR * 2  # its own limit, as long again for a cycle
         self._receive, send = _FORK.Pipe(duplex=False)
         self._process = _FORK.Process(
-            target=_run,
-            args=(send, state, request),
-            name="muster-forecast",
-            daemon=True,
+            target=_run, args=(send, state, request), name="muster-forecast", daemon=True
         )
         self._process.start()  # the fork: the child's state is the state of this moment
         send.close()

@@ -38,11 +38,7 @@ from muster.api.wire import JsonObject
 from muster.client.object_references import owner_references, reference
 from muster.operator.execution.decision_log import decision_line
 from muster.operator.execution.estimates import EstimateWriter
-from muster.operator.execution.events import (
-    NORMAL,
-    WARNING,
-    EventRecorder,
-)
+from muster.operator.execution.events import NORMAL, WARNING, EventRecorder
 from muster.operator.execution.pods import PodActions
 from muster.operator.execution.writer import StatusWriter
 from muster.operator.intake.cache import LiveCache

@@ -118,11 +118,7 @@ class PodActions:
     """Release, evict and delete pods through the API server, `concurrency` at a time."""
 
     def __init__(
-        self,
-        kube: Kube,
-        *,
-        concurrency: int,
-        still_leading: Callable[[], bool] = lambda: True,
+        self, kube: Kube, *, concurrency: int, still_leading: Callable[[], bool] = lambda: True
     ) -> None:
         self.kube = kube
         self.semaphore = asyncio.Semaphore(concurrency)

@@ -48,15 +48,13 @@ def counted_by_job(pod: Mapping[str, Any]) -> bool:
     """Whether taking the pod down now would count against its Job: a gang member
     controlled by a Job, still tracked by it, not finished, not being deleted."""
     metadata = pod.get("metadata") or {}
-    if not pod_group_name(pod):
-        return False
-    if controller_name(pod, "Job") is None:
-        return False
-    if metadata.get("deletionTimestamp"):
-        return False
-    if (pod.get("status") or {}).get("phase") in FINISHED_PHASES:
-        return False
-    return JOB_TRACKING_FINALIZER in (metadata.get("finalizers") or [])
+    return (
+        bool(pod_group_name(pod))
+        and controller_name(pod, "Job") is not None
+        and not metadata.get("deletionTimestamp")
+        and (pod.get("status") or {}).get("phase") not in FINISHED_PHASES
+        and JOB_TRACKING_FINALIZER in (metadata.get("finalizers") or [])
+    )
 
 
 def uncount_patch(pod: Mapping[str, Any]) -> list[dict[str, Any]] | None:

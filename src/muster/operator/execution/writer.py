@@ -71,29 +71,26 @@ class StatusWriter:
         was not written (computed from an older copy than the cache's, or refused: the
         group is then read again)."""
         async with self.turns.of(key):
-            return await self._write(key, desired, version=version)
-
-    async def _write(self, key: GroupKey, desired: Mapping[str, Any], *, version: str) -> bool:
-        pod_group = self.cache.pod_groups.get(key)
-        if pod_group is None:
-            return False
-        before: Mapping[str, Any] = pod_group.get("status") or {}
-        if not needs_write(before, desired):
+            pod_group = self.cache.pod_groups.get(key)
+            if pod_group is None:
+                return False
+            before: Mapping[str, Any] = pod_group.get("status") or {}
+            if not needs_write(before, desired):
+                return True
+            if resource_version(pod_group) != version:
+                return False  # computed from an older copy: the API server would refuse it
+            try:
+                updated = await self.kube.request(
+                    "PUT",
+                    f"{namespaced(POD_GROUPS, *key)}/status",
+                    body={**pod_group, "status": dict(desired)},
+                )
+            except (KubeError, OSError) as error:
+                logger.warning("could not write the status of PodGroup %s: %s", key, error)
+                await self.reread(key)
+                return False
+            self.cache.apply_pod_group(updated)
             return True
-        if resource_version(pod_group) != version:
-            return False  # computed from an older copy: the API server would refuse it
-        try:
-            updated = await self.kube.request(
-                "PUT",
-                f"{namespaced(POD_GROUPS, *key)}/status",
-                body={**pod_group, "status": dict(desired)},
-            )
-        except (KubeError, OSError) as error:
-            logger.warning("could not write the status of PodGroup %s: %s", key, error)
-            await self.reread(key)
-            return False
-        self.cache.apply_pod_group(updated)
-        return True
 
     async def reread(self, key: GroupKey) -> None:
         """Read the group again: the next cycle must plan on what is really stored."""

@@ -107,12 +107,9 @@ class LiveCache:
         """An ObjectReference to an object the engine gives a notice about (a member pod
         or an object it cannot use), for the event; None once it is gone."""
         rejection = self.rejections.get((kind, namespace, name))
-        if rejection is not None:
+        if rejection is not None or kind != "Pod" or self.uids.get(namespace, name) is None:
             return rejection
-        pod = PodKey(namespace, name)
-        if kind != "Pod" or self.uids.get(namespace, name) is None:
-            return None
-        return self.reference(pod)
+        return self.reference(PodKey(namespace, name))
 
     def required_terms(self, pod: PodKey) -> tuple[Term, ...]:
         """The pod's required node affinity terms, as the engine read them: what its

@@ -1,12 +1,4 @@
-"""One cycle's working view of the cluster, and how a gang's pods are fitted onto it.
-
-A cycle decides gang after gang on one view taken at its start: free capacity per
-node (allocatable less what bound pods and reservations hold), from which each
-placement is taken at once, so the gangs decided after it never double-book; the
-nodes closed to later gangs (for a starving gang, see `refusal.close_nodes`); and the
-host ports and pods placed this cycle, for the port and inter-pod rules of the gangs
-after. The view only ever shrinks during a cycle.
-"""
+"""One cycle's working view of the cluster, and how a gang's pods are fitted onto it."""
 
 from __future__ import annotations
 
@@ -51,8 +43,12 @@ ShapeKey = tuple[
 
 
 class Board:
-    """Free capacity as the cycle takes it, nodes closed for older gangs, what was
-    placed this cycle; and the shapes, fits and placements of gangs on them."""
+    """The one view a cycle decides gang after gang on, taken at its start: free
+    capacity per node (allocatable less what bound pods and reservations hold), from
+    which each placement is taken at once, so the gangs decided after it never
+    double-book; the nodes closed to later gangs (`refusal.close_nodes`); the host
+    ports and pods placed this cycle, for the port and inter-pod rules of the gangs
+    after. It only ever shrinks during a cycle."""
 
     def __init__(self, state: ClusterState, config: EngineConfig) -> None:
         self.state = state
@@ -209,9 +205,9 @@ class Board:
                 fit_anywhere,
                 free,
                 shapes,
-                within=within,
-                order=order,
-                largest=self.largest,
+                within,
+                order,
+                self.largest,
                 needed=needed,
                 interplay=interplay,
             )

@@ -124,7 +124,6 @@ class _Cycle:
     # ---- the steps -----------------------------------------------------------------
 
     def _follow_admitted(self) -> dict[GroupKey, Following]:
-        """What each admitted gang not known to be quiet is at (`follow`)."""
         groups = self.state.groups
         return {
             key: follow(self.state, groups[key], now=self.now, config=self.config)
@@ -133,8 +132,7 @@ class _Cycle:
         }
 
     def _repair(self, admitted: list[Gang], idle: list[GroupKey]) -> None:
-        """The missing pods of admitted gangs below minCount, all or none; `idle`: the
-        followed gangs neither awaiting victims nor rolled back."""
+        """`idle`: the followed gangs neither awaiting victims nor rolled back."""
         for gang in admitted:
             if gang.missing:
                 self._grow(gang, limit=gang.missing)
@@ -210,7 +208,8 @@ class _Cycle:
             return
         placement = self.board.fit(self.board.free, gang, shapes, gang.missing, interplay=interplay)
         if placement.placements or gang.missing == 0:
-            self._admit(gang, placement)
+            self.board.take(gang, placement.placements)
+            self.admissions.append(self._admission(gang, placement))
             return
         never = refusal.never(self.board, gang)  # then no victim would make room either
         if never is None and record.preempt and self._preempt(gang, shapes, interplay):
@@ -243,12 +242,9 @@ class _Cycle:
             )
         return self.board.avoidance.benched_by_refusals(record)
 
-    def _admit(self, gang: Gang, placement: GangPlacement) -> None:
-        self.board.take(gang, placement.placements)
+    def _admission(self, gang: Gang, placement: GangPlacement) -> Admission:
         names = self.board.node_names(placement.placements)
-        self.admissions.append(
-            Admission(gang.key, names, _domain(placement), passed_over=placement.passed_over)
-        )
+        return Admission(gang.key, names, _domain(placement), passed_over=placement.passed_over)
 
     def _preempt(self, gang: Gang, shapes: list[Shape], interplay: GangInterplay | None) -> bool:
         """Inter-pod rules are judged with the victims still in place: a victim that
@@ -272,19 +268,9 @@ class _Cycle:
         if plan is None:
             return False
         board.free = plan.remaining_free
-        placement = plan.placement
-        board.note_placed(gang, placement.placements)
-        names = board.node_names(placement.placements)
-        self.admissions.append(
-            Admission(
-                gang.key,
-                names,
-                _domain(placement),
-                plan.victims,
-                plan.violations,
-                passed_over=placement.passed_over,
-            )
-        )
+        board.note_placed(gang, plan.placement.placements)
+        admission = self._admission(gang, plan.placement)
+        self.admissions.append(replace(admission, victims=plan.victims, violations=plan.violations))
         return True
 
     # ---- admitted gangs ------------------------------------------------------------

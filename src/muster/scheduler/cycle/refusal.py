@@ -1,11 +1,5 @@
-"""Why a gang that does not fit waits, and the nodes closed for it once it starves.
-
-A gang that does not fit gets a verdict that counts what stops it, as of the cluster
-now; or, when it would not fit even on the empty cluster, as of that cluster: nothing
-that ends can help it, and it holds nothing. A gang that has waited past
-`starvation_seconds` (since it last started waiting) closes nodes (`close_nodes`): the gangs
-behind it can no longer use them, so they fill up for it.
-"""
+"""Why a gang that does not fit waits (`refuse`), and the nodes closed for it once it
+starves (`close_nodes`)."""
 
 from __future__ import annotations
 
@@ -90,25 +84,15 @@ def refuse(
     or, when it would not fit even on the empty cluster (`never`: how it fared
     there), as of that cluster, since nothing that ends can help it. `waited`:
     seconds since it last started waiting."""
+    tried, free, kept_off = now_tried, board.free, board.closed_for_older
     if never is not None:
-        none_held = np.zeros(board.table.size, dtype=np.bool_)
-        explanation = _explanation(
-            board, gang, never, board.capacity, none_held, position=position, never=True
-        )
-        spread_limited = never.interplay is not None
-    else:
-        explanation = _explanation(
-            board,
-            gang,
-            now_tried,
-            board.free,
-            board.closed_for_older,
-            position=position,
-            never=False,
-        )
-        spread_limited = now_tried.interplay is not None
-    shapes = now_tried.shapes
-    spread_limited = spread_limited or any(shape.one_per_node for shape in shapes)
+        tried, free, kept_off = never, board.capacity, np.zeros(board.table.size, dtype=np.bool_)
+    explanation = _explanation(
+        board, gang, tried, free, kept_off, position=position, never=never is not None
+    )
+    spread_limited = tried.interplay is not None or any(
+        shape.one_per_node for shape in now_tried.shapes
+    )
     key = gang.record.topology_key
     message = unschedulable_message(explanation, key, spread_limited=spread_limited)
     if preemption_tried:
@@ -243,17 +227,11 @@ def close_nodes(board: Board, gang: Gang, attempt: Attempt) -> int:
     key = gang.record.topology_key
     shapes, interplay = attempt.shapes, attempt.interplay
     if key is None:
-        room_now = shapes[0].copies(board.free, within)
-        target = fit_anywhere(
-            board.capacity,
-            shapes,
-            within=within,
-            order=board.order.with_cost(-room_now),
-            largest=board.largest,
-            needed=gang.missing,
-            interplay=interplay,
+        order = board.order.with_cost(-shapes[0].copies(board.free, within))
+        empty = board.fit(
+            board.capacity, gang, shapes, gang.missing, order=order, interplay=interplay
         )
-        nodes = sorted(set(target.placements.values()))
+        nodes = sorted(set(empty.placements.values()))
         board.closed_for_older[nodes] = True
         return len(nodes)
     values = board.table.labels.values_of(key)
@@ -263,9 +241,9 @@ def close_nodes(board: Board, gang: Gang, attempt: Attempt) -> int:
         empty = fit_anywhere(
             board.capacity,
             shapes,
-            within=domain,
-            order=board.order,
-            largest=board.largest,
+            domain,
+            board.order,
+            board.largest,
             needed=gang.missing,
             interplay=interplay,
         )

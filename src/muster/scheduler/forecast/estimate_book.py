@@ -72,12 +72,10 @@ class EstimateBook:
         """What to write now, from the last forecast (counted as told)."""
         if self.last is None:
             return {}
-        found = {}
-        for key, estimate in self.last.estimates.items():
-            update = self._update(key, estimate, now)
-            if update is not None:
-                found[key] = update
-        return found
+        found = {
+            key: self._update(key, estimate, now) for key, estimate in self.last.estimates.items()
+        }
+        return {key: update for key, update in found.items() if update is not None}
 
     def _update(self, key: GroupKey, estimate: Estimate, now: float) -> Update | None:
         assert self.last is not None

@@ -405,12 +405,8 @@ class _Forward:
 
 def _backoff_ends(state: ClusterState, waiting: set[GroupKey], now: float) -> dict[GroupKey, float]:
     """When each waiting gang still in backoff may be admitted again."""
-    found = {}
-    for key in waiting:
-        until = state.groups[key].lifecycle.backoff_until
-        if until is not None and until > now:
-            found[key] = until
-    return found
+    ends = {key: state.groups[key].lifecycle.backoff_until for key in waiting}
+    return {key: until for key, until in ends.items() if until is not None and until > now}
 
 
 def _finished(key: GroupKey, admitted: float, pods: list[PodRecord]) -> Run:

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from muster.api.constants import GANG_GATE, POLICY_LABEL
 from muster.scheduler.decisions.plan import Step, StepKind, TellJob, Ungate
+from muster.scheduler.lifecycle.transitions import member_records
 from muster.scheduler.memory.dropped_field import DroppedField
 from muster.scheduler.objects.keys import GroupKey, PodKey
-from muster.scheduler.state.intake import PodRecord
 from muster.scheduler.state.state import ClusterState
 
 REASON = "SchedulingFieldDropped"
@@ -50,16 +50,11 @@ def let_go(state: ClusterState) -> tuple[Step, ...]:
     return tuple(steps)
 
 
-def _members(state: ClusterState, group: GroupKey) -> list[PodRecord]:
-    names = sorted(state.members.get(group, ()))
-    return [state.pods[PodKey(group.namespace, name)].record for name in names]
-
-
 def _waiting(state: ClusterState, group: GroupKey) -> tuple[PodKey, ...]:
     """The group's members that are gated and neither finished nor leaving."""
     return tuple(
         record.key
-        for record in _members(state, group)
+        for record in member_records(state, group)
         if record.gated and not record.terminal and not record.terminating
     )
 
@@ -70,6 +65,6 @@ def _let_go_dropped(state: ClusterState, dropped: DroppedField) -> Step | None:
     waiting = _waiting(state, dropped.group)
     if not waiting:
         return None
-    first = all(record.gated for record in _members(state, dropped.group))
+    first = all(record.gated for record in member_records(state, dropped.group))
     told = (TellJob(dropped.job, True, REASON, MESSAGE),) if first else ()
     return Step(dropped.group, StepKind.LET_GO, (Ungate(waiting), *told))

@@ -63,16 +63,10 @@ def pod_counts(members: Iterable[PodRecord]) -> dict[str, int]:
     counts = {"total": 0, "gated": 0, "scheduled": 0, "running": 0, "succeeded": 0, "failed": 0}
     for pod in members:
         counts["total"] += 1
-        if pod.gated:
-            counts["gated"] += 1
-        if pod.node_name:
-            counts["scheduled"] += 1
-        if pod.phase == "Running":
-            counts["running"] += 1
-        elif pod.phase == "Succeeded":
-            counts["succeeded"] += 1
-        elif pod.phase == "Failed":
-            counts["failed"] += 1
+        counts["gated"] += pod.gated
+        counts["scheduled"] += bool(pod.node_name)
+        if pod.phase in ("Running", "Succeeded", "Failed"):
+            counts[pod.phase.lower()] += 1
     return counts
 
 
@@ -142,21 +136,18 @@ def _conditions(
     ]
     scheduling = change.scheduling
     if scheduling is not None:
-        common = {"reason": str(scheduling.reason), "message": scheduling.message, "now": now}
-        conditions = _with_condition(
-            conditions,
-            CONDITION_SCHEDULED,
-            status=scheduling.admitted,
-            generation=generation,
-            **common,
-        )
+        kinds = [CONDITION_SCHEDULED]
         if not is_true({"conditions": conditions}, CONDITION_INITIALLY_SCHEDULED):
+            kinds.append(CONDITION_INITIALLY_SCHEDULED)  # once true, it stays true
+        for kind in kinds:
             conditions = _with_condition(
                 conditions,
-                CONDITION_INITIALLY_SCHEDULED,
+                kind,
                 status=scheduling.admitted,
+                reason=str(scheduling.reason),
+                message=scheduling.message,
+                now=now,
                 generation=generation,
-                **common,
             )
     if change.disruption_target is not None:
         conditions = _with_condition(
@@ -314,10 +305,7 @@ def transitions(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[Tra
             continue
         if old is None and new.get("reason") == REASON_WAITING_FOR_PODS:
             continue
-        if old is not None and (old.get("status"), old.get("reason")) == (
-            new.get("status"),
-            new.get("reason"),
-        ):
+        if old is not None and all(old.get(key) == new.get(key) for key in ("status", "reason")):
             continue
         reason = str(new.get("reason"))
         message = str(new.get("message") or reason)

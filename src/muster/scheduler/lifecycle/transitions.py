@@ -50,14 +50,19 @@ from muster.scheduler.state.state import ClusterState
 TAKEN_DOWN = frozenset({REASON_PREEMPTED, REASON_ROLLED_BACK})
 
 
+def member_records(state: ClusterState, key: GroupKey) -> list[PodRecord]:
+    """The group's member pods, by name."""
+    names = sorted(state.members.get(key, ()))
+    return [state.pods[PodKey(key.namespace, name)].record for name in names]
+
+
 def released_members(state: ClusterState, key: GroupKey) -> tuple[PodKey, ...]:
     """Members that are released (ungated) and neither finished nor on their way out."""
-    pods = []
-    for name in sorted(state.members.get(key, ())):
-        record = state.pods[PodKey(key.namespace, name)].record
-        if not (record.gated or record.terminal or record.terminating):
-            pods.append(record.key)
-    return tuple(pods)
+    return tuple(
+        record.key
+        for record in member_records(state, key)
+        if not (record.gated or record.terminal or record.terminating)
+    )
 
 
 def benched_by_lifecycle(state: ClusterState, group: GroupRecord, now: float) -> Verdict | None:
@@ -90,22 +95,15 @@ class Planner:
         self.wake: list[float] = []
         self.deferred: set[GroupKey] = set()  # progress kept back (see `deferred_progress`)
 
-    def _members(self, key: GroupKey) -> list[PodRecord]:
-        names = sorted(self.state.members.get(key, ()))
-        return [self.state.pods[PodKey(key.namespace, name)].record for name in names]
-
     def change(self, key: GroupKey, change: StatusChange) -> WriteStatus | None:
         """Apply a change to the group's desired status (on top of this cycle's earlier
         changes to it); the write that records it, or None for a group not known."""
         group = self.state.groups.get(key)
         if group is None:
             return None
+        members = member_records(self.state, key)
         desired = desired_status(
-            group,
-            self._members(key),
-            change,
-            now=self.stamp,
-            current=self.statuses.get(key),
+            group, members, change, now=self.stamp, current=self.statuses.get(key)
         )
         since = group.admitted_at if group.admitted else group.created
         if since is not None and group.status:
@@ -138,23 +136,17 @@ class Planner:
             release_started=None if victims else self.now,
             victims=victims,
         )
-        message = (
-            admitted_message(
-                len(admission.placements), admission.domain, passed_over=admission.passed_over
-            )
-            + against
+        placed = len(admission.placements)
+        message = admitted_message(placed, admission.domain, passed_over=admission.passed_over)
+        change = StatusChange(
+            scheduling=Scheduling(
+                admitted=True, reason=Reason.SCHEDULED, message=message + against
+            ),
+            plan=admission.placements,
+            clear_disruption_target=True,
+            lifecycle=lifecycle,
         )
-        actions.append(
-            self.change(
-                key,
-                StatusChange(
-                    scheduling=Scheduling(admitted=True, reason=Reason.SCHEDULED, message=message),
-                    plan=admission.placements,
-                    clear_disruption_target=True,
-                    lifecycle=lifecycle,
-                ),
-            )
-        )
+        actions.append(self.change(key, change))
         if victims:
             must_go = tuple(sorted(victim.pod for victim in admission.victims if victim.must_go))
             may_stay = tuple(pod for pod in victims if pod not in set(must_go))
@@ -176,18 +168,13 @@ class Planner:
         if group is None:
             return None
         if group.admitted and group.falls_whole:
-            return self.change(
-                key,
-                StatusChange(
-                    scheduling=Scheduling(False, Reason.PREEMPTED, notice),
-                    clear_plan=True,
-                    disruption_target=notice,
-                    lifecycle=Lifecycle(
-                        rollbacks=group.lifecycle.rollbacks,
-                        backoff_until=group.lifecycle.backoff_until,
-                    ),
-                ),
+            memory = group.lifecycle
+            kept = Lifecycle(rollbacks=memory.rollbacks, backoff_until=memory.backoff_until)
+            preempted = Scheduling(False, Reason.PREEMPTED, notice)
+            change = StatusChange(
+                preempted, clear_plan=True, disruption_target=notice, lifecycle=kept
             )
+            return self.change(key, change)
         gone = {victim.name for victim in victims if victim.namespace == key.namespace}
         plan = {pod: node for pod, node in group.plan.items() if pod not in gone}
         return self.change(key, StatusChange(plan=plan)) if plan != group.plan else None
@@ -235,14 +222,8 @@ class Planner:
         still saying where its pods went). Nothing to evict: its plan goes with it."""
         key = group.key
         scheduling = Scheduling(False, Reason.WAITING_FOR_PODS, waiting_message(0, group.min_count))
-        write = self.change(
-            key,
-            StatusChange(
-                scheduling=scheduling,
-                clear_plan=True,
-                lifecycle=Lifecycle(rollbacks=group.lifecycle.rollbacks),
-            ),
-        )
+        kept = Lifecycle(rollbacks=group.lifecycle.rollbacks)
+        write = self.change(key, StatusChange(scheduling, clear_plan=True, lifecycle=kept))
         self._step(key, StepKind.RECORD, [write])
 
     def roll_back(self, group: GroupRecord, rollback: Rollback) -> None:
@@ -258,6 +239,7 @@ class Planner:
             maximum=self.config.rollback_backoff_max,
         )
         memory = group.refusals
+        then = _backoff_message(until, rollbacks)
         if rollback.refused:
             node_set = self.state.node_table().digest()
             memory = after_rollback(memory, rollback.refused, node_set=node_set)
@@ -266,20 +248,14 @@ class Planner:
                     f"{memory.rollbacks} such rollbacks in a row: not planned again until a "
                     "node is added, removed or changed"
                 )
-            else:
-                then = _backoff_message(until, rollbacks)
-        else:
-            then = _backoff_message(until, rollbacks)
         message = f"rolled back: {rollback.reason}; {then}"
-        write = self.change(
-            key,
-            StatusChange(
-                scheduling=Scheduling(False, Reason.ROLLED_BACK, message),
-                clear_plan=True,
-                refusals=memory if rollback.refused else None,
-                lifecycle=Lifecycle(rollbacks=rollbacks, backoff_until=until),
-            ),
+        change = StatusChange(
+            scheduling=Scheduling(False, Reason.ROLLED_BACK, message),
+            clear_plan=True,
+            refusals=memory if rollback.refused else None,
+            lifecycle=Lifecycle(rollbacks=rollbacks, backoff_until=until),
         )
+        write = self.change(key, change)
         self.wake.append(until)
         pods = released_members(self.state, key)
         self._step(key, StepKind.ROLL_BACK, [write, Evict(pods, force=True) if pods else None])

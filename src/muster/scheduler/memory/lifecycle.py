@@ -47,11 +47,8 @@ def lifecycle_from(status: Mapping[str, Any]) -> Lifecycle:
     rollbacks = raw.get("rollbacks", 0)
     if not isinstance(rollbacks, int) or isinstance(rollbacks, bool) or rollbacks < 0:
         rollbacks = 0
-    victims = []
-    for item in raw.get("victims") or []:
-        namespace, _, name = str(item).partition("/")
-        if namespace and name:
-            victims.append(PodKey(namespace, name))
+    parts = (str(item).partition("/") for item in raw.get("victims") or [])
+    victims = [PodKey(namespace, name) for namespace, _, name in parts if namespace and name]
     return Lifecycle(
         rollbacks=rollbacks,
         backoff_until=parse_time(raw.get("backoffUntil")),

@@ -74,14 +74,8 @@ def refusals_from(status: Mapping[str, Any]) -> RefusalMemory | None:
         count = item.get("count", 1)
         if not _count(count, minimum=1):
             return None
-        parsed.append(
-            NodeRefusal(
-                node=item["node"],
-                pod=str(item.get("pod") or ""),
-                message=str(item.get("message") or ""),
-                count=count,
-            )
-        )
+        pod, message = str(item.get("pod") or ""), str(item.get("message") or "")
+        parsed.append(NodeRefusal(item["node"], pod, message, count))
     return RefusalMemory(node_set, rollbacks, tuple(parsed))
 
 

@@ -101,6 +101,16 @@ def copies_per_node(free: Matrix, demand: Counts, allowed: BoolArray) -> Counts:
     return copies
 
 
+def domain_counts(per_node: Counts, values: IntArray, domains: int) -> Counts:
+    """Per domain id, the sum of `per_node` over the nodes labelled with it (`values`:
+    each node's domain id, -1 without the label)."""
+    labelled = values >= 0
+    counted: Counts = np.bincount(
+        values[labelled], weights=per_node[labelled], minlength=domains
+    ).astype(np.int64)
+    return counted
+
+
 def _strands(free: Matrix, demand: Counts, candidates: IntArray, order: NodeOrder) -> Counts:
     """Scarce capacity a pod would leave unused on each candidate (lower is better)."""
     strands = np.zeros(candidates.size, dtype=np.int64)
@@ -162,8 +172,7 @@ def place_greedily(
     work = free.copy()
     placed: dict[str, int] = {}
     for shape in shapes:
-        for pod, slot in place_shape(work, shape, within, order, limit - len(placed)):
-            placed[pod] = slot
+        placed.update(place_shape(work, shape, within, order, limit - len(placed)))
     return placed
 
 
@@ -201,10 +210,4 @@ def place_gang(
 
 def upper_bound(free: Matrix, shapes: Sequence[Shape], within: BoolArray) -> int:
     """At most this many members fit at once (exact for a single shape)."""
-    return sum(
-        min(
-            len(shape.pods),
-            int(shape.copies(free, within).sum()),
-        )
-        for shape in shapes
-    )
+    return sum(min(len(shape.pods), int(shape.copies(free, within).sum())) for shape in shapes)

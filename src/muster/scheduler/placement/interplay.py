@@ -36,12 +36,19 @@ domain is tried in turn (the roomiest first, at most `DOMAINS_TRIED`).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
 
-from muster.scheduler.placement.fit import Matrix, NodeOrder, Shape, best_slot, copies_per_node
+from muster.scheduler.placement.fit import (
+    Matrix,
+    NodeOrder,
+    Shape,
+    best_slot,
+    copies_per_node,
+    domain_counts,
+)
 from muster.scheduler.placement.interpod_view import InterPodView
 from muster.scheduler.rules.node_affinity import matching_nodes
 from muster.scheduler.rules.pod_terms import InterPodRules, PodTerm, SpreadConstraint, matches_all
@@ -79,14 +86,6 @@ class Member:
     labels: Mapping[str, str]
     rules: InterPodRules
     node_rules: PlacementRules
-
-
-def _domain_counts(per_node: Counts, values: IntArray, domains: int) -> Counts:
-    labelled = values >= 0
-    counted: Counts = np.bincount(
-        values[labelled], weights=per_node[labelled], minlength=domains
-    ).astype(np.int64)
-    return counted
 
 
 def _at(counts: Counts, values: IntArray) -> Counts:
@@ -129,18 +128,7 @@ class _Rules:
     def copy(self) -> _Rules:
         return _Rules(
             self.member,
-            [
-                _Spread(
-                    s.constraint,
-                    s.values,
-                    s.eligible,
-                    s.eligible_domains,
-                    s.counts.copy(),
-                    s.on_node.copy(),
-                    s.self_match,
-                )
-                for s in self.spread
-            ],
+            [replace(s, counts=s.counts.copy(), on_node=s.on_node.copy()) for s in self.spread],
             [_Keyed(k.term, k.values, k.counts.copy()) for k in self.affinity],
             self.self_affine,
             [_Keyed(k.term, k.values, k.counts.copy()) for k in self.anti],
@@ -223,10 +211,15 @@ class GangInterplay:
             values,
             eligible,
             np.unique(values[eligible & (values >= 0)]).astype(np.int32),
-            _domain_counts(counted, values, self._domains(constraint.topology_key)),
+            domain_counts(counted, values, self._domains(constraint.topology_key)),
             per_node.copy(),
             int(constraint.matches(member.labels)),
         )
+
+    def _keyed(self, term: PodTerm, per_node: Counts) -> _Keyed:
+        values = self._values(term.topology_key)
+        domains = self._domains(term.topology_key)
+        return _Keyed(term, values, domain_counts(per_node, values, domains))
 
     def _rules_of(self, member: Member) -> _Rules:
         rules = member.rules
@@ -234,22 +227,8 @@ class GangInterplay:
         affinity = []
         if rules.affinity:
             matching = self._matching_all(rules.affinity)
-            for term in rules.affinity:
-                values = self._values(term.topology_key)
-                affinity.append(
-                    _Keyed(
-                        term,
-                        values,
-                        _domain_counts(matching, values, self._domains(term.topology_key)),
-                    )
-                )
-        anti = []
-        for term in rules.anti_affinity:
-            values = self._values(term.topology_key)
-            counts = _domain_counts(
-                self._matching_all((term,)), values, self._domains(term.topology_key)
-            )
-            anti.append(_Keyed(term, values, counts))
+            affinity = [self._keyed(term, matching) for term in rules.affinity]
+        anti = [self._keyed(term, self._matching_all((term,))) for term in rules.anti_affinity]
         repelled: dict[str, set[int]] = {}
         if self.view.anyone_repels:
             for term, slots in self.view.repelling(member.namespace, member.labels):
@@ -367,12 +346,7 @@ class GangInterplay:
                     spread.counts[spread.values[slot]] += 1
 
     def _place_once(
-        self,
-        free: Matrix,
-        shapes: Sequence[Shape],
-        within: BoolArray,
-        order: NodeOrder,
-        limit: int,
+        self, free: Matrix, shapes: Sequence[Shape], within: BoolArray, order: NodeOrder, limit: int
     ) -> dict[str, int]:
         work = free.copy()
         session = [rules.copy() for rules in self._base]
@@ -422,7 +396,7 @@ class GangInterplay:
         values = self._values(open_key)
         primary = shapes[0]
         room = primary.copies(free, within)
-        per_domain = _domain_counts(room, values, self._domains(open_key))
+        per_domain = domain_counts(room, values, self._domains(open_key))
         ranked = sorted(
             (int(domain) for domain in np.flatnonzero(per_domain)),
             key=lambda domain: (-int(per_domain[domain]), domain),

@@ -23,6 +23,7 @@ from muster.scheduler.placement.fit import (
     Matrix,
     NodeOrder,
     Shape,
+    domain_counts,
     place_gang,
     upper_bound,
 )
@@ -49,43 +50,30 @@ class GangPlacement:
 def fit_anywhere(
     free: Matrix,
     shapes: Sequence[Shape],
-    *,
     within: BoolArray,
     order: NodeOrder,
     largest: Counts,
+    *,
     needed: int,
     interplay: GangInterplay | None = None,
 ) -> GangPlacement:
     bound = upper_bound(free, shapes, within)
-    placed = (
-        _place(
-            free,
-            shapes=shapes,
-            within=within,
-            order=order,
-            largest=largest,
-            needed=needed,
-            interplay=interplay,
-        )
-        if bound >= needed
-        else {}
-    )
-    fits = len(placed) if bound >= needed else bound
+    if bound < needed:
+        return GangPlacement({}, None, (DomainFit(WHOLE_CLUSTER, bound),), bound)
+    placed = _place(free, shapes, within, order, largest, needed=needed, interplay=interplay)
+    fits = len(placed)
     return GangPlacement(
-        placements=placed if fits >= needed else {},
-        domain=None,
-        fits=(DomainFit(WHOLE_CLUSTER, fits),),
-        best_fit=fits,
+        placed if fits >= needed else {}, None, (DomainFit(WHOLE_CLUSTER, fits),), fits
     )
 
 
 def _place(
     free: Matrix,
-    *,
     shapes: Sequence[Shape],
     within: BoolArray,
     order: NodeOrder,
     largest: Counts,
+    *,
     needed: int,
     interplay: GangInterplay | None,
 ) -> dict[str, int]:
@@ -93,15 +81,6 @@ def _place(
     if interplay is not None:
         return interplay.place(free, shapes, within=within, order=order, needed=needed)
     return place_gang(free, shapes, within=within, order=order, largest=largest, needed=needed)
-
-
-def _per_domain(
-    copies: Counts, values: npt.NDArray[np.int32], labelled: BoolArray, domains: int
-) -> Counts:
-    summed: Counts = np.bincount(
-        values[labelled], weights=copies[labelled], minlength=domains
-    ).astype(np.int64)
-    return summed
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,25 +125,20 @@ def fit_in_one(
     room = np.zeros(len(names), dtype=np.int64)
     ahead = np.zeros(len(names), dtype=np.int64)
     for shape in shapes:
-        per_domain = _per_domain(shape.copies(free, labelled), values, labelled, len(names))
+        per_domain = domain_counts(shape.copies(free, labelled), values, len(names))
         room += per_domain
         bound += np.minimum(per_domain, len(shape.pods))
         if head_start is not None:
-            already = _per_domain(shape.copies(head_start, labelled), values, labelled, len(names))
+            already = domain_counts(shape.copies(head_start, labelled), values, len(names))
             ahead += np.minimum(already, len(shape.pods))
     candidates = sorted(
         (int(value_id) for value_id in np.flatnonzero(bound >= needed)),
         key=lambda value_id: (-int(ahead[value_id]), int(room[value_id]), names[value_id]),
     )
     for value_id in candidates:
+        within_domain = labelled & (values == value_id)
         placed = _place(
-            free,
-            shapes=shapes,
-            within=labelled & (values == value_id),
-            order=order,
-            largest=largest,
-            needed=needed,
-            interplay=interplay,
+            free, shapes, within_domain, order, largest, needed=needed, interplay=interplay
         )
         if len(placed) >= needed:
             return GangPlacement(placed, names[value_id], (), len(placed), key=domains.key)

@@ -23,12 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from muster.scheduler.objects.fields import (
-    IntakeError,
-    integer_field,
-    list_field,
-    mapping_field,
-)
+from muster.scheduler.objects.fields import IntakeError, integer_field, list_field, mapping_field
 from muster.scheduler.rules.node_affinity import Requirement
 
 Labels = tuple[tuple[str, str], ...]  # sorted (key, value) pairs
@@ -146,11 +141,7 @@ def _requirement(raw: object, where: str) -> Requirement:
     if operator not in SELECTOR_OPERATORS:
         raise IntakeError(f"{where}.operator: {operator!r} is not a label selector operator")
     values = list_field(requirement.get("values"), f"{where}.values")
-    return Requirement(
-        key=str(requirement.get("key", "")),
-        operator=operator,
-        values=tuple(str(value) for value in values),
-    )
+    return Requirement(str(requirement.get("key", "")), operator, tuple(map(str, values)))
 
 
 def _selector(

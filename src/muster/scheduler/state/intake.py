@@ -44,11 +44,7 @@ from muster.scheduler.objects.quantity import QuantityError, to_amount
 from muster.scheduler.objects.requests import pod_requests
 from muster.scheduler.objects.times import parse_time, parse_timestamp
 from muster.scheduler.rules.node_affinity import Requirement, Term
-from muster.scheduler.rules.pod_terms import (
-    NO_RULES,
-    InterPodRules,
-    inter_pod_rules,
-)
+from muster.scheduler.rules.pod_terms import NO_RULES, InterPodRules, inter_pod_rules
 from muster.scheduler.rules.taints import Taint, Toleration
 from muster.scheduler.state.pod_status import finished_at, refusal_message
 

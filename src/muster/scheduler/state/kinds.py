@@ -26,7 +26,6 @@ from muster.scheduler.objects.fields import (
 )
 from muster.scheduler.objects.keys import object_key, resource_version
 from muster.scheduler.rules.budgets import Budget
-from muster.scheduler.rules.node_affinity import Term
 from muster.scheduler.rules.pod_terms import label_selector
 from muster.scheduler.state.intake import (
     PriorityClassRecord,
@@ -77,34 +76,6 @@ def scoped(kind: str, namespace: str) -> str:
     return "" if kind in CLUSTER_SCOPED else namespace
 
 
-def namespace_from(obj: Mapping[str, Any]) -> tuple[str, dict[str, str]]:
-    """A Namespace's name and labels (what namespaceSelectors look at)."""
-    _, name = name_of(obj)
-    metadata = mapping_field(obj.get("metadata"), "metadata")
-    return name, string_map(metadata.get("labels"), "metadata.labels")
-
-
-def claim_from(obj: Mapping[str, Any]) -> tuple[str, str, str | None]:
-    """A PersistentVolumeClaim: namespace, name, and the volume it is bound to."""
-    namespace, name = name_of(obj)
-    spec = mapping_field(obj.get("spec"), "spec")
-    volume = spec.get("volumeName")
-    return namespace, name, str(volume) if volume else None
-
-
-def volume_from(obj: Mapping[str, Any]) -> tuple[str, tuple[Term, ...] | None]:
-    """A PersistentVolume: its name and the nodes it can be used from (None: any)."""
-    _, name = name_of(obj)
-    spec = mapping_field(obj.get("spec"), "spec")
-    affinity = mapping_field(spec.get("nodeAffinity"), "spec.nodeAffinity")
-    required = affinity.get("required")
-    if required is None:
-        return name, None
-    terms = mapping_field(required, "spec.nodeAffinity.required")
-    raw_terms = list_field(terms.get("nodeSelectorTerms"), "nodeSelectorTerms")
-    return name, tuple(node_term(raw) for raw in raw_terms)
-
-
 def budget_from(obj: Mapping[str, Any]) -> Budget:
     """A policy/v1 PodDisruptionBudget: its selector and what its status allows now.
 
@@ -127,18 +98,28 @@ def budget_from(obj: Mapping[str, Any]) -> Budget:
 
 def _put_namespace(state: ClusterState, obj: Mapping[str, Any]) -> None:
     """A Namespace's labels, for the namespaceSelector of pod (anti-)affinity terms."""
-    name, labels = namespace_from(obj)
-    state.namespace_labels[name] = labels
+    _, name = name_of(obj)
+    metadata = mapping_field(obj.get("metadata"), "metadata")
+    state.namespace_labels[name] = string_map(metadata.get("labels"), "metadata.labels")
 
 
 def _put_claim(state: ClusterState, obj: Mapping[str, Any]) -> None:
     """A PersistentVolumeClaim: which volume it is bound to."""
-    state.volumes.apply_claim(*claim_from(obj))
+    namespace, name = name_of(obj)
+    volume = mapping_field(obj.get("spec"), "spec").get("volumeName")
+    state.volumes.apply_claim(namespace, name, str(volume) if volume else None)
 
 
 def _put_volume(state: ClusterState, obj: Mapping[str, Any]) -> None:
-    """A PersistentVolume: the nodes it can be used from."""
-    state.volumes.apply_volume(*volume_from(obj))
+    """A PersistentVolume: the nodes it can be used from (None: any)."""
+    _, name = name_of(obj)
+    spec = mapping_field(obj.get("spec"), "spec")
+    required = mapping_field(spec.get("nodeAffinity"), "spec.nodeAffinity").get("required")
+    terms = None
+    if required is not None:
+        raw = mapping_field(required, "spec.nodeAffinity.required").get("nodeSelectorTerms")
+        terms = tuple(node_term(term) for term in list_field(raw, "nodeSelectorTerms"))
+    state.volumes.apply_volume(name, terms)
 
 
 def _put_budget(state: ClusterState, obj: Mapping[str, Any]) -> None:

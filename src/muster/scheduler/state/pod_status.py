@@ -13,20 +13,10 @@ from muster.scheduler.objects.times import parse_time
 UNSCHEDULABLE = "Unschedulable"  # core/v1 PodReasonUnschedulable
 
 
-def _is_refusal(scheduled: Mapping[str, Any]) -> bool:
-    """Whether a PodScheduled condition says kube-scheduler found no node for the pod."""
-    return scheduled.get("status") == "False" and scheduled.get("reason") == UNSCHEDULABLE
-
-
-def _pod_scheduled(status: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """The pod's PodScheduled condition (kube-scheduler's word on it), if it has one."""
-    return condition(status, "PodScheduled")
-
-
 def bound_at(status: Mapping[str, Any]) -> float | None:
     """When the pod was bound: the API server sets its PodScheduled condition True, with
     that moment as its lastTransitionTime, when kube-scheduler binds it."""
-    scheduled = _pod_scheduled(status)
+    scheduled = condition(status, "PodScheduled")
     if scheduled is None or scheduled.get("status") != "True":
         return None
     return parse_time(scheduled.get("lastTransitionTime"))
@@ -40,8 +30,8 @@ def refusal_message(status: Mapping[str, Any]) -> str | None:
     """
     if status.get("nominatedNodeName"):
         return None
-    scheduled = _pod_scheduled(status)
-    if scheduled is None or not _is_refusal(scheduled):
+    scheduled = condition(status, "PodScheduled") or {}
+    if scheduled.get("status") != "False" or scheduled.get("reason") != UNSCHEDULABLE:
         return None
     return str(scheduled.get("message") or UNSCHEDULABLE)
 

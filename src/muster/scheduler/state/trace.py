@@ -48,12 +48,7 @@ def apply_line(kind: str, obj: Mapping[str, Any]) -> JsonObject:
 
 
 def delete_line(kind: str, namespace: str, name: str) -> JsonObject:
-    return {
-        "line": DELETE,
-        "kind": kind,
-        "namespace": scoped(kind, namespace),
-        "name": name,
-    }
+    return {"line": DELETE, "kind": kind, "namespace": scoped(kind, namespace), "name": name}
 
 
 def release_line(pod: PodKey, failure: ReleaseFailure | None) -> JsonObject:
@@ -128,16 +123,9 @@ def _action(action: Action) -> JsonObject:
         return {"release": str(action.group), "placements": [list(p) for p in action.placements]}
     if isinstance(action, Ungate):
         return {"ungate": [str(pod) for pod in action.pods]}
-    if isinstance(action, TellJob):
-        return {
-            "jobEvent": str(action.job),
-            "warning": action.warning,
-            "reason": action.reason,
-            "message": action.message,
-        }
-    return {
-        "event": str(action.group),
-        "warning": action.warning,
-        "reason": action.reason,
-        "message": action.message,
-    }
+    told = (
+        {"jobEvent": str(action.job)}
+        if isinstance(action, TellJob)
+        else {"event": str(action.group)}
+    )
+    return {**told, "warning": action.warning, "reason": action.reason, "message": action.message}
