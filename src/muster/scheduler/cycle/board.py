@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import replace
 from functools import partial
 
@@ -14,6 +14,13 @@ from muster.scheduler.config import EngineConfig
 from muster.scheduler.cycle.queue import Gang
 from muster.scheduler.decisions.results import PodKey
 from muster.scheduler.lifecycle.avoidance import Avoidance
+from muster.scheduler.placement.devices import (
+    DeviceLedger,
+    GangDevices,
+    cycle_ledger,
+    needs_of,
+    shape_part,
+)
 from muster.scheduler.placement.fit import Matrix, NodeOrder, Shape, scarce_columns
 from muster.scheduler.placement.interplay import HOSTNAME, GangInterplay, Member
 from muster.scheduler.placement.interpod_view import InterPodView
@@ -39,6 +46,7 @@ ShapeKey = tuple[
     InterPodRules,
     Labels,
     VolumeRule | None,
+    Hashable,  # the pod's device claims, as far as they tell shapes apart (`devices.shape_part`)
 ]
 
 
@@ -68,12 +76,14 @@ class Board:
         )
         self.avoidance = Avoidance(state, self.table, max_rollbacks=config.max_rollbacks)
         self.levels = config.topology_levels
+        self.devices = cycle_ledger(state, nodes)  # None: no device is claimed or published
         self._capacity_digest: str | None = None
 
     def capacity_digest(self) -> str:
         """Every node's allocatable, hashed once per cycle (a cache key)."""
         if self._capacity_digest is None:
-            self._capacity_digest = hashlib.sha256(self.capacity.tobytes()).hexdigest()
+            devices = str(self.state.devices.version).encode()
+            self._capacity_digest = hashlib.sha256(self.capacity.tobytes() + devices).hexdigest()
         return self._capacity_digest
 
     # ---- shapes --------------------------------------------------------------------
@@ -86,6 +96,7 @@ class Board:
         no other pod were placed (their host ports and inter-pod rules left out)."""
         view = self._empty_view() if alone else self.view
         ruled = view.anyone_repels or any(entry.record.inter_pod for entry in pods)
+        devices = self._gang_devices(pods, alone=alone)
         by_shape: dict[ShapeKey, list[str]] = {}
         members: dict[ShapeKey, Member] = {}
         for entry in pods:
@@ -99,9 +110,11 @@ class Board:
         ]
         shaped.sort(key=lambda pair: (-pair[0].size_key(self.largest), pair[0].pods))
         shapes = [shape for shape, _ in shaped]
-        if not ruled:
+        if not ruled and devices is None:
             return shapes, None
-        interplay = GangInterplay([member for _, member in shaped], view=view, table=self.table)
+        interplay = GangInterplay(
+            [member for _, member in shaped], view=view, table=self.table, devices=devices
+        )
         shapes = [
             replace(shape, inter_pod_filter=interplay.start_filter(index))
             for index, shape in enumerate(shapes)
@@ -121,6 +134,8 @@ class Board:
         """The pods of one shape, with the nodes their rules leave them."""
         demand, rules, ports, volumes = key[0], key[1], key[2], key[5]
         rules_filter = self.table.static_filter(rules)
+        if isinstance(key[6], str):  # its claims cannot be known yet: it fits nowhere
+            rules_filter = with_refusals(rules_filter, self.table.alive, key[6])
         if ports and not alone:
             rules_filter = with_port_conflicts(rules_filter, self._ports_taken(ports))
         if volumes is not None:
@@ -145,7 +160,28 @@ class Board:
             if record.claims
             else None
         )
-        return (entry.demand, record.rules, record.host_ports, inter_pod, labels, volumes)
+        devices = None
+        if record.device_claims:
+            devices = shape_part(needs_of(self.state, record))
+        return (entry.demand, record.rules, record.host_ports, inter_pod, labels, volumes, devices)
+
+    def _gang_devices(self, pods: Sequence[PodEntry], *, alone: bool) -> GangDevices | None:
+        """The pods' claims, on the cycle's devices (on free devices alone: `alone`)."""
+        if self.devices is None:
+            return None
+        needs = {}
+        for entry in pods:
+            found = needs_of(self.state, entry.record) if entry.record.device_claims else ()
+            if found and not isinstance(found, str):
+                needs[entry.record.key.name] = found
+        if not needs:
+            return None
+        ledger = self.devices
+        if alone:
+            ledger = DeviceLedger(
+                self.state.devices, self.state.node_slot, self.table.size, empty=True
+            )
+        return GangDevices(ledger, needs)
 
     def _empty_view(self) -> InterPodView:
         """The inter-pod view of a cluster where no pod is placed."""
@@ -242,6 +278,10 @@ class Board:
             for port in record.host_ports:
                 self.ports_placed.setdefault(port, set()).add(slot)
             self.view.add(record, slot)
+            if self.devices is not None and record.device_claims:
+                needs = needs_of(self.state, record)
+                if not isinstance(needs, str):
+                    self.devices.take(needs, slot)
 
     def node_names(self, placements: dict[str, int]) -> dict[str, str]:
         return {pod: self.table.name(slot) for pod, slot in sorted(placements.items())}

@@ -41,6 +41,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import numpy.typing as npt
 
+from muster.scheduler.placement.devices import CANNOT_ALLOCATE, DeviceLedger, GangDevices
 from muster.scheduler.placement.fit import (
     Matrix,
     NodeOrder,
@@ -53,8 +54,9 @@ from muster.scheduler.placement.interpod_view import InterPodView
 from muster.scheduler.rules.node_affinity import matching_nodes
 from muster.scheduler.rules.pod_terms import InterPodRules, PodTerm, SpreadConstraint, matches_all
 from muster.scheduler.rules.taints import first_untolerated
+from muster.scheduler.state.device_book import Need
 from muster.scheduler.state.intake import PlacementRules
-from muster.scheduler.state.predicates import PASSES, NodeTable, StaticFilter
+from muster.scheduler.state.predicates import PASSES, NodeTable, StaticFilter, with_refusals
 
 BoolArray = npt.NDArray[np.bool_]
 IntArray = npt.NDArray[np.int32]
@@ -149,11 +151,19 @@ class _Effects:
 class GangInterplay:
     """The rules of a gang's shapes, against one cycle's view of placed pods."""
 
-    def __init__(self, members: Sequence[Member], *, view: InterPodView, table: NodeTable) -> None:
+    def __init__(
+        self,
+        members: Sequence[Member],
+        *,
+        view: InterPodView,
+        table: NodeTable,
+        devices: GangDevices | None = None,
+    ) -> None:
         self.members = list(members)
         self.view = view
         self.table = table
-        self.dynamic = any(member.rules for member in members)
+        self.devices = devices  # the pods' device claims, allocated as the pods are placed
+        self.dynamic = any(member.rules for member in members) or devices is not None
         self._base = [self._rules_of(member) for member in members]
         self._effects: dict[tuple[int, int], _Effects] = {}
 
@@ -352,6 +362,8 @@ class GangInterplay:
         session = [rules.copy() for rules in self._base]
         remaining = [list(shape.pods) for shape in shapes]
         used = [np.zeros(self.table.size, dtype=np.bool_) for _ in shapes]
+        ledger = self._ledger()
+        refused = [np.zeros(self.table.size, dtype=np.bool_) for _ in shapes]  # claims
         placed: dict[str, int] = {}
         progress = True
         while progress and len(placed) < limit:
@@ -362,16 +374,32 @@ class GangInterplay:
                     allowed &= self._filter(session[index]).allowed
                     if shape.one_per_node:
                         allowed &= ~used[index]
+                    if ledger is not None:
+                        allowed &= (
+                            ledger.allowed(self._needs(remaining[index][0])) & ~refused[index]
+                        )
                     copies = copies_per_node(work, shape.demand, allowed)
                     if not copies.any():
                         break
                     slot = best_slot(work, shape.demand, copies, order)
+                    if ledger is not None and not ledger.take(
+                        self._needs(remaining[index][0]), slot
+                    ):
+                        refused[index][slot] = True  # the shape's claims do not fit there
+                        continue
                     work[slot] -= shape.demand
                     used[index][slot] = True
                     placed[remaining[index].pop(0)] = slot
                     self._note(session, index, slot)
                     progress = True
         return placed
+
+    def _ledger(self) -> DeviceLedger | None:
+        """A copy of the cycle's devices for one attempt, or None without claims."""
+        return None if self.devices is None else self.devices.ledger.copy()
+
+    def _needs(self, pod: str) -> tuple[Need, ...]:
+        return () if self.devices is None else self.devices.needs.get(pod, ())
 
     def place(
         self,
@@ -427,10 +455,18 @@ class GangInterplay:
         session = [rules.copy() for rules in self._base]
         work = free.copy()
         shape_of = {pod: index for index, shape in enumerate(shapes) for pod in shape.pods}
+        ledger = self._ledger()
         for pod, slot in placed.items():
             work[slot] -= shapes[shape_of[pod]].demand
             self._note(session, shape_of[pod], slot)
+            if ledger is not None:
+                ledger.take(self._needs(pod), slot)
         for index, shape in enumerate(shapes):
-            if any(pod not in placed for pod in shape.pods):
-                return self._filter(session[index]), shape, work, len(placed)
+            left = [pod for pod in shape.pods if pod not in placed]
+            if left:
+                rules_filter = self._filter(session[index])
+                if ledger is not None:
+                    refused = ~ledger.allowed(self._needs(left[0]))
+                    rules_filter = with_refusals(rules_filter, refused, CANNOT_ALLOCATE)
+                return rules_filter, shape, work, len(placed)
         return None

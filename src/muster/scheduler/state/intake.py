@@ -46,6 +46,7 @@ from muster.scheduler.objects.times import parse_time, parse_timestamp
 from muster.scheduler.rules.node_affinity import Requirement, Term
 from muster.scheduler.rules.pod_terms import NO_RULES, InterPodRules, inter_pod_rules
 from muster.scheduler.rules.taints import Taint, Toleration
+from muster.scheduler.state.device_intake import PodClaim, pod_claims
 from muster.scheduler.state.pod_status import finished_at, refusal_message
 
 POD_COUNT = "pods"
@@ -100,6 +101,7 @@ class PodRecord:
     other_gates: bool = False  # scheduling gates besides the gang gate: not queued yet
     created: float | None = None  # metadata.creationTimestamp
     native: bool = False  # spec.schedulingGroup: the cluster's own gang scheduling has it
+    device_claims: tuple[PodClaim, ...] = ()  # spec.resourceClaims, resolved (`device_intake`)
 
     @property
     def placeable(self) -> bool:
@@ -329,6 +331,7 @@ def pod_from(obj: Mapping[str, Any]) -> PodRecord:
         other_gates=other_gates,
         created=parse_time(metadata.get("creationTimestamp")),
         native=bool(spec.get("schedulingGroup")),
+        device_claims=pod_claims(spec, status),
     )
 
 

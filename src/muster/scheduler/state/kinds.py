@@ -27,6 +27,7 @@ from muster.scheduler.objects.fields import (
 from muster.scheduler.objects.keys import object_key, resource_version
 from muster.scheduler.rules.budgets import Budget
 from muster.scheduler.rules.pod_terms import label_selector
+from muster.scheduler.state.device_kinds import DEVICE_CLUSTER_SCOPED, DEVICE_KINDS
 from muster.scheduler.state.intake import (
     PriorityClassRecord,
     name_of,
@@ -39,7 +40,9 @@ if TYPE_CHECKING:
     from muster.scheduler.state.state import ClusterState
 
 ObjectKey = tuple[str, str, str]  # kind, namespace ("" when cluster-scoped), name
-CLUSTER_SCOPED = frozenset({"Node", "PriorityClass", "Namespace", "PersistentVolume"})
+CLUSTER_SCOPED = frozenset(
+    {"Node", "PriorityClass", "Namespace", "PersistentVolume", *DEVICE_CLUSTER_SCOPED}
+)
 
 
 class Rejected(NamedTuple):
@@ -220,6 +223,7 @@ _KINDS: dict[str, Kind] = {
         _remove_priority_class,
         lambda state, _, name: state.priority_classes.get(name),
     ),
+    **{kind: Kind(*door) for kind, door in DEVICE_KINDS.items()},
 }
 
 

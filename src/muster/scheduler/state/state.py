@@ -25,6 +25,7 @@ from muster.scheduler.memory.release_failures import ReleaseFailure
 from muster.scheduler.objects.growable import grown
 from muster.scheduler.rules.budgets import Budget
 from muster.scheduler.rules.volumes import Volumes
+from muster.scheduler.state.device_book import DeviceBook
 from muster.scheduler.state.intake import (
     POD_COUNT,
     GroupRecord,
@@ -99,6 +100,7 @@ class ClusterState:
         self.placed = PlacedPods()  # pods holding a node, for inter-pod rules
         self.namespace_labels: dict[str, Mapping[str, str]] = {}
         self.volumes: Volumes = Volumes()
+        self.devices: DeviceBook = DeviceBook()  # Dynamic Resource Allocation (`device_kinds`)
         self.priority_classes: dict[str, PriorityClassRecord] = {}
         self.budgets: dict[tuple[str, str], Budget] = {}  # (namespace, name)
         self.dropped_fields: dict[tuple[str, str], DroppedField] = {}  # by Job (ns, name)
@@ -259,6 +261,7 @@ class ClusterState:
             entry.priority = self._priority_of(record)
         self.pod_demand[entry.slot] = self.demand_vector(entry.demand)
         self.pod_priority[entry.slot] = entry.priority
+        self.devices.note_pod(record.key, record.device_claims)
         self._join_group(entry)
         self._take_capacity(entry)
 
@@ -286,6 +289,7 @@ class ClusterState:
             return
         self._free_capacity(entry)
         self._leave_group(entry)
+        self.devices.note_pod(key, ())
         self.pod_keys[entry.slot] = None
         self.pod_demand[entry.slot] = 0
         self._pod_slots.give_back(entry.slot)

@@ -1,0 +1,145 @@
+"""The devices of the cluster as the state keeps them: slices, classes, claims, templates.
+
+Of each pool (driver, pool name) only the slices of its newest generation count, as
+kube-scheduler's allocator gathers them; a pool with fewer slices of that
+generation than it announces is incomplete: its devices are used, but a request
+for all devices fails on its node. What a pod needs is resolved here
+(`needs`): its claims, or the requests of the template whose claim is not made
+yet, each with the devices already allocated to it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from dataclasses import dataclass
+
+from muster.scheduler.decisions.results import PodKey
+from muster.scheduler.state.device_intake import (
+    ClaimRecord,
+    Device,
+    DeviceId,
+    PodClaim,
+    Request,
+    SliceRecord,
+)
+
+CLAIM_MISSING = "waiting for resourceclaim {name} to be created"
+TEMPLATE_MISSING = "resourceclaimtemplate {name} not found"
+
+
+@dataclass(frozen=True, slots=True)
+class Need:
+    """One claim a pod needs: `key` is the claim (a claim shared by pods has one key),
+    `allocated` the devices its status holds (None: still to allocate)."""
+
+    key: Hashable
+    requests: tuple[Request, ...]
+    allocated: tuple[DeviceId, ...] | None
+    shared: bool  # named in the pod's spec: other pods may use it too
+
+
+@dataclass(frozen=True, slots=True)
+class Pools:
+    """The devices that count, per node, and the nodes with an incomplete pool."""
+
+    on_node: dict[str, tuple[Device, ...]]
+    node_of: dict[DeviceId, str]
+    incomplete: frozenset[str]
+
+
+class DeviceBook:
+    def __init__(self) -> None:
+        self.slices: dict[str, SliceRecord] = {}
+        self.classes: dict[str, tuple[str, ...]] = {}  # name -> selectors
+        self.claims: dict[tuple[str, str], ClaimRecord] = {}
+        self.templates: dict[tuple[str, str], tuple[Request, ...]] = {}
+        self.claimants: dict[PodKey, tuple[PodClaim, ...]] = {}  # pods with claims
+        self.version = 0  # counts changes of slices, classes, claims and templates
+        self._pools: Pools | None = None
+        self._allocated: frozenset[DeviceId] | None = None
+
+    def copy(self) -> DeviceBook:
+        twin = DeviceBook()
+        twin.slices, twin.classes = dict(self.slices), dict(self.classes)
+        twin.claims, twin.templates = dict(self.claims), dict(self.templates)
+        twin.claimants, twin.version = dict(self.claimants), self.version
+        twin._pools, twin._allocated = self._pools, self._allocated
+        return twin
+
+    def changed(self, *, slices: bool = False) -> None:
+        self.version += 1
+        self._allocated = None
+        if slices:
+            self._pools = None
+
+    def note_pod(self, key: PodKey, claims: tuple[PodClaim, ...]) -> None:
+        if claims:
+            self.claimants[key] = claims
+        else:
+            self.claimants.pop(key, None)
+
+    @property
+    def used(self) -> bool:
+        return bool(self.slices or self.claimants)
+
+    def pools(self) -> Pools:
+        if self._pools is None:
+            self._pools = _gather(self.slices.values())
+        return self._pools
+
+    def allocated(self) -> frozenset[DeviceId]:
+        """Every device allocated to a claim, in the claims' status."""
+        if self._allocated is None:
+            self._allocated = frozenset(
+                device for claim in self.claims.values() for device in claim.allocated or ()
+            )
+        return self._allocated
+
+    def needs(
+        self, namespace: str, pod: str, claims: tuple[PodClaim, ...]
+    ) -> tuple[Need, ...] | str:
+        """The claims the pod needs, or why they cannot be known yet."""
+        found = []
+        for claim in claims:
+            record = None if claim.claim is None else self.claims.get((namespace, claim.claim))
+            key: Hashable
+            if record is not None:
+                key = (namespace, record.name)
+                found.append(Need(key, record.requests, record.allocated, claim.shared))
+            elif claim.shared:
+                return CLAIM_MISSING.format(name=claim.claim)
+            elif claim.template is not None:  # its claim not made yet, or not seen yet
+                requests = self.templates.get((namespace, claim.template))
+                if requests is None:
+                    return TEMPLATE_MISSING.format(name=claim.template)
+                key = (namespace, claim.claim) if claim.claim else (namespace, pod, claim.name)
+                found.append(Need(key, requests, None, False))
+        return tuple(found)
+
+
+def _gather(slices: object) -> Pools:
+    newest: dict[tuple[str, str], int] = {}
+    records = list(slices)  # type: ignore[call-overload]
+    for record in records:
+        pool = (record.driver, record.pool)
+        newest[pool] = max(newest.get(pool, record.generation), record.generation)
+    current = [
+        record for record in records if record.generation == newest[(record.driver, record.pool)]
+    ]
+    counted: dict[tuple[str, str], int] = {}
+    for record in current:
+        counted[(record.driver, record.pool)] = counted.get((record.driver, record.pool), 0) + 1
+    on_node: dict[str, list[Device]] = {}
+    node_of: dict[DeviceId, str] = {}
+    incomplete = set()
+    for record in sorted(current, key=lambda item: item.name):
+        if record.node is None:
+            continue  # devices reachable from several nodes: not modelled
+        if counted[(record.driver, record.pool)] < record.slice_count:
+            incomplete.add(record.node)
+        on_node.setdefault(record.node, []).extend(record.devices)
+        for device in record.devices:
+            node_of[device.id] = record.node
+    return Pools(
+        {node: tuple(devices) for node, devices in on_node.items()}, node_of, frozenset(incomplete)
+    )

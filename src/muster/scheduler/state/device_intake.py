@@ -1,0 +1,248 @@
+"""Dynamic Resource Allocation objects (`resource.k8s.io/v1`) turned into records.
+
+ResourceSlices (a driver's devices, per node and pool), DeviceClasses (selectors),
+ResourceClaims (requests, and the devices allocated in their status) and
+ResourceClaimTemplates (the claim each pod gets from them), and a pod's claims as
+its spec and status name them. What is not modelled is refused with why (the
+engine then skips the object, and a pod needing it waits): prioritized alternatives
+(`firstAvailable`), constraints between devices, admin access, and devices shared by
+several claims (`allowMultipleAllocations`, counters of partitionable devices).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from math import ceil
+from typing import Any
+
+from muster.scheduler.objects.fields import (
+    IntakeError,
+    integer_field,
+    list_field,
+    mapping_field,
+    shared,
+)
+from muster.scheduler.objects.quantity import QuantityError, parse_quantity
+from muster.scheduler.rules.device_selectors import (
+    DeviceKind,
+    SelectorError,
+    Value,
+    compiled,
+)
+
+ALL = "All"
+EXACT_COUNT = "ExactCount"
+DeviceId = tuple[str, str, str]  # driver, pool, device
+
+
+@dataclass(frozen=True, slots=True)
+class Device:
+    id: DeviceId
+    kind: DeviceKind
+
+
+@dataclass(frozen=True, slots=True)
+class SliceRecord:
+    """One ResourceSlice: its pool's generation and size, where its devices are."""
+
+    name: str
+    driver: str
+    pool: str
+    generation: int
+    slice_count: int
+    node: str | None  # spec.nodeName; None: devices not local to one node (not modelled)
+    devices: tuple[Device, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """One request of `exactly` devices of a class (the only kind modelled)."""
+
+    name: str
+    class_name: str
+    selectors: tuple[str, ...]
+    all_devices: bool  # allocationMode All
+    count: int  # ExactCount
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimRecord:
+    namespace: str
+    name: str
+    requests: tuple[Request, ...]
+    allocated: tuple[DeviceId, ...] | None  # status.allocation; None: not allocated
+    reserved: bool  # status.reservedFor names a consumer
+
+
+@dataclass(frozen=True, slots=True)
+class PodClaim:
+    """One entry of a pod's spec.resourceClaims, resolved as the resourceclaim
+    controller names it: the claim's name, or the template whose claim is not made
+    yet. Neither: the controller decided the pod needs no claim for it."""
+
+    name: str
+    claim: str | None
+    template: str | None
+    shared: bool = False  # named in the spec (resourceClaimName): other pods may use it
+
+
+def _selectors(raw: object, where: str) -> tuple[str, ...]:
+    expressions = []
+    for item in list_field(raw, where):
+        cel = mapping_field(mapping_field(item, f"{where}[]").get("cel"), f"{where}[].cel")
+        expression = cel.get("expression")
+        if not isinstance(expression, str):
+            raise IntakeError(f"{where}[]: only CEL selectors are modelled")
+        try:
+            compiled(expression)
+        except SelectorError as error:
+            raise IntakeError(f"{where}[]: {error}") from error
+        expressions.append(shared(expression))
+    return tuple(expressions)
+
+
+def class_from(obj: Mapping[str, Any]) -> tuple[str, tuple[str, ...]]:
+    """A DeviceClass: its name and its selectors."""
+    name = str(mapping_field(obj.get("metadata"), "metadata").get("name") or "")
+    spec = mapping_field(obj.get("spec"), "spec")
+    return shared(name), _selectors(spec.get("selectors"), "spec.selectors")
+
+
+def _attribute(raw: object, where: str) -> Value:
+    value = mapping_field(raw, where)
+    for field in ("int", "bool", "string", "version"):
+        if field in value:
+            found = value[field]
+            if not isinstance(found, bool | int | str):
+                raise IntakeError(f"{where}.{field} must be a scalar")
+            return shared(found) if isinstance(found, str) else found
+    raise IntakeError(f"{where} has no value")
+
+
+def _capacity(raw: object, where: str) -> int:
+    try:
+        return ceil(parse_quantity(mapping_field(raw, where).get("value")))
+    except QuantityError as error:
+        raise IntakeError(f"{where}: {error}") from error
+
+
+def _device(raw: object, driver: str, pool: str) -> Device:
+    device = mapping_field(raw, "spec.devices[]")
+    name = device.get("name")
+    if not isinstance(name, str) or not name:
+        raise IntakeError("spec.devices[].name must be set")
+    if device.get("allowMultipleAllocations") or device.get("consumesCounters"):
+        raise IntakeError(f"device {name}: devices shared by claims are not modelled")
+    attributes = mapping_field(device.get("attributes"), "attributes")
+    capacity = mapping_field(device.get("capacity"), "capacity")
+    kind = DeviceKind(
+        driver,
+        tuple(sorted((shared(k), _attribute(v, f"attributes.{k}")) for k, v in attributes.items())),
+        tuple(sorted((shared(k), _capacity(v, f"capacity.{k}")) for k, v in capacity.items())),
+    )
+    return Device((driver, pool, shared(name)), kind)
+
+
+def slice_from(obj: Mapping[str, Any]) -> SliceRecord:
+    name = str(mapping_field(obj.get("metadata"), "metadata").get("name") or "")
+    spec = mapping_field(obj.get("spec"), "spec")
+    driver = shared(spec.get("driver") or "")
+    pool = mapping_field(spec.get("pool"), "spec.pool")
+    pool_name = shared(pool.get("name") or "")
+    node = spec.get("nodeName")
+    return SliceRecord(
+        name=name,
+        driver=driver,
+        pool=pool_name,
+        generation=integer_field(pool.get("generation"), "spec.pool.generation") or 0,
+        slice_count=integer_field(pool.get("resourceSliceCount"), "resourceSliceCount") or 1,
+        node=shared(node) if isinstance(node, str) and node else None,
+        devices=tuple(
+            _device(raw, driver, pool_name) for raw in list_field(spec.get("devices"), "devices")
+        ),
+    )
+
+
+def _request(raw: object) -> Request:
+    request = mapping_field(raw, "spec.devices.requests[]")
+    name = str(request.get("name") or "")
+    if request.get("firstAvailable"):
+        raise IntakeError(f"request {name}: firstAvailable is not modelled")
+    exactly = mapping_field(request.get("exactly"), "exactly")
+    if exactly.get("adminAccess"):
+        raise IntakeError(f"request {name}: adminAccess is not modelled")
+    mode = exactly.get("allocationMode") or EXACT_COUNT
+    if mode not in (ALL, EXACT_COUNT):
+        raise IntakeError(f"request {name}: allocationMode {mode} is not modelled")
+    count = integer_field(exactly.get("count"), "exactly.count")
+    return Request(
+        name=shared(name),
+        class_name=shared(exactly.get("deviceClassName") or ""),
+        selectors=_selectors(exactly.get("selectors"), "exactly.selectors"),
+        all_devices=mode == ALL,
+        count=1 if count is None else count,
+    )
+
+
+def claim_requests(spec: Mapping[str, Any]) -> tuple[Request, ...]:
+    """The requests of a claim's spec (a ResourceClaim's, or a template's spec.spec)."""
+    devices = mapping_field(spec.get("devices"), "spec.devices")
+    if devices.get("constraints"):
+        raise IntakeError("spec.devices.constraints are not modelled")
+    return tuple(_request(raw) for raw in list_field(devices.get("requests"), "requests"))
+
+
+def _allocated(status: Mapping[str, Any]) -> tuple[DeviceId, ...] | None:
+    allocation = status.get("allocation")
+    if allocation is None:
+        return None
+    devices = mapping_field(mapping_field(allocation, "allocation").get("devices"), "devices")
+    results = []
+    for raw in list_field(devices.get("results"), "status.allocation.devices.results"):
+        result = mapping_field(raw, "results[]")
+        results.append(
+            (shared(result.get("driver")), shared(result.get("pool")), shared(result.get("device")))
+        )
+    return tuple(results)
+
+
+def claim_from(obj: Mapping[str, Any]) -> ClaimRecord:
+    metadata = mapping_field(obj.get("metadata"), "metadata")
+    status = mapping_field(obj.get("status"), "status")
+    return ClaimRecord(
+        namespace=shared(metadata.get("namespace") or "default"),
+        name=shared(metadata.get("name") or ""),
+        requests=claim_requests(mapping_field(obj.get("spec"), "spec")),
+        allocated=_allocated(status),
+        reserved=bool(list_field(status.get("reservedFor"), "status.reservedFor")),
+    )
+
+
+def template_from(obj: Mapping[str, Any]) -> tuple[Request, ...]:
+    """A ResourceClaimTemplate: the requests of the claims made from it."""
+    spec = mapping_field(obj.get("spec"), "spec")
+    return claim_requests(mapping_field(spec.get("spec"), "spec.spec"))
+
+
+def pod_claims(spec: Mapping[str, Any], status: Mapping[str, Any]) -> tuple[PodClaim, ...]:
+    """A pod's claims, each by its claim's name when known (the status tells the name
+    the resourceclaim controller gave a template's claim), else by its template."""
+    made: dict[str, str | None] = {}
+    for raw in list_field(status.get("resourceClaimStatuses"), "status.resourceClaimStatuses"):
+        entry = mapping_field(raw, "resourceClaimStatuses[]")
+        name = entry.get("resourceClaimName")
+        made[str(entry.get("name"))] = shared(name) if name else None
+    claims = []
+    for raw in list_field(spec.get("resourceClaims"), "spec.resourceClaims"):
+        entry = mapping_field(raw, "spec.resourceClaims[]")
+        name = shared(entry.get("name") or "")
+        if entry.get("resourceClaimName"):
+            claims.append(PodClaim(name, shared(entry["resourceClaimName"]), None, shared=True))
+            continue
+        template = entry.get("resourceClaimTemplateName")
+        if name in made:
+            claims.append(PodClaim(name, made[name], shared(template) if template else None))
+        elif template:
+            claims.append(PodClaim(name, None, shared(template)))
+    return tuple(claims)
