@@ -21,7 +21,7 @@ from pathlib import Path
 from muster.api.wire import JsonObject
 from muster.client import paths
 from muster.client.informer import Informer, Sink
-from muster.client.kube import Kube
+from muster.client.kube import Kube, KubeError
 from muster.operator.config import OperatorConfig, engine_config
 from muster.operator.execution.estimates import EstimateWriter
 from muster.operator.execution.events import QueuedEventRecorder
@@ -60,6 +60,10 @@ def scheduling_sources(
         (paths.CLAIMS, {}, cache.claims),
         (paths.PRIORITY_CLASSES, {}, cache.priority_classes),
         (paths.BUDGETS, {}, cache.budgets),
+        (paths.RESOURCE_SLICES, {}, cache.resource_slices),
+        (paths.DEVICE_CLASSES, {}, cache.device_classes),
+        (paths.RESOURCE_CLAIMS, {}, cache.resource_claims),
+        (paths.RESOURCE_CLAIM_TEMPLATES, {}, cache.resource_claim_templates),
         (paths.POD_GROUPS, {}, cache.pod_group_sink),
         (paths.PODS, CAPACITY_QUERY, views.view()),
         (paths.PODS, MEMBER_QUERY, views.view()),
@@ -70,7 +74,12 @@ async def load_snapshot(kube: Kube) -> LiveCache:
     """A cache filled by one list of each scheduling source: the cluster, right now."""
     cache = LiveCache()
     for path, query, sink in scheduling_sources(cache):
-        items, _ = await kube.list_all(path, query=query)
+        try:
+            items, _ = await kube.list_all(path, query=query)
+        except KubeError as error:
+            if error.status != 404 or path not in paths.OPTIONAL:
+                raise
+            continue  # an API this server does not serve
         for item in items:
             sink.upsert(item)
     return cache
@@ -111,6 +120,7 @@ def informer_of(
         watch_timeout=config.watch_timeout,
         on_expired=metrics.watch_expired.labels(path).inc,
         on_error=metrics.watch_errors.labels(path).inc,
+        optional=path in paths.OPTIONAL,
     )
 
 

@@ -51,6 +51,10 @@ class LiveCache:
         self.claims = _Sink(self, "PersistentVolumeClaim")
         self.volumes = _Sink(self, "PersistentVolume")
         self.budgets = _BudgetSink(self, "PodDisruptionBudget")
+        self.resource_slices = _Sink(self, "ResourceSlice")
+        self.device_classes = _Sink(self, "DeviceClass")
+        self.resource_claims = _Sink(self, "ResourceClaim")
+        self.resource_claim_templates = _Sink(self, "ResourceClaimTemplate")
         self.jobs = _JobSink(self, "Job")
 
     def apply_pod_group(self, pod_group: JsonObject) -> bool:
