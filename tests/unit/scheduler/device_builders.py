@@ -18,8 +18,10 @@ def resource_slice(
     generation: int = 0,
     slice_count: int = 1,
     name: str | None = None,
+    pool: str | None = None,
 ) -> Obj:
-    """A node's slice of `devices` GPUs of one product, in the node's own pool."""
+    """A node's slice of `devices` GPUs of one product, in the node's own pool (unless
+    `pool` names another)."""
     return {
         "apiVersion": "resource.k8s.io/v1",
         "kind": "ResourceSlice",
@@ -27,7 +29,11 @@ def resource_slice(
         "spec": {
             "driver": DRIVER,
             "nodeName": node,
-            "pool": {"name": node, "generation": generation, "resourceSliceCount": slice_count},
+            "pool": {
+                "name": pool or node,
+                "generation": generation,
+                "resourceSliceCount": slice_count,
+            },
             "devices": [
                 {
                     "name": f"gpu-{index}",

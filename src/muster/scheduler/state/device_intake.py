@@ -242,7 +242,8 @@ def pod_claims(spec: Mapping[str, Any], status: Mapping[str, Any]) -> tuple[PodC
             continue
         template = entry.get("resourceClaimTemplateName")
         if name in made:
-            claims.append(PodClaim(name, made[name], shared(template) if template else None))
+            if made[name] is not None:  # else the controller made none: none is needed
+                claims.append(PodClaim(name, made[name], shared(template) if template else None))
         elif template:
             claims.append(PodClaim(name, None, shared(template)))
     return tuple(claims)

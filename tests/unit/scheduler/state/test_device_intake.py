@@ -1,0 +1,112 @@
+"""Dynamic Resource Allocation objects read into records, and what is refused as not modelled."""
+
+from __future__ import annotations
+
+import pytest
+
+from muster.scheduler.objects.fields import IntakeError
+from muster.scheduler.state.device_intake import (
+    PodClaim,
+    claim_from,
+    class_from,
+    pod_claims,
+    slice_from,
+    template_from,
+)
+from tests.unit.scheduler.device_builders import (
+    DRIVER,
+    claim,
+    claim_template,
+    device_class,
+    request,
+    resource_slice,
+)
+
+
+def test_a_slice_keeps_its_pool_node_and_each_device_kind() -> None:
+    record = slice_from(resource_slice("n1", 2, generation=3, slice_count=2))
+    assert (record.driver, record.pool, record.generation, record.slice_count) == (
+        DRIVER,
+        "n1",
+        3,
+        2,
+    )
+    assert record.node == "n1"
+    assert [device.id for device in record.devices] == [
+        (DRIVER, "n1", "gpu-0"),
+        (DRIVER, "n1", "gpu-1"),
+    ]
+    kind = record.devices[1].kind
+    assert kind.attributes == (("index", 1), ("product", "H100"))
+    assert kind.capacity == (("memory", 80 * 2**30),)
+
+
+def test_a_slice_of_devices_shared_by_claims_is_not_modelled() -> None:
+    obj = resource_slice("n1", 1)
+    obj["spec"]["devices"][0]["allowMultipleAllocations"] = True
+    with pytest.raises(IntakeError, match="shared by claims"):
+        slice_from(obj)
+
+
+def test_a_class_keeps_its_selectors_and_refuses_one_that_does_not_compile() -> None:
+    assert class_from(device_class("gpu", "device.driver == 'x'")) == (
+        "gpu",
+        ("device.driver == 'x'",),
+    )
+    with pytest.raises(IntakeError, match="does not compile"):
+        class_from(device_class("gpu", "device.driver =="))
+
+
+def test_a_claim_keeps_its_requests_and_the_devices_of_its_allocation() -> None:
+    record = claim_from(
+        claim("c", request(count=2), request("all", all_devices=True), allocated=[("n1", "gpu-0")])
+    )
+    assert [(r.name, r.all_devices, r.count) for r in record.requests] == [
+        ("gpu", False, 2),
+        ("all", True, 1),
+    ]
+    assert record.allocated == ((DRIVER, "n1", "gpu-0"),)
+    assert claim_from(claim("c")).allocated is None
+
+
+@pytest.mark.parametrize(
+    ("change", "why"),
+    [
+        ({"firstAvailable": [{"name": "a"}]}, "firstAvailable"),
+        ({"exactly": {"deviceClassName": "gpu", "adminAccess": True}}, "adminAccess"),
+    ],
+)
+def test_requests_not_modelled_are_refused(change: dict[str, object], why: str) -> None:
+    obj = claim("c")
+    obj["spec"]["devices"]["requests"][0].update(change)
+    with pytest.raises(IntakeError, match=why):
+        claim_from(obj)
+
+
+def test_constraints_between_devices_are_refused() -> None:
+    obj = claim_template("t")
+    obj["spec"]["spec"]["devices"]["constraints"] = [{"matchAttribute": "gpu.example.com/numa"}]
+    with pytest.raises(IntakeError, match="constraints"):
+        template_from(obj)
+
+
+def test_a_pods_claims_are_named_as_the_resourceclaim_controller_names_them() -> None:
+    spec = {
+        "resourceClaims": [
+            {"name": "shared", "resourceClaimName": "team-gpus"},
+            {"name": "made", "resourceClaimTemplateName": "one-gpu"},
+            {"name": "pending", "resourceClaimTemplateName": "one-gpu"},
+            {"name": "none", "resourceClaimTemplateName": "one-gpu"},
+        ]
+    }
+    status = {
+        "resourceClaimStatuses": [
+            {"name": "made", "resourceClaimName": "worker-0-made-x7k2p"},
+            {"name": "none"},
+        ]
+    }
+    assert pod_claims(spec, status) == (
+        PodClaim("shared", "team-gpus", None, shared=True),
+        PodClaim("made", "worker-0-made-x7k2p", "one-gpu"),
+        PodClaim("pending", None, "one-gpu"),
+    )
