@@ -1,0 +1,151 @@
+"""Gangs whose pods claim GPUs through Dynamic Resource Allocation (resource.k8s.io/v1).
+
+No driver runs on KWOK nodes: the test publishes each node's devices as a ResourceSlice,
+as a driver would, and kube-scheduler's DynamicResources plugin allocates from them.
+A plan on devices that are taken would leave pinned pods Pending with "cannot allocate
+all claims", and the gang partly bound, which the gang observer fails at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.e2e.cluster import Kubectl
+from tests.e2e.harness import (
+    NodePool,
+    OperatorProcess,
+    gang_job,
+    is_gated,
+    pod_group,
+    pods_of,
+    wait_all_bound,
+    wait_for_reason,
+)
+
+pytestmark = pytest.mark.e2e
+
+DRIVER = "gpu.e2e.muster.dev"
+RESOURCE = "resource.k8s.io/v1"
+
+
+def published(pool: NodePool, node: str, devices: int, product: str) -> dict[str, Any]:
+    """The ResourceSlice a driver would publish for the node's GPUs."""
+    return {
+        "apiVersion": RESOURCE,
+        "kind": "ResourceSlice",
+        "metadata": {"name": f"{node}-gpus", "labels": {"e2e.muster.dev/pool": pool.name}},
+        "spec": {
+            "driver": DRIVER,
+            "nodeName": node,
+            "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+            "devices": [
+                {
+                    "name": f"gpu-{index}",
+                    "attributes": {"product": {"string": product}},
+                    "capacity": {"memory": {"value": "80Gi"}},
+                }
+                for index in range(devices)
+            ],
+        },
+    }
+
+
+@pytest.fixture
+def h100(kubectl: Kubectl, pool: NodePool) -> Iterator[str]:
+    """A DeviceClass of the pool's H100s (a selector on the product attribute)."""
+    name = f"{pool.name}-h100"
+    selector = f'device.driver == "{DRIVER}" && device.attributes["{DRIVER}"].product == "H100"'
+    kubectl.apply(
+        {
+            "apiVersion": RESOURCE,
+            "kind": "DeviceClass",
+            "metadata": {"name": name},
+            "spec": {"selectors": [{"cel": {"expression": selector}}]},
+        }
+    )
+    yield name
+    kubectl("delete", "deviceclass", name, "--ignore-not-found", check=False)
+    kubectl("delete", "resourceslices", "-l", f"e2e.muster.dev/pool={pool.name}", check=False)
+
+
+def gpu_nodes(kubectl: Kubectl, pool: NodePool, products: list[tuple[int, str]]) -> list[str]:
+    """Nodes with the extended resource at 0 and their GPUs in slices."""
+    nodes = []
+    for devices, product in products:
+        node = pool.add(gpus=0)
+        kubectl.apply(published(pool, node, devices, product))
+        nodes.append(node)
+    return nodes
+
+
+def claiming_job(name: str, pool: NodePool, workers: int, template: str) -> dict[str, Any]:
+    """A gang Job whose every pod claims one GPU through the template."""
+    job = gang_job(name, pool, workers=workers, gpus=0)
+    spec = job["spec"]["template"]["spec"]
+    spec["resourceClaims"] = [{"name": "gpu", "resourceClaimTemplateName": template}]
+    spec["containers"][0]["resources"]["claims"] = [{"name": "gpu"}]
+    return job
+
+
+def one_gpu(kubectl: Kubectl, namespace: str, device_class: str) -> str:
+    kubectl.apply(
+        {
+            "apiVersion": RESOURCE,
+            "kind": "ResourceClaimTemplate",
+            "metadata": {"name": "one-gpu"},
+            "spec": {
+                "spec": {
+                    "devices": {
+                        "requests": [{"name": "gpu", "exactly": {"deviceClassName": device_class}}]
+                    }
+                }
+            },
+        },
+        namespace,
+    )
+    return "one-gpu"
+
+
+def allocated_nodes(kubectl: Kubectl, namespace: str, pod: dict[str, Any]) -> set[str]:
+    """The pools (one per node here) of the devices allocated to the pod's claims."""
+    pools = set()
+    for entry in pod["status"].get("resourceClaimStatuses") or []:
+        claim = kubectl.json("get", "resourceclaim", "-n", namespace, entry["resourceClaimName"])
+        allocation = claim["status"]["allocation"]
+        pools |= {result["pool"] for result in allocation["devices"]["results"]}
+    return pools
+
+
+def test_a_gang_claiming_gpus_lands_whole_where_its_claims_are_allocated(
+    operator: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool, h100: str
+) -> None:
+    h100_nodes = gpu_nodes(kubectl, pool, [(2, "H100"), (2, "H100")])
+    gpu_nodes(kubectl, pool, [(8, "A100")])
+    template = one_gpu(kubectl, namespace, h100)
+    kubectl.apply(claiming_job("train", pool, 4, template), namespace)
+
+    pods = wait_all_bound(kubectl, namespace, "train", 4, timeout=60)
+    plan = pod_group(kubectl, namespace, "train")["status"]["plan"]
+    assert plan == {pod["metadata"]["name"]: pod["spec"]["nodeName"] for pod in pods}
+    assert sorted(plan.values()) == sorted(h100_nodes * 2)
+    for pod in pods:
+        assert allocated_nodes(kubectl, namespace, pod) == {pod["spec"]["nodeName"]}
+    wait_for_reason(kubectl, namespace, "train", "Scheduled")
+
+
+def test_a_gang_whose_gpus_are_taken_waits_with_the_reason(
+    operator: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool, h100: str
+) -> None:
+    gpu_nodes(kubectl, pool, [(2, "H100"), (2, "H100")])
+    template = one_gpu(kubectl, namespace, h100)
+    kubectl.apply(claiming_job("first", pool, 3, template), namespace)
+    wait_all_bound(kubectl, namespace, "first", 3, timeout=60)
+    kubectl.apply(claiming_job("second", pool, 2, template), namespace)
+
+    condition = wait_for_reason(kubectl, namespace, "second", "Unschedulable")
+    assert "cannot allocate all claims" in condition["message"], condition["message"]
+    pods = pods_of(kubectl, namespace, "second")
+    assert len(pods) == 2 and all(is_gated(pod) for pod in pods)
