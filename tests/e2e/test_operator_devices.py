@@ -149,3 +149,46 @@ def test_a_gang_whose_gpus_are_taken_waits_with_the_reason(
     assert "cannot allocate all claims" in condition["message"], condition["message"]
     pods = pods_of(kubectl, namespace, "second")
     assert len(pods) == 2 and all(is_gated(pod) for pod in pods)
+
+
+def test_a_claim_shared_by_a_gang_is_allocated_once_on_the_node_of_all_its_pods(
+    operator: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool, h100: str
+) -> None:
+    gpu_nodes(kubectl, pool, [(1, "H100"), (2, "H100")])
+    request = {"name": "gpu", "exactly": {"deviceClassName": h100, "count": 2}}
+    kubectl.apply(
+        {
+            "apiVersion": RESOURCE,
+            "kind": "ResourceClaim",
+            "metadata": {"name": "team"},
+            "spec": {"devices": {"requests": [request]}},
+        },
+        namespace,
+    )
+    job = gang_job("pair", pool, workers=2, gpus=0)
+    spec = job["spec"]["template"]["spec"]
+    spec["resourceClaims"] = [{"name": "gpu", "resourceClaimName": "team"}]
+    spec["containers"][0]["resources"]["claims"] = [{"name": "gpu"}]
+    kubectl.apply(job, namespace)
+
+    pods = wait_all_bound(kubectl, namespace, "pair", 2, timeout=60)
+    (node,) = {pod["spec"]["nodeName"] for pod in pods}
+    claim = kubectl.json("get", "resourceclaim", "-n", namespace, "team")
+    results = claim["status"]["allocation"]["devices"]["results"]
+    assert {result["pool"] for result in results} == {node} and len(results) == 2
+    assert len(claim["status"]["reservedFor"]) == 2
+
+
+def test_gangs_of_claimed_and_of_extended_resource_gpus_land_side_by_side(
+    operator: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool, h100: str
+) -> None:
+    claimed = gpu_nodes(kubectl, pool, [(2, "H100")])
+    counted = [pool.add(gpus=2), pool.add(gpus=2)]
+    template = one_gpu(kubectl, namespace, h100)
+    kubectl.apply(claiming_job("claimed", pool, 2, template), namespace)
+    kubectl.apply(gang_job("counted", pool, workers=4, gpus=1), namespace)
+
+    on_claimed = wait_all_bound(kubectl, namespace, "claimed", 2, timeout=60)
+    assert {pod["spec"]["nodeName"] for pod in on_claimed} == set(claimed)
+    on_counted = wait_all_bound(kubectl, namespace, "counted", 4, timeout=60)
+    assert {pod["spec"]["nodeName"] for pod in on_counted} == set(counted)
