@@ -49,6 +49,7 @@ class SimulatedCluster:
         pod_groups: Iterable[Entry],
         pods: Iterable[Entry],
         budgets: Iterable[Entry] = (),
+        devices: Iterable[Entry] = (),
     ) -> None:
         """Hand every object to the engine; raise `InvalidInputError` for those it rejects.
 
@@ -66,6 +67,8 @@ class SimulatedCluster:
         ):
             for entry in entries:
                 self._check(entry, self.state.apply(kind, entry.body).rejected, problems)
+        for entry in devices:  # slices, classes, claims and templates of devices
+            self._check(entry, self.state.apply(entry.body["kind"], entry.body).rejected, problems)
         for entry in pod_groups:
             self.pod_groups[GroupKey(entry.namespace, entry.name)] = entry.body
             self._check(entry, self.state.apply("PodGroup", entry.body).rejected, problems)

@@ -18,7 +18,10 @@ from muster.simulation.documents import Document, InvalidInputError, Problem
 Manifest = dict[str, Any]
 
 DEFAULT_NAMESPACE = "default"
-CLUSTER_SCOPED_KINDS = frozenset({"Node", "PriorityClass", "Namespace", "PersistentVolume"})
+CLUSTER_SCOPED_KINDS = frozenset(
+    {"Node", "PriorityClass", "Namespace", "PersistentVolume", "ResourceSlice", "DeviceClass"}
+)
+DEVICE_KINDS = ("ResourceSlice", "DeviceClass", "ResourceClaim", "ResourceClaimTemplate")
 MUSTER_KINDS = frozenset({POD_GROUP_KIND, WORKLOAD_KIND})
 
 
@@ -48,6 +51,7 @@ class Inventory:
     namespaces: list[Entry] = field(default_factory=list)
     volumes: list[Entry] = field(default_factory=list)
     claims: list[Entry] = field(default_factory=list)
+    devices: list[Entry] = field(default_factory=list)  # of the DEVICE_KINDS, mixed
     pods: list[Entry] = field(default_factory=list)
     priority_classes: list[Entry] = field(default_factory=list)
     budgets: list[Entry] = field(default_factory=list)
@@ -71,6 +75,7 @@ class Inventory:
             WORKLOAD_KIND: self.workloads,
             "Job": self.jobs,
             KUEUE_TOPOLOGY_KIND: self.topologies,
+            **dict.fromkeys(DEVICE_KINDS, self.devices),
         }
         return buckets.get(kind)
 

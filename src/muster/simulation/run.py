@@ -97,6 +97,7 @@ def load(
         volumes=inventory.volumes,
         claims=inventory.claims,
         budgets=inventory.budgets,
+        devices=inventory.devices,
         pod_groups=expansion.pod_groups,
         pods=expansion.pods,
     )

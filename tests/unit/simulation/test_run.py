@@ -11,6 +11,7 @@ from muster.scheduler.decisions.results import GroupKey, PodKey
 from muster.simulation.documents import Document
 from muster.simulation.report import PreemptedPod, Report
 from muster.simulation.run import NoSteadyStateError, simulate
+from tests.unit.scheduler.device_builders import claim_template, device_class, resource_slice
 
 SCHEDULED = [{"type": "PodGroupScheduled", "status": "True", "reason": "Scheduled"}]
 
@@ -258,3 +259,29 @@ def test_the_levels_come_from_a_kueue_topology_of_the_input() -> None:
         "in.yaml:7: the topology levels are taken from in.yaml:6; ignored",
         "in.yaml:8: not a Kueue Topology with a node label key at each level; ignored",
     ]
+
+
+def claiming(name: str, workers: int) -> dict[str, Any]:
+    """A gang Job whose pods each claim one GPU from the template `one-gpu`."""
+    claimed = job(name, cpu="100m")
+    claimed["spec"]["parallelism"] = workers
+    claimed["spec"]["template"]["spec"]["resourceClaims"] = [
+        {"name": "gpu", "resourceClaimTemplateName": "one-gpu"}
+    ]
+    return claimed
+
+
+def test_devices_in_the_input_are_claimed_and_taken_by_the_pods_placed() -> None:
+    report = run(
+        node("n1"),
+        node("n2"),
+        device_class(),
+        claim_template("one-gpu"),
+        resource_slice("n1", 2),
+        claiming("first", 2),
+        claiming("second", 1),
+    )
+    assert outcome(report, "first").placements == {"first-0": "n1", "first-1": "n1"}
+    second = outcome(report, "second")
+    assert (second.scheduled, second.reason) == (False, "Unschedulable")
+    assert "cannot allocate all claims" in second.message
