@@ -17,6 +17,7 @@ from tests.e2e.cluster import Kubectl
 from tests.e2e.harness import (
     NodePool,
     OperatorProcess,
+    explained,
     gang_job,
     is_gated,
     pod_group,
@@ -149,6 +150,10 @@ def test_a_gang_whose_gpus_are_taken_waits_with_the_reason(
     assert "cannot allocate all claims" in condition["message"], condition["message"]
     pods = pods_of(kubectl, namespace, "second")
     assert len(pods) == 2 and all(is_gated(pod) for pod in pods)
+    explanation = explained(operator, namespace, "second")
+    assert "cannot allocate all claims" in explanation
+    rows = [line.split() for line in explanation.splitlines() if line.startswith(pool.name)]
+    assert sorted(row[1] for row in rows) == ["0/2", "1/2"], explanation
 
 
 def test_a_claim_shared_by_a_gang_is_allocated_once_on_the_node_of_all_its_pods(

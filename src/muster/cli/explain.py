@@ -25,18 +25,21 @@ from muster.client.kube import KubeError, connect
 from muster.operator.config import ENGINE_FIELDS, add_arguments, engine_config, from_arguments
 from muster.operator.controller import load_snapshot
 from muster.scheduler import EngineConfig
-from muster.scheduler.decisions.results import CycleResult, Explanation, GroupKey
+from muster.scheduler.decisions.results import CycleResult, Explanation, GroupKey, PodKey
 from muster.scheduler.forecast.estimate_words import clock_time, starts_in, waiting_for
 from muster.scheduler.forecast.forecast import Estimate, Forecast, forecast
 from muster.scheduler.memory.lifecycle import lifecycle_from
 from muster.scheduler.objects.conditions import condition
+from muster.scheduler.placement.devices import NodeDevices, devices_per_node
 from muster.scheduler.placement.explain import nodes_line
+from muster.scheduler.state.state import ClusterState
 
 EXIT_OK = 0
 EXIT_NOT_FOUND = 1
 EXIT_NO_CLUSTER = 2
 DEFAULT_KUBECONFIG = Path("~/.kube/config")
 EMPTY = " (on an empty cluster: it does not fit even there)"
+DEVICE_ROWS = 10  # nodes shown with their devices, most free first
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -100,10 +103,32 @@ async def _explain(kubeconfig: str | None, key: GroupKey, config: EngineConfig, 
     record = cache.state.groups.get(key)
     topology_key = None if record is None else record.topology_key
     out.write(render(key, pod_group.get("status") or {}, ahead.first_cycle))
+    if claims_devices(cache.state, key):
+        out.write(render_devices(devices_per_node(cache.state)))
     estimate = ahead.estimates.get(key)
     if estimate is not None:
         out.write(render_estimate(estimate, ahead, topology_key))
     return EXIT_OK
+
+
+def claims_devices(state: ClusterState, key: GroupKey) -> bool:
+    """Whether a pod of the group claims devices through Dynamic Resource Allocation."""
+    for name in state.members.get(key, ()):
+        entry = state.pods.get(PodKey(key.namespace, name))
+        if entry is not None and entry.record.device_claims:
+            return True
+    return False
+
+
+def render_devices(nodes: Sequence[NodeDevices]) -> str:
+    """The nodes' devices, free and in all (those with the most free first)."""
+    rows = [(item.node, f"{item.free}/{item.total}") for item in nodes[:DEVICE_ROWS]]
+    lines = ["", *_table(("NODE", "DEVICES FREE"), rows)]
+    if len(nodes) > DEVICE_ROWS:
+        lines.append(f"... and {len(nodes) - DEVICE_ROWS} more node(s) with devices")
+    if not nodes:
+        lines.append("(no node publishes devices in a ResourceSlice)")
+    return "\n".join(lines) + "\n"
 
 
 def render_estimate(estimate: Estimate, ahead: Forecast, topology_key: str | None) -> str:

@@ -10,7 +10,14 @@ from typing import Any
 import pytest
 
 from muster.cli import explain, main
-from muster.cli.explain import EXIT_NO_CLUSTER, find_kubeconfig, render
+from muster.cli.explain import (
+    DEVICE_ROWS,
+    EXIT_NO_CLUSTER,
+    claims_devices,
+    find_kubeconfig,
+    render,
+    render_devices,
+)
 from muster.operator.controller import load_snapshot
 from muster.operator.intake.cache import LiveCache
 from muster.scheduler import EngineConfig, schedule
@@ -24,9 +31,11 @@ from muster.scheduler.decisions.results import (
     Shortage,
     Verdict,
 )
+from muster.scheduler.placement.devices import NodeDevices, devices_per_node
 from muster.simulation.documents import Document
 from muster.simulation.run import simulate
-from tests.unit.scheduler.builders import node, pod, pod_group
+from tests.unit.scheduler.builders import cluster, node, pod, pod_group
+from tests.unit.scheduler.device_builders import claim, from_template, resource_slice
 
 KEY = GroupKey("ml", "train")
 
@@ -220,3 +229,29 @@ def test_a_waiting_gang_is_told_when_it_starts_and_what_it_waits_for(
         "Waits for: needs 4 nvidia.com/gpu; node gpu frees them at ~10:42 UTC when ml/a ends "
         "(expected runtime 2h, declared)\n"
     ) in out
+
+
+def test_a_gang_claiming_devices_is_shown_the_devices_free_per_node() -> None:
+    state = cluster(
+        node("n1"),
+        node("n2"),
+        resource_slice("n1", 2),
+        resource_slice("n2", 4),
+        claim("busy", allocated=[("n2", "gpu-0")]),
+        pod("w-0", group="train", namespace="ml", spec=from_template("one-gpu")),
+        pod("other", group="web", namespace="ml"),
+    )
+    assert claims_devices(state, KEY)
+    assert not claims_devices(state, GroupKey("ml", "web"))
+    assert render_devices(devices_per_node(state)).splitlines() == [
+        "",
+        "NODE  DEVICES FREE",
+        "n2    3/4",
+        "n1    2/2",
+    ]
+
+
+def test_a_long_list_of_nodes_with_devices_is_cut_and_none_is_said() -> None:
+    many = [NodeDevices(f"n{index:02}", 1, 1) for index in range(DEVICE_ROWS + 3)]
+    assert render_devices(many).splitlines()[-1] == "... and 3 more node(s) with devices"
+    assert "no node publishes devices" in render_devices([])

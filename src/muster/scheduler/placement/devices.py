@@ -166,6 +166,11 @@ class DeviceLedger:
             allowed &= self._count(kinds, free=True) >= count
         return allowed
 
+    def counts(self) -> tuple[Counts, Counts]:
+        """Per node slot: its devices, and how many of them are free."""
+        kinds = self._kinds.kinds
+        return self._count(kinds, free=False), self._count(kinds, free=True)
+
     def _where(self, devices: Sequence[DeviceId]) -> BoolArray:
         """The nodes a claim allocated to these devices can be used on."""
         node_of = self.book.pools().node_of
@@ -291,3 +296,26 @@ def cycle_ledger(state: ClusterState, size: int) -> DeviceLedger | None:
         if not isinstance(needs, str):
             ledger.take(needs, slot)
     return ledger
+
+
+@dataclass(frozen=True, slots=True)
+class NodeDevices:
+    node: str
+    free: int
+    total: int
+
+
+def devices_per_node(state: ClusterState) -> tuple[NodeDevices, ...]:
+    """Each node with devices, with how many of them no claim (nor planned pod) holds:
+    most free first, then by name."""
+    table = state.node_table()
+    ledger = cycle_ledger(state, table.size)
+    if ledger is None:
+        return ()
+    total, free = ledger.counts()
+    found = [
+        NodeDevices(table.name(int(slot)), int(free[slot]), int(total[slot]))
+        for slot in np.flatnonzero(total)
+        if table.records[int(slot)] is not None
+    ]
+    return tuple(sorted(found, key=lambda item: (-item.free, item.node)))

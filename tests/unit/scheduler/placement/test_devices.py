@@ -6,7 +6,12 @@ import numpy as np
 
 from muster.scheduler import EngineConfig, schedule
 from muster.scheduler.decisions.results import GroupKey, Verdict
-from muster.scheduler.placement.devices import CANNOT_ALLOCATE, DeviceLedger, cycle_ledger
+from muster.scheduler.placement.devices import (
+    CANNOT_ALLOCATE,
+    DeviceLedger,
+    cycle_ledger,
+    devices_per_node,
+)
 from muster.scheduler.state.device_book import Need
 from muster.scheduler.state.device_intake import claim_requests
 from muster.scheduler.state.state import ClusterState
@@ -190,3 +195,22 @@ def test_device_claims_and_extended_resources_mix() -> None:
 def test_a_cluster_without_devices_has_no_ledger() -> None:
     state = ClusterState()
     assert cycle_ledger(state, 0) is None
+
+
+def test_devices_per_node_count_what_claims_and_planned_pods_hold() -> None:
+    state = cluster(
+        node("n1"),
+        node("n2"),
+        node("plain"),
+        device_class(),
+        ONE_H100,
+        resource_slice("n1", 2),
+        resource_slice("n2", 2),
+        claim("busy", allocated=[("n2", "gpu-0")]),
+        pod_group("a", min_count=1, admitted=True, plan={"a-0": "n1"}),
+        pod("a-0", group="a", spec=from_template("one-gpu")),
+    )
+    assert [(item.node, item.free, item.total) for item in devices_per_node(state)] == [
+        ("n1", 1, 2),
+        ("n2", 1, 2),
+    ]
