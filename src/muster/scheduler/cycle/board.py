@@ -15,9 +15,9 @@ from muster.scheduler.cycle.queue import Gang
 from muster.scheduler.decisions.results import PodKey
 from muster.scheduler.lifecycle.avoidance import Avoidance
 from muster.scheduler.placement.devices import (
-    DeviceLedger,
     GangDevices,
     cycle_ledger,
+    empty_ledger,
     needs_of,
     shape_part,
 )
@@ -178,9 +178,7 @@ class Board:
             return None
         ledger = self.devices
         if alone:
-            ledger = DeviceLedger(
-                self.state.devices, self.state.node_slot, self.table.size, empty=True
-            )
+            ledger = empty_ledger(self.state, self.table.size)
         return GangDevices(ledger, needs)
 
     def _empty_view(self) -> InterPodView:

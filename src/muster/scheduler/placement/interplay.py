@@ -41,7 +41,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 import numpy.typing as npt
 
-from muster.scheduler.placement.devices import CANNOT_ALLOCATE, DeviceLedger, GangDevices
+from muster.scheduler.placement.device_ledger import DeviceLedger
+from muster.scheduler.placement.devices import CANNOT_ALLOCATE, GangDevices
 from muster.scheduler.placement.fit import (
     Matrix,
     NodeOrder,

@@ -6,7 +6,10 @@ variable: `device.driver`, `device.attributes["<domain>"].<name>` and
 (`k8s.io/dynamic-resource-allocation/cel`) exposes them. Expressions are compiled
 once with a maintained CEL library (cel-python), and a device is judged by its
 *kind*: its driver, attributes and capacity, all a selector can see. Thousands of
-devices of a few kinds then cost a few evaluations.
+devices of a few kinds then cost a few evaluations. Drivers give each device
+attributes of its own (a UUID, a PCI address), so a kind is first narrowed to the
+attributes and capacities the expressions name (`read_names`): every device then
+has the same few narrowed kinds.
 
 Quantities are the Kubernetes CEL library's `quantity("40Gi")`, compared with
 `compareTo`, `isGreaterThan`, `isLessThan` (as numbers, in base units, rounded up).
@@ -16,6 +19,7 @@ An expression that fails at run time (an attribute the device lacks, without
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -105,9 +109,39 @@ def _activation(kind: DeviceKind) -> Mapping[str, celtypes.Value]:
     return {"device": json_to_cel(device)}
 
 
-@lru_cache(maxsize=65536)
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # a name is a C identifier
+_ITERATES = re.compile(r"\b(all|exists|exists_one|map|filter|size)\s*\(")
+
+
+@lru_cache(maxsize=1024)
+def read_names(expressions: tuple[str, ...]) -> frozenset[str] | None:
+    """The names of attributes and capacities the expressions may read: every word in
+    them (identifiers, and the text of string literals); None when one iterates or
+    measures a map, which reads names it does not spell."""
+    text = " ".join(expressions)
+    if _ITERATES.search(text):
+        return None
+    return frozenset(_WORD.findall(text))
+
+
+def _narrowed(kind: DeviceKind, names: frozenset[str] | None) -> DeviceKind:
+    """The kind with only the attributes and capacities these names can reach."""
+    if names is None:
+        return kind
+    return DeviceKind(
+        kind.driver,
+        tuple(item for item in kind.attributes if item[0].rpartition("/")[2] in names),
+        tuple(item for item in kind.capacity if item[0].rpartition("/")[2] in names),
+    )
+
+
 def selects(expressions: tuple[str, ...], kind: DeviceKind) -> bool:
-    """Whether every expression selects a device of this kind (cached: few kinds)."""
+    """Whether every expression selects a device of this kind."""
+    return _selects(expressions, _narrowed(kind, read_names(expressions)))
+
+
+@lru_cache(maxsize=65536)
+def _selects(expressions: tuple[str, ...], kind: DeviceKind) -> bool:
     activation = _activation(kind)
     for expression in expressions:
         try:

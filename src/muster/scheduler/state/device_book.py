@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from dataclasses import dataclass
+from typing import Any
 
 from muster.scheduler.decisions.results import PodKey
 from muster.scheduler.state.device_intake import (
@@ -55,21 +56,30 @@ class DeviceBook:
         self.templates: dict[tuple[str, str], tuple[Request, ...]] = {}
         self.claimants: dict[PodKey, tuple[PodClaim, ...]] = {}  # pods with claims
         self.version = 0  # counts changes of slices, classes, claims and templates
+        self.slices_version = 0  # counts changes of slices
         self._pools: Pools | None = None
         self._allocated: frozenset[DeviceId] | None = None
+        self._needs: dict[tuple[str, str, tuple[PodClaim, ...]], tuple[Need, ...] | str] = {}
+        # What the placement derives from the book, kept for the cycles after (the
+        # devices per node, those allocated): by what, its key (versions and node set).
+        self.derived: dict[str, tuple[Hashable, object, Any]] = {}
 
     def copy(self) -> DeviceBook:
         twin = DeviceBook()
         twin.slices, twin.classes = dict(self.slices), dict(self.classes)
         twin.claims, twin.templates = dict(self.claims), dict(self.templates)
         twin.claimants, twin.version = dict(self.claimants), self.version
+        twin.slices_version = self.slices_version
         twin._pools, twin._allocated = self._pools, self._allocated
+        twin.derived = dict(self.derived)
         return twin
 
     def changed(self, *, slices: bool = False) -> None:
         self.version += 1
         self._allocated = None
+        self._needs.clear()
         if slices:
+            self.slices_version += 1
             self._pools = None
 
     def note_pod(self, key: PodKey, claims: tuple[PodClaim, ...]) -> None:
@@ -98,7 +108,17 @@ class DeviceBook:
     def needs(
         self, namespace: str, pod: str, claims: tuple[PodClaim, ...]
     ) -> tuple[Need, ...] | str:
-        """The claims the pod needs, or why they cannot be known yet."""
+        """The claims the pod needs, or why they cannot be known yet (remembered until
+        the book changes: every cycle asks it of every pod placed with claims)."""
+        key = (namespace, pod, claims)
+        found = self._needs.get(key)
+        if found is None:
+            found = self._needs[key] = self._resolve(namespace, pod, claims)
+        return found
+
+    def _resolve(
+        self, namespace: str, pod: str, claims: tuple[PodClaim, ...]
+    ) -> tuple[Need, ...] | str:
         found = []
         for claim in claims:
             record = None if claim.claim is None else self.claims.get((namespace, claim.claim))

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from muster.scheduler.rules.device_selectors import DeviceKind, SelectorError, compiled, selects
+from muster.scheduler.rules.device_selectors import (
+    DeviceKind,
+    SelectorError,
+    compiled,
+    read_names,
+    selects,
+)
 
 H100 = DeviceKind(
     "gpu.example.com",
@@ -49,3 +55,20 @@ def test_an_expression_that_does_not_compile_says_so_on_one_line() -> None:
     with pytest.raises(SelectorError, match="does not compile") as raised:
         compiled("device.driver ==")
     assert "\n" not in str(raised.value)
+
+
+def test_a_kind_is_narrowed_to_the_names_the_expressions_spell() -> None:
+    product = ('device.attributes["gpu.example.com"].product == "H100"',)
+    assert read_names(product) is not None
+    assert "product" in (read_names(product) or ())
+    with_uuid = DeviceKind(H100.driver, (*H100.attributes, ("uuid", "GPU-1")), H100.capacity)
+    assert selects(product, with_uuid)
+    assert not selects(('device.attributes["gpu.example.com"].uuid == "GPU-2"',), with_uuid)
+
+
+def test_an_expression_that_iterates_a_map_sees_every_name() -> None:
+    counted = ('size(device.attributes["gpu.example.com"]) == 2',)
+    assert read_names(counted) is None
+    assert selects(counted, H100)  # index and product; numa is another domain
+    with_uuid = DeviceKind(H100.driver, (*H100.attributes, ("uuid", "GPU-1")), H100.capacity)
+    assert not selects(counted, with_uuid)
