@@ -272,20 +272,29 @@ class _Forward:
     def _preempt(self, pod: PodKey, group: GroupKey | None, moment: float) -> None:
         """The victim goes; a gang falling with it leaves the run (see the module doc)."""
         self.endings.forget(pod)
-        self.state.delete("Pod", pod.namespace, pod.name)
+        self._gone(pod)
         record = None if group is None else self.state.groups.get(group)
         if record is not None and group is not None and not record.disrupt_single:
             for name in sorted(self.state.members.get(group, ())):
                 self.endings.forget(PodKey(group.namespace, name))
-                self.state.delete("Pod", group.namespace, name)
+                self._gone(PodKey(group.namespace, name))
             self.state.delete("PodGroup", group.namespace, group.name)
             self.preempted.setdefault(group, moment)
 
     def _finish(self, moment: float) -> list[Ending]:
         ended = self.endings.until(moment)
         for ending in ended:
-            self.state.delete("Pod", ending.pod.namespace, ending.pod.name)
+            self._gone(ending.pod)
         return ended
+
+    def _gone(self, pod: PodKey) -> None:
+        """The pod leaves, and what its claims hold with it: the resourceclaim
+        controller deletes the claims made for it, and a claim no pod uses any more is
+        deallocated."""
+        entry = self.state.pods.get(pod)
+        self.state.delete("Pod", pod.namespace, pod.name)
+        if entry is not None and entry.record.device_claims:
+            self.state.devices.release(pod.namespace, entry.record.device_claims)
 
     # ---- what it says -------------------------------------------------------------
 
@@ -340,7 +349,7 @@ class _Forward:
             entry = self.state.pods.get(pod)
             if entry is not None and entry.taken_on is not None:
                 where.setdefault(entry.taken_on, set()).add(owner)
-            self.state.delete("Pod", pod.namespace, pod.name)
+            self._gone(pod)
         result = schedule(self.state, now=self.moment, config=self.config, carried=self.carried)
         for admission in result.admissions:
             if admission.group in waiting:

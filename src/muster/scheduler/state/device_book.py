@@ -11,7 +11,7 @@ yet, each with the devices already allocated to it.
 from __future__ import annotations
 
 from collections.abc import Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from muster.scheduler.decisions.results import PodKey
@@ -87,6 +87,29 @@ class DeviceBook:
             self.claimants[key] = claims
         else:
             self.claimants.pop(key, None)
+
+    def release(self, namespace: str, claims: tuple[PodClaim, ...]) -> None:
+        """What a pod that left held through its claims, as the resourceclaim controller
+        lets it go (for a what-if, where no controller runs): the claims made for the
+        pod go, and a claim named in its spec is deallocated once no pod names it."""
+        for claim in claims:
+            key = (namespace, claim.claim or "")
+            record = self.claims.get(key)
+            if record is None or record.allocated is None:
+                continue
+            if not claim.shared:
+                del self.claims[key]
+            elif not self._named_by_a_pod(namespace, record.name):
+                self.claims[key] = replace(record, allocated=None)
+            else:
+                continue
+            self.changed()
+
+    def _named_by_a_pod(self, namespace: str, name: str) -> bool:
+        return any(
+            pod.namespace == namespace and any(claim.claim == name for claim in claims)
+            for pod, claims in self.claimants.items()
+        )
 
     @property
     def used(self) -> bool:

@@ -12,6 +12,15 @@ from muster.scheduler.decisions.results import GroupKey
 from muster.scheduler.forecast.forecast import Outcome, forecast
 from muster.scheduler.memory.runtimes import Basis
 from tests.unit.scheduler.builders import Obj, cluster, gang, node, pod_group
+from tests.unit.scheduler.device_builders import (
+    claim,
+    claim_template,
+    device_class,
+    from_template,
+    request,
+    resource_slice,
+    sharing,
+)
 
 T0 = 1_767_225_600.0  # 2026-01-01T00:00:00Z
 CONFIG = EngineConfig()
@@ -245,3 +254,20 @@ def test_a_gang_in_backoff_starts_when_both_its_backoff_ended_and_capacity_freed
     assert estimate.start == T0 + start
     assert estimate.backoff_until == (T0 + start if by_backoff else None)
     assert [release.owner for release in estimate.releases] == ["default/a"]
+
+
+def test_a_gang_waiting_for_claimed_devices_starts_when_their_holders_end() -> None:
+    holders = running("a", 2, ["gpu"], runtime="60s", spec=sharing("team"))
+    state = cluster(
+        node("gpu"),
+        device_class(),
+        resource_slice("gpu", 2),
+        claim("team", request(count=2), allocated=[("gpu", "gpu-0"), ("gpu", "gpu-1")]),
+        claim_template("one-gpu"),
+        *holders,
+        *gang("b", 2, spec=from_template("one-gpu"), created="2026-01-01T00:00:05Z"),
+    )
+    result = forecast(state, now=T0 + 10, config=CONFIG)
+    estimate = result.estimates[key("b")]
+    assert (estimate.outcome, estimate.start) == (Outcome.STARTS, T0 + 60)
+    assert state.devices.claims[("default", "team")].allocated is not None  # left as it was

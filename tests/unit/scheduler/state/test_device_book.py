@@ -87,3 +87,20 @@ def test_pods_with_claims_are_indexed_while_they_are_there() -> None:
     assert set(state.devices.claimants) == {PodKey("default", "p")}
     state.delete("Pod", "default", "p")
     assert not state.devices.claimants
+
+
+def test_a_pod_that_left_lets_go_of_its_own_claims_and_of_shared_ones_no_pod_names() -> None:
+    state = cluster(
+        claim("w-0-gpu", allocated=[("n1", "gpu-0")]),
+        claim("team", allocated=[("n1", "gpu-1")]),
+        pod("w-1", spec={"resourceClaims": [{"name": "gpu", "resourceClaimName": "team"}]}),
+    )
+    made = PodClaim("gpu", "w-0-gpu", "one-gpu")
+    shared = PodClaim("gpu", "team", None, shared=True)
+    state.devices.release("default", (made, shared))
+    assert ("default", "w-0-gpu") not in state.devices.claims
+    assert state.devices.claims[("default", "team")].allocated is not None  # w-1 names it
+    state.delete("Pod", "default", "w-1")
+    state.devices.release("default", (shared,))
+    assert state.devices.claims[("default", "team")].allocated is None
+    assert state.devices.allocated() == frozenset()
