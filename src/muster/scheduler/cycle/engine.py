@@ -28,6 +28,7 @@ the next cycle is to be handed (the groups found quiet, the notices given) in it
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 
 from muster.scheduler.config import EngineConfig
 from muster.scheduler.cycle import refusal
@@ -49,6 +50,7 @@ from muster.scheduler.lifecycle import transitions
 from muster.scheduler.lifecycle.follow import Following, follow
 from muster.scheduler.lifecycle.let_go import let_go
 from muster.scheduler.lifecycle.transitions import TAKEN_DOWN, Planner, released_members
+from muster.scheduler.placement.device_preemption import DevicePreemption, held_devices
 from muster.scheduler.placement.explain import waiting_message
 from muster.scheduler.placement.fit import Counts, Matrix, Shape, place_greedily
 from muster.scheduler.placement.interplay import GangInterplay
@@ -76,7 +78,9 @@ class _Cycle:
         self.carried = carried
         self.quiet = carried.still_quiet(state.changed)
         self.board = Board(state, config)
-        self.preemption = PreemptionSearch(state, self.board.table)
+        ledger = self.board.devices
+        held = None if ledger is None else partial(held_devices, state, ledger)
+        self.preemption = PreemptionSearch(state, self.board.table, held)
         self.gangs = gangs_of(state, now)
         self.admissions: list[Admission] = []
         self.growths: dict[GroupKey, dict[str, str]] = {}
@@ -248,26 +252,43 @@ class _Cycle:
 
     def _preempt(self, gang: Gang, shapes: list[Shape], interplay: GangInterplay | None) -> bool:
         """Inter-pod rules are judged with the victims still in place: a victim that
-        repels the gang keeps it out (safe), one it needs is counted as staying."""
+        repels the gang keeps it out (safe), one it needs is counted as staying. Where
+        devices are claimed, what the victims' claims hold makes room too
+        (`device_preemption`)."""
         board = self.board
+        devices = None
+        if board.devices is not None:
+            candidates = self.preemption.candidates(gang.priority)
+            devices = DevicePreemption.of(self.state, board.devices, interplay, candidates)
 
         def fits(free: Matrix, cost: Counts) -> GangPlacement:
-            order = board.order.with_cost(cost)
-            return board.fit(
-                free,
+            own = free if devices is None else free[:, :-1]
+            placement = board.fit(
+                own,
                 gang,
                 shapes,
                 gang.missing,
-                order=order,
+                order=board.order.with_cost(cost),
                 head_start=board.free,
-                interplay=interplay,
+                interplay=interplay if devices is None else devices.interplay,
             )
+            return placement if devices is None else devices.within(placement, free[:, -1])
 
         demands = {entry.record.key.name: entry.demand for entry in gang.pending}
-        plan = self.preemption.search(board.free, gang.priority, fits, demands)
+        free = board.free
+        if devices is not None:
+            demands = devices.demands(demands, column=free.shape[1])
+            free = devices.free(free)
+        plan = self.preemption.search(free, gang.priority, fits, demands)
         if plan is None:
             return False
-        board.free = plan.remaining_free
+        remaining = plan.remaining_free
+        if devices is not None:
+            ledger = devices.verified(plan.victims, plan.placement.placements)
+            if ledger is None:
+                return False  # the victims chosen would not free the devices it needs
+            board.devices, remaining = ledger, remaining[:, :-1]
+        board.free = remaining
         board.note_placed(gang, plan.placement.placements)
         admission = self._admission(gang, plan.placement)
         self.admissions.append(replace(admission, victims=plan.victims, violations=plan.violations))

@@ -109,6 +109,7 @@ class DeviceLedger:
         self.taken = np.zeros(len(where.ids), dtype=np.bool_)  # by device number
         self.taken_on = np.zeros(self.size, dtype=np.int64)  # devices taken per slot
         self.made: dict[Hashable, int] = {}  # claim -> the slot it was allocated on
+        self.devices_of: dict[Hashable, list[int]] = {}  # claim -> the devices it was given
         self._free: dict[Selection, Counts] = {}
         if not empty:
             number = where.number
@@ -120,6 +121,7 @@ class DeviceLedger:
         twin.taken = self.taken.copy()
         twin.taken_on = self.taken_on.copy()
         twin.made = dict(self.made)
+        twin.devices_of = dict(self.devices_of)
         twin._free = {selection: free.copy() for selection, free in self._free.items()}
         return twin
 
@@ -137,6 +139,29 @@ class DeviceLedger:
         for selection, free in self._free.items():
             matched = self.where.matching(selection)[0]
             np.subtract.at(free, slots[matched[fresh]], 1)
+
+    def release(self, needs: Sequence[Need]) -> None:
+        """Free what the claims of a pod that leaves hold (a victim of preemption), but
+        a claim named in pods' specs, which other pods may still use."""
+        numbers: list[int] = []
+        for need in needs:
+            if need.shared:
+                continue
+            if need.allocated is not None:
+                numbers += [self.where.number[d] for d in need.allocated if d in self.where.number]
+            elif need.key in self.made:
+                del self.made[need.key]
+                numbers += self.devices_of.pop(need.key, [])
+        fresh = np.array(sorted(set(numbers)), dtype=np.int64)
+        fresh = fresh[self.taken[fresh]]
+        if not fresh.size:
+            return
+        self.taken[fresh] = False
+        slots = self.where.slot[fresh]
+        np.subtract.at(self.taken_on, slots, 1)
+        for selection, free in self._free.items():
+            matched = self.where.matching(selection)[0]
+            np.add.at(free, slots[matched[fresh]], 1)
 
     # ---- which nodes, at once ------------------------------------------------------
 
@@ -209,17 +234,20 @@ class DeviceLedger:
         chosen = _choose(requests, free, frozenset())
         if chosen is None:
             return False
-        self._mark(chosen)
+        self._mark([number for pick in chosen for number in pick])
+        picks = iter(chosen)
         for need in pending:
             self.made[need.key] = slot
+            self.devices_of[need.key] = [n for _ in need.requests for n in next(picks)]
         return True
 
 
 def _choose(
     requests: Sequence[tuple[Request, BoolArray]], free: Sequence[int], chosen: frozenset[int]
-) -> list[int] | None:
-    """Devices (by number) for the first request and, recursively, the others: the
-    first combination that satisfies them all, as kube-scheduler's allocator searches."""
+) -> list[tuple[int, ...]] | None:
+    """Devices (by number) for the first request and, recursively, the others, one pick
+    per request: the first combination that satisfies them all, as kube-scheduler's
+    allocator searches."""
     if not requests:
         return []
     (request, matched), rest = requests[0], requests[1:]
@@ -232,5 +260,5 @@ def _choose(
     for pick in picks:
         found = _choose(rest, free, chosen | frozenset(pick))
         if found is not None:
-            return [*pick, *found]
+            return [pick, *found]
     return None

@@ -94,9 +94,17 @@ class _LevelView:
 class PreemptionSearch:
     """Victim selection over the state's per-pod arrays, for one cycle."""
 
-    def __init__(self, state: ClusterState, table: NodeTable) -> None:
+    def __init__(
+        self,
+        state: ClusterState,
+        table: NodeTable,
+        held: Callable[[], Counts] | None = None,
+    ) -> None:
         self.state = state
         self.table = table
+        # Per pod slot, the devices its claims hold: one more column of what a victim
+        # frees, after the state's resources (`device_preemption`), asked when needed.
+        self.held = held
         self._prepared = False
         self.gone = np.zeros(len(state.pod_keys), dtype=np.bool_)
         self._at_level: dict[tuple[int, bool], _LevelView] = {}
@@ -125,6 +133,8 @@ class PreemptionSearch:
         self.falls_whole: BoolArray = whole[safe]
         self.node_of = state.pod_node[:size].astype(np.int64)
         self.demand = state.pod_demand[:size]
+        if self.held is not None:
+            self.demand = np.hstack([self.demand, self.held()[:size, None]])
         self.live = self.node_of >= 0
         self.levels: IntArray = np.unique(self.priority[self.live])
         self.priority_rank = np.searchsorted(self.levels, self.priority)
@@ -208,6 +218,12 @@ class PreemptionSearch:
             np.subtract.at(view.freed, self.node_of[slots], self.demand[slots])
             np.subtract.at(view.count, self.node_of[slots], 1)
             np.subtract.at(view.violating, self.node_of[slots], self.violating[slots])
+
+    def candidates(self, priority: int) -> npt.NDArray[np.int64]:
+        """The pod slots a gang of this priority may take as victims, at most."""
+        if not self._prepared:
+            self._prepare()
+        return np.flatnonzero(self.live & ~self.gone & (self.priority < priority))
 
     def has_candidates(self, priority: int) -> bool:
         """Whether any pod of lower priority takes capacity (so preemption was an option)."""
