@@ -17,6 +17,7 @@ from tests.e2e.cluster import Kubectl
 from tests.e2e.harness import (
     NodePool,
     OperatorProcess,
+    bound,
     explained,
     gang_job,
     is_gated,
@@ -197,3 +198,33 @@ def test_gangs_of_claimed_and_of_extended_resource_gpus_land_side_by_side(
     assert {pod["spec"]["nodeName"] for pod in on_claimed} == set(claimed)
     on_counted = wait_all_bound(kubectl, namespace, "counted", 4, timeout=60)
     assert {pod["spec"]["nodeName"] for pod in on_counted} == set(counted)
+
+
+def test_a_higher_priority_gang_preempts_the_gang_holding_its_gpus(
+    operator: OperatorProcess,
+    kubectl: Kubectl,
+    namespace: str,
+    pool: NodePool,
+    *,
+    h100: str,
+    priorities: tuple[str, str],
+) -> None:
+    low, high = priorities
+    gpu_nodes(kubectl, pool, [(2, "H100")])
+    template = one_gpu(kubectl, namespace, h100)
+    batch = claiming_job("batch", pool, 2, template)
+    batch["spec"]["template"]["spec"]["priorityClassName"] = low
+    kubectl.apply(batch, namespace)
+    first = {pod["metadata"]["name"] for pod in wait_all_bound(kubectl, namespace, "batch", 2)}
+
+    urgent = claiming_job("urgent", pool, 2, template)
+    urgent["spec"]["template"]["spec"]["priorityClassName"] = high
+    kubectl.apply(urgent, namespace)
+    pods = wait_all_bound(kubectl, namespace, "urgent", 2, timeout=90)
+    for pod in pods:
+        assert allocated_nodes(kubectl, namespace, pod) == {pod["spec"]["nodeName"]}
+    victim = pod_group(kubectl, namespace, "batch")
+    conditions = {c["type"]: c for c in victim["status"]["conditions"]}
+    assert conditions["DisruptionTarget"]["reason"] == "PreemptionByScheduler"
+    assert not {pod["metadata"]["name"] for pod in pods_of(kubectl, namespace, "batch")} & first
+    assert not bound(pods_of(kubectl, namespace, "batch"))

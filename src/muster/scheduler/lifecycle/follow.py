@@ -102,7 +102,7 @@ def follow(
                     f"{config.victims_timeout:g}s after its admission: {names}"
                 )
             )
-        leaving = {v for v in awaiting if state.pods[v].record.terminating}
+        leaving = {v for v in awaiting if v not in state.pods or state.pods[v].record.terminating}
         evict = tuple(
             victim
             for victim in awaiting
@@ -230,9 +230,12 @@ def _taken_down_whole(state: ClusterState, pod: PodKey) -> bool:
 
 def _still_there(state: ClusterState, pod: PodKey) -> bool:
     """Whether a victim still holds its node (a pod its controller made again under
-    the same name holds nothing: it is a new, gated pod)."""
+    the same name holds nothing: it is a new, gated pod), or, gone, still holds devices
+    through the claims made for it (kube-scheduler would not allocate them yet)."""
     entry = state.pods.get(pod)
-    return entry is not None and entry.record.node_name is not None and not entry.record.terminal
+    if entry is not None and entry.record.node_name is not None and not entry.record.terminal:
+        return True
+    return state.devices.held_for(pod.namespace, pod.name)
 
 
 def _usable(state: ClusterState, node: str) -> bool:

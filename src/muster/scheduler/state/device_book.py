@@ -111,6 +111,14 @@ class DeviceBook:
             for pod, claims in self.claimants.items()
         )
 
+    def held_for(self, namespace: str, pod: str) -> bool:
+        """Whether a claim made for the pod still holds devices (after the pod went,
+        until the resourceclaim controller deletes its claims)."""
+        return any(
+            claim.owner == pod and claim.namespace == namespace and claim.allocated is not None
+            for claim in self.claims.values()
+        )
+
     @property
     def used(self) -> bool:
         return bool(self.slices or self.claimants)

@@ -73,6 +73,7 @@ class ClaimRecord:
     requests: tuple[Request, ...]
     allocated: tuple[DeviceId, ...] | None  # status.allocation; None: not allocated
     reserved: bool  # status.reservedFor names a consumer
+    owner: str | None = None  # the pod it was made for (its controller ownerReference)
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,7 +217,16 @@ def claim_from(obj: Mapping[str, Any]) -> ClaimRecord:
         requests=claim_requests(mapping_field(obj.get("spec"), "spec")),
         allocated=_allocated(status),
         reserved=bool(list_field(status.get("reservedFor"), "status.reservedFor")),
+        owner=_owning_pod(metadata),
     )
+
+
+def _owning_pod(metadata: Mapping[str, Any]) -> str | None:
+    for raw in list_field(metadata.get("ownerReferences"), "metadata.ownerReferences"):
+        owner = mapping_field(raw, "ownerReferences[]")
+        if owner.get("kind") == "Pod" and owner.get("controller"):
+            return shared(owner.get("name") or "")
+    return None
 
 
 def template_from(obj: Mapping[str, Any]) -> tuple[Request, ...]:

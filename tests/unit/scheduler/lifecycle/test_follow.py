@@ -12,6 +12,7 @@ from muster.scheduler import ClusterState, EngineConfig
 from muster.scheduler.decisions.results import GroupKey, PodKey
 from muster.scheduler.lifecycle.follow import Following, follow
 from tests.unit.scheduler.builders import Obj, cluster, node, pod, pod_group
+from tests.unit.scheduler.device_builders import claim
 
 ADMITTED = 1_798_761_600.0
 CONFIG = EngineConfig(release_timeout=60.0, victims_timeout=300.0)
@@ -217,3 +218,14 @@ def test_once_its_victims_are_gone_the_release_starts_now() -> None:
     assert result.victims_gone
     assert result.to_release == (("g-0", "n1"), ("g-1", "n2"))
     assert result.deadline == now + CONFIG.release_timeout
+
+
+def test_a_victim_gone_whose_claims_still_hold_devices_is_awaited() -> None:
+    held = claim("v-0-gpu", allocated=[("n1", "gpu-0")])
+    held["metadata"]["ownerReferences"] = [{"kind": "Pod", "name": "v-0", "controller": True}]
+    state = cluster(*NODES, admitted_group(victims=("v-0",)), member("g-0"), member("g-1"), held)
+    result = following(state, now=ADMITTED + 10)
+    assert result.awaiting == (PodKey("default", "v-0"),)
+    assert result.evict == ()
+    state.delete("ResourceClaim", "default", "v-0-gpu")
+    assert following(state, now=ADMITTED + 11).victims_gone

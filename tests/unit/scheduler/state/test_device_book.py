@@ -104,3 +104,15 @@ def test_a_pod_that_left_lets_go_of_its_own_claims_and_of_shared_ones_no_pod_nam
     state.devices.release("default", (shared,))
     assert state.devices.claims[("default", "team")].allocated is None
     assert state.devices.allocated() == frozenset()
+
+
+def test_claims_made_for_a_pod_hold_devices_for_it_until_deleted_or_deallocated() -> None:
+    made = claim("w-0-gpu", allocated=[("n1", "gpu-0")])
+    made["metadata"]["ownerReferences"] = [{"kind": "Pod", "name": "w-0", "controller": True}]
+    state = cluster(made)
+    assert state.devices.held_for("default", "w-0")
+    assert not state.devices.held_for("default", "w-1")
+    assert not state.devices.held_for("other", "w-0")
+    del made["status"]
+    state.apply("ResourceClaim", made)
+    assert not state.devices.held_for("default", "w-0")

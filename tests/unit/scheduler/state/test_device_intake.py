@@ -110,3 +110,12 @@ def test_a_pods_claims_are_named_as_the_resourceclaim_controller_names_them() ->
         PodClaim("made", "worker-0-made-x7k2p", "one-gpu"),
         PodClaim("pending", None, "one-gpu"),
     )
+
+
+def test_a_claim_made_for_a_pod_names_it_as_its_owner() -> None:
+    obj = claim("w-0-gpu-x7k2p")
+    obj["metadata"]["ownerReferences"] = [
+        {"apiVersion": "v1", "kind": "Pod", "name": "w-0", "controller": True}
+    ]
+    assert claim_from(obj).owner == "w-0"
+    assert claim_from(claim("team")).owner is None
