@@ -77,14 +77,21 @@ _FUNCTIONS: dict[str, Any] = {
     "isLessThan": lambda a, b: celtypes.BoolType(_number(a) < _number(b)),
     "asInteger": lambda a: celtypes.IntType(_number(a)),
 }
-_ENVIRONMENT = celpy.Environment()
+
+
+@lru_cache(maxsize=1)
+def _environment() -> celpy.Environment:
+    """Made when a first expression is compiled (building its parser takes a quarter
+    of a second, which every command and the webhooks need not pay)."""
+    return celpy.Environment()
 
 
 @lru_cache(maxsize=1024)
 def compiled(expression: str) -> celpy.Runner:
     """The expression's program (raises `SelectorError` when it does not compile)."""
+    environment = _environment()
     try:
-        return _ENVIRONMENT.program(_ENVIRONMENT.compile(expression), functions=_FUNCTIONS)
+        return environment.program(environment.compile(expression), functions=_FUNCTIONS)
     except CELParseError as error:
         first = str(error).splitlines()[0] if str(error) else type(error).__name__
         raise SelectorError(f"CEL expression does not compile: {first}") from error
