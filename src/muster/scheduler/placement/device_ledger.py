@@ -23,12 +23,15 @@ import numpy as np
 import numpy.typing as npt
 
 from muster.scheduler.rules.device_selectors import DeviceKind, selects
+from muster.scheduler.rules.taints import Taint, Toleration, first_untolerated
 from muster.scheduler.state.device_book import DeviceBook, Need
 from muster.scheduler.state.device_intake import DeviceId, Request
 
 BoolArray = npt.NDArray[np.bool_]
 Counts = npt.NDArray[np.int64]
-Selection = tuple[str, ...] | None  # the class's and the request's expressions; None: no class
+# The class's and the request's expressions, and the request's tolerations of device
+# taints; None: its class is not known.
+Selection = tuple[tuple[str, ...], tuple[Toleration, ...]] | None
 
 
 @dataclass(slots=True)
@@ -38,6 +41,7 @@ class _Located:
 
     ids: list[DeviceId]  # by number
     kinds: list[DeviceKind]  # by number
+    taints: list[tuple[Taint, ...]]  # by number
     number: dict[DeviceId, int]
     slot: Counts  # by number: its node slot
     on_slot: dict[int, list[int]]  # numbers, by device id
@@ -50,7 +54,12 @@ class _Located:
         found = self.matched.get(selection)
         if found is None:
             mask = np.fromiter(
-                (selection is not None and selects(selection, kind) for kind in self.kinds),
+                (
+                    selection is not None
+                    and selects(selection[0], kind)
+                    and first_untolerated(taints, selection[1]) is None
+                    for kind, taints in zip(self.kinds, self.taints, strict=True)
+                ),
                 dtype=np.bool_,
                 count=len(self.kinds),
             )
@@ -63,6 +72,7 @@ def _located(book: DeviceBook, node_slot: Callable[[str], int | None], size: int
     pools = book.pools()
     ids: list[DeviceId] = []
     kinds: list[DeviceKind] = []
+    taints: list[tuple[Taint, ...]] = []
     slots: list[int] = []
     on_slot: dict[int, list[int]] = {}
     incomplete = np.zeros(size, dtype=np.bool_)
@@ -75,12 +85,13 @@ def _located(book: DeviceBook, node_slot: Callable[[str], int | None], size: int
             numbers.append(len(ids))
             ids.append(device.id)
             kinds.append(device.kind)
+            taints.append(device.taints)
             slots.append(slot)
         incomplete[slot] = node in pools.incomplete
     slot_of = np.array(slots, dtype=np.int64)
     total = np.bincount(slot_of, minlength=size).astype(np.int64)
     number = {device: index for index, device in enumerate(ids)}
-    return _Located(ids, kinds, number, slot_of, on_slot, total, incomplete)
+    return _Located(ids, kinds, taints, number, slot_of, on_slot, total, incomplete)
 
 
 def located(
@@ -166,9 +177,12 @@ class DeviceLedger:
     # ---- which nodes, at once ------------------------------------------------------
 
     def selection(self, request: Request) -> Selection:
-        """What selects the request's devices: its class's selectors, then its own."""
+        """What selects the request's devices: its class's selectors, then its own, and
+        the device taints it tolerates (a device with another is not allocated)."""
         selectors = self.book.classes.get(request.class_name)
-        return None if selectors is None else (*selectors, *request.selectors)
+        if selectors is None:
+            return None
+        return (*selectors, *request.selectors), request.tolerations
 
     def free(self, selection: Selection) -> Counts:
         """Per slot: the devices the selection selects that nothing holds."""

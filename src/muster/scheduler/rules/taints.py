@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from muster.scheduler.objects.fields import mapping_field, shared
+
 FILTERING_EFFECTS = frozenset({"NoSchedule", "NoExecute"})
 UNSCHEDULABLE_TAINT_KEY = "node.kubernetes.io/unschedulable"
 
@@ -39,6 +41,25 @@ class Toleration:
         if self.operator == "Exists":
             return True
         return self.value == taint.value
+
+
+def taint_from(raw: object, where: str) -> Taint:
+    """A node's taint, or a device's (the same shape)."""
+    taint = mapping_field(raw, where)
+    return Taint(
+        str(taint.get("key", "")), str(taint.get("value") or ""), str(taint.get("effect", ""))
+    )
+
+
+def toleration_from(raw: object, where: str) -> Toleration:
+    """A pod's toleration, or a device request's (the same shape)."""
+    toleration = mapping_field(raw, where)
+    return Toleration(
+        key=shared(toleration.get("key") or ""),
+        operator=shared(toleration.get("operator") or "Equal"),
+        value=shared(toleration.get("value") or ""),
+        effect=shared(toleration.get("effect") or ""),
+    )
 
 
 def first_untolerated(taints: Iterable[Taint], tolerations: tuple[Toleration, ...]) -> Taint | None:

@@ -7,6 +7,7 @@ its spec and status name them. What is not modelled is refused with why (the
 engine then skips the object, and a pod needing it waits): prioritized alternatives
 (`firstAvailable`), constraints between devices, admin access, and devices shared by
 several claims (`allowMultipleAllocations`, counters of partitionable devices).
+Device taints published in the slices are read, with the requests' tolerations.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from muster.scheduler.rules.device_selectors import (
     Value,
     compiled,
 )
+from muster.scheduler.rules.taints import Taint, Toleration, taint_from, toleration_from
 
 ALL = "All"
 EXACT_COUNT = "ExactCount"
@@ -40,6 +42,7 @@ DeviceId = tuple[str, str, str]  # driver, pool, device
 class Device:
     id: DeviceId
     kind: DeviceKind
+    taints: tuple[Taint, ...] = ()  # a claim that does not tolerate them cannot have it
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +67,7 @@ class Request:
     selectors: tuple[str, ...]
     all_devices: bool  # allocationMode All
     count: int  # ExactCount
+    tolerations: tuple[Toleration, ...] = ()  # of device taints
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,7 +146,12 @@ def _device(raw: object, driver: str, pool: str) -> Device:
         tuple(sorted((shared(k), _attribute(v, f"attributes.{k}")) for k, v in attributes.items())),
         tuple(sorted((shared(k), _capacity(v, f"capacity.{k}")) for k, v in capacity.items())),
     )
-    return Device((driver, pool, shared(name)), kind)
+    taints = list_field(device.get("taints"), "taints")
+    return Device(
+        (driver, pool, shared(name)),
+        kind,
+        tuple(taint_from(raw, "taints[]") for raw in taints),
+    )
 
 
 def slice_from(obj: Mapping[str, Any]) -> SliceRecord:
@@ -183,6 +192,10 @@ def _request(raw: object) -> Request:
         selectors=_selectors(exactly.get("selectors"), "exactly.selectors"),
         all_devices=mode == ALL,
         count=1 if count is None else count,
+        tolerations=tuple(
+            toleration_from(raw, "exactly.tolerations[]")
+            for raw in list_field(exactly.get("tolerations"), "exactly.tolerations")
+        ),
     )
 
 

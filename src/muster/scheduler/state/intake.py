@@ -45,7 +45,7 @@ from muster.scheduler.objects.requests import pod_requests
 from muster.scheduler.objects.times import parse_time, parse_timestamp
 from muster.scheduler.rules.node_affinity import Requirement, Term
 from muster.scheduler.rules.pod_terms import NO_RULES, InterPodRules, inter_pod_rules
-from muster.scheduler.rules.taints import Taint, Toleration
+from muster.scheduler.rules.taints import Taint, Toleration, taint_from, toleration_from
 from muster.scheduler.state.device_intake import PodClaim, pod_claims
 from muster.scheduler.state.pod_status import finished_at, refusal_message
 
@@ -163,23 +163,6 @@ def name_of(obj: Mapping[str, Any]) -> tuple[str, str]:
     return shared(namespace), shared(name)
 
 
-def _taint(raw: object) -> Taint:
-    taint = mapping_field(raw, "spec.taints[]")
-    return Taint(
-        str(taint.get("key", "")), str(taint.get("value") or ""), str(taint.get("effect", ""))
-    )
-
-
-def _toleration(raw: object) -> Toleration:
-    toleration = mapping_field(raw, "spec.tolerations[]")
-    return Toleration(
-        key=shared(toleration.get("key") or ""),
-        operator=shared(toleration.get("operator") or "Equal"),
-        value=shared(toleration.get("value") or ""),
-        effect=shared(toleration.get("effect") or ""),
-    )
-
-
 def node_from(obj: Mapping[str, Any]) -> NodeRecord:
     _, name = name_of(obj)
     metadata = mapping_field(obj.get("metadata"), "metadata")
@@ -196,7 +179,10 @@ def node_from(obj: Mapping[str, Any]) -> NodeRecord:
         name=name,
         allocatable=tuple(sorted(allocatable.items())),
         labels=string_map(metadata.get("labels"), "metadata.labels"),
-        taints=tuple(_taint(raw) for raw in list_field(spec.get("taints"), "spec.taints")),
+        taints=tuple(
+            taint_from(raw, "spec.taints[]")
+            for raw in list_field(spec.get("taints"), "spec.taints")
+        ),
         unschedulable=bool(spec.get("unschedulable", False)),
     )
 
@@ -243,7 +229,8 @@ def _rules(spec: Mapping[str, Any]) -> PlacementRules:
         node_selector=tuple(sorted(string_map(spec.get("nodeSelector"), "nodeSelector").items())),
         required_terms=required_terms(spec),
         tolerations=tuple(
-            _toleration(raw) for raw in list_field(spec.get("tolerations"), "spec.tolerations")
+            toleration_from(raw, "spec.tolerations[]")
+            for raw in list_field(spec.get("tolerations"), "spec.tolerations")
         ),
     )
 

@@ -91,3 +91,18 @@ def test_a_claim_allocated_already_binds_its_pods_to_the_node_of_its_devices() -
     assert slots(ledger.allowed([first])) == [0]
     assert ledger.take([first], 0)
     assert len(ledger.taken_ids()) == 1  # allocated once
+
+
+def test_a_tainted_device_goes_only_to_a_request_that_tolerates_it() -> None:
+    tainted = resource_slice("n1", 2)
+    tainted["spec"]["devices"][0]["taints"] = [
+        {"key": "health", "value": "bad", "effect": "NoSchedule"}
+    ]
+    tainted["spec"]["devices"][1]["taints"] = [{"key": "note", "effect": "None"}]
+    ledger = ledger_of(tainted)
+    assert slots(ledger.allowed([need("a", request())])) == [0]  # the taint of effect None
+    assert slots(ledger.allowed([need("a", request(count=2))])) == []
+    tolerant = request(count=2)
+    tolerant["exactly"]["tolerations"] = [{"key": "health", "operator": "Exists"}]
+    assert slots(ledger.allowed([need("a", tolerant)])) == [0]
+    assert ledger.take([need("a", tolerant)], 0)

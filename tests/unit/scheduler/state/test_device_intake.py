@@ -119,3 +119,14 @@ def test_a_claim_made_for_a_pod_names_it_as_its_owner() -> None:
     ]
     assert claim_from(obj).owner == "w-0"
     assert claim_from(claim("team")).owner is None
+
+
+def test_device_taints_and_the_tolerations_of_requests_are_read() -> None:
+    obj = resource_slice("n1", 1)
+    obj["spec"]["devices"][0]["taints"] = [{"key": "health", "value": "bad", "effect": "NoExecute"}]
+    (device,) = slice_from(obj).devices
+    assert [(t.key, t.value, t.effect) for t in device.taints] == [("health", "bad", "NoExecute")]
+    tolerant = request()
+    tolerant["exactly"]["tolerations"] = [{"key": "health", "operator": "Exists"}]
+    (read,) = claim_from(claim("c", tolerant)).requests
+    assert [(t.key, t.operator) for t in read.tolerations] == [("health", "Exists")]
