@@ -163,6 +163,19 @@ class DeviceLedger:
             elif need.key in self.made:
                 del self.made[need.key]
                 numbers += self.devices_of.pop(need.key, [])
+        self._unmark(numbers)
+
+    def take_devices(self, devices: Iterable[DeviceId]) -> None:
+        """Count these devices taken (allocated to claims since)."""
+        number = self.where.number
+        self._mark([number[device] for device in devices if device in number])
+
+    def release_devices(self, devices: Iterable[DeviceId]) -> None:
+        """Count these devices free again (their claims let go of them)."""
+        number = self.where.number
+        self._unmark([number[device] for device in devices if device in number])
+
+    def _unmark(self, numbers: Sequence[int]) -> None:
         fresh = np.array(sorted(set(numbers)), dtype=np.int64)
         fresh = fresh[self.taken[fresh]]
         if not fresh.size:

@@ -19,6 +19,7 @@ import numpy as np
 
 from muster.scheduler.placement.device_ledger import DeviceLedger, located
 from muster.scheduler.state.device_book import Need
+from muster.scheduler.state.device_intake import DeviceId
 from muster.scheduler.state.intake import PodRecord
 from muster.scheduler.state.state import ClusterState
 
@@ -57,17 +58,25 @@ def empty_ledger(state: ClusterState, size: int) -> DeviceLedger:
 
 
 def _allocated(state: ClusterState, size: int) -> DeviceLedger:
-    """The devices with those allocated in claims' status taken: made once for a version
-    of the book and of the node set (kept on the book), copied for each cycle."""
+    """The devices with those allocated in claims' status taken: kept on the book for
+    the cycles after, and brought up to date from what was kept when only claims
+    changed (the devices whose allocation came or went), copied for each cycle."""
     book, table = state.devices, state.node_table()
+    allocated = book.allocated()
     kept = book.derived.get("allocated")
-    key = (book.version, size)
-    if kept is not None and kept[0] == key and kept[1] is table:
-        ledger: DeviceLedger = kept[2]
-        return ledger.copy()
-    ledger = DeviceLedger(book, located(book, state.node_slot, size, table))
-    book.derived["allocated"] = (key, table, ledger.copy())
-    return ledger
+    where = located(book, state.node_slot, size, table)
+    ledger: DeviceLedger
+    counted: frozenset[DeviceId]
+    if kept is not None and kept[1] is table and kept[2][0].where is where:
+        ledger, counted = kept[2]
+        if counted is not allocated:
+            ledger = ledger.copy()  # what was kept may be shared with a what-if's copy
+            ledger.release_devices(counted - allocated)
+            ledger.take_devices(allocated - counted)
+    else:
+        ledger = DeviceLedger(book, where)
+    book.derived["allocated"] = (book.version, table, (ledger, allocated))
+    return ledger.copy()
 
 
 def cycle_ledger(state: ClusterState, size: int) -> DeviceLedger | None:

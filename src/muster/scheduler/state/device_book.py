@@ -24,6 +24,7 @@ from muster.scheduler.state.device_intake import (
     SliceRecord,
 )
 
+_Asked = tuple[str, str, tuple[PodClaim, ...]]  # namespace, pod, its claims
 CLAIM_MISSING = "waiting for resourceclaim {name} to be created"
 TEMPLATE_MISSING = "resourceclaimtemplate {name} not found"
 
@@ -59,7 +60,8 @@ class DeviceBook:
         self.slices_version = 0  # counts changes of slices
         self._pools: Pools | None = None
         self._allocated: frozenset[DeviceId] | None = None
-        self._needs: dict[tuple[str, str, tuple[PodClaim, ...]], tuple[Need, ...] | str] = {}
+        self._needs: dict[_Asked, tuple[Need, ...] | str] = {}
+        self._asked_about: dict[tuple[str, str], set[_Asked]] = {}  # claim -> what read it
         # What the placement derives from the book, kept for the cycles after (the
         # devices per node, those allocated): by what, its key (versions and node set).
         self.derived: dict[str, tuple[Hashable, object, Any]] = {}
@@ -74,10 +76,17 @@ class DeviceBook:
         twin.derived = dict(self.derived)
         return twin
 
-    def changed(self, *, slices: bool = False) -> None:
+    def changed(self, *, slices: bool = False, claim: tuple[str, str] | None = None) -> None:
+        """Something changed: the slices, one claim (namespace, name), or else a class
+        or a template, which any pod's needs may read."""
         self.version += 1
         self._allocated = None
-        self._needs.clear()
+        if claim is None:
+            self._needs.clear()
+            self._asked_about.clear()
+        else:
+            for asked in self._asked_about.pop(claim, ()):
+                self._needs.pop(asked, None)
         if slices:
             self.slices_version += 1
             self._pools = None
@@ -103,7 +112,7 @@ class DeviceBook:
                 self.claims[key] = replace(record, allocated=None)
             else:
                 continue
-            self.changed()
+            self.changed(claim=key)
 
     def _named_by_a_pod(self, namespace: str, name: str) -> bool:
         return any(
@@ -145,6 +154,9 @@ class DeviceBook:
         found = self._needs.get(key)
         if found is None:
             found = self._needs[key] = self._resolve(namespace, pod, claims)
+            for claim in claims:
+                if claim.claim is not None:
+                    self._asked_about.setdefault((namespace, claim.claim), set()).add(key)
         return found
 
     def _resolve(

@@ -62,13 +62,13 @@ def _put_claim(state: ClusterState, obj: Mapping[str, Any]) -> None:
     key = (record.namespace, record.name)
     if state.devices.claims.get(key) != record:
         state.devices.claims[key] = record
-        state.devices.changed()
+        state.devices.changed(claim=key)
 
 
 def _remove_claim(state: ClusterState, namespace: str, name: str) -> object:
     found = state.devices.claims.pop((namespace, name), None)
     if found is not None:
-        state.devices.changed()
+        state.devices.changed(claim=(namespace, name))
     return found
 
 

@@ -143,7 +143,12 @@ def test_what_a_cycle_keeps_of_the_devices_follows_the_claims_and_the_slices() -
     state.apply("ResourceClaim", claim("c", allocated=[("n1", "gpu-1")]))
     second = cycle_ledger(state, size)
     assert second is not None and second.taken_ids() == {("gpu.example.com", "n1", "gpu-1")}
+    state.delete("ResourceClaim", "default", "c")
+    state.apply("ResourceClaim", claim("d", allocated=[("n1", "gpu-0")]))
+    moved = cycle_ledger(state, size)
+    assert moved is not None and moved.taken_ids() == {("gpu.example.com", "n1", "gpu-0")}
     state.apply("ResourceSlice", resource_slice("n1", 4))
     third = cycle_ledger(state, size)
     assert third is not None and int(third.where.total[0]) == 4
+    assert third.taken_ids() == {("gpu.example.com", "n1", "gpu-0")}
     assert not first.taken.any()  # a cycle's ledger is its own

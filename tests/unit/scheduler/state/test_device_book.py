@@ -116,3 +116,15 @@ def test_claims_made_for_a_pod_hold_devices_for_it_until_deleted_or_deallocated(
     del made["status"]
     state.apply("ResourceClaim", made)
     assert not state.devices.held_for("default", "w-0")
+
+
+def test_what_a_pod_needs_is_read_again_when_its_claim_changes() -> None:
+    state = cluster(claim("team"), claim("other"))
+    claims = (PodClaim("gpu", "team", None, shared=True),)
+    before = state.devices.needs("default", "p", claims)
+    assert not isinstance(before, str) and before[0].allocated is None
+    state.apply("ResourceClaim", claim("other", allocated=[("n1", "gpu-1")]))
+    assert state.devices.needs("default", "p", claims) is before  # another claim changed
+    state.apply("ResourceClaim", claim("team", allocated=[("n1", "gpu-0")]))
+    after = state.devices.needs("default", "p", claims)
+    assert not isinstance(after, str) and after[0].allocated == ((DRIVER, "n1", "gpu-0"),)
