@@ -10,7 +10,7 @@ yet, each with the devices already allocated to it.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -45,7 +45,6 @@ class Pools:
     """The devices that count, per node, and the nodes with an incomplete pool."""
 
     on_node: dict[str, tuple[Device, ...]]
-    node_of: dict[DeviceId, str]
     incomplete: frozenset[str]
 
 
@@ -180,9 +179,9 @@ class DeviceBook:
         return tuple(found)
 
 
-def _gather(slices: object) -> Pools:
+def _gather(slices: Iterable[SliceRecord]) -> Pools:
     newest: dict[tuple[str, str], int] = {}
-    records = list(slices)  # type: ignore[call-overload]
+    records = list(slices)
     for record in records:
         pool = (record.driver, record.pool)
         newest[pool] = max(newest.get(pool, record.generation), record.generation)
@@ -193,7 +192,6 @@ def _gather(slices: object) -> Pools:
     for record in current:
         counted[(record.driver, record.pool)] = counted.get((record.driver, record.pool), 0) + 1
     on_node: dict[str, list[Device]] = {}
-    node_of: dict[DeviceId, str] = {}
     incomplete = set()
     for record in sorted(current, key=lambda item: item.name):
         if record.node is None:
@@ -201,8 +199,4 @@ def _gather(slices: object) -> Pools:
         if counted[(record.driver, record.pool)] < record.slice_count:
             incomplete.add(record.node)
         on_node.setdefault(record.node, []).extend(record.devices)
-        for device in record.devices:
-            node_of[device.id] = record.node
-    return Pools(
-        {node: tuple(devices) for node, devices in on_node.items()}, node_of, frozenset(incomplete)
-    )
+    return Pools({node: tuple(devices) for node, devices in on_node.items()}, frozenset(incomplete))

@@ -76,7 +76,6 @@ class ClaimRecord:
     name: str
     requests: tuple[Request, ...]
     allocated: tuple[DeviceId, ...] | None  # status.allocation; None: not allocated
-    reserved: bool  # status.reservedFor names a consumer
     owner: str | None = None  # the pod it was made for (its controller ownerReference)
 
 
@@ -229,7 +228,6 @@ def claim_from(obj: Mapping[str, Any]) -> ClaimRecord:
         name=shared(metadata.get("name") or ""),
         requests=claim_requests(mapping_field(obj.get("spec"), "spec")),
         allocated=_allocated(status),
-        reserved=bool(list_field(status.get("reservedFor"), "status.reservedFor")),
         owner=_owning_pod(metadata),
     )
 

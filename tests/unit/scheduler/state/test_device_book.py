@@ -23,7 +23,7 @@ def test_only_the_newest_generation_of_a_pool_counts() -> None:
     )
     pools = state.devices.pools()
     assert len(pools.on_node["n1"]) == 4
-    assert pools.node_of[(DRIVER, "n1", "gpu-3")] == "n1"
+    assert pools.on_node["n1"][3].id == (DRIVER, "n1", "gpu-3")
     assert not pools.incomplete
 
 
