@@ -3,8 +3,8 @@
 kube-scheduler's allocator (`structured` in its source) gives a claim's request the
 devices of its node that no claim holds and that every selector of the request's class
 and of the request itself selects, searching every combination for the first that
-satisfies all the pod's requests at once. Here the same search runs on the one node a
-pod is planned on (`DeviceLedger.take`); which nodes can take the pod at all is
+satisfies all the pod's requests at once. Here the same search (`device_search`) runs
+on the one node a pod is planned on (`DeviceLedger.take`); which nodes can take the pod at all is
 answered first for every node at once from counts (`allowed`): per selection (a
 class's selectors and a request's), how many matching devices each node has free.
 
@@ -17,11 +17,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
-from itertools import combinations
 
 import numpy as np
 import numpy.typing as npt
 
+from muster.scheduler.placement.device_search import Typed, Wanted, attribute_of, choose
 from muster.scheduler.rules.device_selectors import DeviceKind, selects
 from muster.scheduler.rules.taints import Taint, Toleration, first_untolerated
 from muster.scheduler.state.device_book import DeviceBook, Need
@@ -48,6 +48,10 @@ class _Located:
     total: Counts  # devices per slot
     incomplete: BoolArray  # slots with an incomplete pool
     matched: dict[Selection, tuple[BoolArray, Counts]] = field(default_factory=dict)
+
+    def attribute(self, number: int, name: str) -> Typed | None:
+        """The device's value of the (fully qualified) attribute."""
+        return attribute_of(self.kinds[number], name)
 
     def matching(self, selection: Selection) -> tuple[BoolArray, Counts]:
         """Which devices the selection selects (by number), and how many per slot."""
@@ -253,12 +257,20 @@ class DeviceLedger:
         if not self.allowed(needs)[slot]:
             return False
         free = [number for number in self.where.on_slot.get(slot, ()) if not self.taken[number]]
-        requests = [
-            (request, self.where.matching(self.selection(request))[0])
-            for need in pending
+        wanted = [
+            Wanted(
+                request,
+                self.where.matching(self.selection(request))[0],
+                tuple(
+                    ((index, place), constraint.attribute)
+                    for place, constraint in enumerate(need.constraints)
+                    if not constraint.requests or request.name in constraint.requests
+                ),
+            )
+            for index, need in enumerate(pending)
             for request in need.requests
         ]
-        chosen = _choose(requests, free, frozenset())
+        chosen = choose(wanted, free, self.where.attribute)
         if chosen is None:
             return False
         self._mark([number for pick in chosen for number in pick])
@@ -267,25 +279,3 @@ class DeviceLedger:
             self.made[need.key] = slot
             self.devices_of[need.key] = [n for _ in need.requests for n in next(picks)]
         return True
-
-
-def _choose(
-    requests: Sequence[tuple[Request, BoolArray]], free: Sequence[int], chosen: frozenset[int]
-) -> list[tuple[int, ...]] | None:
-    """Devices (by number) for the first request and, recursively, the others, one pick
-    per request: the first combination that satisfies them all, as kube-scheduler's
-    allocator searches."""
-    if not requests:
-        return []
-    (request, matched), rest = requests[0], requests[1:]
-    candidates = [number for number in free if matched[number] and number not in chosen]
-    picks: Iterable[tuple[int, ...]]
-    if request.all_devices:
-        picks = [tuple(candidates)] if candidates else []
-    else:
-        picks = combinations(candidates, request.count)  # lazily: the first that fits
-    for pick in picks:
-        found = _choose(rest, free, chosen | frozenset(pick))
-        if found is not None:
-            return [pick, *found]
-    return None

@@ -47,7 +47,8 @@ def shape_part(needs: tuple[Need, ...] | str) -> Hashable:
     if isinstance(needs, str):
         return needs
     return tuple(
-        (need.requests, need.allocated, need.key if need.shared else None) for need in needs
+        (need.requests, need.constraints, need.allocated, need.key if need.shared else None)
+        for need in needs
     )
 
 

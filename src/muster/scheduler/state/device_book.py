@@ -17,6 +17,8 @@ from typing import Any
 from muster.scheduler.decisions.results import PodKey
 from muster.scheduler.state.device_intake import (
     ClaimRecord,
+    ClaimSpec,
+    Constraint,
     Device,
     DeviceId,
     PodClaim,
@@ -38,6 +40,7 @@ class Need:
     requests: tuple[Request, ...]
     allocated: tuple[DeviceId, ...] | None
     shared: bool  # named in the pod's spec: other pods may use it too
+    constraints: tuple[Constraint, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +56,7 @@ class DeviceBook:
         self.slices: dict[str, SliceRecord] = {}
         self.classes: dict[str, tuple[str, ...]] = {}  # name -> selectors
         self.claims: dict[tuple[str, str], ClaimRecord] = {}
-        self.templates: dict[tuple[str, str], tuple[Request, ...]] = {}
+        self.templates: dict[tuple[str, str], ClaimSpec] = {}
         self.claimants: dict[PodKey, tuple[PodClaim, ...]] = {}  # pods with claims
         self.version = 0  # counts changes of slices, classes, claims and templates
         self.slices_version = 0  # counts changes of slices
@@ -167,15 +170,17 @@ class DeviceBook:
             key: Hashable
             if record is not None:
                 key = (namespace, record.name)
-                found.append(Need(key, record.requests, record.allocated, claim.shared))
+                found.append(
+                    Need(key, record.requests, record.allocated, claim.shared, record.constraints)
+                )
             elif claim.shared:
                 return CLAIM_MISSING.format(name=claim.claim)
             elif claim.template is not None:  # its claim not made yet, or not seen yet
-                requests = self.templates.get((namespace, claim.template))
-                if requests is None:
+                spec = self.templates.get((namespace, claim.template))
+                if spec is None:
                     return TEMPLATE_MISSING.format(name=claim.template)
                 key = (namespace, claim.claim) if claim.claim else (namespace, pod, claim.name)
-                found.append(Need(key, requests, None, False))
+                found.append(Need(key, spec.requests, None, False, spec.constraints))
         return tuple(found)
 
 

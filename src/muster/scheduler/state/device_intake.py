@@ -5,9 +5,10 @@ ResourceClaims (requests, and the devices allocated in their status) and
 ResourceClaimTemplates (the claim each pod gets from them), and a pod's claims as
 its spec and status name them. What is not modelled is refused with why (the
 engine then skips the object, and a pod needing it waits): prioritized alternatives
-(`firstAvailable`), constraints between devices, admin access, and devices shared by
-several claims (`allowMultipleAllocations`, counters of partitionable devices).
-Device taints published in the slices are read, with the requests' tolerations.
+(`firstAvailable`), constraints between devices other than `matchAttribute`, admin
+access, and devices shared by several claims (`allowMultipleAllocations`, counters
+of partitionable devices). Device taints published in the slices are read, with
+the requests' tolerations.
 """
 
 from __future__ import annotations
@@ -71,10 +72,28 @@ class Request:
 
 
 @dataclass(frozen=True, slots=True)
+class Constraint:
+    """`matchAttribute`: the devices of these requests (every request of the claim when
+    none is named) all have the attribute, with one value."""
+
+    requests: tuple[str, ...]
+    attribute: str  # fully qualified: <domain>/<name>
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimSpec:
+    """What a claim asks for: its requests, and the constraints between their devices."""
+
+    requests: tuple[Request, ...]
+    constraints: tuple[Constraint, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class ClaimRecord:
     namespace: str
     name: str
     requests: tuple[Request, ...]
+    constraints: tuple[Constraint, ...]
     allocated: tuple[DeviceId, ...] | None  # status.allocation; None: not allocated
     owner: str | None = None  # the pod it was made for (its controller ownerReference)
 
@@ -198,12 +217,22 @@ def _request(raw: object) -> Request:
     )
 
 
-def claim_requests(spec: Mapping[str, Any]) -> tuple[Request, ...]:
-    """The requests of a claim's spec (a ResourceClaim's, or a template's spec.spec)."""
+def _constraint(raw: object) -> Constraint:
+    constraint = mapping_field(raw, "spec.devices.constraints[]")
+    attribute = constraint.get("matchAttribute")
+    if not isinstance(attribute, str) or not attribute or constraint.get("distinctAttribute"):
+        raise IntakeError("spec.devices.constraints[]: only matchAttribute is modelled")
+    names = list_field(constraint.get("requests"), "constraints[].requests")
+    return Constraint(tuple(shared(name) for name in names), shared(attribute))
+
+
+def spec_of(spec: Mapping[str, Any]) -> ClaimSpec:
+    """A claim's spec (a ResourceClaim's, or a template's spec.spec)."""
     devices = mapping_field(spec.get("devices"), "spec.devices")
-    if devices.get("constraints"):
-        raise IntakeError("spec.devices.constraints are not modelled")
-    return tuple(_request(raw) for raw in list_field(devices.get("requests"), "requests"))
+    return ClaimSpec(
+        tuple(_request(raw) for raw in list_field(devices.get("requests"), "requests")),
+        tuple(_constraint(raw) for raw in list_field(devices.get("constraints"), "constraints")),
+    )
 
 
 def _allocated(status: Mapping[str, Any]) -> tuple[DeviceId, ...] | None:
@@ -223,10 +252,12 @@ def _allocated(status: Mapping[str, Any]) -> tuple[DeviceId, ...] | None:
 def claim_from(obj: Mapping[str, Any]) -> ClaimRecord:
     metadata = mapping_field(obj.get("metadata"), "metadata")
     status = mapping_field(obj.get("status"), "status")
+    spec = spec_of(mapping_field(obj.get("spec"), "spec"))
     return ClaimRecord(
         namespace=shared(metadata.get("namespace") or "default"),
         name=shared(metadata.get("name") or ""),
-        requests=claim_requests(mapping_field(obj.get("spec"), "spec")),
+        requests=spec.requests,
+        constraints=spec.constraints,
         allocated=_allocated(status),
         owner=_owning_pod(metadata),
     )
@@ -240,10 +271,10 @@ def _owning_pod(metadata: Mapping[str, Any]) -> str | None:
     return None
 
 
-def template_from(obj: Mapping[str, Any]) -> tuple[Request, ...]:
-    """A ResourceClaimTemplate: the requests of the claims made from it."""
+def template_from(obj: Mapping[str, Any]) -> ClaimSpec:
+    """A ResourceClaimTemplate: the spec of the claims made from it."""
     spec = mapping_field(obj.get("spec"), "spec")
-    return claim_requests(mapping_field(spec.get("spec"), "spec.spec"))
+    return spec_of(mapping_field(spec.get("spec"), "spec.spec"))
 
 
 def pod_claims(spec: Mapping[str, Any], status: Mapping[str, Any]) -> tuple[PodClaim, ...]:

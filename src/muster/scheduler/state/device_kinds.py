@@ -74,9 +74,9 @@ def _remove_claim(state: ClusterState, namespace: str, name: str) -> object:
 
 def _put_template(state: ClusterState, obj: Mapping[str, Any]) -> None:
     key = _name(obj)
-    requests = template_from(obj)
-    if state.devices.templates.get(key) != requests:
-        state.devices.templates[key] = requests
+    spec = template_from(obj)
+    if state.devices.templates.get(key) != spec:
+        state.devices.templates[key] = spec
         state.devices.changed()
 
 

@@ -8,7 +8,7 @@ import numpy as np
 from muster.scheduler.placement.device_ledger import DeviceLedger
 from muster.scheduler.placement.devices import cycle_ledger
 from muster.scheduler.state.device_book import Need
-from muster.scheduler.state.device_intake import claim_requests
+from muster.scheduler.state.device_intake import spec_of
 from tests.unit.scheduler.builders import Obj, cluster, node
 from tests.unit.scheduler.device_builders import (
     DRIVER,
@@ -25,7 +25,7 @@ H100 = 'device.attributes["gpu.example.com"].product == "H100"'
 def need(
     key: str, *requests: Obj, allocated: tuple[tuple[str, str, str], ...] | None = None
 ) -> Need:
-    return Need(key, claim_requests(claim_spec(*requests)), allocated, shared=False)
+    return Need(key, spec_of(claim_spec(*requests)).requests, allocated, shared=False)
 
 
 def ledger_of(*objects: Obj) -> DeviceLedger:

@@ -152,3 +152,26 @@ def test_what_a_cycle_keeps_of_the_devices_follows_the_claims_and_the_slices() -
     assert third is not None and int(third.where.total[0]) == 4
     assert third.taken_ids() == {("gpu.example.com", "n1", "gpu-0")}
     assert not first.taken.any()  # a cycle's ledger is its own
+
+
+def test_a_claim_whose_devices_must_share_a_numa_node_goes_where_two_do() -> None:
+    split = resource_slice("n1", 2)
+    together = resource_slice("n2", 4)
+    for numbered, numa in ((split, [0, 1]), (together, [0, 1, 1, 0])):
+        for device, value in zip(numbered["spec"]["devices"], numa, strict=False):
+            device["attributes"]["numa"] = {"int": value}
+    template = claim_template("pair", request(count=2))
+    template["spec"]["spec"]["devices"]["constraints"] = [
+        {"matchAttribute": "gpu.example.com/numa"}
+    ]
+    placements, verdict = run(
+        node("n1"),
+        node("n2"),
+        device_class(),
+        split,
+        together,
+        template,
+        *gang("g", 2, spec=from_template("pair")),
+    )
+    assert placements == {"g-0": "n2", "g-1": "n2"}
+    assert verdict is None

@@ -83,10 +83,17 @@ def test_requests_not_modelled_are_refused(change: dict[str, object], why: str) 
         claim_from(obj)
 
 
-def test_constraints_between_devices_are_refused() -> None:
-    obj = claim_template("t")
-    obj["spec"]["spec"]["devices"]["constraints"] = [{"matchAttribute": "gpu.example.com/numa"}]
-    with pytest.raises(IntakeError, match="constraints"):
+def test_match_attribute_constraints_are_read_and_others_refused() -> None:
+    obj = claim_template("t", request("a"), request("b"))
+    obj["spec"]["spec"]["devices"]["constraints"] = [
+        {"requests": ["a", "b"], "matchAttribute": "gpu.example.com/numa"}
+    ]
+    spec = template_from(obj)
+    assert [(c.requests, c.attribute) for c in spec.constraints] == [
+        (("a", "b"), "gpu.example.com/numa")
+    ]
+    obj["spec"]["spec"]["devices"]["constraints"] = [{"distinctAttribute": "x.com/y"}]
+    with pytest.raises(IntakeError, match="only matchAttribute"):
         template_from(obj)
 
 
