@@ -18,6 +18,7 @@ from tests.e2e.harness import (
     NodePool,
     OperatorProcess,
     bound,
+    events_for,
     explained,
     gang_job,
     is_gated,
@@ -228,3 +229,34 @@ def test_a_higher_priority_gang_preempts_the_gang_holding_its_gpus(
     assert conditions["DisruptionTarget"]["reason"] == "PreemptionByScheduler"
     assert not {pod["metadata"]["name"] for pod in pods_of(kubectl, namespace, "batch")} & first
     assert not bound(pods_of(kubectl, namespace, "batch"))
+
+
+def test_a_claim_whose_gpus_must_share_a_numa_node_lands_where_two_do(
+    operator: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool, h100: str
+) -> None:
+    nodes = []
+    for numa in ([0, 1], [1, 1]):
+        node = pool.add(gpus=0)
+        sliced = published(pool, node, 2, "H100")
+        for device, value in zip(sliced["spec"]["devices"], numa, strict=True):
+            device["attributes"]["numa"] = {"int": value}
+        kubectl.apply(sliced)
+        nodes.append(node)
+    request = {"name": "gpu", "exactly": {"deviceClassName": h100, "count": 2}}
+    constraint = {"matchAttribute": f"{DRIVER}/numa"}
+    kubectl.apply(
+        {
+            "apiVersion": RESOURCE,
+            "kind": "ResourceClaimTemplate",
+            "metadata": {"name": "numa-pair"},
+            "spec": {"spec": {"devices": {"requests": [request], "constraints": [constraint]}}},
+        },
+        namespace,
+    )
+    kubectl.apply(claiming_job("pair", pool, 1, "numa-pair"), namespace)
+
+    (pod,) = wait_all_bound(kubectl, namespace, "pair", 1, timeout=60)
+    assert pod["spec"]["nodeName"] == nodes[1]
+    assert allocated_nodes(kubectl, namespace, pod) == {nodes[1]}
+    reasons = {event["reason"] for event in events_for(kubectl, namespace, "pair")}
+    assert "RolledBack" not in reasons, reasons  # planned there at once
