@@ -225,16 +225,27 @@ class DeviceLedger:
                 allowed &= np.arange(self.size) == slot
             else:
                 for request in need.requests:
-                    selection = self.selection(request)
-                    if request.all_devices:
-                        total = self.where.matching(selection)[1]
-                        allowed &= (total > 0) & (self.free(selection) == total)
-                        allowed &= ~self.where.incomplete
+                    if request.alternatives:  # any of them may do (counted alone)
+                        allowed &= np.logical_or.reduce(
+                            [self._room(option) for option in request.alternatives]
+                        )
+                    elif request.all_devices:
+                        allowed &= self._room(request)
                     else:
+                        selection = self.selection(request)
                         wanted[selection] = wanted.get(selection, 0) + request.count
         for selection, count in wanted.items():
             allowed &= self.free(selection) >= count
         return allowed
+
+    def _room(self, request: Request) -> BoolArray:
+        """Nodes with room for the request alone."""
+        selection = self.selection(request)
+        if not request.all_devices:
+            return self.free(selection) >= request.count
+        total = self.where.matching(selection)[1]
+        room: BoolArray = (total > 0) & (self.free(selection) == total) & ~self.where.incomplete
+        return room
 
     def _nodes_of(self, devices: Sequence[DeviceId]) -> BoolArray:
         """The nodes a claim allocated to these devices can be used on."""
@@ -259,8 +270,10 @@ class DeviceLedger:
         free = [number for number in self.where.on_slot.get(slot, ()) if not self.taken[number]]
         wanted = [
             Wanted(
-                request,
-                self.where.matching(self.selection(request))[0],
+                tuple(
+                    (option, self.where.matching(self.selection(option))[0])
+                    for option in request.options
+                ),
                 tuple(
                     ((index, place), constraint.attribute)
                     for place, constraint in enumerate(need.constraints)

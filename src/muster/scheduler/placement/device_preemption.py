@@ -70,11 +70,10 @@ def without(ledger: DeviceLedger, state: ClusterState, slots: Collection[int]) -
 def _asked(needs: tuple[Need, ...]) -> int:
     """How many devices the pod's claims not allocated yet ask for, at least."""
     return sum(
-        request.count
+        min(option.count if not option.all_devices else 0 for option in request.options)
         for need in needs
         if need.allocated is None
         for request in need.requests
-        if not request.all_devices
     )
 
 

@@ -1,8 +1,9 @@
 """The allocation of a pod's claims on one node: which devices each request gets.
 
 kube-scheduler's allocator (`structured` in its source) tries, request after request,
-every combination of the node's free devices that the request's selectors select,
-and takes the first with which every request of the pod's claims is satisfied,
+every combination of the node's free devices that the request's selectors select
+(of its first subrequest, then the next, for a `firstAvailable` list), and takes the
+first with which every request of the pod's claims is satisfied,
 `matchAttribute` constraints included: the devices of the requests a constraint names
 (all the claim's when it names none) all have the attribute, with one value (the
 attribute looked up by its qualified name, or by its bare name on a device of the
@@ -30,11 +31,11 @@ Lookup = Callable[[int, str], Typed | None]  # device number, attribute -> value
 
 @dataclass(frozen=True, slots=True)
 class Wanted:
-    """One request of the pod's claims, the devices its selection selects, and the
+    """One request of the pod's claims: what may satisfy it, in order (its
+    subrequests, or itself), each with the devices its selection selects; and the
     constraints that bind its devices (each with its attribute)."""
 
-    request: Request
-    matched: BoolArray  # by device number
+    options: tuple[tuple[Request, BoolArray], ...]  # matched: by device number
     binds: tuple[tuple[Group, str], ...] = ()
 
 
@@ -60,16 +61,17 @@ def choose(
     if not wanted:
         return []
     first, rest = wanted[0], wanted[1:]
-    candidates = [number for number in free if first.matched[number] and number not in chosen]
-    for pick, now in _picks(first, candidates, first.binds, dict(fixed or {}), lookup):
-        found = choose(rest, free, lookup, chosen | frozenset(pick), now)
-        if found is not None:
-            return [pick, *found]
+    for request, matched in first.options:  # a subrequest only if those before fail
+        candidates = [number for number in free if matched[number] and number not in chosen]
+        for pick, now in _picks(request, candidates, first.binds, dict(fixed or {}), lookup):
+            found = choose(rest, free, lookup, chosen | frozenset(pick), now)
+            if found is not None:
+                return [pick, *found]
     return None
 
 
 def _picks(
-    wanted: Wanted,
+    request: Request,
     candidates: list[int],
     binds: tuple[tuple[Group, str], ...],
     fixed: dict[Group, Typed],
@@ -77,12 +79,12 @@ def _picks(
 ) -> Iterator[tuple[tuple[int, ...], dict[Group, Typed]]]:
     """The request's possible picks among the candidates, under its constraints, each
     with the constraints' values it fixes."""
-    if wanted.request.all_devices:
+    if request.all_devices:
         if candidates and _agree(candidates, binds, fixed, lookup):
             yield tuple(candidates), fixed
         return
     if not binds:
-        for pick in combinations(candidates, wanted.request.count):  # lazily
+        for pick in combinations(candidates, request.count):  # lazily
             yield pick, fixed
         return
     (group, attribute), others = binds[0], binds[1:]
@@ -90,7 +92,7 @@ def _picks(
     choices = [fixed[group]] if group in fixed else list(dict.fromkeys(v for v in values if v))
     for value in choices:
         kept = [number for number, found in zip(candidates, values, strict=True) if found == value]
-        yield from _picks(wanted, kept, others, {**fixed, group: value}, lookup)
+        yield from _picks(request, kept, others, {**fixed, group: value}, lookup)
 
 
 def _agree(

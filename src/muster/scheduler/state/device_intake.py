@@ -4,11 +4,10 @@ ResourceSlices (a driver's devices, per node and pool), DeviceClasses (selectors
 ResourceClaims (requests, and the devices allocated in their status) and
 ResourceClaimTemplates (the claim each pod gets from them), and a pod's claims as
 its spec and status name them. What is not modelled is refused with why (the
-engine then skips the object, and a pod needing it waits): prioritized alternatives
-(`firstAvailable`), constraints between devices other than `matchAttribute`, admin
-access, and devices shared by several claims (`allowMultipleAllocations`, counters
-of partitionable devices). Device taints published in the slices are read, with
-the requests' tolerations.
+engine then skips the object, and a pod needing it waits): constraints between
+devices other than `matchAttribute`, admin access, and devices shared by several
+claims (`allowMultipleAllocations`, counters of partitionable devices). Device
+taints published in the slices are read, with the requests' tolerations.
 """
 
 from __future__ import annotations
@@ -61,7 +60,8 @@ class SliceRecord:
 
 @dataclass(frozen=True, slots=True)
 class Request:
-    """One request of `exactly` devices of a class (the only kind modelled)."""
+    """One request of `exactly` devices of a class; or, with `alternatives`, of the
+    first of its subrequests (`firstAvailable`) that can be satisfied."""
 
     name: str
     class_name: str
@@ -69,6 +69,12 @@ class Request:
     all_devices: bool  # allocationMode All
     count: int  # ExactCount
     tolerations: tuple[Toleration, ...] = ()  # of device taints
+    alternatives: tuple[Request, ...] = ()  # firstAvailable, in order of preference
+
+    @property
+    def options(self) -> tuple[Request, ...]:
+        """What may satisfy it, in order: its subrequests, or itself."""
+        return self.alternatives or (self,)
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,10 +200,17 @@ def slice_from(obj: Mapping[str, Any]) -> SliceRecord:
 
 def _request(raw: object) -> Request:
     request = mapping_field(raw, "spec.devices.requests[]")
-    name = str(request.get("name") or "")
-    if request.get("firstAvailable"):
-        raise IntakeError(f"request {name}: firstAvailable is not modelled")
-    exactly = mapping_field(request.get("exactly"), "exactly")
+    name = shared(str(request.get("name") or ""))
+    alternatives = list_field(request.get("firstAvailable"), "firstAvailable")
+    if alternatives:
+        options = tuple(_exactly(mapping_field(item, "firstAvailable[]")) for item in alternatives)
+        return Request(name, "", (), all_devices=False, count=0, alternatives=options)
+    return _exactly(mapping_field(request.get("exactly"), "exactly"), name)
+
+
+def _exactly(exactly: Mapping[str, Any], name: str | None = None) -> Request:
+    """A request of `exactly` devices, or a subrequest (which names itself)."""
+    name = name if name is not None else shared(str(exactly.get("name") or ""))
     if exactly.get("adminAccess"):
         raise IntakeError(f"request {name}: adminAccess is not modelled")
     mode = exactly.get("allocationMode") or EXACT_COUNT
@@ -205,7 +218,7 @@ def _request(raw: object) -> Request:
         raise IntakeError(f"request {name}: allocationMode {mode} is not modelled")
     count = integer_field(exactly.get("count"), "exactly.count")
     return Request(
-        name=shared(name),
+        name=name,
         class_name=shared(exactly.get("deviceClassName") or ""),
         selectors=_selectors(exactly.get("selectors"), "exactly.selectors"),
         all_devices=mode == ALL,

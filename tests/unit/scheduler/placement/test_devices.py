@@ -175,3 +175,31 @@ def test_a_claim_whose_devices_must_share_a_numa_node_goes_where_two_do() -> Non
     )
     assert placements == {"g-0": "n2", "g-1": "n2"}
     assert verdict is None
+
+
+def test_a_first_available_list_takes_a_later_choice_where_the_first_has_no_room() -> None:
+    template = claim_template("either")
+    template["spec"]["spec"]["devices"]["requests"] = [
+        {
+            "name": "gpu",
+            "firstAvailable": [
+                {
+                    "name": "two-h100",
+                    "deviceClassName": "gpu.example.com",
+                    "count": 2,
+                    "selectors": [{"cel": {"expression": H100}}],
+                },
+                {"name": "one-any", "deviceClassName": "gpu.example.com", "count": 1},
+            ],
+        }
+    ]
+    placements, _ = run(
+        node("n1"),
+        node("n2"),
+        device_class(),
+        template,
+        resource_slice("n1", 1),
+        resource_slice("n2", 1, product="A100"),
+        *gang("g", 2, spec=from_template("either")),
+    )
+    assert sorted(placements.values()) == ["n1", "n2"]

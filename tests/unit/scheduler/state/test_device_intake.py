@@ -72,7 +72,6 @@ def test_a_claim_keeps_its_requests_and_the_devices_of_its_allocation() -> None:
 @pytest.mark.parametrize(
     ("change", "why"),
     [
-        ({"firstAvailable": [{"name": "a"}]}, "firstAvailable"),
         ({"exactly": {"deviceClassName": "gpu", "adminAccess": True}}, "adminAccess"),
     ],
 )
@@ -137,3 +136,24 @@ def test_device_taints_and_the_tolerations_of_requests_are_read() -> None:
     tolerant["exactly"]["tolerations"] = [{"key": "health", "operator": "Exists"}]
     (read,) = claim_from(claim("c", tolerant)).requests
     assert [(t.key, t.operator) for t in read.tolerations] == [("health", "Exists")]
+
+
+def test_a_first_available_list_is_read_in_order() -> None:
+    obj = claim("c")
+    obj["spec"]["devices"]["requests"] = [
+        {
+            "name": "gpu",
+            "firstAvailable": [
+                {"name": "h100", "deviceClassName": "h100", "count": 2},
+                {"name": "any", "deviceClassName": "gpu", "allocationMode": "All"},
+            ],
+        }
+    ]
+    (read,) = claim_from(obj).requests
+    assert read.name == "gpu"
+    assert [(o.name, o.class_name, o.count, o.all_devices) for o in read.options] == [
+        ("h100", "h100", 2, False),
+        ("any", "gpu", 1, True),
+    ]
+    (plain,) = claim_from(claim("c")).requests
+    assert plain.options == (plain,)

@@ -47,7 +47,7 @@ def test_an_object_not_modelled_is_rejected_and_replaces_what_was_there() -> Non
     state = ClusterState()
     state.apply("ResourceClaimTemplate", claim_template("t"))
     odd = claim_template("t")
-    odd["spec"]["spec"]["devices"]["requests"][0]["firstAvailable"] = [{"name": "a"}]
+    odd["spec"]["spec"]["devices"]["requests"][0]["exactly"]["adminAccess"] = True
     applied = state.apply("ResourceClaimTemplate", odd)
-    assert applied.rejected is not None and "firstAvailable" in applied.rejected
+    assert applied.rejected is not None and "adminAccess" in applied.rejected
     assert ("default", "t") not in state.devices.templates
