@@ -260,3 +260,32 @@ def test_a_claim_whose_gpus_must_share_a_numa_node_lands_where_two_do(
     assert allocated_nodes(kubectl, namespace, pod) == {nodes[1]}
     reasons = {event["reason"] for event in events_for(kubectl, namespace, "pair")}
     assert "RolledBack" not in reasons, reasons  # planned there at once
+
+
+def test_a_first_available_claim_takes_its_later_choice_where_the_first_has_no_room(
+    operator: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool, h100: str
+) -> None:
+    gpu_nodes(kubectl, pool, [(1, "H100"), (1, "H100")])
+    choices = [
+        {"name": "pair", "deviceClassName": h100, "count": 2},
+        {"name": "one", "deviceClassName": h100, "count": 1},
+    ]
+    kubectl.apply(
+        {
+            "apiVersion": RESOURCE,
+            "kind": "ResourceClaimTemplate",
+            "metadata": {"name": "pair-or-one"},
+            "spec": {
+                "spec": {"devices": {"requests": [{"name": "gpu", "firstAvailable": choices}]}}
+            },
+        },
+        namespace,
+    )
+    kubectl.apply(claiming_job("either", pool, 2, "pair-or-one"), namespace)
+
+    pods = wait_all_bound(kubectl, namespace, "either", 2, timeout=60)
+    assert len({pod["spec"]["nodeName"] for pod in pods}) == 2
+    for pod in pods:
+        assert allocated_nodes(kubectl, namespace, pod) == {pod["spec"]["nodeName"]}
+    reasons = {event["reason"] for event in events_for(kubectl, namespace, "either")}
+    assert "RolledBack" not in reasons, reasons
