@@ -203,3 +203,19 @@ def test_a_first_available_list_takes_a_later_choice_where_the_first_has_no_room
         *gang("g", 2, spec=from_template("either")),
     )
     assert sorted(placements.values()) == ["n1", "n2"]
+
+
+def test_a_gang_kept_in_one_zone_goes_to_the_zone_whose_nodes_have_its_devices() -> None:
+    zone = "topology.kubernetes.io/zone"
+    placements, _ = run(
+        node("a1", labels={zone: "a"}),
+        node("a2", labels={zone: "a"}),
+        node("b1", labels={zone: "b"}),
+        device_class(),
+        ONE_H100,
+        resource_slice("a1", 1),
+        resource_slice("a2", 1, product="A100"),
+        resource_slice("b1", 2),
+        *gang("g", 2, spec=from_template("one-gpu"), topology_key=zone),
+    )
+    assert placements == {"g-0": "b1", "g-1": "b1"}
