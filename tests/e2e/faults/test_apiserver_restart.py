@@ -5,9 +5,10 @@ is back; then the watches resume (or relist), the expanders retry, and the loop 
 on from the cluster as it is. No gang may be left partly bound, none may be lost, and
 all must start. One gang of the first half has no room until nodes are added after the
 restart, so the restart surely lands while a gang waits and the operator must see the
-new nodes through its resumed watches. A restart that keeps the server away longer than the renew deadline
-(10 s) makes the leader step down and exit (status 2), as client-go leaders do; the
-test restarts it as its Deployment would, and the new process leads and finishes.
+new nodes through its resumed watches. A restart that keeps the server away longer
+than the renew deadline (10 s) makes the leader step down and exit (status 2), as
+client-go leaders do; the test restarts it as its Deployment would, and the new
+process leads and finishes.
 """
 
 from __future__ import annotations
