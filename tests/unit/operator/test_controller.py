@@ -113,7 +113,7 @@ def test_the_leader_watches_every_source_and_workloads_too() -> None:
     assert [expander.kind for expander in leader.expanders] == ["Job", "Workload"]
     assert leader.trace is None
     with_kueue = controller(kueue=True)
-    assert [informer.path for informer in with_kueue.informers][0] == KUEUE_TOPOLOGIES
+    assert with_kueue.informers[0].path == KUEUE_TOPOLOGIES
 
 
 def test_it_is_synced_only_once_every_informer_has_listed() -> None:
