@@ -25,6 +25,7 @@ import os
 from typing import Any
 
 import kopf
+from aiohttp import web
 from kopf._cogs.structs import credentials, references
 
 from muster.api.constants import GROUP
@@ -42,6 +43,8 @@ from muster.operator.admission.priority_classes import PriorityClassStore
 from muster.operator.admission.workloads import WorkloadStore
 from muster.operator.config import OperatorConfig, topology_levels
 from muster.operator.controller import Controller, informer_of
+from muster.operator.dashboard.feed import Feed
+from muster.operator.dashboard.pages import build_app as dashboard_app
 from muster.operator.execution.bypass import BypassReporter
 from muster.operator.execution.events import EventRecorder
 from muster.operator.health import build_app, serve
@@ -131,6 +134,7 @@ class Operator:
             self.config.health_port,
         )
         informer_tasks = self._start_informers(kube)
+        dashboard = await self._dashboard(kube)
         self.bypass = BypassReporter(kube, EventRecorder(kube, instance=self.config.identity))
         kopf_task = asyncio.create_task(self._run_kopf(), name="kopf")
         stopping = asyncio.create_task(self.stop_requested.wait(), name="stop requested")
@@ -160,6 +164,7 @@ class Operator:
                 *informer_tasks,
                 certificates_task,
                 stopping,
+                dashboard[0] if dashboard else None,
             ):
                 if task is not None:
                     task.cancel()
@@ -169,6 +174,8 @@ class Operator:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(SHUTDOWN_SECONDS):
                     await health.cleanup()
+                    if dashboard:
+                        await dashboard[1].cleanup()
                     await kube.close()
             logger.info("stopped")
 
@@ -182,6 +189,17 @@ class Operator:
         self.workload_informer = Informer(kube, WORKLOADS, self.workloads, on_change=lambda: None)
         workload_task = asyncio.create_task(self.workload_informer.run(), name="workloads")
         return priority_task, workload_task
+
+    async def _dashboard(self, kube: Kube) -> tuple[asyncio.Task[None], web.AppRunner] | None:
+        """The read-only page, when `--dashboard-port` asks for it: watches of its own
+        (on every replica, leader or not), and its own port."""
+        if not self.config.dashboard_port:
+            return None
+        feed = Feed(kube, self.config, metrics=self.metrics)
+        runner = await serve(
+            dashboard_app(feed), self.config.dashboard_host, self.config.dashboard_port
+        )
+        return asyncio.create_task(feed.run(), name="dashboard"), runner
 
     async def _lead(
         self,

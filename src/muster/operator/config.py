@@ -61,6 +61,8 @@ class OperatorConfig:
     webhook_secret: str = ""
     health_host: str = "0.0.0.0"
     health_port: int = 8080
+    dashboard_host: str = "127.0.0.1"
+    dashboard_port: int = 0
     leader_election: bool = True
     lease_name: str = "muster-operator"
     lease_namespace: str = "default"
@@ -116,6 +118,9 @@ _HELP: dict[str, str] = {
     "certificate: created, renewed and trusted in the configurations by the operator",
     "health_host": "address of /metrics, /healthz and /readyz",
     "health_port": "port of /metrics, /healthz and /readyz (HTTP)",
+    "dashboard_host": "address of the read-only dashboard page",
+    "dashboard_port": "port of the read-only dashboard page (HTTP; 0: not served); it "
+    "watches the cluster as `muster dashboard` does, on every replica that serves it",
     "leader_election": "elect one scheduling replica through a coordination.k8s.io Lease",
     "lease_name": "name of the leader election Lease",
     "lease_namespace": "namespace of the leader election Lease",
