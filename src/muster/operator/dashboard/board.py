@@ -4,17 +4,21 @@ The run is `forecast` on the cluster as watched, the very call `muster explain`
 makes: its first cycle is the operator's next cycle (the queue, each gang's verdict in
 the engine's words), the rest its start-time estimates and timeline. The board is
 made where the run is (a child process, see `feed`) and only the board travels back:
-a few thousand small rows, not the state.
+a few thousand small rows, not the state. Each waiting gang's `Explanation` (for its
+own page) travels pickled and stays so until that page is asked for: at the
+benchmark's size they are tens of thousands of objects, whose unpickling would hold the
+page's event loop for a tenth of a second at every board.
 """
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from muster.operator.dashboard.domains import ZONE, Domain, domains
 from muster.scheduler import ClusterState, EngineConfig
-from muster.scheduler.decisions.results import GroupKey, Verdict
+from muster.scheduler.decisions.results import Explanation, GroupKey
 from muster.scheduler.forecast.estimate_words import clock_time, starts_in, waiting_for
 from muster.scheduler.forecast.forecast import Estimate, Forecast, Run, forecast
 from muster.scheduler.memory.runtimes import format_duration
@@ -62,10 +66,16 @@ class Board:
     running: tuple[Running, ...]
     domains: tuple[Domain, ...]
     timeline: tuple[Bar, ...]
-    verdicts: Mapping[GroupKey, Verdict]  # of the waiting gangs, for their own pages
+    explanations: Mapping[GroupKey, bytes]  # pickled, of the waiting gangs
     complete: bool  # False: the forecast's budget ran out before every gang had a start
     nodes: int
     pods: int
+
+    def explanation(self, key: GroupKey) -> Explanation | None:
+        """The waiting gang's explanation, for its page."""
+        kept = self.explanations.get(key)
+        found: Explanation | None = None if kept is None else pickle.loads(kept)
+        return found
 
 
 def start_words(estimate: Estimate | None, ahead: Forecast) -> str:
@@ -109,7 +119,11 @@ def board_of(
         ),
         domains=filled,
         timeline=_bars(ahead),
-        verdicts=dict(ahead.first_cycle.verdicts),
+        explanations={
+            key: pickle.dumps(verdict.explanation)
+            for key, verdict in ahead.first_cycle.verdicts.items()
+            if verdict.explanation is not None
+        },
         complete=ahead.complete,
         nodes=nodes,
         pods=pods,

@@ -121,7 +121,7 @@ async def gang(request: web.Request) -> web.Response:
         pods=pods_of(feed, key),
         events=events,
         events_error=events_error,
-        verdict=None if board is None else board.verdicts.get(key),
+        explanation=None if board is None else board.explanation(key),
         waiting=None if board is None else next((w for w in board.waiting if w.group == key), None),
         running=None if board is None else next((r for r in board.running if r.group == key), None),
         now=time.time(),

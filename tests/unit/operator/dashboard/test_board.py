@@ -20,7 +20,10 @@ def test_waiting_gangs_come_in_queue_order_with_the_engines_reason_and_start() -
     assert wait.start == "unknown"  # the running gang declares no runtime
     assert "needs" in wait.waits_for and ZONE in wait.waits_for
     assert big.start == "never"
-    assert set(board.verdicts) == {GroupKey("default", "wait"), GroupKey("default", "big")}
+    assert set(board.explanations) == {GroupKey("default", "wait"), GroupKey("default", "big")}
+    explanation = board.explanation(GroupKey("default", "wait"))
+    assert explanation is not None and explanation.queue_position == 1
+    assert board.explanation(GroupKey("default", "run")) is None
 
 
 def test_a_running_gang_shows_its_domain_and_the_board_counts_the_cluster() -> None:
