@@ -9,6 +9,7 @@ error, a refused policy) fails it. Screenshots go beside the cluster's state
 
 from __future__ import annotations
 
+import base64
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -48,11 +49,14 @@ def console(driver: webdriver.Chrome) -> list[dict[str, Any]]:
 
 
 def screenshot(driver: webdriver.Chrome, kubeconfig: Path, name: str) -> Path:
-    """The page as it looks now, full height, as screenshots/NAME.png."""
+    """The whole page as it looks now, beyond the window too, as screenshots/NAME.png."""
     directory = kubeconfig.parent / "screenshots"
     directory.mkdir(exist_ok=True)
-    height = driver.execute_script("return document.documentElement.scrollHeight")
-    driver.set_window_size(1280, max(int(height), 600))
+    size = driver.execute_cdp_cmd("Page.getLayoutMetrics", {})["cssContentSize"]
+    clip = {"x": 0, "y": 0, "width": size["width"], "height": size["height"], "scale": 1}
+    shot = driver.execute_cdp_cmd(
+        "Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True, "clip": clip}
+    )
     path = directory / f"{name}.png"
-    driver.save_screenshot(str(path))
+    path.write_bytes(base64.b64decode(shot["data"]))
     return path

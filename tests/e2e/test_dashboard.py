@@ -156,6 +156,34 @@ def test_a_gang_waits_with_its_reason_and_start_then_runs_in_its_domain_live(
     screenshot(browser, kubectl.kubeconfig, "dashboard-gang")
 
 
+def test_the_operator_serves_the_page_on_its_dashboard_port(
+    operator: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool
+) -> None:
+    """A replica started with --dashboard-port serves the same board (a standby here:
+    every replica serving the page watches for itself, leading or not)."""
+    pool.add(gpus=2)
+    kubectl.apply(gang_job("big", pool, workers=4), namespace)
+    port = free_port()
+    replica = operator.replica("muster-e2e-dashboard", f"--dashboard-port={port}")
+    replica.start()
+    try:
+        wait_until(
+            "the replica's page to show the waiting gang",
+            lambda: f'data-gang="{namespace}/big"' in _page(f"http://127.0.0.1:{port}/board"),
+            timeout=45,
+        )
+    finally:
+        replica.stop()
+
+
+def _page(url: str) -> str:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as response:
+            return str(response.read().decode())
+    except (urllib.error.URLError, OSError):
+        return ""
+
+
 def _opened(driver: webdriver.Chrome, gang: str) -> bool:
     """Follow the running table's link to the gang (the board may be swapped meanwhile)."""
     try:

@@ -9,6 +9,7 @@ role and a label, so a screen reader announces it as one image with its summary.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from html import escape
 
 from muster.operator.dashboard.board import Bar
@@ -20,6 +21,9 @@ BAR_WIDTH = 360
 LABEL_WIDTH = 220
 TEXT_WIDTH = 380
 SHOWN_BARS = 60
+# What fits in LABEL_WIDTH; a longer name loses its beginning (names sharing a
+# namespace differ at the end), and is whole in its title.
+LABEL_CHARACTERS = 34
 PATTERNS = (
     '<defs><pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" '
     'patternTransform="rotate(45)"><rect width="6" height="6" class="reserved-bg"/>'
@@ -57,7 +61,7 @@ def _domain_row(domain: Domain, fill: Fill, y: int) -> str:
     occupied = BAR_WIDTH * min(fill.occupied, total) / total
     reserved = BAR_WIDTH * min(fill.reserved, total - min(fill.occupied, total)) / total
     words = escape(fill.words())
-    label = escape(f"{domain.value} ({domain.nodes} nodes)")
+    label = escape(_fitted(f"{domain.value} ({domain.nodes} nodes)"))
     x = LABEL_WIDTH
     return (
         f"<g><title>{label}: {words}</title>"
@@ -103,11 +107,23 @@ def _axis(now: float, span: float) -> str:
     for step in range(5):
         moment = now + span * step / 4
         x = LABEL_WIDTH + BAR_WIDTH * step / 4
+        when = clock_time(moment) if span >= 3600 else _seconds(moment)
         ticks.append(
             f'<line x1="{x:.1f}" y1="14" x2="{x:.1f}" y2="100%" class="tick"/>'
-            f'<text x="{x:.1f}" y="12" class="axis">{clock_time(moment)}</text>'
+            f'<text x="{x:.1f}" y="12" class="axis">{when}</text>'
         )
     return "<g>" + "".join(ticks) + "</g>"
+
+
+def _seconds(moment: float) -> str:
+    """`10:42:05`: the axis of a forecast shorter than an hour."""
+    return datetime.fromtimestamp(moment, UTC).strftime("%H:%M:%S")
+
+
+def _fitted(label: str) -> str:
+    if len(label) <= LABEL_CHARACTERS:
+        return label
+    return "…" + label[len(label) - LABEL_CHARACTERS + 1 :]
 
 
 def _timeline_row(bar: Bar, now: float, span: float, limit: float, y: int) -> str:
@@ -125,7 +141,7 @@ def _timeline_row(bar: Bar, now: float, span: float, limit: float, y: int) -> st
     mark = "▶ " if not bar.running else ""
     return (
         f"<g><title>{escape(words)}</title>"
-        f'<text x="0" y="{y + 15}" class="label">{escape(mark + str(bar.group))}</text>'
+        f'<text x="0" y="{y + 15}" class="label">{escape(mark + _fitted(str(bar.group)))}</text>'
         f'<rect x="{x0:.1f}" y="{y}" width="{max(x1 - x0, 2):.1f}" height="{ROW - 6}" {fill}/>'
         f'<text x="{LABEL_WIDTH + BAR_WIDTH + 8}" y="{y + 15}" class="words">{state}</text></g>'
     )

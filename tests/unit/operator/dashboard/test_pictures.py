@@ -41,3 +41,11 @@ def test_the_timeline_draws_running_and_starting_gangs_up_to_its_limit() -> None
     many = [Bar(GroupKey("ml", f"g{i}"), NOW, NOW + 60, running=True) for i in range(99)]
     assert timeline(many, NOW, 86400).count("<title>") == SHOWN_BARS
     assert timeline([], NOW, 86400) == ""
+
+
+def test_long_names_are_cut_in_the_label_and_whole_in_the_title() -> None:
+    name = GroupKey("a-namespace-with-a-long-name", "and-a-long-gang")
+    svg = timeline([Bar(name, NOW, NOW + 600, running=True)], NOW, 86400)
+    assert f"<title>{name}: running until" in svg
+    assert ">…-with-a-long-name/and-a-long-gang</text>" in svg
+    assert ">00:05:00</text>" in svg  # a forecast shorter than an hour, to the second
