@@ -1,6 +1,7 @@
 """`muster dashboard` in a real browser, against the real control plane and the
 operator as installed: a waiting gang shows its reason and predicted start, then, with
-no reload, runs in its domain; its page shows its events; the console stays clean.
+no reload, runs in its domain; the keyboard reaches it and keeps its place while the
+board changes; its page shows its events; the console stays clean.
 
 The dashboard reads as a ServiceAccount bound to the installed ClusterRole
 `muster-dashboard` and nothing else, so these rights are shown to be enough.
@@ -19,8 +20,10 @@ from pathlib import Path
 import pytest
 from hack import installed
 from selenium import webdriver
-from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
+from selenium.common.exceptions import StaleElementReferenceException
+from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 
 from muster.api.constants import EXPECTED_RUNTIME_ANNOTATION
 from tests.e2e.browser import browser, screenshot  # noqa: F401  (the browser fixture)
@@ -126,6 +129,8 @@ def test_a_gang_waits_with_its_reason_and_start_then_runs_in_its_domain_live(
     kubectl.apply(gang_job("b", pool, workers=4, annotations=declared), namespace)
 
     browser.get(dashboard + "/")
+    _tab(browser)
+    assert browser.switch_to.active_element.text == "Skip to the content"
     waiting = f'#queue tr[data-gang="{namespace}/b"]'
     wait_until(
         "b in the queue with a predicted start",
@@ -137,6 +142,8 @@ def test_a_gang_waits_with_its_reason_and_start_then_runs_in_its_domain_live(
     assert "UTC" in _text(browser, f"{waiting} td.start")
     assert f"when {namespace}/a ends (expected runtime 40s, declared)" in row, row
     screenshot(browser, kubectl.kubeconfig, "dashboard-waiting")
+    link = f"/gangs/{namespace}/b"
+    wait_until("the keyboard on b's link", lambda: _tab(browser).endswith(link), timeout=30)
 
     wait_for_reason(kubectl, namespace, "b", "Scheduled", timeout=120)
     running = f'#running tr[data-gang="{namespace}/b"] td.domain'
@@ -148,12 +155,29 @@ def test_a_gang_waits_with_its_reason_and_start_then_runs_in_its_domain_live(
     assert not _text(browser, waiting)
     screenshot(browser, kubectl.kubeconfig, "dashboard-running")
 
-    wait_until("b's page, from its link", lambda: _opened(browser, f"{namespace}/b"))
+    # The board was swapped under the keyboard: b's link (now in the running table)
+    # still has the focus, and Enter follows it.
+    assert _focused(browser).endswith(link)
+    browser.switch_to.active_element.send_keys(Keys.ENTER)
+    wait_until("b's page", lambda: browser.current_url.endswith(link))
     assert browser.find_element(By.TAG_NAME, "h1").text == f"PodGroup {namespace}/b"
     reasons = [cell.text for cell in browser.find_elements(By.CSS_SELECTOR, "table.events th")]
     assert reasons[5:], reasons  # the header's five, then one per event
     assert _text(browser, "dd.domain") == f"{ZONE}={zone}"
     screenshot(browser, kubectl.kubeconfig, "dashboard-gang")
+
+
+def _tab(driver: webdriver.Chrome) -> str:
+    """Press Tab once; the href of what has the focus then ("" for no link)."""
+    ActionChains(driver).send_keys(Keys.TAB).perform()
+    return _focused(driver)
+
+
+def _focused(driver: webdriver.Chrome) -> str:
+    try:
+        return str(driver.switch_to.active_element.get_attribute("href") or "")
+    except StaleElementReferenceException:
+        return ""
 
 
 def test_the_operator_serves_the_page_on_its_dashboard_port(
@@ -182,12 +206,3 @@ def _page(url: str) -> str:
             return str(response.read().decode())
     except (urllib.error.URLError, OSError):
         return ""
-
-
-def _opened(driver: webdriver.Chrome, gang: str) -> bool:
-    """Follow the running table's link to the gang (the board may be swapped meanwhile)."""
-    try:
-        driver.find_element(By.CSS_SELECTOR, f'#running tr[data-gang="{gang}"] a').click()
-    except (StaleElementReferenceException, WebDriverException):
-        return False
-    return driver.current_url.endswith(f"/gangs/{gang}")
