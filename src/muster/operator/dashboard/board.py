@@ -44,7 +44,7 @@ class Running:
     group: GroupKey
     domain: str  # `topology.kubernetes.io/zone=zone-a`, or its nodes
     since: float | None
-    end: str  # `~1h (at 11:42 UTC)`, or `unknown`
+    end: str  # `~1h (at 11:42 UTC)`, `unknown`, or that it ended
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,6 +195,8 @@ def _domain_of(
 
 
 def _end_words(run: Run | None, now: float) -> str:
+    if run is not None and run.finished:
+        return "ended: every pod has finished"
     if run is None or run.end is None:
         return "unknown"
     return f"~{format_duration(max(0.0, run.end - now))} (at {clock_time(run.end)})"

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from muster.operator.dashboard.board import board_of, levels_of, start_words
+from muster.operator.dashboard.board import _end_words, board_of, levels_of, start_words
 from muster.scheduler import EngineConfig
 from muster.scheduler.decisions.results import GroupKey
-from muster.scheduler.forecast.forecast import Estimate, Forecast, Outcome
+from muster.scheduler.forecast.forecast import Estimate, Forecast, Outcome, Run
 from tests.unit.operator.dashboard.scene import NOW, ZONE, scene
 
 CONFIG = EngineConfig()
@@ -48,3 +48,12 @@ def test_a_start_reads_as_explain_prints_it() -> None:
     soon = Estimate(key, Outcome.STARTS, start=NOW + 720)
     assert start_words(soon, ahead) == "~12m (at 00:12 UTC)"
     assert start_words(Estimate(key, Outcome.STARTS, start=NOW), ahead) == "now"
+
+
+def test_a_gang_whose_pods_all_finished_says_it_ended_not_when_it_ends() -> None:
+    key = GroupKey("ml", "done")
+    assert _end_words(Run(key, NOW - 60, NOW - 5, None, running=True, finished=True), NOW) == (
+        "ended: every pod has finished"
+    )
+    assert _end_words(Run(key, NOW, NOW + 120, None, running=True), NOW) == "~2m (at 00:02 UTC)"
+    assert _end_words(None, NOW) == "unknown"

@@ -42,7 +42,9 @@ async def test_the_overview_shows_the_queue_the_running_gangs_and_the_pictures()
         assert "default-src 'self'" in response.headers["Content-Security-Policy"]
         page = await response.text()
     assert '<div id="board" data-version="3">' in page
-    assert 'id="freshness" class="readonly" role="status"' in page  # announced, not the board
+    assert (
+        'id="freshness" class="visually-hidden" role="status"' in page
+    )  # announced, not the board
     assert re.search(r'<tr data-gang="default/wait">\s*<td>1</td>', page)
     assert '<a href="/gangs/default/wait">default/wait</a>' in page
     assert "topology.kubernetes.io/zone=a" in page  # where the running gang runs
