@@ -24,9 +24,10 @@ from muster.api.times import rfc3339
 from muster.client.kube import KubeError, connect
 from muster.operator.config import ENGINE_FIELDS, add_arguments, engine_config, from_arguments
 from muster.operator.controller import load_snapshot
+from muster.operator.dashboard.board import start_words
 from muster.scheduler import EngineConfig
 from muster.scheduler.decisions.results import CycleResult, Explanation, GroupKey
-from muster.scheduler.forecast.estimate_words import clock_time, starts_in, waiting_for
+from muster.scheduler.forecast.estimate_words import waiting_for
 from muster.scheduler.forecast.forecast import Estimate, Forecast, forecast
 from muster.scheduler.memory.lifecycle import lifecycle_from
 from muster.scheduler.objects.conditions import condition
@@ -108,9 +109,7 @@ async def _explain(kubeconfig: str | None, key: GroupKey, config: EngineConfig, 
 
 def render_estimate(estimate: Estimate, ahead: Forecast, topology_key: str | None) -> str:
     """When the gang should start, and what it waits for, in words."""
-    start = starts_in(estimate, ahead.now, ahead.horizon)
-    if estimate.start is not None and start != "now":
-        start = f"{start} (at {clock_time(estimate.start)})"
+    start = start_words(estimate, ahead)
     verdict = ahead.first_cycle.verdicts.get(estimate.group)
     return f"\nStart:    {start}\nWaits for: {waiting_for(estimate, verdict, topology_key)}\n"
 

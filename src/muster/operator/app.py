@@ -25,6 +25,7 @@ import os
 from typing import Any
 
 import kopf
+from aiohttp import web
 from kopf._cogs.structs import credentials, references
 
 from muster.api.constants import GROUP
@@ -43,6 +44,8 @@ from muster.operator.admission.topology_levels import TopologyLevels
 from muster.operator.admission.workloads import WorkloadStore
 from muster.operator.config import OperatorConfig, topology_levels
 from muster.operator.controller import Controller, informer_of
+from muster.operator.dashboard.feed import Feed
+from muster.operator.dashboard.pages import build_app as dashboard_app
 from muster.operator.execution.bypass import BypassReporter
 from muster.operator.execution.events import EventRecorder
 from muster.operator.health import build_app, serve
@@ -138,6 +141,7 @@ class Operator:
         )
         self.kueue = await served(kube, paths.KUEUE_API)
         informer_tasks = self._start_informers(kube)
+        dashboard = await self._dashboard(kube)
         self.bypass = BypassReporter(kube, EventRecorder(kube, instance=self.config.identity))
         kopf_task = asyncio.create_task(self._run_kopf(), name="kopf")
         stopping = asyncio.create_task(self.stop_requested.wait(), name="stop requested")
@@ -167,6 +171,7 @@ class Operator:
                 *informer_tasks,
                 certificates_task,
                 stopping,
+                dashboard[0] if dashboard else None,
             ):
                 if task is not None:
                     task.cancel()
@@ -176,6 +181,8 @@ class Operator:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(SHUTDOWN_SECONDS):
                     await health.cleanup()
+                    if dashboard:
+                        await dashboard[1].cleanup()
                     await kube.close()
             logger.info("stopped")
 
@@ -198,6 +205,17 @@ class Operator:
         )
         topology_task = asyncio.create_task(self.topology_informer.run(), name="topologies")
         return [priority_task, workload_task, topology_task]
+
+    async def _dashboard(self, kube: Kube) -> tuple[asyncio.Task[None], web.AppRunner] | None:
+        """The read-only page, when `--dashboard-port` asks for it: watches of its own
+        (on every replica, leader or not), and its own port."""
+        if not self.config.dashboard_port:
+            return None
+        feed = Feed(kube, self.config, metrics=self.metrics)
+        runner = await serve(
+            dashboard_app(feed), self.config.dashboard_host, self.config.dashboard_port
+        )
+        return asyncio.create_task(feed.run(), name="dashboard"), runner
 
     async def _lead(
         self,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from bench.engine import NODES, ZONE
 from bench.topology import BLOCK, RACK, levelled_node, preferring
+
 from muster.api.constants import TOPOLOGY_PREFERRED_ANNOTATION
 
 
