@@ -146,6 +146,9 @@ class _Effects:
     spread: list[int]  # spread constraints that count it
 
 
+Session = list[_Rules]  # each shape's rules and counts, as a plan grows
+
+
 class GangInterplay:
     """The rules of a gang's shapes, against one cycle's view of placed pods."""
 
@@ -345,11 +348,38 @@ class GangInterplay:
                 if spread.eligible[slot] and spread.values[slot] >= 0:
                     spread.counts[spread.values[slot]] += 1
 
+    def session(self) -> Session:
+        """The rules' counts before any member is placed, to carry across `place_in`."""
+        return [rules.copy() for rules in self._base]
+
+    def place_in(
+        self,
+        free: Matrix,
+        shapes: Sequence[Shape],
+        *,
+        within: BoolArray,
+        order: NodeOrder,
+        session: Session,
+    ) -> tuple[dict[str, int], Session]:
+        """As many pods of `shapes` (the gang's shapes, in their order, some with fewer
+        pods) as fit, judged with the members `session` has seen placed (a slice after
+        the slices before it); and the session with these added, a copy."""
+        carried = [rules.copy() for rules in session]
+        limit = sum(len(shape.pods) for shape in shapes)
+        return self._place_once(free, shapes, within, order, limit, session=carried), carried
+
     def _place_once(
-        self, free: Matrix, shapes: Sequence[Shape], within: BoolArray, order: NodeOrder, limit: int
+        self,
+        free: Matrix,
+        shapes: Sequence[Shape],
+        within: BoolArray,
+        order: NodeOrder,
+        limit: int,
+        *,
+        session: Session | None = None,
     ) -> dict[str, int]:
         work = free.copy()
-        session = [rules.copy() for rules in self._base]
+        session = self.session() if session is None else session
         remaining = [list(shape.pods) for shape in shapes]
         used = [np.zeros(self.table.size, dtype=np.bool_) for _ in shapes]
         placed: dict[str, int] = {}
