@@ -186,3 +186,12 @@ def test_inter_pod_rules_hold_across_slices(key: str, size: int) -> None:
     racks = [level_of(node_name, RACK) for node_name in admission.placements.values()]
     assert len(set(racks)) == 4  # one pod per rack, slice after slice
     assert all(len(found) == 1 for found in racks_by_slice(admission.placements, size, key))
+
+
+def test_preemption_makes_room_for_whole_slices() -> None:
+    low = [pod(f"low-{name}", cpu="4", node_name=name, priority=1) for name in LAYOUT]
+    result = run(*low, *gang("g", 4, cpu="4", priority=10, preferred_key=BLOCK, slicing=(RACK, 2)))
+    (admission,) = result.admissions
+    assert admission.domain is not None and admission.domain[0] == BLOCK
+    assert len(admission.victims) == 4
+    assert all(len(racks) == 1 for racks in racks_by_slice(admission.placements, 2))
