@@ -50,6 +50,7 @@ class Slicing:
     names: tuple[str, ...]
     groups: tuple[tuple[str, ...], ...]
     anchors: tuple[int, ...]
+    name_rank: IntArray  # each domain's rank in name order, for ties
 
     def whole_slices(self, room: Counts, outer: IntArray, count: int) -> Counts:
         """Per domain id of `outer` (each node's, -1: none), how many whole slices
@@ -57,8 +58,12 @@ class Slicing:
         inside = (outer >= 0) & (self.values >= 0)
         width = len(self.names)
         codes = outer[inside].astype(np.int64) * width + self.values[inside]
-        pairs = np.bincount(codes, weights=room[inside], minlength=count * width)
-        whole: Counts = (pairs.astype(np.int64) // self.size).reshape(count, width).sum(axis=1)
+        pairs, of_node = np.unique(codes, return_inverse=True)  # (outer, slice) pairs met
+        room_per_pair = np.bincount(of_node, weights=room[inside], minlength=len(pairs))
+        slices = room_per_pair.astype(np.int64) // self.size
+        whole: Counts = np.bincount(pairs // width, weights=slices, minlength=count).astype(
+            np.int64
+        )
         return whole
 
 
@@ -88,6 +93,8 @@ def slicing_of(
         elif values[member.slot] >= 0:
             anchors.setdefault(slice_id, int(values[member.slot]))
     order = sorted(groups)
+    name_rank = np.empty(len(names), dtype=np.int32)
+    name_rank[sorted(range(len(names)), key=names.__getitem__)] = np.arange(len(names))
     return Slicing(
         key,
         size,
@@ -95,6 +102,7 @@ def slicing_of(
         names,
         tuple(tuple(groups[slice_id]) for slice_id in order),
         tuple(anchors.get(slice_id, -1) for slice_id in order),
+        name_rank,
     )
 
 
@@ -164,16 +172,17 @@ def _place_slice(
 ) -> tuple[dict[str, int], Session | None]:
     """One slice whole in the tightest slice domain that takes it (its anchor, if it
     has one); nothing, with the session unchanged, if none does."""
-    values, names = slicing.values, slicing.names
+    values, count = slicing.values, len(slicing.names)
     labelled = within & (values >= 0)
-    room = np.zeros(len(names), dtype=np.int64)
+    room = np.zeros(count, dtype=np.int64)
     for shape in part:
         if shape.pods:
-            per_domain = domain_counts(shape.copies(free, labelled), values, len(names))
+            per_domain = domain_counts(shape.copies(free, labelled), values, count)
             room += np.minimum(per_domain, len(shape.pods))
     needed = sum(len(shape.pods) for shape in part)
-    fitting = (int(value_id) for value_id in np.flatnonzero(room >= needed))
-    candidates = sorted(fitting, key=lambda value_id: (int(room[value_id]), names[value_id]))
+    fitting = np.flatnonzero(room >= needed)
+    ranked = fitting[np.lexsort((slicing.name_rank[fitting], room[fitting]))]
+    candidates = [int(value_id) for value_id in ranked]
     if anchor >= 0:
         candidates = [anchor] if room[anchor] >= needed else []
     shaped = [shape for shape in part if shape.pods]
