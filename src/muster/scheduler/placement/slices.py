@@ -33,9 +33,12 @@ from muster.scheduler.placement.fit import (
     place_gang,
 )
 from muster.scheduler.placement.interplay import GangInterplay, Session
+from muster.scheduler.state.predicates import with_refusals
 
 BoolArray = npt.NDArray[np.bool_]
 IntArray = npt.NDArray[np.int32]
+
+ONE_PER_NODE = "node(s) hold a pod of the gang that must be alone on its node"
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,17 +133,15 @@ def place_slices(
     (up to `limit` pods, whole slices only); the caller judges whether that is enough."""
     work = free.copy()
     session = interplay.session() if interplay is not None else None
-    demand = {pod: shape.demand for shape in shapes for pod in shape.pods}
-    cap = len(demand) if limit is None else limit
+    shape_of = {pod: index for index, shape in enumerate(shapes) for pod in shape.pods}
+    cap = len(shape_of) if limit is None else limit
+    taken = [np.zeros(len(free), dtype=np.bool_) for _ in shapes]  # one-per-node shapes
     placed: dict[str, int] = {}
     for group, anchor in zip(slicing.groups, slicing.anchors, strict=True):
-        members = {pod for pod in group if pod in demand}
+        members = {pod for pod in group if pod in shape_of}
         if not members or len(placed) + len(members) > cap:
             continue
-        part = [
-            replace(shape, pods=tuple(pod for pod in shape.pods if pod in members))
-            for shape in shapes
-        ]
+        part = [_part(shape, members, taken[index]) for index, shape in enumerate(shapes)]
         got, session = _place_slice(
             work,
             part,
@@ -153,9 +154,19 @@ def place_slices(
             session=session,
         )
         for pod, slot in got.items():
-            work[slot] -= demand[pod]
+            work[slot] -= shapes[shape_of[pod]].demand
+            taken[shape_of[pod]][slot] = True
         placed.update(got)
     return placed
+
+
+def _part(shape: Shape, members: set[str], taken: BoolArray) -> Shape:
+    """The shape's pods in one slice; a shape of one pod per node kept off the nodes
+    its pods in the slices before took."""
+    part = replace(shape, pods=tuple(pod for pod in shape.pods if pod in members))
+    if shape.one_per_node and taken.any():
+        part = replace(part, rules_filter=with_refusals(shape.rules_filter, taken, ONE_PER_NODE))
+    return part
 
 
 def _place_slice(

@@ -13,6 +13,7 @@ from tests.unit.scheduler.builders import Obj, cluster, gang, node, pod, pod_gro
 
 NOW = 1_798_761_600.0
 ZONE, BLOCK, RACK = "zone", "block", "rack"
+HOSTNAME = "kubernetes.io/hostname"
 LEVELS = (ZONE, BLOCK, RACK)
 CONFIG = EngineConfig(starvation_seconds=10**12, topology_levels=LEVELS)
 KEY = GroupKey("default", "g")
@@ -195,3 +196,19 @@ def test_preemption_makes_room_for_whole_slices() -> None:
     assert admission.domain is not None and admission.domain[0] == BLOCK
     assert len(admission.victims) == 4
     assert all(len(racks) == 1 for racks in racks_by_slice(admission.placements, 2))
+
+
+def test_pods_alone_on_their_nodes_stay_alone_across_slices() -> None:
+    alone = {
+        "affinity": {
+            "podAntiAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": HOSTNAME}
+                ]
+            }
+        }
+    }
+    result = run(*gang("g", 4, cpu="1", labels={"app": "x"}, spec=alone, slicing=(BLOCK, 2)))
+    (admission,) = result.admissions
+    assert len(set(admission.placements.values())) == 4
+    assert all(len(found) == 1 for found in racks_by_slice(admission.placements, 2, BLOCK))
