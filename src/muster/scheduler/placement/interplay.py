@@ -420,24 +420,31 @@ class GangInterplay:
         best = self._place_once(free, shapes, within, order, cap)
         if len(best) >= needed:
             return best
-        open_key = self._open_affinity_key()
-        if open_key is None:
-            return best
-        values = self._values(open_key)
-        primary = shapes[0]
-        room = primary.copies(free, within)
-        per_domain = domain_counts(room, values, self._domains(open_key))
-        ranked = sorted(
-            (int(domain) for domain in np.flatnonzero(per_domain)),
-            key=lambda domain: (-int(per_domain[domain]), domain),
-        )
-        for domain in ranked[:DOMAINS_TRIED]:
-            attempt = self._place_once(free, shapes, within & (values == domain), order, cap)
+        for domain in self.open_domains(free, shapes, within=within):
+            attempt = self._place_once(free, shapes, domain, order, cap)
             if len(attempt) >= needed:
                 return attempt
             if len(attempt) > len(best):
                 best = attempt
         return best
+
+    def open_domains(
+        self, free: Matrix, shapes: Sequence[Shape], *, within: BoolArray
+    ) -> list[BoolArray]:
+        """For a self-affine gang with nothing to join, whose first pod decides its
+        domain: the domains to try it in one by one, the roomiest first (at most
+        `DOMAINS_TRIED`), each as the nodes of `within` in it; none otherwise."""
+        open_key = self._open_affinity_key()
+        if open_key is None:
+            return []
+        values = self._values(open_key)
+        room = shapes[0].copies(free, within)
+        per_domain = domain_counts(room, values, self._domains(open_key))
+        ranked = sorted(
+            (int(domain) for domain in np.flatnonzero(per_domain)),
+            key=lambda domain: (-int(per_domain[domain]), domain),
+        )
+        return [within & (values == domain) for domain in ranked[:DOMAINS_TRIED]]
 
     def _open_affinity_key(self) -> str | None:
         """The key of a self-affine shape with no pod to join yet: its first pod decides."""

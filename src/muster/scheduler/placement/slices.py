@@ -130,7 +130,47 @@ def place_slices(
     limit: int | None = None,
 ) -> dict[str, int]:
     """Pod name -> node slot for the slices that fit, each whole in one slice domain
-    (up to `limit` pods, whole slices only); the caller judges whether that is enough."""
+    (up to `limit` pods, whole slices only); the caller judges whether that is enough.
+
+    A self-affine gang with nothing to join goes where its first slice lands; when
+    that leaves slices out, each domain of its affinity is tried in turn, as
+    `GangInterplay.place` does for a gang without slices."""
+
+    def inside(nodes: BoolArray) -> dict[str, int]:
+        return _slices_within(
+            free,
+            shapes,
+            nodes,
+            order=order,
+            largest=largest,
+            slicing=slicing,
+            interplay=interplay,
+            limit=limit,
+        )
+
+    best = inside(within)
+    total = sum(len(shape.pods) for shape in shapes)
+    if interplay is None or len(best) >= min(total, limit or total):
+        return best
+    for domain in interplay.open_domains(free, shapes, within=within):
+        attempt = inside(domain)
+        if len(attempt) > len(best):
+            best = attempt
+    return best
+
+
+def _slices_within(
+    free: Matrix,
+    shapes: Sequence[Shape],
+    within: BoolArray,
+    *,
+    order: NodeOrder,
+    largest: Counts,
+    slicing: Slicing,
+    interplay: GangInterplay | None,
+    limit: int | None,
+) -> dict[str, int]:
+    """The slices that fit on the nodes of `within`, slice after slice."""
     work = free.copy()
     session = interplay.session() if interplay is not None else None
     shape_of = {pod: index for index, shape in enumerate(shapes) for pod in shape.pods}

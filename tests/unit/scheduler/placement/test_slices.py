@@ -212,3 +212,22 @@ def test_pods_alone_on_their_nodes_stay_alone_across_slices() -> None:
     (admission,) = result.admissions
     assert len(set(admission.placements.values())) == 4
     assert all(len(found) == 1 for found in racks_by_slice(admission.placements, 2, BLOCK))
+
+
+def test_a_gang_kept_together_tries_each_zone_when_its_first_slice_leads_astray() -> None:
+    together = {
+        "affinity": {
+            "podAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": ZONE}
+                ]
+            }
+        }
+    }
+    # Zone a has 2 cpu free, in block a1: the tightest block for a first slice of 2.
+    full = [busy(name, "4") for name in LAYOUT if name.startswith("n-a") and name != "n-a1r1-0"]
+    objects = [*full, busy("n-a1r1-0", "2")]
+    members = gang("g", 4, cpu="1", labels={"app": "x"}, spec=together, slicing=(BLOCK, 2))
+    (admission,) = run(*objects, *members).admissions
+    assert {level_of(node_name, ZONE) for node_name in admission.placements.values()} == {"b"}
+    assert all(len(found) == 1 for found in racks_by_slice(admission.placements, 2, BLOCK))
