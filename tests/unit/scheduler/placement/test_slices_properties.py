@@ -7,7 +7,8 @@ in one zone. For pods of one shape a domain holds the gang's slices exactly when
 the slice domains inside it hold floor(room / k) slices enough between them, so
 the brute force is exact: the narrowest step of the gang's ladder with such a
 domain. The engine must admit the gang there, every slice whole in one slice
-domain, and not admit it when no step has one.
+domain, and not admit it when no step has one; pods that must be alone on their
+node (anti-affinity to themselves by hostname, half the cases) count one per node.
 """
 
 from __future__ import annotations
@@ -23,9 +24,19 @@ from tests.unit.scheduler.builders import Obj, cluster, gang, node
 
 NOW = 1_798_761_600.0
 ZONE, BLOCK, RACK = "zone", "block", "rack"
+HOSTNAME = "kubernetes.io/hostname"
 LEVELS = (ZONE, BLOCK, RACK)
 CONFIG = EngineConfig(starvation_seconds=10**12, topology_levels=LEVELS)
 ANYWHERE = "anywhere"
+ALONE = {
+    "affinity": {
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchLabels": {"app": "g"}}, "topologyKey": HOSTNAME}
+            ]
+        }
+    }
+}
 
 
 @dataclass(frozen=True)
@@ -38,6 +49,7 @@ class Case:
     slice_size: int
     preferred: str | None
     required: str | None
+    alone: bool = False  # one pod per node (anti-affinity to itself by hostname)
 
     def objects(self) -> list[Obj]:
         nodes = [
@@ -50,15 +62,21 @@ class Case:
             preferred_key=self.preferred,
             topology_key=self.required,
             slicing=(self.slice_key, self.slice_size),
+            labels={"app": "g"},
+            spec=ALONE if self.alone else None,
         )
         return [*nodes, *members]
+
+    def copies(self, name: str) -> int:
+        copies = self.cpus[name] // self.cpu
+        return min(copies, 1) if self.alone else copies
 
     def holds(self, names: list[str]) -> bool:
         """Whether these nodes hold the gang's slices, each in one slice domain."""
         room: dict[str, int] = {}
         for name in names:
             value = self.where[name][self.slice_key]
-            room[value] = room.get(value, 0) + self.cpus[name] // self.cpu
+            room[value] = room.get(value, 0) + self.copies(name)
         return sum(count // self.slice_size for count in room.values()) >= (
             self.size // self.slice_size
         )
@@ -113,6 +131,7 @@ def cases(draw: st.DrawFn) -> Case:
         slice_size=slice_size,
         preferred=preferred,
         required=draw(st.sampled_from([None, ZONE])),
+        alone=draw(st.booleans()),
     )
 
 
@@ -132,6 +151,8 @@ def test_slices_hold_whenever_a_placement_exists_at_the_narrowest_step(case: Cas
         nodes = [admission.placements[name] for name in ranked[first : first + case.slice_size]]
         assert len({case.where[name][case.slice_key] for name in nodes}) == 1
     nodes_used = set(admission.placements.values())
+    if case.alone:
+        assert len(nodes_used) == case.size
     if case.required is not None:
         assert len({case.where[name][case.required] for name in nodes_used}) == 1
     if expected == ANYWHERE:
