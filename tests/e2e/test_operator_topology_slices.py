@@ -1,5 +1,5 @@
-"""Slices on the real control plane: Indexed Jobs whose every 4 (or 3) consecutive
-workers land in one rack, inside one block of their zone."""
+"""Slices on the real control plane: Indexed Jobs whose every 8 (or 4, or 3)
+consecutive workers land in one rack, inside one block of their zone."""
 
 from __future__ import annotations
 
@@ -57,8 +57,8 @@ def test_sliced_gangs_land_a_slice_per_rack_inside_one_block(
     operator: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool
 ) -> None:
     # zone a: block a1 (rack r1: 2+1 GPUs, r2: 4+1), block a2 (r3: 2+2, r4: 4);
-    # zone b: block b1 (r5: 4, r6: 2). Blocks a1 and a2 have 8 GPUs each, but only a2
-    # holds two slices of 4.
+    # zone b: block b1 (r5: 4, r6: 2); zone c: block c1 (r7: 4+4, r8: 4+4). Blocks a1
+    # and a2 have 8 GPUs each, but only a2 holds two slices of 4.
     where: dict[str, str] = {}
     for zone, block, rack, gpus in (
         ("a", "a1", "r1", (2, 1)),
@@ -67,12 +67,20 @@ def test_sliced_gangs_land_a_slice_per_rack_inside_one_block(
         ("a", "a2", "r4", (4,)),
         ("b", "b1", "r5", (4,)),
         ("b", "b1", "r6", (2,)),
+        ("c", "c1", "r7", (4, 4)),
+        ("c", "c1", "r8", (4, 4)),
     ):
         labels = {BLOCK: f"{pool.name}-{block}", RACK: f"{pool.name}-{rack}"}
         for count in gpus:
             where[pool.add(gpus=count, zone=f"{pool.name}-{zone}", labels=labels)] = rack
     operator.restart(f"--topology-levels={ZONE},{BLOCK},{RACK}")
     try:
+        kubectl.apply(sliced_job("eights", pool, workers=16, size=8, preferred=BLOCK), namespace)
+        pods = wait_all_bound(kubectl, namespace, "eights", 16)
+        assert racks_by_slice(pods, where, 8) == [{"r7"}, {"r8"}]
+        message = scheduled_condition(kubectl, namespace, "eights")["message"]
+        assert message == f"16 pods placed in {BLOCK}={pool.name}-c1"
+
         kubectl.apply(sliced_job("blocked", pool, workers=8, size=4, preferred=BLOCK), namespace)
         pods = wait_all_bound(kubectl, namespace, "blocked", 8)
         assert racks_by_slice(pods, where, 4) == [{"r3"}, {"r4"}]
