@@ -10,7 +10,7 @@ the slice annotations (`slices`). Moving to the native API drops them.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from muster.api.constants import (
@@ -84,3 +84,20 @@ def kueue_levels(manifest: Mapping[str, Any]) -> tuple[str, ...] | None:
     if not all(isinstance(key, str) and is_label_key(key) for key in keys):
         return None
     return tuple(str(key) for key in keys)
+
+
+def declared_topology(names: Collection[str]) -> str | None:
+    """The Kueue Topology whose levels Muster keeps, of those the cluster has: the first
+    by name. Kueue lets each node pool's flavor name a Topology of its own; Muster
+    plans every gang in one order of levels, so it takes one, and the same one every
+    time whatever order the objects arrive in."""
+    return min(names) if names else None
+
+
+def declared_levels(
+    topologies: Mapping[str, tuple[str, ...]], configured: tuple[str, ...]
+) -> tuple[str, ...]:
+    """The topology levels, widest first: declared once in a Kueue Topology where the
+    cluster has one, else the operator's own (`--topology-levels`)."""
+    name = declared_topology(topologies)
+    return configured if name is None else topologies[name]

@@ -22,6 +22,8 @@ BUDGETS = "/apis/policy/v1/poddisruptionbudgets"
 POD_GROUPS = f"/apis/{API_VERSION}/{POD_GROUP_PLURAL}"
 WORKLOADS = f"/apis/{API_VERSION}/{WORKLOAD_PLURAL}"
 JOBS = "/apis/batch/v1/jobs"
+KUEUE_API = "/apis/kueue.x-k8s.io/v1beta2"  # served only where Kueue is installed
+KUEUE_TOPOLOGIES = f"{KUEUE_API}/topologies"
 
 
 def namespaced(collection: str, namespace: str, name: str = "") -> str:

@@ -28,9 +28,9 @@ import kopf
 from kopf._cogs.structs import credentials, references
 
 from muster.api.constants import GROUP
+from muster.client import paths
 from muster.client.informer import Informer
-from muster.client.kube import Kube, apply_object, connect
-from muster.client.paths import PRIORITY_CLASSES, WORKLOADS
+from muster.client.kube import Kube, apply_object, connect, served
 from muster.client.throttle import RateLimiter
 from muster.client.tls_buffers import limit_read_buffers
 from muster.operator.admission.certificate_keeper import (
@@ -39,6 +39,7 @@ from muster.operator.admission.certificate_keeper import (
     service_reference,
 )
 from muster.operator.admission.priority_classes import PriorityClassStore
+from muster.operator.admission.topology_levels import TopologyLevels
 from muster.operator.admission.workloads import WorkloadStore
 from muster.operator.config import OperatorConfig, topology_levels
 from muster.operator.controller import Controller, informer_of
@@ -100,6 +101,9 @@ class Operator:
         self.controller_task: asyncio.Task[None] | None = None
         self.priority_classes = PriorityClassStore()
         self.priority_informer: Informer | None = None
+        self.topology_levels = TopologyLevels(topology_levels(config.topology_levels))
+        self.topology_informer: Informer | None = None
+        self.kueue = False  # whether Kueue's API is served (its Topologies then watched)
         self.workloads: WorkloadStore | None = None
         self.workload_informer: Informer | None = None
         self.bypass: BypassReporter | None = None
@@ -117,6 +121,8 @@ class Operator:
         for informer in (self.priority_informer, self.workload_informer):
             if informer is None or not informer.synced.is_set():
                 return False
+        if self.topology_informer is not None and not self.topology_informer.synced.is_set():
+            return False
         return self.controller is None or self.controller.synced
 
     async def run(self) -> int:
@@ -130,6 +136,7 @@ class Operator:
             self.config.health_host,
             self.config.health_port,
         )
+        self.kueue = await served(kube, paths.KUEUE_API)
         informer_tasks = self._start_informers(kube)
         self.bypass = BypassReporter(kube, EventRecorder(kube, instance=self.config.identity))
         kopf_task = asyncio.create_task(self._run_kopf(), name="kopf")
@@ -172,16 +179,25 @@ class Operator:
                     await kube.close()
             logger.info("stopped")
 
-    def _start_informers(self, kube: Kube) -> tuple[asyncio.Task[None], asyncio.Task[None]]:
-        """The PriorityClasses and Workloads that every replica's webhooks read."""
+    def _start_informers(self, kube: Kube) -> list[asyncio.Task[None]]:
+        """The PriorityClasses, Workloads and Kueue Topologies that every replica's
+        webhooks read."""
         self.priority_informer = informer_of(
-            kube, (PRIORITY_CLASSES, {}, self.priority_classes), self.config, self.metrics
+            kube, (paths.PRIORITY_CLASSES, {}, self.priority_classes), self.config, self.metrics
         )
         priority_task = asyncio.create_task(self.priority_informer.run(), name="priorities")
         self.workloads = WorkloadStore(kube)
-        self.workload_informer = Informer(kube, WORKLOADS, self.workloads, on_change=lambda: None)
+        self.workload_informer = Informer(
+            kube, paths.WORKLOADS, self.workloads, on_change=lambda: None
+        )
         workload_task = asyncio.create_task(self.workload_informer.run(), name="workloads")
-        return priority_task, workload_task
+        if not self.kueue:
+            return [priority_task, workload_task]
+        self.topology_informer = informer_of(
+            kube, (paths.KUEUE_TOPOLOGIES, {}, self.topology_levels), self.config, self.metrics
+        )
+        topology_task = asyncio.create_task(self.topology_informer.run(), name="topologies")
+        return [priority_task, workload_task, topology_task]
 
     async def _lead(
         self,
@@ -206,7 +222,11 @@ class Operator:
             fence=elector.still_leading,
         )
         self.controller = Controller(
-            fenced, self.config, self.metrics, still_leading=elector.still_leading
+            fenced,
+            self.config,
+            self.metrics,
+            still_leading=elector.still_leading,
+            kueue=self.kueue,
         )
         controller_task = asyncio.create_task(self.controller.run(), name="controller")
         self.controller_task = controller_task
@@ -298,7 +318,7 @@ class Operator:
         setattr(memo, PRIORITY_CLASSES_MEMO, self.priority_classes.list)
         setattr(memo, WORKLOADS_MEMO, self.workloads)
         setattr(memo, BYPASS_MEMO, self.bypass)
-        setattr(memo, TOPOLOGY_LEVELS_MEMO, topology_levels(self.config.topology_levels))
+        setattr(memo, TOPOLOGY_LEVELS_MEMO, self.topology_levels.levels)
         vault = credentials.Vault()
         rescans = asyncio.create_task(
             self.served.keep_resolved(

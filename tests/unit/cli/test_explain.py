@@ -26,6 +26,7 @@ from muster.scheduler.decisions.results import (
 )
 from muster.simulation.documents import Document
 from muster.simulation.run import simulate
+from tests.unit.operator.test_controller import ListingKube
 from tests.unit.scheduler.builders import cluster, node, pod, pod_group
 
 KEY = GroupKey("ml", "train")
@@ -162,7 +163,7 @@ async def test_the_live_snapshot_gives_the_verdict_simulate_gives() -> None:
     report = simulate([Document("cluster.yaml", 1, obj) for obj in objects], now=None)
     (simulated,) = report.pod_groups
 
-    class ListingCluster:
+    class ListingCluster(ListingKube):
         async def list_all(
             self, path: str, *, query: Mapping[str, str] | None = None
         ) -> tuple[list[dict[str, Any]], str]:
@@ -176,7 +177,7 @@ async def test_the_live_snapshot_gives_the_verdict_simulate_gives() -> None:
             ]
             return items, "1"
 
-    cache = await load_snapshot(ListingCluster())  # type: ignore[arg-type]
+    cache = await load_snapshot(ListingCluster({}))  # type: ignore[arg-type]
     live = schedule(cache.state, now=0.0, config=EngineConfig())
     assert live.verdicts[GroupKey("ml", "train")].message == simulated.message
     assert "short in total: nvidia.com/gpu (needs 16, 15 free)" in simulated.message

@@ -20,7 +20,7 @@ VALUES = helm.CHART / "values.yaml"
 SCHEMA = json.loads((helm.CHART / "values.schema.json").read_text())
 # Settings whose installed value differs from the operator's default, and why.
 INSTALLED = {"log_format": "json"}  # one object a line, for log collectors
-JSON_TYPES = {float: "number", int: "integer", str: None}
+JSON_TYPES = {float: "number", int: "integer", str: "string"}
 
 
 def objects(

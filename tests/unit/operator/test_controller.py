@@ -7,11 +7,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from muster.api.wire import JsonObject
-from muster.client.kube import Kube
+from muster.client.kube import Kube, KubeError
 from muster.client.paths import (
     BUDGETS,
     CLAIMS,
     JOBS,
+    KUEUE_API,
+    KUEUE_TOPOLOGIES,
     NAMESPACES,
     NODES,
     POD_GROUPS,
@@ -51,11 +53,19 @@ def test_every_collection_the_engine_reads_is_a_source_and_pods_come_in_two_view
 
 
 class ListingKube:
-    """Answers each list with the objects of the collection it names."""
+    """Answers each list with the objects of the collection it names, and serves
+    Kueue's API only when told to."""
 
-    def __init__(self, objects: Mapping[str, list[JsonObject]]) -> None:
+    def __init__(self, objects: Mapping[str, list[JsonObject]], *, kueue: bool = False) -> None:
         self.objects = objects
+        self.kueue = kueue
         self.listed: list[tuple[str, Mapping[str, str] | None]] = []
+
+    async def request(self, method: str, path: str, **_: Any) -> JsonObject:
+        assert (method, path) == ("GET", KUEUE_API)
+        if self.kueue:
+            return {"kind": "APIResourceList"}
+        raise KubeError(404, "NotFound", "the server could not find the requested resource")
 
     async def list_all(
         self, path: str, *, query: Mapping[str, str] | None = None
@@ -79,9 +89,22 @@ async def test_a_snapshot_is_one_list_of_each_source_into_a_fresh_cache() -> Non
     assert cache.state.node_slot("n1") is not None
 
 
-def controller(**config: Any) -> Controller:
+async def test_a_snapshot_takes_the_kueue_topologies_where_kueue_is_served() -> None:
+    topology = {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "Topology",
+        "metadata": {"name": "gpus"},
+        "spec": {"levels": [{"nodeLabel": "example.com/block"}, {"nodeLabel": "example.com/rack"}]},
+    }
+    kube = ListingKube({KUEUE_TOPOLOGIES: [topology]}, kueue=True)
+    cache = await load_snapshot(kube)  # type: ignore[arg-type]
+    assert [path for path, _ in kube.listed] == [KUEUE_TOPOLOGIES, *SCHEDULING_PATHS]
+    assert cache.state.topologies == {"gpus": ("example.com/block", "example.com/rack")}
+
+
+def controller(*, kueue: bool = False, **config: Any) -> Controller:
     kube = Kube(ScriptedApiClient())  # type: ignore[arg-type]
-    return Controller(kube, OperatorConfig(**config), Metrics())
+    return Controller(kube, OperatorConfig(**config), Metrics(), kueue=kueue)
 
 
 def test_the_leader_watches_every_source_and_workloads_too() -> None:
@@ -89,6 +112,8 @@ def test_the_leader_watches_every_source_and_workloads_too() -> None:
     assert [informer.path for informer in leader.informers] == [*SCHEDULING_PATHS, WORKLOADS]
     assert [expander.kind for expander in leader.expanders] == ["Job", "Workload"]
     assert leader.trace is None
+    with_kueue = controller(kueue=True)
+    assert with_kueue.informers[0].path == KUEUE_TOPOLOGIES
 
 
 def test_it_is_synced_only_once_every_informer_has_listed() -> None:

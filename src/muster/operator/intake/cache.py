@@ -52,6 +52,7 @@ class LiveCache:
         self.volumes = _Sink(self, "PersistentVolume")
         self.budgets = _BudgetSink(self, "PodDisruptionBudget")
         self.jobs = _JobSink(self, "Job")
+        self.topologies = _Sink(self, "Topology")
 
     def apply_pod_group(self, pod_group: JsonObject) -> bool:
         """Record a PodGroup as seen by a watch or as returned by our own write."""

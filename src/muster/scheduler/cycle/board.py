@@ -10,6 +10,7 @@ from functools import partial
 import numpy as np
 import numpy.typing as npt
 
+from muster.api.preferences import declared_levels
 from muster.scheduler.config import EngineConfig
 from muster.scheduler.cycle.queue import Gang
 from muster.scheduler.decisions.results import GroupKey, PodKey
@@ -68,7 +69,7 @@ class Board:
             namespace_labels=state.namespace_labels,
         )
         self.avoidance = Avoidance(state, self.table, max_rollbacks=config.max_rollbacks)
-        self.levels = config.topology_levels
+        self.levels = declared_levels(state.topologies, config.topology_levels)
         self._slicings: dict[GroupKey, Slicing | None] = {}
         self._capacity_digest: str | None = None
 
