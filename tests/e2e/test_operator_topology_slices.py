@@ -79,13 +79,13 @@ def test_sliced_gangs_land_a_slice_per_rack_inside_one_block(
         pods = wait_all_bound(kubectl, namespace, "eights", 16)
         assert racks_by_slice(pods, where, 8) == [{"r7"}, {"r8"}]
         message = scheduled_condition(kubectl, namespace, "eights")["message"]
-        assert message == f"16 pods placed in {BLOCK}={pool.name}-c1"
+        assert message == f"16 pods placed in {BLOCK}={pool.name}-c1 in slices of 8 per {RACK}"
 
         kubectl.apply(sliced_job("blocked", pool, workers=8, size=4, preferred=BLOCK), namespace)
         pods = wait_all_bound(kubectl, namespace, "blocked", 8)
         assert racks_by_slice(pods, where, 4) == [{"r3"}, {"r4"}]
         message = scheduled_condition(kubectl, namespace, "blocked")["message"]
-        assert message == f"8 pods placed in {BLOCK}={pool.name}-a2"
+        assert message == f"8 pods placed in {BLOCK}={pool.name}-a2 in slices of 4 per {RACK}"
 
         # No rack has 6 GPUs free; of the blocks, a1 holds two slices of 3, b1 one.
         kubectl.apply(sliced_job("racked", pool, workers=6, size=3, preferred=RACK), namespace)
@@ -93,7 +93,8 @@ def test_sliced_gangs_land_a_slice_per_rack_inside_one_block(
         assert racks_by_slice(pods, where, 3) == [{"r1"}, {"r2"}]
         message = scheduled_condition(kubectl, namespace, "racked")["message"]
         assert message == (
-            f"6 pods placed in {BLOCK}={pool.name}-a1 (no {RACK} domain has room for 6 pods "
+            f"6 pods placed in {BLOCK}={pool.name}-a1 in slices of 3 per {RACK} "
+            f"(no {RACK} domain has room for 6 pods "
             f"in slices of 3 per {RACK}: {pool.name}-r1 takes 3)"
         )
 

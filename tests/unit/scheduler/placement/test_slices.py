@@ -231,3 +231,10 @@ def test_a_gang_kept_together_tries_each_zone_when_its_first_slice_leads_astray(
     (admission,) = run(*objects, *members).admissions
     assert {level_of(node_name, ZONE) for node_name in admission.placements.values()} == {"b"}
     assert all(len(found) == 1 for found in racks_by_slice(admission.placements, 2, BLOCK))
+
+
+def test_the_admitted_condition_names_the_slices() -> None:
+    result = run(*gang("g", 8, cpu="1", preferred_key=BLOCK, slicing=(RACK, 4)))
+    status = result.plan.statuses[KEY]
+    (condition,) = [c for c in status["conditions"] if c["type"] == "PodGroupScheduled"]
+    assert condition["message"] == "8 pods placed in block=a1 in slices of 4 per rack"
