@@ -3,8 +3,8 @@
 `spec.schedulingConstraints.topology` is the required domain, as upstream has it; the
 preferred level (the narrowest level the gang would rather sit in one domain of) is
 Muster's own, so it lives in an annotation that a PodGroup carries, a Workload passes
-on to each PodGroup it makes, and an opted-in Job to its PodGroup. Moving to the
-native API drops it.
+on to each PodGroup it makes, and an opted-in Job to its PodGroup, as it passes on
+the slice annotations (`slices`). Moving to the native API drops them.
 """
 
 from __future__ import annotations
@@ -13,7 +13,11 @@ import json
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from muster.api.constants import TOPOLOGY_PREFERRED_ANNOTATION
+from muster.api.constants import (
+    TOPOLOGY_PREFERRED_ANNOTATION,
+    TOPOLOGY_SLICE_ANNOTATION,
+    TOPOLOGY_SLICE_SIZE_ANNOTATION,
+)
 from muster.api.names import is_label_key
 from muster.api.problems import Problem
 
@@ -28,26 +32,35 @@ def preference_problems(
     """The preferred level, if the object names one, must be a node label key; and,
     when the cluster's levels are known (`levels`), one of them. An object that keeps
     the level it had (`old`) is not held to levels declared since."""
-    annotations = _annotations(manifest)
+    annotations = annotations_of(manifest)
     if TOPOLOGY_PREFERRED_ANNOTATION not in annotations:
         return []
     value = annotations[TOPOLOGY_PREFERRED_ANNOTATION]
     if not isinstance(value, str) or not is_label_key(value):
         return [Problem(PREFERRED_FIELD, f"{json.dumps(value)} is not a valid label key")]
-    kept = old is not None and _annotations(old).get(TOPOLOGY_PREFERRED_ANNOTATION) == value
+    kept = old is not None and annotations_of(old).get(TOPOLOGY_PREFERRED_ANNOTATION) == value
     if levels and value not in levels and not kept:
         named = ", ".join(levels)
         return [Problem(PREFERRED_FIELD, f"{json.dumps(value)} is not a topology level: {named}")]
     return []
 
 
+CARRIED = (
+    TOPOLOGY_PREFERRED_ANNOTATION,
+    TOPOLOGY_SLICE_ANNOTATION,
+    TOPOLOGY_SLICE_SIZE_ANNOTATION,
+)
+
+
 def carried_preference(manifest: Mapping[str, Any]) -> dict[str, str]:
-    """The annotation a PodGroup made from this Workload or Job inherits (or none)."""
-    value = _annotations(manifest).get(TOPOLOGY_PREFERRED_ANNOTATION)
-    return {TOPOLOGY_PREFERRED_ANNOTATION: value} if isinstance(value, str) else {}
+    """The topology annotations (preferred level, slices) a PodGroup made from this
+    Workload or Job inherits."""
+    annotations = annotations_of(manifest)
+    return {key: annotations[key] for key in CARRIED if isinstance(annotations.get(key), str)}
 
 
-def _annotations(manifest: Mapping[str, Any]) -> Mapping[str, Any]:
+def annotations_of(manifest: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The object's annotations; none when it has none or they are not a mapping."""
     metadata = manifest.get("metadata")
     annotations = metadata.get("annotations") if isinstance(metadata, Mapping) else None
     return annotations if isinstance(annotations, Mapping) else {}

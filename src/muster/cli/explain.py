@@ -159,6 +159,12 @@ def _explanation(explanation: Explanation) -> list[str]:
         f"Nodes:    {nodes_line(explanation)}{EMPTY if explanation.never else ''}",
         "",
     ]
+    slices = explanation.slices
+    if slices is not None:
+        line = f"Slices:   of {slices.size} pods, each in one {slices.key} domain"
+        if slices.most is not None:
+            line += f"; none has room for one, at most {slices.most.fits} ({slices.most.domain})"
+        lines.insert(2, line)
     lines.extend(_table(("DOMAIN", "FITS"), [(d.domain, str(d.fits)) for d in explanation.domains]))
     if explanation.shortages:
         lines.append("")
