@@ -8,7 +8,9 @@ work without a preference:
 
 - a 64-pod GPU gang preferring a rack (one has room);
 - a 64-pod gang of 2 GPUs a pod preferring a rack (none has room: one block);
-- a cycle over 1,000 waiting gangs of which every fourth prefers a rack.
+- a 64-pod GPU gang preferring a block, in slices of 8 per rack;
+- a cycle over 1,000 waiting gangs of which every fourth prefers a rack, and every
+  eighth of those of 4 pods or more instead prefers a block in slices of 4 per rack.
 
 Each scenario's decision is checked before its time counts. The figures go to the
 `topology_levels` section of `bench/results/engine.json`; the other sections are kept.
@@ -39,7 +41,11 @@ from bench.engine import (
     pending_gangs,
     settle,
 )
-from muster.api.constants import TOPOLOGY_PREFERRED_ANNOTATION
+from muster.api.constants import (
+    TOPOLOGY_PREFERRED_ANNOTATION,
+    TOPOLOGY_SLICE_ANNOTATION,
+    TOPOLOGY_SLICE_SIZE_ANNOTATION,
+)
 from muster.scheduler import ClusterState
 from muster.scheduler.decisions.results import CycleResult
 
@@ -47,7 +53,11 @@ BLOCK = "example.com/block"
 RACK = "example.com/rack"
 LEVELS = (ZONE, BLOCK, RACK)
 RACK_NODES, BLOCK_RACKS, ZONE_BLOCKS = 25, 10, 5
-GOALS_MS = {"gang_64_pods_preferring_rack": 20.0, "cycle_1000_gangs_quarter_preferring": 2000.0}
+GOALS_MS = {
+    "gang_64_pods_preferring_rack": 20.0,
+    "gang_64_pods_block_in_slices_of_8_per_rack": 20.0,
+    "cycle_1000_gangs_quarter_preferring": 2000.0,
+}
 TOPOLOGY: Obj = {
     "apiVersion": "kueue.x-k8s.io/v1beta2",
     "kind": "Topology",
@@ -86,6 +96,16 @@ def levelled_state() -> ClusterState:
 def preferring(gang: list[Obj], key: str = RACK) -> list[Obj]:
     """The gang with its PodGroup preferring one domain of `key`."""
     gang[0]["metadata"]["annotations"] = {TOPOLOGY_PREFERRED_ANNOTATION: key}
+    return gang
+
+
+def sliced(gang: list[Obj], size: int, key: str = RACK) -> list[Obj]:
+    """The gang preferring a block, every `size` members (by name) in one domain of `key`."""
+    gang[0]["metadata"]["annotations"] = {
+        TOPOLOGY_PREFERRED_ANNOTATION: BLOCK,
+        TOPOLOGY_SLICE_ANNOTATION: key,
+        TOPOLOGY_SLICE_SIZE_ANNOTATION: str(size),
+    }
     return gang
 
 
@@ -133,6 +153,20 @@ def one_domain(level: str) -> Callable[[CycleResult], None]:
     return check
 
 
+def in_slices(size: int) -> Callable[[CycleResult], None]:
+    """One block, and every rack holding whole slices of `size`."""
+
+    def check(result: CycleResult) -> None:
+        one_domain(BLOCK)(result)
+        racks: dict[str, int] = {}
+        for node in result.admissions[0].placements.values():
+            rack = levelled_node(int(node.rsplit("-", 1)[1]))["metadata"]["labels"][RACK]
+            racks[rack] = racks.get(rack, 0) + 1
+        assert all(count % size == 0 for count in racks.values()), racks
+
+    return check
+
+
 def anywhere(result: CycleResult) -> None:
     (admission,) = result.admissions
     assert len(admission.placements) == GANG_SIZE, result.verdicts
@@ -157,6 +191,20 @@ def measure_gangs(state: ClusterState, figures: dict[str, Any]) -> None:
         }
 
 
+def measure_sliced_gang(state: ClusterState, figures: dict[str, Any]) -> None:
+    def gang(name: str) -> list[Obj]:
+        return pending_gang(name, GANG_SIZE, cpu="8", memory="32Gi", gpu=1)
+
+    slices = measured(state, [sliced(gang("sliced"), 8)], 20, in_slices(8))
+    plain = measured(state, [gang("plain")], 20, anywhere)
+    figures["gang_64_pods_block_in_slices_of_8_per_rack"] = {
+        **slices,
+        "without_preference_ms": plain["engine_ms"],
+        "ratio_to_without": round(slices["engine_ms"] / plain["engine_ms"], 2),
+        "placed_in": BLOCK,
+    }
+
+
 def measure_queue(state: ClusterState, figures: dict[str, Any]) -> None:
     admitted: dict[str, int] = {}
 
@@ -169,13 +217,19 @@ def measure_queue(state: ClusterState, figures: dict[str, Any]) -> None:
 
     queue = pending_gangs(PENDING_GANGS)
     for number, gang in enumerate(queue):
-        if number % 4 == 1:
+        if number % 8 == 5 and len(gang) > 4:
+            sliced(gang, 4)
+        elif number % 4 == 1:
             preferring(gang)
     preferred = measured(state, queue, 3, counted("preferring"))
     plain = measured(state, pending_gangs(PENDING_GANGS), 3, counted("plain"))
     figures["cycle_1000_gangs_quarter_preferring"] = {
         **preferred,
         "preferring_gangs": PENDING_GANGS // 4,
+        "of_them_in_slices": sum(
+            TOPOLOGY_SLICE_ANNOTATION in gang[0]["metadata"].get("annotations", {})
+            for gang in queue
+        ),
         "admitted": admitted["preferring"],
         "without_preference_ms": plain["engine_ms"],
         "without_preference_admitted": admitted["plain"],
@@ -196,6 +250,7 @@ def main() -> int:
         }
     }
     measure_gangs(state, figures)
+    measure_sliced_gang(state, figures)
     measure_queue(state, figures)
     for name, goal in GOALS_MS.items():
         figures[name]["goal_ms"] = goal

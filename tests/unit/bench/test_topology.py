@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from bench.engine import NODES, ZONE
-from bench.topology import BLOCK, RACK, levelled_node, preferring
+from bench.topology import BLOCK, RACK, levelled_node, preferring, sliced
 
-from muster.api.constants import TOPOLOGY_PREFERRED_ANNOTATION
+from muster.api.constants import (
+    TOPOLOGY_PREFERRED_ANNOTATION,
+    TOPOLOGY_SLICE_ANNOTATION,
+    TOPOLOGY_SLICE_SIZE_ANNOTATION,
+)
 
 
 def test_racks_nest_in_blocks_nest_in_zones() -> None:
@@ -23,3 +27,12 @@ def test_a_preferring_gang_carries_the_annotation_on_its_pod_group() -> None:
     gang = preferring([{"metadata": {"name": "g"}}, {"metadata": {"name": "g-0"}}])
     assert gang[0]["metadata"]["annotations"] == {TOPOLOGY_PREFERRED_ANNOTATION: RACK}
     assert "annotations" not in gang[1]["metadata"]
+
+
+def test_a_sliced_gang_prefers_a_block_in_slices_of_racks() -> None:
+    gang = sliced([{"metadata": {"name": "g"}}], 8)
+    assert gang[0]["metadata"]["annotations"] == {
+        TOPOLOGY_PREFERRED_ANNOTATION: BLOCK,
+        TOPOLOGY_SLICE_ANNOTATION: RACK,
+        TOPOLOGY_SLICE_SIZE_ANNOTATION: "8",
+    }
