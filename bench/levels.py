@@ -177,6 +177,11 @@ def placement(
         "share": _share(narrowest, len(jobs)),
     }
     figures["not_all_bound"] = sum(level == NOT_BOUND for level in placed.values())
+    # Which domain each gang got, to tell one run's choices from another's.
+    figures["domains"] = {
+        name: f"{level}={hosts[name][0][level]}" if level in JUDGED else level
+        for name, level in placed.items()
+    }
     return figures | fragmentation(nodes, used)
 
 

@@ -1,8 +1,9 @@
 """Preferred topology levels end to end: Muster beside Kueue's topology-aware scheduling.
 
 A cluster of zones > blocks > racks > nodes (bench/levels.py: by default 2 x 2 x 4 x 4
-nodes of 8 GPUs) takes one burst of gang Jobs that all prefer one rack, two ways,
-each on a fresh control plane (bench/e2e.py's runner):
+nodes of 8 GPUs) takes a burst of gang Jobs that all prefer one rack, two ways, each
+on a fresh control plane (bench/e2e.py's runner), for each of a few orders of the
+same Jobs (``--seeds``):
 
 - ``muster``: Muster's operator, told the levels (`--topology-levels`), the Jobs
   opted in with `scheduling.muster.dev/topology-preferred: example.com/rack`;
@@ -14,8 +15,8 @@ those that could), in one block, at the narrowest level they could, and how many
 GPUs are left free in racks with nothing on them (bench/levels.py). The figures go to
 bench/results/levels-e2e.json and its section of docs/performance.md.
 
-    python bench/levels_e2e.py                 # both modes
-    python bench/levels_e2e.py --modes muster  # one of them
+    python bench/levels_e2e.py                 # both modes, four bursts
+    python bench/levels_e2e.py --modes muster --seeds 7  # one mode, one burst
 """
 
 from __future__ import annotations
@@ -44,12 +45,45 @@ from muster.api.times import rfc3339
 RESULTS = levels_report.RESULTS
 WORK_DIR = Path("/tmp/muster-levels")
 MODES: tuple[Mode, ...] = ("muster", "kueue")
+# One burst is a handful of gangs: which system leaves more racks whole can turn on the
+# order they come in, so several orders are measured.
+SEEDS = (1, 2, 3, 7)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     shape = levels.Shape()
-    workload = levels.make_workload(rounds=args.rounds, seed=args.seed)
+    WORK_DIR.mkdir(parents=True, exist_ok=True)
+    nodes_file = WORK_DIR / "nodes.yaml"
+    nodes_file.write_text(levels.nodes_yaml(shape))
+    results = start_results(shape, args)
+    for seed in args.seeds:
+        workload = levels.make_workload(rounds=args.rounds, seed=seed)
+        burst: dict[str, Any] = {"seed": seed, "modes": {}}
+        results["bursts"].append(burst)
+        for mode in args.modes:
+            print(f"[levels] seed {seed}, {mode}: {len(workload)} Jobs", flush=True)
+            figures = run(mode, shape, workload, nodes_file, seed=seed, args=args)
+            burst["modes"][mode] = figures
+            args.output.parent.mkdir(parents=True, exist_ok=True)
+            args.output.write_text(json.dumps(results, indent=2) + "\n")
+            print(f"[levels] seed {seed}, {mode}: {figures.get('placement', figures)}", flush=True)
+    if args.output == RESULTS:
+        levels_report.write(results)
+        print(f"[levels] section of {RESULTS.name} regenerated")
+    return 0
+
+
+def run(
+    mode: Mode,
+    shape: levels.Shape,
+    workload: Sequence[GangJob],
+    nodes_file: Path,
+    *,
+    seed: int,
+    args: argparse.Namespace,
+) -> dict[str, Any]:
+    """One burst through one mode on a fresh control plane; a failure is kept as such."""
     params = Parameters(
         nodes=shape.nodes,
         gpus_per_node=shape.gpus_per_node,
@@ -57,38 +91,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         jobs=len(workload),
         gpus_per_pod=0,  # each Job has its own (bench/levels.py's GANG_MIX)
         zone_share=0.0,
-        seed=args.seed,
+        seed=seed,
         hold="1h",
         settle_s=args.settle,
         timeout_s=args.timeout,
         submit_concurrency=16,
     )
-    WORK_DIR.mkdir(parents=True, exist_ok=True)
-    nodes_file = WORK_DIR / "nodes.yaml"
-    nodes_file.write_text(levels.nodes_yaml(shape))
-    results = start_results(shape, params, workload)
-    for mode in args.modes:
-        print(f"[levels] {mode}: {len(workload)} Jobs on {shape.nodes} nodes", flush=True)
-        try:
-            figures = run_mode(
-                mode,
-                params,
-                workload,
-                nodes_file,
-                keep=args.keep_clusters,
-                pods_ready_timeout=kueue.PODS_READY_TIMEOUT,
-                setup=setup(workload),
-            )
-        except (ApiError, RuntimeError, OSError, subprocess.CalledProcessError) as error:
-            figures = {"not_measured": f"{type(error).__name__}: {error}"}
-        results["modes"][mode] = figures
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(json.dumps(results, indent=2) + "\n")
-        print(f"[levels] {mode}: {figures.get('placement', figures)}", flush=True)
-    if args.output == RESULTS:
-        levels_report.write(results)
-        print(f"[levels] section of {RESULTS.name} regenerated")
-    return 0
+    try:
+        return run_mode(
+            mode,
+            params,
+            list(workload),
+            nodes_file,
+            keep=args.keep_clusters,
+            pods_ready_timeout=kueue.PODS_READY_TIMEOUT,
+            setup=setup(workload),
+        )
+    except (ApiError, RuntimeError, OSError, subprocess.CalledProcessError) as error:
+        return {"not_measured": f"{type(error).__name__}: {error}"}
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -102,7 +122,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--rounds", type=int, default=2, help="rounds of the gang mix (2: 67%% of the GPUs)"
     )
-    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--seeds",
+        type=lambda text: [int(seed) for seed in text.split(",") if seed],
+        default=list(SEEDS),
+        help="one burst per seed, each its own order of the mix (default 1,2,3,7)",
+    )
     parser.add_argument("--settle", type=float, default=60.0, help="stop after this long idle")
     parser.add_argument("--timeout", type=float, default=600.0, help="longest run of a mode")
     parser.add_argument("--output", type=Path, default=RESULTS)
@@ -130,9 +155,9 @@ def setup(workload: Sequence[GangJob]) -> Setup:
     )
 
 
-def start_results(
-    shape: levels.Shape, params: Parameters, workload: Sequence[GangJob]
-) -> dict[str, Any]:
+def start_results(shape: levels.Shape, args: argparse.Namespace) -> dict[str, Any]:
+    """The results document: what every burst shares, then one entry per burst."""
+    workload = levels.make_workload(rounds=args.rounds, seed=0)
     gpus = sum(job.gpus for job in workload)
     return {
         "date": rfc3339(time.time()),
@@ -141,15 +166,17 @@ def start_results(
             "shape": asdict(shape),
             "levels": list(levels.LEVELS),
             "preferred": levels.RACK_KEY,
+            "gang_mix": [list(pair) for pair in levels.GANG_MIX],
+            "rounds": args.rounds,
             "jobs": len(workload),
             "pods": sum(job.size for job in workload),
             "gpus_asked": gpus,
             "demand_ratio": round(gpus / shape.gpus, 3),
-            "seed": params.seed,
-            "settle_s": params.settle_s,
-            "timeout_s": params.timeout_s,
+            "seeds": args.seeds,
+            "settle_s": args.settle,
+            "timeout_s": args.timeout,
         },
-        "modes": {},
+        "bursts": [],
     }
 
 

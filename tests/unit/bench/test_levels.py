@@ -85,6 +85,12 @@ def test_placement_counts_gangs_at_each_level_and_what_is_left_free() -> None:
     assert figures["one_block"] == {"could": 4, "placed": 2, "share": 0.5}
     assert figures["at_narrowest_feasible"] == {"placed": 2, "share": 0.5}
     assert figures["not_all_bound"] == 1
+    assert figures["domains"] == {
+        "in-rack": f"{RACK_KEY}=zone-a-b0-r0",
+        "in-block": f"{BLOCK_KEY}=zone-a-b0",
+        "spread": ANYWHERE,
+        "partial": NOT_BOUND,
+    }
     # 16 + 40 + 8 + 12 GPUs used, in six racks; the finished pod holds none.
     assert figures["free_gpus"] == 512 - 76
     assert (figures["free_racks"], figures["free_gpus_in_free_racks"]) == (10, 320)
