@@ -17,13 +17,9 @@ from tests.e2e.harness import (
     wait_all_bound,
 )
 from tests.e2e.kueue import KUEUE_API
+from tests.e2e.levels import BLOCK, PREFERRED, RACK, ZONE
 
 pytestmark = pytest.mark.e2e
-
-ZONE = "topology.kubernetes.io/zone"
-BLOCK = "example.com/block"
-RACK = "example.com/rack"
-PREFERRED = "scheduling.muster.dev/topology-preferred"
 
 
 def test_a_kueue_topology_gives_the_levels_a_gang_falls_back_through(

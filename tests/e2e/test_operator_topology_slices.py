@@ -16,15 +16,10 @@ from tests.e2e.harness import (
     scheduled_condition,
     wait_all_bound,
 )
+from tests.e2e.levels import BLOCK, PREFERRED, RACK, SLICE, SLICE_SIZE, ZONE
 
 pytestmark = pytest.mark.e2e
 
-ZONE = "topology.kubernetes.io/zone"
-BLOCK = "example.com/block"
-RACK = "example.com/rack"
-PREFERRED = "scheduling.muster.dev/topology-preferred"
-SLICE = "scheduling.muster.dev/topology-slice"
-SLICE_SIZE = "scheduling.muster.dev/topology-slice-size"
 INDEX = "batch.kubernetes.io/job-completion-index"
 
 

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from muster.scheduler import EngineConfig, schedule
 from muster.scheduler.decisions.results import GroupKey
 from tests.unit.scheduler.builders import Obj, cluster, gang, node
+from tests.unit.scheduler.placement.test_levels_properties import three_levels
 
 NOW = 1_798_761_600.0
 ZONE, BLOCK, RACK = "zone", "block", "rack"
@@ -106,19 +107,7 @@ class Case:
 
 @st.composite
 def cases(draw: st.DrawFn) -> Case:
-    cpus: dict[str, int] = {}
-    where: dict[str, dict[str, str]] = {}
-    for zone in range(draw(st.integers(1, 2))):
-        for block in range(draw(st.integers(1, 2))):
-            for rack in range(draw(st.integers(1, 2))):
-                for index in range(draw(st.integers(1, 2))):
-                    name = f"n{zone}{block}{rack}{index}"
-                    cpus[name] = draw(st.integers(1, 4))
-                    where[name] = {
-                        ZONE: f"z{zone}",
-                        BLOCK: f"z{zone}b{block}",
-                        RACK: f"z{zone}b{block}r{rack}",
-                    }
+    cpus, where = three_levels(draw)
     slice_size = draw(st.integers(1, 4))
     preferred = draw(st.sampled_from([None, BLOCK, RACK]))
     slice_key = RACK if preferred == RACK else draw(st.sampled_from([BLOCK, RACK]))
