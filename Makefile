@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: test unit e2e faults lint lock crds docs manifests helm cluster-up cluster-down cluster-status \
+.PHONY: test unit e2e faults lint lock crds docs manifests helm browser cluster-up cluster-down cluster-status \
         control-plane run run-stop demo demo-down bench bench-engine bench-admission clean
 
 # Dependencies come from the lock only, every file checked against its hash; Muster
@@ -21,7 +21,7 @@ venv: $(STAMP)
 
 ## All tests: static checks, unit and property tests, then e2e on a real control plane,
 ## then the fault suite on a control plane of its own (one cluster up at a time).
-test: $(STAMP) control-plane lint
+test: $(STAMP) control-plane browser lint
 	$(BIN)/pytest -m "not e2e" -q
 	$(BIN)/pytest -m "e2e and not faults" -q
 	$(BIN)/pytest -m faults -q
@@ -30,7 +30,7 @@ test: $(STAMP) control-plane lint
 unit: $(STAMP) helm
 	$(BIN)/pytest -m "not e2e" -q
 
-e2e: $(STAMP) control-plane
+e2e: $(STAMP) control-plane browser
 	$(BIN)/pytest -m "e2e and not faults" -q
 
 ## Faults injected into a real control plane: a paused leader, an API server restart,
@@ -75,6 +75,11 @@ control-plane:
 ## helm alone (the chart's fast tests and `make manifests` need nothing else).
 helm:
 	hack/build.sh --helm-only
+
+## Debian's headless Chromium and chromedriver, for the dashboard's browser tests
+## (installed with apt-get when missing).
+browser:
+	hack/browser.sh
 
 ## The dev cluster; `cluster.py up` builds what it runs on first use (Kueue only with
 ## CLUSTER_FLAGS=--kueue).

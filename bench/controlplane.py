@@ -16,6 +16,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -101,11 +102,13 @@ def cluster_down(cluster: Cluster) -> None:
 
 
 class OperatorProcess:
-    """`muster run` against one cluster, alone (no leader election), logging to a file."""
+    """`muster run` against one cluster, alone (no leader election), logging to a file;
+    ``flags`` are added to its command line."""
 
-    def __init__(self, cluster: Cluster, log_path: Path) -> None:
+    def __init__(self, cluster: Cluster, log_path: Path, flags: Sequence[str] = ()) -> None:
         self.cluster = cluster
         self.log_path = log_path
+        self.flags = tuple(flags)
         self.health_port = free_port()
         self.process: subprocess.Popen[bytes] | None = None
 
@@ -131,6 +134,7 @@ class OperatorProcess:
             # The client-side rate limit the control plane's own clients have here.
             f"--kube-qps={CLIENT_QPS}",
             f"--kube-burst={CLIENT_BURST}",
+            *self.flags,
         ]
         with self.log_path.open("w") as log:
             self.process = subprocess.Popen(

@@ -31,7 +31,7 @@ import json
 import os
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -43,7 +43,7 @@ from bench.audit import count_requests_in_file, per_call, per_client
 from bench.controlplane import Cluster, OperatorProcess, cluster_down, cluster_up
 from bench.machine import describe
 from bench.observe import follow_kueue_workloads, follow_muster_gangs, follow_pods
-from bench.processes import Usage, usage
+from bench.processes import spent, usage
 from bench.rollbacks import rollback_reasons
 from bench.stats import summarize
 from bench.timeline import Timeline
@@ -96,6 +96,22 @@ class Parameters:
     settle_s: float
     timeout_s: float
     submit_concurrency: int
+
+
+@dataclass(frozen=True, slots=True)
+class Setup:
+    """What a run sets up beside its mode, for benchmarks that reuse this one's runner.
+
+    ``work_dir`` holds the operator's log, and each mode's cluster state sits beside it
+    (``<work_dir>-<mode>``), so two benchmarks never take down each other's clusters.
+    ``after_settle`` reads what it needs from the cluster once the burst has settled;
+    its figures join the mode's.
+    """
+
+    work_dir: Path = WORK_DIR
+    operator_flags: tuple[str, ...] = ()
+    kueue_levels: tuple[str, ...] = kueue.TOPOLOGY_LEVELS
+    after_settle: Callable[[ApiClient], Awaitable[dict[str, Any]]] | None = None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -300,9 +316,10 @@ def run_mode(
     *,
     keep: bool,
     pods_ready_timeout: str,
+    setup: Setup = Setup(),
 ) -> dict[str, Any]:
     cluster = cluster_up(
-        Path(f"/tmp/muster-bench-{mode}"),
+        setup.work_dir.with_name(f"{setup.work_dir.name}-{mode}"),
         nodes_file=nodes_file,
         mode=mode,
         # Thousands of simulated nodes take minutes to register on two cores.
@@ -313,10 +330,14 @@ def run_mode(
     operator = None
     try:
         if mode in MUSTER_MODES:
-            operator = OperatorProcess(cluster, WORK_DIR / "operator.log")
+            operator = OperatorProcess(
+                cluster, setup.work_dir / "operator.log", setup.operator_flags
+            )
             operator.start()
         figures = asyncio.run(
-            measure(mode, cluster, workload, params, operator.pid if operator else None)
+            measure(
+                mode, cluster, workload, params, operator.pid if operator else None, setup=setup
+            )
         )
         if operator is not None:
             # An operator that ended during the run has no /metrics left to read.
@@ -343,6 +364,8 @@ async def measure(
     workload: list[GangJob],
     params: Parameters,
     operator_pid: int | None,
+    *,
+    setup: Setup,
 ) -> dict[str, Any]:
     """Submit the burst, watch it until it settles, and gather every figure."""
     api = await ApiClient.from_kubeconfig(cluster.kubeconfig)
@@ -353,7 +376,8 @@ async def measure(
     async with api:
         await create_namespace(api)
         if mode in KUEUE_MODES:
-            await create_queue(api, params, topology=mode not in MUSTER_MODES)
+            levels = () if mode in MUSTER_MODES else setup.kueue_levels
+            await create_queue(api, params, levels=levels)
         watches = [follow_pods]
         watches += [follow_muster_gangs] if mode in MUSTER_MODES else []
         watches += [follow_kueue_workloads] if mode in KUEUE_MODES else []
@@ -375,11 +399,12 @@ async def measure(
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         rolled_back = await rollback_reasons(api, NAMESPACE) if operator_pid else {}
+        settled = await setup.after_settle(api) if setup.after_settle else {}
 
-    figures = summarize(timeline, started_at=start, ended_at=end)
+    figures = summarize(timeline, started_at=start, ended_at=end) | settled
     figures["submitted_in_s"] = round(submitted, 3)
     figures["ended_because"] = ended_because
-    figures["processes"] = processes(before, after)
+    figures["processes"] = spent(before, after)
     # The machine is shared: what else ran shows in the load when the burst began.
     figures["load_average_1m_at_start"] = round(load_before, 2)
     calls = count_requests_in_file(cluster.audit_log, start=wall_start, end=wall_end)
@@ -419,13 +444,14 @@ async def create_namespace(api: ApiClient) -> None:
         await asyncio.sleep(0.2)
 
 
-async def create_queue(api: ApiClient, params: Parameters, *, topology: bool) -> None:
-    """Kueue's queue for the burst (bench/kueue.py), once Kueue admits into it."""
+async def create_queue(api: ApiClient, params: Parameters, *, levels: Sequence[str]) -> None:
+    """Kueue's queue for the burst (bench/kueue.py), once Kueue admits into it; with
+    ``levels``, its topology-aware scheduling on."""
     manifests = kueue.queue_manifests(
         namespace=NAMESPACE,
         nodes=params.nodes,
         gpus_per_node=params.gpus_per_node,
-        topology=topology,
+        levels=levels,
     )
     for manifest in manifests:
         await api.create(kueue.collection_path(manifest), manifest)
@@ -465,17 +491,6 @@ async def settle(timeline: Timeline, start: float, params: Parameters) -> str:
             return f"no pod bound or started for {params.settle_s:.0f}s"
         if now - start > params.timeout_s:
             return f"timed out after {params.timeout_s:.0f}s"
-
-
-def processes(before: dict[str, Usage], after: dict[str, Usage]) -> dict[str, dict[str, float]]:
-    """CPU seconds each process spent during the run, and its peak memory so far."""
-    return {
-        name: {
-            "cpu_seconds": round(after[name].cpu_seconds - before[name].cpu_seconds, 2),
-            "peak_rss_mib": round(after[name].peak_rss_bytes / 2**20, 1),
-        }
-        for name in after
-    }
 
 
 if __name__ == "__main__":

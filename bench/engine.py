@@ -255,13 +255,27 @@ def apply(state: ClusterState, objects: Iterator[Obj] | list[Obj]) -> None:
             state.apply("Pod", obj)
 
 
+def settle(state: ClusterState, objects: list[Obj]) -> None:
+    """Write the first cycle's statuses back, as the operator's writer would: every
+    running gang then has the status it should, and the cycles after find nothing to
+    do for it (`Carried.quiet`), as on a live cluster between events."""
+    written = cycle(state).plan.statuses
+    for obj in objects:
+        metadata = obj.get("metadata") or {}
+        key = GroupKey(metadata.get("namespace", ""), metadata.get("name", ""))
+        if "schedulingPolicy" in obj.get("spec", {}) and key in written:
+            state.apply("PodGroup", {**obj, "status": written[key]})
+
+
 def base_state(fill: float = 1.0, *, labelled: bool = False) -> tuple[ClusterState, list[Obj]]:
+    """The snapshot, its running gangs settled (`settle`)."""
     state = ClusterState()
     nodes = [node_object(index) for index in range(NODES)]
     for obj in nodes:
         state.apply("Node", obj)
     objects = list(bound_workload(fill, labelled=labelled))
     apply(state, objects)
+    settle(state, objects)
     return state, [*nodes, *objects]
 
 
@@ -775,18 +789,10 @@ def measure_quiet_cycle(figures: dict[str, Any], repeats: int = 9) -> None:
     one small gang waiting. Measured as it comes, and as the first cycle after a node
     is added (the node table is rebuilt).
 
-    The first cycle's statuses are written back, as the operator's writer would:
-    every running gang then has the status it should, and the cycles after find
-    nothing to do for it (`Carried.quiet`)."""
-    state, objects = base_state()
+    The running gangs are settled (`base_state`)."""
+    state, _ = base_state()
     apply(state, pending_gang("quiet", 8, cpu="1", memory="1Gi"))
     admitted = sum(group.admitted for group in state.groups.values())
-    written = cycle(state).plan.statuses
-    for obj in objects:
-        metadata = obj.get("metadata") or {}
-        key = GroupKey(metadata.get("namespace", ""), metadata.get("name", ""))
-        if "schedulingPolicy" in obj.get("spec", {}) and key in written:
-            state.apply("PodGroup", {**obj, "status": written[key]})
     cycle(state)  # warm
 
     steady = sampled(lambda: cycle(state), repeats, 1)

@@ -18,7 +18,7 @@ the nodes do not have; whatever else it holds back, it holds for where pods can 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -60,19 +60,20 @@ def _quantity(value: Fraction) -> str:
 
 
 def queue_manifests(
-    *, namespace: str, nodes: int, gpus_per_node: int, topology: bool
+    *, namespace: str, nodes: int, gpus_per_node: int, levels: Sequence[str]
 ) -> list[dict[str, Any]]:
-    """The objects of the queue, in the order they must be created."""
+    """The objects of the queue, in the order they must be created; with ``levels``
+    (node label keys, widest first) the flavor names a Topology of them."""
     flavor: dict[str, Any] = {"nodeLabels": NODE_LABELS}
     made: list[dict[str, Any]] = []
-    if topology:
+    if levels:
         flavor["topologyName"] = NAME
         made.append(
             {
                 "apiVersion": API_VERSION,
                 "kind": "Topology",
                 "metadata": {"name": NAME},
-                "spec": {"levels": [{"nodeLabel": label} for label in TOPOLOGY_LEVELS]},
+                "spec": {"levels": [{"nodeLabel": label} for label in levels]},
             }
         )
     resources = [

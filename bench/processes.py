@@ -43,3 +43,14 @@ def _status_kib(pid: int) -> dict[str, int]:
         if key in ("VmHWM", "VmRSS"):
             values[key] = int(rest.split()[0])
     return values
+
+
+def spent(before: dict[str, Usage], after: dict[str, Usage]) -> dict[str, dict[str, float]]:
+    """CPU seconds each process spent between two readings, and its peak memory so far."""
+    return {
+        name: {
+            "cpu_seconds": round(after[name].cpu_seconds - before[name].cpu_seconds, 2),
+            "peak_rss_mib": round(after[name].peak_rss_bytes / 2**20, 1),
+        }
+        for name in after
+    }

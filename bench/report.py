@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench import growth_report, memory_report
+from bench import growth_report, levels_report, memory_report
 from bench.sections import DOCS, ROOT, begin_marker, end_marker, replace_section
 
 RESULTS_DIR = ROOT / "bench" / "results"
@@ -366,7 +366,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     sources = [Path(argument) for argument in arguments] or [
         *sorted(RESULTS_DIR.glob("e2e*.json")),
-        *(report.RESULTS for report in (growth_report, memory_report) if report.RESULTS.exists()),
+        *(
+            report.RESULTS
+            for report in (growth_report, memory_report, levels_report)
+            if report.RESULTS.exists()
+        ),
     ]
     for source in sources:
         results = json.loads(source.read_text())
@@ -374,6 +378,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             growth_report.write(results)
         elif source.name == memory_report.NAME:
             memory_report.write(results)
+        elif source.name == levels_report.NAME:
+            levels_report.write(results)
         else:
             write_docs(results, source.name)
         print(f"{DOCS}: section of {source.name} regenerated")

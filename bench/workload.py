@@ -12,7 +12,8 @@ manifests for each mode, so every mode schedules exactly the same demand:
   topology-aware scheduling: a zone constraint becomes the PodSet annotation
   ``podset-required-topology``; the other Jobs prefer one node
   (``podset-preferred-topology`` on the hostname), which Kueue widens to a zone, then
-  to the whole cluster, when they do not fit.
+  to the whole cluster, when they do not fit. A Job that names its own preferred
+  level (bench/levels.py) prefers that one instead, in Kueue and in Muster alike.
 - ``kueue-muster``: the same Jobs queued in Kueue and opted in to Muster as in
   ``muster``; Kueue only keeps the quota (bench/kueue.py: its flavor has no topology).
 
@@ -28,7 +29,12 @@ from typing import Any, Literal, get_args
 
 from hack.kueue import QUEUE_NAME_LABEL
 
-from muster.api.constants import MIN_COUNT_ANNOTATION, POLICY_GANG, POLICY_LABEL
+from muster.api.constants import (
+    MIN_COUNT_ANNOTATION,
+    POLICY_GANG,
+    POLICY_LABEL,
+    TOPOLOGY_PREFERRED_ANNOTATION,
+)
 from muster.api.constants import TOPOLOGY_KEY_ANNOTATION as MUSTER_TOPOLOGY_ANNOTATION
 
 Mode = Literal["plain", "muster", "native", "kueue", "kueue-muster"]
@@ -62,6 +68,9 @@ class GangJob:
     size: int
     gpus_per_pod: int
     topology_key: str | None
+    # The narrowest level it would rather sit in (a node label key), for the modes that
+    # know levels: Muster's `topology-preferred`, Kueue's `podset-preferred-topology`.
+    preferred_key: str | None = None
 
     @property
     def gpus(self) -> int:
@@ -107,13 +116,15 @@ def job_manifest(job: GangJob, mode: Mode, *, namespace: str, hold: str) -> dict
     if mode == "kueue":
         if job.topology_key:
             template_annotations[KUEUE_REQUIRED_TOPOLOGY] = job.topology_key
-        else:
-            template_annotations[KUEUE_PREFERRED_TOPOLOGY] = HOSTNAME_KEY
+        if job.preferred_key or not job.topology_key:
+            template_annotations[KUEUE_PREFERRED_TOPOLOGY] = job.preferred_key or HOSTNAME_KEY
     if mode in MUSTER_MODES:
         labels[POLICY_LABEL] = POLICY_GANG
         annotations[MIN_COUNT_ANNOTATION] = str(job.size)
         if job.topology_key:
             annotations[MUSTER_TOPOLOGY_ANNOTATION] = job.topology_key
+        if job.preferred_key:
+            annotations[TOPOLOGY_PREFERRED_ANNOTATION] = job.preferred_key
     elif mode == "native":
         scheduling: dict[str, Any] = {"schedulingPolicy": {"gang": {"minCount": job.size}}}
         if job.topology_key:

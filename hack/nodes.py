@@ -17,8 +17,11 @@ from typing import Any
 RACK_LABEL = "topology.muster.dev/rack"
 
 
-def gpu_node(name: str, *, zone: str, rack: str, gpus: int) -> dict[str, Any]:
-    """One simulated GPU node, labelled with its zone, rack and hostname."""
+def gpu_node(
+    name: str, *, zone: str, rack: str, gpus: int, labels: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """One simulated GPU node, labelled with its zone, rack and hostname, and ``labels``
+    (deeper topologies name their own levels)."""
     capacity = {"cpu": "32", "memory": "256Gi", "pods": "110", "nvidia.com/gpu": str(gpus)}
     return {
         "apiVersion": "v1",
@@ -33,6 +36,7 @@ def gpu_node(name: str, *, zone: str, rack: str, gpus: int) -> dict[str, Any]:
                 "type": "kwok",
                 "topology.kubernetes.io/zone": zone,
                 RACK_LABEL: rack,
+                **(labels or {}),
             },
         },
         "status": {"capacity": capacity, "allocatable": capacity},

@@ -2,7 +2,9 @@
 
 Seeded random gang Jobs mix hostname and zone anti-affinity, zone spread, required
 affinity (to anchor pods, or of a gang to itself), nodeSelectors, taints and
-tolerations, and PodGroup zone constraints, on twelve simulated nodes in three zones.
+tolerations, PodGroup zone constraints, preferred topology levels (one block, or one
+node) and slices (every N consecutive workers of an Indexed Job on one node, or in one
+block), on twelve simulated nodes in three zones of two blocks.
 They run in batches; in each, every gang Muster releases must bind exactly where its
 plan (`status.plan`) put it, with no FailedScheduling event for any pinned pod, no
 rollback, and no partially bound gang (the gang observer watches throughout). The final
@@ -20,7 +22,7 @@ import json
 import random
 import time
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pytest
@@ -50,6 +52,12 @@ ZONE = "topology.kubernetes.io/zone"
 DISK = "e2e.muster.dev/disk"
 DEDICATED = "e2e.muster.dev/dedicated"
 ANCHOR = "e2e.muster.dev/anchor"
+BLOCK = "e2e.muster.dev/block"
+LEVELS = (ZONE, BLOCK, HOSTNAME)
+PREFERRED_ANNOTATION = "scheduling.muster.dev/topology-preferred"
+SLICE_ANNOTATION = "scheduling.muster.dev/topology-slice"
+SLICE_SIZE_ANNOTATION = "scheduling.muster.dev/topology-slice-size"
+INDEX = "batch.kubernetes.io/job-completion-index"
 TOPOLOGY_ANNOTATION = "scheduling.muster.dev/topology-key"
 MIN_COUNT_ANNOTATION = "scheduling.muster.dev/min-count"
 
@@ -71,8 +79,8 @@ class Layout:
 
 
 def build_layout(kubectl: Kubectl, namespace: str, pool: NodePool) -> Layout:
-    """3 zones x 4 nodes of 4 GPUs; 2 SSD nodes and 1 dedicated (tainted) node per zone;
-    anchor pods on one node of the first zone and one of the second."""
+    """3 zones x 2 blocks x 2 nodes of 4 GPUs; 2 SSD nodes and 1 dedicated (tainted)
+    node per zone; anchor pods on one node of the first zone and one of the second."""
     zone_of: dict[str, str] = {}
     labels_of: dict[str, dict[str, str]] = {}
     dedicated: set[str] = set()
@@ -80,6 +88,7 @@ def build_layout(kubectl: Kubectl, namespace: str, pool: NodePool) -> Layout:
         zone = f"{pool.name}-z{z}"
         for j in range(NODES_PER_ZONE):
             labels = {DISK: "ssd"} if j % 2 == 0 else {}
+            labels[BLOCK] = f"{zone}-b{j // 2}"
             taints = (
                 [{"key": DEDICATED, "value": "infer", "effect": "NoSchedule"}] if j == 3 else []
             )
@@ -134,6 +143,8 @@ class Gang:
     ssd: bool  # nodeSelector disk=ssd
     tolerates: bool  # tolerates the dedicated taint
     one_zone: bool  # PodGroup zone constraint
+    preferred: str | None = None  # the narrowest topology level it prefers
+    slicing: tuple[str, int] | None = None  # slices: level and size (an Indexed Job)
 
     def features(self) -> str:
         parts = [f"{self.workers}x{self.gpus}gpu"]
@@ -153,6 +164,10 @@ class Gang:
             parts.append(f"spread{self.spread_skew}")
         if self.anchor_key is not None:
             parts.append(f"anchor-{'host' if self.anchor_key == HOSTNAME else 'zone'}")
+        if self.preferred is not None:
+            parts.append(f"prefers-{_level_word(self.preferred)}")
+        if self.slicing is not None:
+            parts.append(f"slices-{self.slicing[1]}-per-{_level_word(self.slicing[0])}")
         return " ".join(parts)
 
     def job(self, pool: NodePool) -> dict[str, Any]:
@@ -186,7 +201,12 @@ class Gang:
             annotations[TOPOLOGY_ANNOTATION] = ZONE
         if self.min_count != self.workers:
             annotations[MIN_COUNT_ANNOTATION] = str(self.min_count)
-        return gang_job(
+        if self.preferred is not None:
+            annotations[PREFERRED_ANNOTATION] = self.preferred
+        if self.slicing is not None:
+            annotations[SLICE_ANNOTATION] = self.slicing[0]
+            annotations[SLICE_SIZE_ANNOTATION] = str(self.slicing[1])
+        job = gang_job(
             self.name,
             pool,
             workers=self.workers,
@@ -202,10 +222,20 @@ class Gang:
             affinity=affinity or None,
             topology_spread=spread,
         )
+        if self.slicing is not None:
+            job["spec"]["completionMode"] = "Indexed"
+        return job
+
+
+def _level_word(key: str) -> str:
+    return {ZONE: "zone", BLOCK: "block", HOSTNAME: "node"}[key]
 
 
 def random_gangs(seed: int, count: int) -> list[Gang]:
+    """The gangs; their preferred levels and slices are drawn apart (`levels`), so the
+    rest of each gang is as the seed always made it."""
     rng = random.Random(seed)
+    levels = random.Random(seed + 1)
     gangs = []
     for i in range(count):
         workers = rng.randint(2, 5)
@@ -226,15 +256,31 @@ def random_gangs(seed: int, count: int) -> list[Gang]:
                 one_zone=rng.random() < 0.25,
             )
         )
+        gangs[-1] = with_levels(gangs[-1], levels)
     return gangs
+
+
+def with_levels(gang: Gang, rng: random.Random) -> Gang:
+    """The gang with, sometimes, a preferred level (one block or one node) and slices
+    (of a size dividing minCount, per node or per block, no wider than the preference)."""
+    preferred = rng.choice((BLOCK, HOSTNAME)) if rng.random() < 0.35 else None
+    sizes = [size for size in range(2, gang.min_count + 1) if gang.min_count % size == 0]
+    slicing = None
+    if sizes and rng.random() < 0.35:
+        key = HOSTNAME if preferred == HOSTNAME else rng.choice((BLOCK, HOSTNAME))
+        slicing = (key, rng.choice(sizes))
+    return replace(gang, preferred=preferred, slicing=slicing)
 
 
 # ---- what the placement must satisfy, checked directly --------------------------------
 
 
-def placement_problems(gang: Gang, placement: dict[str, str], layout: Layout) -> list[str]:
-    """The gang's rules, on the nodes its bound pods are on (pod -> node)."""
-    problems = []
+def placement_problems(
+    gang: Gang, placement: dict[str, str], layout: Layout, indexes: dict[str, int]
+) -> list[str]:
+    """The gang's rules, on the nodes its bound pods are on (pod -> node); `indexes`:
+    each pod's completion index (for slices)."""
+    problems = slice_problems(gang, placement, layout, indexes)
     nodes = list(placement.values())
     zones = [layout.zone_of[node] for node in nodes]
     for pod, node in placement.items():
@@ -254,14 +300,48 @@ def placement_problems(gang: Gang, placement: dict[str, str], layout: Layout) ->
         problems.append(f"zone-anti-affine pods share zones: {sorted(zones)}")
     if (gang.together or gang.one_zone) and len(set(zones)) > 1:
         problems.append(f"pods meant for one zone are in {sorted(set(zones))}")
-    if gang.spread_skew is not None and placement:
-        # Every zone has nodes the pods' nodeSelector admits (taints are ignored by
-        # default in the skew), so every zone is a domain.
-        per_zone = Counter(zones)
-        counts = [per_zone.get(zone, 0) for zone in sorted(layout.zones())]
-        if max(counts) - min(counts) > gang.spread_skew:
-            problems.append(f"zone skew {max(counts) - min(counts)} > {gang.spread_skew}: {counts}")
-    return problems
+    skew = skew_problem(gang, zones, layout)
+    return problems if skew is None else [*problems, skew]
+
+
+def skew_problem(gang: Gang, zones: list[str], layout: Layout) -> str | None:
+    """The gang's zone spread, as written, over the zones its pods are in. Every zone
+    has nodes the pods' nodeSelector admits (taints are ignored by default in the
+    skew), so every zone is a domain."""
+    if gang.spread_skew is None or not zones:
+        return None
+    per_zone = Counter(zones)
+    counts = [per_zone.get(zone, 0) for zone in sorted(layout.zones())]
+    if max(counts) - min(counts) > gang.spread_skew:
+        return f"zone skew {max(counts) - min(counts)} > {gang.spread_skew}: {counts}"
+    return None
+
+
+def slice_problems(
+    gang: Gang, placement: dict[str, str], layout: Layout, indexes: dict[str, int]
+) -> list[str]:
+    """Each slice of the gang's bound pods (by completion index) on one node or block."""
+    if gang.slicing is None:
+        return []
+    key, size = gang.slicing
+    domains: dict[int, set[str]] = {}
+    for pod, node in placement.items():
+        domains.setdefault(indexes[pod] // size, set()).add(layout.labels_of[node][key])
+    return [
+        f"slice {index} ({size} per {_level_word(key)}) spans {sorted(found)}"
+        for index, found in sorted(domains.items())
+        if len(found) > 1
+    ]
+
+
+def whole_slices(gang: Gang, chosen: tuple[str, ...], layout: Layout) -> bool:
+    """Whether minCount pods on these nodes can be cut into the gang's slices, each on
+    one node or in one block: every domain holds whole slices."""
+    if gang.slicing is None:
+        return True
+    key, size = gang.slicing
+    per_domain = Counter(layout.labels_of[name][key] for name in chosen)
+    return all(count % size == 0 for count in per_domain.values())
 
 
 def confirm_infeasible(
@@ -276,7 +356,9 @@ def confirm_infeasible(
     The gang is wholly gated, with no pod bound; and a brute force over the nodes, judged
     by the unit tests' independent reading of kube-scheduler's filters (GPUs, taints,
     selector, the PodGroup's zone, then inter-pod rules by `find_order`), finds no
-    placement of minCount of its pods beside the pods bound in the namespace. Pods that
+    placement of minCount of its pods beside the pods bound in the namespace, in whole
+    slices for a sliced gang (its pods are alike: which goes where is immaterial) and
+    within its zone spread as written (see `placement_problems`). Pods that
     have finished since are counted as running: they were when Muster decided.
     """
     assert pods, f"{gang.name} has no pods"
@@ -298,6 +380,10 @@ def confirm_infeasible(
     for chosen in itertools.combinations_with_replacement(usable, gang.min_count):
         if gang.one_zone and len({layout.zone_of[name] for name in chosen}) > 1:
             continue
+        if not whole_slices(gang, chosen, layout):
+            continue
+        if skew_problem(gang, [layout.zone_of[name] for name in chosen], layout) is not None:
+            continue  # kube-scheduler cannot judge it on pinned pods; the plan must
         if any(Counter(chosen)[name] * gang.gpus > free[name] for name in set(chosen)):
             continue
         planned = [
@@ -476,6 +562,47 @@ def test_random_inter_pod_gangs_bind_exactly_where_muster_planned(
 ) -> None:
     layout = build_layout(kubectl, namespace, pool)
     gangs = random_gangs(SEED, GANGS)
+    operator.restart(f"--topology-levels={','.join(LEVELS)}")
+    try:
+        run_batches(kubectl, namespace, pool, layout, gangs)
+    finally:
+        operator.restart()
+
+
+def bound_members(pods: list[dict[str, Any]]) -> dict[str, str]:
+    return {p["metadata"]["name"]: p["spec"]["nodeName"] for p in pods if p["spec"].get("nodeName")}
+
+
+def admitted_problems(
+    gang: Gang, group: dict[str, Any], pods: list[dict[str, Any]], layout: Layout
+) -> list[str]:
+    """What is wrong with an admitted gang: pods bound off its plan, fewer bound than
+    minCount, or its rules and slices broken where they are bound."""
+    plan: dict[str, str] = group["status"]["plan"]
+    placement = bound_members(pods)
+    problems = []
+    elsewhere = {
+        pod: (node, plan.get(pod)) for pod, node in placement.items() if plan.get(pod) != node
+    }
+    if elsewhere:
+        problems.append(f"{gang.name} bound off its plan (pod: (bound, planned)): {elsewhere}")
+    if len(placement) < gang.min_count:
+        problems.append(f"{gang.name}: {len(placement)} bound, minCount {gang.min_count}")
+    indexes = {
+        p["metadata"]["name"]: int(p["metadata"]["labels"][INDEX])
+        for p in pods
+        if INDEX in (p["metadata"].get("labels") or {})
+    }
+    return problems + [
+        f"{gang.name} ({gang.features()}): {p}"
+        for p in placement_problems(gang, placement, layout, indexes)
+    ]
+
+
+def run_batches(
+    kubectl: Kubectl, namespace: str, pool: NodePool, layout: Layout, gangs: list[Gang]
+) -> None:
+    """Every batch of gangs, judged; the summary printed, and every problem asserted."""
     admitted: list[str] = []
     held: list[str] = []
     problems: list[str] = []
@@ -494,28 +621,9 @@ def test_random_inter_pod_gangs_bind_exactly_where_muster_planned(
                 bound = [p for p in snapshot.pods if p["spec"].get("nodeName")]
                 confirm_infeasible(gang, group, pods, layout, bound)
                 continue
-            plan: dict[str, str] = group["status"]["plan"]
-            placement = {
-                p["metadata"]["name"]: p["spec"]["nodeName"]
-                for p in pods
-                if p["spec"].get("nodeName")
-            }
+            placement = bound_members(pods)
             admitted.append(f"{gang.name} ({gang.features()}): {sorted(placement.values())}")
-            elsewhere = {
-                pod: (node, plan.get(pod))
-                for pod, node in placement.items()
-                if plan.get(pod) != node
-            }
-            if elsewhere:
-                problems.append(
-                    f"{gang.name} bound off its plan (pod: (bound, planned)): {elsewhere}"
-                )
-            if len(placement) < gang.min_count:
-                problems.append(f"{gang.name}: {len(placement)} bound, minCount {gang.min_count}")
-            problems += [
-                f"{gang.name} ({gang.features()}): {p}"
-                for p in placement_problems(gang, placement, layout)
-            ]
+            problems += admitted_problems(gang, group, pods, layout)
         problems += [f"FailedScheduling {e}" for e in failed_scheduling(kubectl, namespace)]
         problems += [f"RolledBack {e}" for e in rolled_back(kubectl, namespace)]
         if problems:

@@ -18,13 +18,9 @@ from tests.e2e.harness import (
     wait_all_bound,
     wait_for_reason,
 )
+from tests.e2e.levels import BLOCK, PREFERRED, RACK, ZONE
 
 pytestmark = pytest.mark.e2e
-
-ZONE = "topology.kubernetes.io/zone"
-BLOCK = "example.com/block"
-RACK = "example.com/rack"
-PREFERRED = "scheduling.muster.dev/topology-preferred"
 
 
 def test_a_gang_takes_one_rack_else_one_block_and_never_leaves_its_zone(

@@ -50,3 +50,8 @@ app.kubernetes.io/name: {{ include "muster.operator" . }}
 {{- define "muster.user" -}}
 system:serviceaccount:{{ .Release.Namespace }}:{{ include "muster.operator" . }}
 {{- end -}}
+
+{{/* The dashboard's read-only ClusterRole, and its Service (with dashboard.enabled). */}}
+{{- define "muster.dashboard" -}}
+{{- include "muster.fullname" . }}-dashboard
+{{- end -}}

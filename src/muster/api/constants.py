@@ -35,6 +35,13 @@ DISRUPTION_MODE_ANNOTATION: Final = f"{GROUP}/disruption-mode"
 # The narrowest topology level a gang prefers (a node label key), on a PodGroup, a
 # Workload (for each of its PodGroups) or an opted-in Job.
 TOPOLOGY_PREFERRED_ANNOTATION: Final = f"{GROUP}/topology-preferred"
+# Slices, in the same places: every N consecutive members (`-slice-size`) in one domain
+# of a node label key (`-slice`), inside the gang's required or preferred domain.
+TOPOLOGY_SLICE_ANNOTATION: Final = f"{GROUP}/topology-slice"
+TOPOLOGY_SLICE_SIZE_ANNOTATION: Final = f"{GROUP}/topology-slice-size"
+# What orders a Job's pods into slices: the completion index of an Indexed Job's pod
+# (an annotation on every such pod, and a label since Kubernetes 1.28).
+COMPLETION_INDEX_KEY: Final = "batch.kubernetes.io/job-completion-index"
 
 # Start-time estimates: how long pods run. The first is declared by users on a Job,
 # PodGroup or pod; the second is how a Job's activeDeadlineSeconds reaches its PodGroup;

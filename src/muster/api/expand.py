@@ -135,7 +135,7 @@ def template_names(workload: Mapping[str, Any]) -> str:
 
 def expand_workload(workload: Mapping[str, Any]) -> list[dict[str, Any]]:
     """One PodGroup per template of a user's Workload, owned by the Workload; each
-    carries the Workload's preferred topology level, if it has one."""
+    carries the Workload's topology annotations (preferred level, slices), if any."""
     metadata = workload["metadata"]
     name: str = metadata["name"]
     owner = _owner_reference(API_VERSION, WORKLOAD_KIND, metadata)

@@ -34,6 +34,7 @@ from muster.api.priority import priority_class_not_found
 from muster.api.problems import Problem, join_path
 from muster.api.references import WorkloadLookup, workload_ref_problems
 from muster.api.rules import rule_for
+from muster.api.slices import GangShape, slice_problems
 
 PriorityClassLookup = Callable[[str], bool]
 """Answers whether a PriorityClass of that name exists."""
@@ -53,6 +54,7 @@ def validate_pod_group(
     ``topology_levels`` (the operator's) the check of a preferred level against them."""
     problems = _schema_and_rules(POD_GROUP_KIND, pod_group, old)
     problems.extend(preference_problems(pod_group, topology_levels, old))
+    problems.extend(slice_problems(pod_group, [_gang_of(pod_group)], topology_levels, old))
     if workloads is not None and old is None and not problems:
         problems.extend(workload_ref_problems(pod_group, workloads))
     spec = pod_group.get("spec")
@@ -81,7 +83,8 @@ def validate_workload(
     """Every problem of a Workload (the names of the PodGroups it makes included: a
     CEL rule of its schema checks them; and the preferred topology level)."""
     problems = _schema_and_rules(WORKLOAD_KIND, workload, old)
-    return problems + preference_problems(workload, topology_levels, old)
+    problems.extend(preference_problems(workload, topology_levels, old))
+    return problems + slice_problems(workload, _templates_of(workload), topology_levels, old)
 
 
 def validate_job(
@@ -95,7 +98,11 @@ def validate_job(
         opt_in = read_job_opt_in(job)
     except OptInError as error:
         return list(error.problems) + preference_problems(job, topology_levels, old)
-    return [] if opt_in is None else preference_problems(job, topology_levels, old)
+    if opt_in is None:
+        return []
+    gang = GangShape(opt_in.min_count, opt_in.topology_key, "the Job")
+    problems = preference_problems(job, topology_levels, old)
+    return problems + slice_problems(job, [gang], topology_levels, old)
 
 
 def validate_object(
@@ -119,6 +126,35 @@ def validate_object(
     if kind == WORKLOAD_KIND:
         return validate_workload(manifest, topology_levels=levels)
     return [Problem("kind", f"unknown kind {json.dumps(kind)} in {GROUP}")]
+
+
+def _gang_of(template: Mapping[str, Any], where: str = "the gang") -> GangShape:
+    """The minCount and required key of a PodGroup's spec or a Workload's template
+    (what is malformed the schema reports; here it is only absent)."""
+    spec = template.get("spec", template)
+    spec = spec if isinstance(spec, Mapping) else {}
+    policy = spec.get("schedulingPolicy")
+    gang = policy.get("gang") if isinstance(policy, Mapping) else None
+    min_count = gang.get("minCount") if isinstance(gang, Mapping) else None
+    constraints = spec.get("schedulingConstraints")
+    topology = constraints.get("topology") if isinstance(constraints, Mapping) else None
+    first = topology[0] if isinstance(topology, list) and topology else None
+    key = first.get("key") if isinstance(first, Mapping) else None
+    return GangShape(
+        min_count if isinstance(min_count, int) and min_count > 0 else None,
+        key if isinstance(key, str) else None,
+        where,
+    )
+
+
+def _templates_of(workload: Mapping[str, Any]) -> list[GangShape]:
+    spec = workload.get("spec")
+    templates = spec.get("podGroupTemplates") if isinstance(spec, Mapping) else None
+    return [
+        _gang_of(template, f"template {template.get('name')}")
+        for template in (templates if isinstance(templates, list) else [])
+        if isinstance(template, Mapping)
+    ]
 
 
 def _schema_and_rules(

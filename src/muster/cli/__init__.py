@@ -16,7 +16,7 @@ from importlib import import_module
 import muster.operator  # noqa: F401
 
 # Subcommand modules, in the order `muster --help` lists them.
-SUBCOMMANDS: tuple[str, ...] = ("run", "simulate", "validate", "explain", "replay")
+SUBCOMMANDS: tuple[str, ...] = ("run", "simulate", "validate", "explain", "dashboard", "replay")
 
 
 def build_parser() -> argparse.ArgumentParser:

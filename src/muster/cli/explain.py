@@ -24,9 +24,10 @@ from muster.api.times import rfc3339
 from muster.client.kube import KubeError, connect
 from muster.operator.config import ENGINE_FIELDS, add_arguments, engine_config, from_arguments
 from muster.operator.controller import load_snapshot
+from muster.operator.dashboard.board import start_words
 from muster.scheduler import EngineConfig
 from muster.scheduler.decisions.results import CycleResult, Explanation, GroupKey, PodKey
-from muster.scheduler.forecast.estimate_words import clock_time, starts_in, waiting_for
+from muster.scheduler.forecast.estimate_words import waiting_for
 from muster.scheduler.forecast.forecast import Estimate, Forecast, forecast
 from muster.scheduler.memory.lifecycle import lifecycle_from
 from muster.scheduler.objects.conditions import condition
@@ -133,9 +134,7 @@ def render_devices(nodes: Sequence[NodeDevices]) -> str:
 
 def render_estimate(estimate: Estimate, ahead: Forecast, topology_key: str | None) -> str:
     """When the gang should start, and what it waits for, in words."""
-    start = starts_in(estimate, ahead.now, ahead.horizon)
-    if estimate.start is not None and start != "now":
-        start = f"{start} (at {clock_time(estimate.start)})"
+    start = start_words(estimate, ahead)
     verdict = ahead.first_cycle.verdicts.get(estimate.group)
     return f"\nStart:    {start}\nWaits for: {waiting_for(estimate, verdict, topology_key)}\n"
 
@@ -185,6 +184,12 @@ def _explanation(explanation: Explanation) -> list[str]:
         f"Nodes:    {nodes_line(explanation)}{EMPTY if explanation.never else ''}",
         "",
     ]
+    slices = explanation.slices
+    if slices is not None:
+        line = f"Slices:   of {slices.size} pods, each in one {slices.key} domain"
+        if slices.most is not None:
+            line += f"; none has room for one, at most {slices.most.fits} ({slices.most.domain})"
+        lines.insert(2, line)
     lines.extend(_table(("DOMAIN", "FITS"), [(d.domain, str(d.fits)) for d in explanation.domains]))
     if explanation.shortages:
         lines.append("")

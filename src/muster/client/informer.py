@@ -72,12 +72,8 @@ class Informer:
         watch_timeout: float = WATCH_TIMEOUT_SECONDS,
         on_expired: Callable[[], None] = lambda: None,
         on_error: Callable[[], None] = lambda: None,
-        optional: bool = False,
     ) -> None:
         self.kube = kube
-        # A collection the API server may not serve (an API of newer Kubernetes): while
-        # it answers 404, it counts as listed and empty, and is asked again later.
-        self.optional = optional
         self.path = path
         self.sink = sink
         self.query = dict(query or {})
@@ -109,10 +105,6 @@ class Informer:
                 self.resource_version = None
             except (KubeError, ValueError) as error:
                 delay = self.backoff.next()
-                if self.optional and isinstance(error, KubeError) and error.status == 404:
-                    self.synced.set()
-                    await asyncio.sleep(RETRY_MAX_SECONDS)
-                    continue
                 if isinstance(error, KubeError) and error.retry_after:
                     delay = max(delay, min(error.retry_after, RETRY_MAX_SECONDS))
                 logger.warning(

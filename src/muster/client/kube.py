@@ -409,6 +409,12 @@ async def get_or_none(kube: Kube, path: str) -> JsonObject | None:
         raise
 
 
+async def served(kube: Kube, api: str) -> bool:
+    """Whether the API server serves the group version at `api` (`/apis/GROUP/VERSION`):
+    an optional API, such as Kueue's, is watched only where it is installed."""
+    return await get_or_none(kube, api) is not None
+
+
 async def apply_object(kube: Kube, obj: JsonObject) -> JsonObject:
     """Create a cluster-scoped object, or replace it with this content if it exists."""
     api_version = str(obj["apiVersion"])

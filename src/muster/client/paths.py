@@ -22,12 +22,13 @@ BUDGETS = "/apis/policy/v1/poddisruptionbudgets"
 POD_GROUPS = f"/apis/{API_VERSION}/{POD_GROUP_PLURAL}"
 WORKLOADS = f"/apis/{API_VERSION}/{WORKLOAD_PLURAL}"
 JOBS = "/apis/batch/v1/jobs"
-RESOURCE_SLICES = "/apis/resource.k8s.io/v1/resourceslices"
-DEVICE_CLASSES = "/apis/resource.k8s.io/v1/deviceclasses"
-RESOURCE_CLAIMS = "/apis/resource.k8s.io/v1/resourceclaims"
-RESOURCE_CLAIM_TEMPLATES = "/apis/resource.k8s.io/v1/resourceclaimtemplates"
-# Collections an API server older than Kubernetes 1.34 does not serve.
-OPTIONAL = frozenset({RESOURCE_SLICES, DEVICE_CLASSES, RESOURCE_CLAIMS, RESOURCE_CLAIM_TEMPLATES})
+KUEUE_API = "/apis/kueue.x-k8s.io/v1beta2"  # served only where Kueue is installed
+KUEUE_TOPOLOGIES = f"{KUEUE_API}/topologies"
+RESOURCE_API = "/apis/resource.k8s.io/v1"  # Dynamic Resource Allocation, from 1.34 on
+RESOURCE_SLICES = f"{RESOURCE_API}/resourceslices"
+DEVICE_CLASSES = f"{RESOURCE_API}/deviceclasses"
+RESOURCE_CLAIMS = f"{RESOURCE_API}/resourceclaims"
+RESOURCE_CLAIM_TEMPLATES = f"{RESOURCE_API}/resourceclaimtemplates"
 
 
 def namespaced(collection: str, namespace: str, name: str = "") -> str:

@@ -25,12 +25,13 @@ import os
 from typing import Any
 
 import kopf
+from aiohttp import web
 from kopf._cogs.structs import credentials, references
 
 from muster.api.constants import GROUP
+from muster.client import paths
 from muster.client.informer import Informer
-from muster.client.kube import Kube, apply_object, connect
-from muster.client.paths import PRIORITY_CLASSES, WORKLOADS
+from muster.client.kube import Kube, apply_object, connect, served
 from muster.client.throttle import RateLimiter
 from muster.client.tls_buffers import limit_read_buffers
 from muster.operator.admission.certificate_keeper import (
@@ -39,9 +40,12 @@ from muster.operator.admission.certificate_keeper import (
     service_reference,
 )
 from muster.operator.admission.priority_classes import PriorityClassStore
+from muster.operator.admission.topology_levels import TopologyLevels
 from muster.operator.admission.workloads import WorkloadStore
 from muster.operator.config import OperatorConfig, topology_levels
 from muster.operator.controller import Controller, informer_of
+from muster.operator.dashboard.feed import Feed
+from muster.operator.dashboard.pages import build_app as dashboard_app
 from muster.operator.execution.bypass import BypassReporter
 from muster.operator.execution.events import EventRecorder
 from muster.operator.health import build_app, serve
@@ -100,6 +104,10 @@ class Operator:
         self.controller_task: asyncio.Task[None] | None = None
         self.priority_classes = PriorityClassStore()
         self.priority_informer: Informer | None = None
+        self.topology_levels = TopologyLevels(topology_levels(config.topology_levels))
+        self.topology_informer: Informer | None = None
+        self.kueue = False  # whether Kueue's API is served (its Topologies then watched)
+        self.devices = False  # whether Dynamic Resource Allocation's is (its objects then)
         self.workloads: WorkloadStore | None = None
         self.workload_informer: Informer | None = None
         self.bypass: BypassReporter | None = None
@@ -117,6 +125,8 @@ class Operator:
         for informer in (self.priority_informer, self.workload_informer):
             if informer is None or not informer.synced.is_set():
                 return False
+        if self.topology_informer is not None and not self.topology_informer.synced.is_set():
+            return False
         return self.controller is None or self.controller.synced
 
     async def run(self) -> int:
@@ -130,7 +140,10 @@ class Operator:
             self.config.health_host,
             self.config.health_port,
         )
+        self.kueue = await served(kube, paths.KUEUE_API)
+        self.devices = await served(kube, paths.RESOURCE_API)
         informer_tasks = self._start_informers(kube)
+        dashboard = await self._dashboard(kube)
         self.bypass = BypassReporter(kube, EventRecorder(kube, instance=self.config.identity))
         kopf_task = asyncio.create_task(self._run_kopf(), name="kopf")
         stopping = asyncio.create_task(self.stop_requested.wait(), name="stop requested")
@@ -160,6 +173,7 @@ class Operator:
                 *informer_tasks,
                 certificates_task,
                 stopping,
+                dashboard[0] if dashboard else None,
             ):
                 if task is not None:
                     task.cancel()
@@ -169,19 +183,41 @@ class Operator:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(SHUTDOWN_SECONDS):
                     await health.cleanup()
+                    if dashboard:
+                        await dashboard[1].cleanup()
                     await kube.close()
             logger.info("stopped")
 
-    def _start_informers(self, kube: Kube) -> tuple[asyncio.Task[None], asyncio.Task[None]]:
-        """The PriorityClasses and Workloads that every replica's webhooks read."""
+    def _start_informers(self, kube: Kube) -> list[asyncio.Task[None]]:
+        """The PriorityClasses, Workloads and Kueue Topologies that every replica's
+        webhooks read."""
         self.priority_informer = informer_of(
-            kube, (PRIORITY_CLASSES, {}, self.priority_classes), self.config, self.metrics
+            kube, (paths.PRIORITY_CLASSES, {}, self.priority_classes), self.config, self.metrics
         )
         priority_task = asyncio.create_task(self.priority_informer.run(), name="priorities")
         self.workloads = WorkloadStore(kube)
-        self.workload_informer = Informer(kube, WORKLOADS, self.workloads, on_change=lambda: None)
+        self.workload_informer = Informer(
+            kube, paths.WORKLOADS, self.workloads, on_change=lambda: None
+        )
         workload_task = asyncio.create_task(self.workload_informer.run(), name="workloads")
-        return priority_task, workload_task
+        if not self.kueue:
+            return [priority_task, workload_task]
+        self.topology_informer = informer_of(
+            kube, (paths.KUEUE_TOPOLOGIES, {}, self.topology_levels), self.config, self.metrics
+        )
+        topology_task = asyncio.create_task(self.topology_informer.run(), name="topologies")
+        return [priority_task, workload_task, topology_task]
+
+    async def _dashboard(self, kube: Kube) -> tuple[asyncio.Task[None], web.AppRunner] | None:
+        """The read-only page, when `--dashboard-port` asks for it: watches of its own
+        (on every replica, leader or not), and its own port."""
+        if not self.config.dashboard_port:
+            return None
+        feed = Feed(kube, self.config, metrics=self.metrics)
+        runner = await serve(
+            dashboard_app(feed), self.config.dashboard_host, self.config.dashboard_port
+        )
+        return asyncio.create_task(feed.run(), name="dashboard"), runner
 
     async def _lead(
         self,
@@ -206,7 +242,12 @@ class Operator:
             fence=elector.still_leading,
         )
         self.controller = Controller(
-            fenced, self.config, self.metrics, still_leading=elector.still_leading
+            fenced,
+            self.config,
+            self.metrics,
+            still_leading=elector.still_leading,
+            kueue=self.kueue,
+            devices=self.devices,
         )
         controller_task = asyncio.create_task(self.controller.run(), name="controller")
         self.controller_task = controller_task
@@ -298,7 +339,7 @@ class Operator:
         setattr(memo, PRIORITY_CLASSES_MEMO, self.priority_classes.list)
         setattr(memo, WORKLOADS_MEMO, self.workloads)
         setattr(memo, BYPASS_MEMO, self.bypass)
-        setattr(memo, TOPOLOGY_LEVELS_MEMO, topology_levels(self.config.topology_levels))
+        setattr(memo, TOPOLOGY_LEVELS_MEMO, self.topology_levels.levels)
         vault = credentials.Vault()
         rescans = asyncio.create_task(
             self.served.keep_resolved(

@@ -61,6 +61,8 @@ class OperatorConfig:
     webhook_secret: str = ""
     health_host: str = "0.0.0.0"
     health_port: int = 8080
+    dashboard_host: str = "127.0.0.1"
+    dashboard_port: int = 0
     leader_election: bool = True
     lease_name: str = "muster-operator"
     lease_namespace: str = "default"
@@ -101,7 +103,8 @@ _HELP: dict[str, str] = {
     "event, if its PodGroup does not exist",
     "topology_levels": "node label keys of the cluster's topology levels, widest first and "
     "comma-separated (e.g. topology.kubernetes.io/zone,example.com/block,example.com/rack): "
-    "a gang preferring one level falls back to the wider ones in this order",
+    "a gang preferring one level falls back to the wider ones in this order; a Kueue "
+    "Topology in the cluster declares them instead",
     "record_trace": "file to record the engine's inputs and decisions in as they happen "
     "(JSON lines, afresh at each start), for `muster replay`",
     "webhook_host": "address the admission webhooks listen on and advertise",
@@ -116,6 +119,9 @@ _HELP: dict[str, str] = {
     "certificate: created, renewed and trusted in the configurations by the operator",
     "health_host": "address of /metrics, /healthz and /readyz",
     "health_port": "port of /metrics, /healthz and /readyz (HTTP)",
+    "dashboard_host": "address of the read-only dashboard page",
+    "dashboard_port": "port of the read-only dashboard page (HTTP; 0: not served); it "
+    "watches the cluster as `muster dashboard` does, on every replica that serves it",
     "leader_election": "elect one scheduling replica through a coordination.k8s.io Lease",
     "lease_name": "name of the leader election Lease",
     "lease_namespace": "namespace of the leader election Lease",

@@ -21,7 +21,7 @@ from pathlib import Path
 from muster.api.wire import JsonObject
 from muster.client import paths
 from muster.client.informer import Informer, Sink
-from muster.client.kube import Kube, KubeError
+from muster.client.kube import Kube, served
 from muster.operator.config import OperatorConfig, engine_config
 from muster.operator.execution.estimates import EstimateWriter
 from muster.operator.execution.events import QueuedEventRecorder
@@ -42,17 +42,32 @@ Source = tuple[str, Mapping[str, str], Sink]  # path, list/watch query, where it
 
 
 def scheduling_sources(
-    cache: LiveCache, views: PodViews | None = None, jobs: Sink | None = None
+    cache: LiveCache,
+    views: PodViews | None = None,
+    jobs: Sink | None = None,
+    *,
+    kueue: bool = False,
+    devices: bool = False,
 ) -> list[Source]:
     """What the engine's snapshot is built from, and where each collection goes.
 
     Pods come through two views (`pod_views`): those that can take capacity and every
     gang member, merged by `views` (into the cache's pod sink unless given). Jobs go
     to `jobs` (the cache's Job sink unless given): every Job, since those opting in
-    by the native field carry no label to select them by.
+    by the native field carry no label to select them by. Kueue's Topologies (the
+    topology levels) where its API is served (`kueue`); the objects of Dynamic
+    Resource Allocation where theirs is (`devices`).
     """
     views = views or PodViews(cache.pods)
+    topologies: list[Source] = [(paths.KUEUE_TOPOLOGIES, {}, cache.topologies)] if kueue else []
+    claimed: list[Source] = [
+        (paths.RESOURCE_SLICES, {}, cache.resource_slices),
+        (paths.DEVICE_CLASSES, {}, cache.device_classes),
+        (paths.RESOURCE_CLAIMS, {}, cache.resource_claims),
+        (paths.RESOURCE_CLAIM_TEMPLATES, {}, cache.resource_claim_templates),
+    ]
     return [
+        *topologies,
         (paths.JOBS, {}, jobs or cache.jobs),
         (paths.NODES, {}, cache.nodes),
         (paths.NAMESPACES, {}, cache.namespaces),
@@ -60,10 +75,7 @@ def scheduling_sources(
         (paths.CLAIMS, {}, cache.claims),
         (paths.PRIORITY_CLASSES, {}, cache.priority_classes),
         (paths.BUDGETS, {}, cache.budgets),
-        (paths.RESOURCE_SLICES, {}, cache.resource_slices),
-        (paths.DEVICE_CLASSES, {}, cache.device_classes),
-        (paths.RESOURCE_CLAIMS, {}, cache.resource_claims),
-        (paths.RESOURCE_CLAIM_TEMPLATES, {}, cache.resource_claim_templates),
+        *(claimed if devices else []),
         (paths.POD_GROUPS, {}, cache.pod_group_sink),
         (paths.PODS, CAPACITY_QUERY, views.view()),
         (paths.PODS, MEMBER_QUERY, views.view()),
@@ -73,13 +85,10 @@ def scheduling_sources(
 async def load_snapshot(kube: Kube) -> LiveCache:
     """A cache filled by one list of each scheduling source: the cluster, right now."""
     cache = LiveCache()
-    for path, query, sink in scheduling_sources(cache):
-        try:
-            items, _ = await kube.list_all(path, query=query)
-        except KubeError as error:
-            if error.status != 404 or path not in paths.OPTIONAL:
-                raise
-            continue  # an API this server does not serve
+    kueue = await served(kube, paths.KUEUE_API)
+    devices = await served(kube, paths.RESOURCE_API)
+    for path, query, sink in scheduling_sources(cache, kueue=kueue, devices=devices):
+        items, _ = await kube.list_all(path, query=query)
         for item in items:
             sink.upsert(item)
     return cache
@@ -120,12 +129,13 @@ def informer_of(
         watch_timeout=config.watch_timeout,
         on_expired=metrics.watch_expired.labels(path).inc,
         on_error=metrics.watch_errors.labels(path).inc,
-        optional=path in paths.OPTIONAL,
     )
 
 
 class Controller:
-    """Wires informers, the expander and the scheduling loop around one cache."""
+    """Wires informers, the expander and the scheduling loop around one cache
+    (`kueue`: whether Kueue's API is served, so its Topologies are watched; `devices`:
+    whether Dynamic Resource Allocation's is, so its slices, classes and claims are)."""
 
     def __init__(
         self,
@@ -134,6 +144,8 @@ class Controller:
         metrics: Metrics,
         *,
         still_leading: Callable[[], bool] = lambda: True,
+        kueue: bool = False,
+        devices: bool = False,
     ) -> None:
         self.trace = (
             TraceFile(Path(config.record_trace), engine_config(config))
@@ -158,7 +170,8 @@ class Controller:
         views = PodViews(self.cache.pods)
         pods.answered = views.answer
         pods.terms_of = self.cache.required_terms
-        sources = scheduling_sources(self.cache, views, _Both(self.cache.jobs, self.expanders[0]))
+        jobs = _Both(self.cache.jobs, self.expanders[0])
+        sources = scheduling_sources(self.cache, views, jobs, kueue=kueue, devices=devices)
         sources.append((paths.WORKLOADS, {}, self.expanders[1]))
         self.informers = [
             informer_of(kube, source, config, metrics, on_change=self.trigger.poke)

@@ -49,6 +49,7 @@ class SimulatedCluster:
         pod_groups: Iterable[Entry],
         pods: Iterable[Entry],
         budgets: Iterable[Entry] = (),
+        topologies: Iterable[Entry] = (),
         devices: Iterable[Entry] = (),
     ) -> None:
         """Hand every object to the engine; raise `InvalidInputError` for those it rejects.
@@ -64,6 +65,7 @@ class SimulatedCluster:
             ("PersistentVolume", volumes),
             ("PersistentVolumeClaim", claims),
             ("PodDisruptionBudget", budgets),
+            ("Topology", topologies),
         ):
             for entry in entries:
                 self._check(entry, self.state.apply(kind, entry.body).rejected, problems)

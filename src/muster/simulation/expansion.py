@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from muster.api.constants import POLICY_LABEL
+from muster.api.constants import COMPLETION_INDEX_KEY, POLICY_LABEL
 from muster.api.expand import expand_job, expand_workload, gated_pod_template
 from muster.api.gates import pod_group_name
 from muster.api.optin import OptInError, read_job_opt_in
@@ -125,9 +125,12 @@ def _expand_job(
     _add_pod_group(expansion, group_names, Entry(job.origin, pod_group))
     template = gated_pod_template(job.body, opt_in)
     owner_references = pod_group["metadata"]["ownerReferences"]
-    for name in _free_names(job.name, taken, count):
+    for index, name in _free_names(job.name, taken, count):
         taken.add(name)
-        expansion.pods.append(Entry(job.origin, _pod(name, job, template, owner_references)))
+        pod = _pod(name, job, template, owner_references)
+        if (job.body.get("spec") or {}).get("completionMode") == "Indexed":
+            _index(pod, index)
+        expansion.pods.append(Entry(job.origin, pod))
 
 
 def _pods_to_create(job: Entry, owned: list[Manifest], problems: list[Problem]) -> int | None:
@@ -167,17 +170,27 @@ def _add_pod_group(expansion: Expansion, group_names: set[tuple[str, str]], entr
         expansion.pod_groups.append(entry)
 
 
-def _free_names(job_name: str, taken: set[str], count: int) -> list[str]:
-    """`<job>-<index>` for the lowest indexes not taken: deterministic, unlike the
-    random suffixes of a real Job controller, so reports can be compared."""
-    names: list[str] = []
+def _free_names(job_name: str, taken: set[str], count: int) -> list[tuple[int, str]]:
+    """`<job>-<index>` for the lowest indexes not taken, with the index: deterministic,
+    unlike the random suffixes of a real Job controller, so reports can be compared."""
+    names: list[tuple[int, str]] = []
     index = 0
     while len(names) < count:
         name = f"{job_name}-{index}"
         if name not in taken:
-            names.append(name)
+            names.append((index, name))
         index += 1
     return names
+
+
+def _index(pod: Manifest, index: int) -> None:
+    """An Indexed Job's pod carries its completion index, as label and annotation."""
+    metadata = pod["metadata"]
+    for field_name in ("labels", "annotations"):
+        metadata[field_name] = {
+            **(metadata.get(field_name) or {}),
+            COMPLETION_INDEX_KEY: str(index),
+        }
 
 
 def _pod(

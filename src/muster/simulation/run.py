@@ -8,7 +8,6 @@ so the same input always gives the same report.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import replace
 from datetime import UTC, datetime
 
 from muster.api.constants import (
@@ -17,7 +16,7 @@ from muster.api.constants import (
     REASON_ROLLED_BACK,
     REASON_SCHEDULED,
 )
-from muster.api.preferences import kueue_levels
+from muster.api.preferences import declared_topology, kueue_levels
 from muster.scheduler import EngineConfig, schedule
 from muster.scheduler.decisions.results import NOTHING_CARRIED, CycleResult, GroupKey
 from muster.scheduler.lifecycle.status import admitted_message, preempted_message
@@ -52,7 +51,8 @@ def simulate(
     Raises `InvalidInputError` (every problem, each with its document) and
     `NoSteadyStateError` (when `max_cycles` cycles all changed something).
     """
-    cluster, clock, warnings, engine_config = load(documents, now=now, config=config)
+    cluster, clock, warnings = load(documents, now=now)
+    engine_config = config or EngineConfig()
     carried = NOTHING_CARRIED
     for cycle in range(1, max_cycles + 1):
         result = schedule(
@@ -75,18 +75,14 @@ def simulate(
 
 
 def load(
-    documents: Iterable[Document],
-    *,
-    now: datetime | None = None,
-    config: EngineConfig | None = None,
-) -> tuple[SimulatedCluster, datetime, tuple[Problem, ...], EngineConfig]:
-    """The input as a simulated cluster, the clock of the run, what was ignored, and
-    the engine's configuration (with the levels of a Kueue Topology of the input).
+    documents: Iterable[Document], *, now: datetime | None = None
+) -> tuple[SimulatedCluster, datetime, tuple[Problem, ...]]:
+    """The input as a simulated cluster, the clock of the run, and what was ignored.
 
     Raises `InvalidInputError` with every problem found.
     """
     inventory = take_inventory(documents)
-    engine_config, ignored = _with_levels(inventory, config or EngineConfig())
+    topologies, ignored = _topologies(inventory)
     expansion = expand(inventory)
     clock = now or _latest_creation(inventory)
     cluster = SimulatedCluster()
@@ -97,32 +93,33 @@ def load(
         volumes=inventory.volumes,
         claims=inventory.claims,
         budgets=inventory.budgets,
+        topologies=topologies,
         devices=inventory.devices,
         pod_groups=expansion.pod_groups,
         pods=expansion.pods,
     )
     warnings = (*inventory.warnings, *ignored, *expansion.warnings)
-    return cluster, clock, warnings, engine_config
+    return cluster, clock, warnings
 
 
-def _with_levels(inventory: Inventory, config: EngineConfig) -> tuple[EngineConfig, list[Problem]]:
-    """The topology levels of the input's Kueue Topology where there is one (the first,
-    if several), as the cluster declares them once; else the configuration's own."""
+def _topologies(inventory: Inventory) -> tuple[list[Entry], list[Problem]]:
+    """The input's Kueue Topologies the engine takes, and a warning for each it does
+    not: one that is not a Kueue Topology, and those whose levels give way to the one
+    the engine keeps (`declared_topology`)."""
     ignored: list[Problem] = []
-    found: tuple[Entry, tuple[str, ...]] | None = None
+    valid: dict[str, Entry] = {}
     for entry in inventory.topologies:
-        levels = kueue_levels(entry.body)
-        if levels is None:
+        if kueue_levels(entry.body) is None:
             message = "not a Kueue Topology with a node label key at each level; ignored"
             ignored.append(Problem(entry.origin, message))
-        elif found is None:
-            found = (entry, levels)
         else:
-            message = f"the topology levels are taken from {found[0].origin}; ignored"
+            valid[entry.name] = entry
+    kept = declared_topology(valid)
+    for name, entry in valid.items():
+        if name != kept:
+            message = f"the topology levels are taken from {valid[str(kept)].origin}; ignored"
             ignored.append(Problem(entry.origin, message))
-    if found is None:
-        return config, ignored
-    return replace(config, topology_levels=found[1]), ignored
+    return list(valid.values()), ignored
 
 
 def _latest_creation(inventory: Inventory) -> datetime:

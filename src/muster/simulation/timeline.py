@@ -39,12 +39,12 @@ def timeline(
     max_cycles: int,
 ) -> tuple[Forecast, dict[GroupKey, str], tuple[Problem, ...]]:
     """The forecast of the input, the words for each waiting gang, and what was ignored."""
-    cluster, clock, warnings, engine_config = load(documents, now=now, config=config)
+    cluster, clock, warnings = load(documents, now=now)
     state = cluster.state
     result = forecast(
         state,
         now=clock.timestamp(),
-        config=engine_config,
+        config=config or EngineConfig(),
         horizon=horizon,
         budget=max_cycles,
     )

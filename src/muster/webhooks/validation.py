@@ -25,7 +25,7 @@ Jobs; the operator reports an invalid opt-in on the Job as an event anyway.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 import kopf
@@ -38,8 +38,9 @@ from muster.api.validation import validate_job, validate_pod_group, validate_wor
 from muster.webhooks.priority import list_priority_classes
 from muster.webhooks.workloads import reference_problems
 
-# Where the operator puts its topology levels (`--topology-levels`) for admission: a
-# preferred level must be one of them, when there are any.
+# Where the operator puts what says the cluster's topology levels for admission (a
+# Kueue Topology's, else `--topology-levels`): a preferred level must be one of them,
+# when there are any.
 TOPOLOGY_LEVELS_MEMO = "topology_levels"
 
 # The status codes of refusals, as the API server answers: an invalid object, and
@@ -96,9 +97,9 @@ def check_workload(body: kopf.Body, old: kopf.Body | None, levels: Sequence[str]
 
 
 def levels_of(memo: Any) -> tuple[str, ...]:
-    """The operator's topology levels, or none (then any label key may be preferred)."""
-    levels: tuple[str, ...] = getattr(memo, TOPOLOGY_LEVELS_MEMO, ())
-    return levels
+    """The cluster's topology levels, or none (then any label key may be preferred)."""
+    levels: Callable[[], tuple[str, ...]] | None = getattr(memo, TOPOLOGY_LEVELS_MEMO, None)
+    return () if levels is None else levels()
 
 
 def check_job(

@@ -6,7 +6,12 @@ from typing import Any
 
 import pytest
 
-from muster.api.preferences import carried_preference, kueue_levels
+from muster.api.preferences import (
+    carried_preference,
+    declared_levels,
+    declared_topology,
+    kueue_levels,
+)
 
 PREFERRED = "scheduling.muster.dev/topology-preferred"
 
@@ -40,3 +45,11 @@ def test_only_the_preferred_level_is_carried() -> None:
     assert carried_preference({"metadata": {"annotations": annotations}}) == {PREFERRED: "rack"}
     assert carried_preference({"metadata": {}}) == {}
     assert carried_preference({}) == {}
+
+
+def test_the_levels_of_the_first_kueue_topology_by_name_else_the_configured_ones() -> None:
+    configured = ("zone", "rack")
+    assert declared_levels({}, configured) == configured
+    topologies = {"pool-b": ("zone", "block"), "pool-a": ("region", "zone")}
+    assert declared_topology(topologies) == "pool-a"
+    assert declared_levels(topologies, configured) == ("region", "zone")

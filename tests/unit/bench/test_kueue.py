@@ -2,7 +2,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench.kueue import WorkloadView, active, collection_path, queue_manifests, quota
+from bench.kueue import (
+    TOPOLOGY_LEVELS,
+    WorkloadView,
+    active,
+    collection_path,
+    queue_manifests,
+    quota,
+)
 from bench.workload import GPU, HOSTNAME_KEY, ZONE_KEY
 
 
@@ -15,7 +22,7 @@ def test_the_quota_is_the_clusters_capacity() -> None:
 
 
 def test_kueue_alone_gets_a_topology_of_zones_then_hosts() -> None:
-    manifests = queue_manifests(namespace="bench", nodes=2, gpus_per_node=8, topology=True)
+    manifests = queue_manifests(namespace="bench", nodes=2, gpus_per_node=8, levels=TOPOLOGY_LEVELS)
     assert [m["kind"] for m in manifests] == [
         "Topology",
         "ResourceFlavor",
@@ -35,13 +42,13 @@ def test_kueue_alone_gets_a_topology_of_zones_then_hosts() -> None:
 
 
 def test_beside_muster_the_flavor_has_no_topology() -> None:
-    manifests = queue_manifests(namespace="bench", nodes=2, gpus_per_node=8, topology=False)
+    manifests = queue_manifests(namespace="bench", nodes=2, gpus_per_node=8, levels=())
     assert [m["kind"] for m in manifests] == ["ResourceFlavor", "ClusterQueue", "LocalQueue"]
     assert "topologyName" not in manifests[0]["spec"]
 
 
 def test_objects_are_created_where_their_scope_says() -> None:
-    manifests = queue_manifests(namespace="bench", nodes=1, gpus_per_node=8, topology=True)
+    manifests = queue_manifests(namespace="bench", nodes=1, gpus_per_node=8, levels=TOPOLOGY_LEVELS)
     paths = [collection_path(manifest) for manifest in manifests]
     assert paths == [
         "/apis/kueue.x-k8s.io/v1beta2/topologies",

@@ -7,11 +7,13 @@ from bench.workload import (
     LOCAL_QUEUE,
     SIZE_MIX,
     ZONE_KEY,
+    GangJob,
     job_manifest,
     make_workload,
 )
 from hack.kueue import QUEUE_NAME_LABEL
 
+from muster.api.constants import TOPOLOGY_PREFERRED_ANNOTATION
 from muster.api.optin import read_job_opt_in
 
 
@@ -59,3 +61,13 @@ def test_beside_muster_kueue_only_queues_the_gang_muster_places() -> None:
     assert (opt_in.min_count, opt_in.topology_key) == (job.size, ZONE_KEY)
     annotations = manifest["spec"]["template"]["metadata"]["annotations"]
     assert not {KUEUE_REQUIRED_TOPOLOGY, KUEUE_PREFERRED_TOPOLOGY} & set(annotations)
+
+
+def test_a_preferred_level_is_asked_of_muster_and_of_kueue_alike() -> None:
+    job = GangJob("g", 4, 8, topology_key=None, preferred_key="example.com/rack")
+    muster = job_manifest(job, "muster", namespace="bench", hold="1h")
+    assert muster["metadata"]["annotations"][TOPOLOGY_PREFERRED_ANNOTATION] == "example.com/rack"
+    kueue = job_manifest(job, "kueue", namespace="bench", hold="1h")
+    annotations = kueue["spec"]["template"]["metadata"]["annotations"]
+    assert annotations[KUEUE_PREFERRED_TOPOLOGY] == "example.com/rack"
+    assert KUEUE_REQUIRED_TOPOLOGY not in annotations

@@ -34,6 +34,7 @@ from muster.scheduler.decisions.results import (
 from muster.scheduler.placement.devices import NodeDevices, devices_per_node
 from muster.simulation.documents import Document
 from muster.simulation.run import simulate
+from tests.unit.operator.test_controller import ListingKube
 from tests.unit.scheduler.builders import cluster, node, pod, pod_group
 from tests.unit.scheduler.device_builders import claim, from_template, resource_slice
 
@@ -171,7 +172,7 @@ async def test_the_live_snapshot_gives_the_verdict_simulate_gives() -> None:
     report = simulate([Document("cluster.yaml", 1, obj) for obj in objects], now=None)
     (simulated,) = report.pod_groups
 
-    class ListingCluster:
+    class ListingCluster(ListingKube):
         async def list_all(
             self, path: str, *, query: Mapping[str, str] | None = None
         ) -> tuple[list[dict[str, Any]], str]:
@@ -185,7 +186,7 @@ async def test_the_live_snapshot_gives_the_verdict_simulate_gives() -> None:
             ]
             return items, "1"
 
-    cache = await load_snapshot(ListingCluster())  # type: ignore[arg-type]
+    cache = await load_snapshot(ListingCluster({}))  # type: ignore[arg-type]
     live = schedule(cache.state, now=0.0, config=EngineConfig())
     assert live.verdicts[GroupKey("ml", "train")].message == simulated.message
     assert "short in total: nvidia.com/gpu (needs 16, 15 free)" in simulated.message
@@ -229,6 +230,18 @@ def test_a_waiting_gang_is_told_when_it_starts_and_what_it_waits_for(
         "Waits for: needs 4 nvidia.com/gpu; node gpu frees them at ~10:42 UTC when ml/a ends "
         "(expected runtime 2h, declared)\n"
     ) in out
+
+
+def test_a_sliced_gang_is_shown_its_slices_and_the_domain_closest_to_one() -> None:
+    racks = [node(f"n{index}", cpu="4", labels={"rack": f"r{index // 2}"}) for index in range(4)]
+    group = pod_group("train", namespace="ml", min_count=6, slicing=("rack", 6))
+    members = [pod(f"train-{index}", group="train", namespace="ml", cpu="2") for index in range(6)]
+    result = schedule(cluster(*racks, group, *members), now=0.0, config=EngineConfig())
+    lines = render(KEY, {}, result).splitlines()
+    assert "Pods:     needs 6, 6 exist, at most 0 fit at once" in lines
+    assert (
+        "Slices:   of 6 pods, each in one rack domain; none has room for one, at most 4 (rack=r0)"
+    ) in lines
 
 
 def test_a_gang_claiming_devices_is_shown_the_devices_free_per_node() -> None:

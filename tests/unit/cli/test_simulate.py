@@ -195,6 +195,35 @@ def test_a_preferred_level_keeps_a_gang_in_one_rack(
     assert "'not a key' is not a valid label key" in capsys.readouterr().err
 
 
+SLICED = (
+    JOB.replace(
+        "  labels: {scheduling.muster.dev/policy: gang}",
+        "  labels: {scheduling.muster.dev/policy: gang}\n"
+        "  annotations: {scheduling.muster.dev/topology-slice: rack,"
+        " scheduling.muster.dev/topology-slice-size: '2'}",
+    )
+    .replace('nvidia.com/gpu: "1"', 'memory: "1Gi"')
+    .replace("parallelism: 2", "parallelism: 4\n  completionMode: Indexed")
+)
+
+
+def test_a_sliced_job_lands_a_slice_per_rack(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    nodes = (
+        RACKED.format(name="n1", rack="r1", cpu="3"),
+        RACKED.format(name="n2", rack="r2", cpu="1"),
+        RACKED.format(name="n3", rack="r2", cpu="2"),
+    )
+    path = write(tmp_path, "c.yaml", *nodes, SLICED)
+    code, out, _ = run([path, "-o", "json", "--topology-levels", "zone,rack"], capsys)
+    (group,) = json.loads(out)["podGroups"]
+    placements = group["placements"]
+    assert code == 0 and len(placements) == 4
+    assert {placements["train-0"], placements["train-1"]} == {"n1"}
+    assert {placements["train-2"], placements["train-3"]} <= {"n2", "n3"}
+
+
 @pytest.mark.parametrize("value", ["yesterday", "2026-01-01T10:00:00"])
 def test_now_must_be_an_rfc3339_time_with_a_zone(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], value: str

@@ -51,6 +51,30 @@ def test_a_preferred_level_is_checked_against_the_levels_given(
     assert '"rak" is not a topology level: zone, rack' in capsys.readouterr().out
 
 
+def test_slices_are_checked_against_the_levels_and_the_min_count(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    group = yaml.safe_load((EXAMPLES_DIR / "podgroup-gang.yaml").read_text())
+    min_count = group["spec"]["schedulingPolicy"]["gang"]["minCount"]
+    group["metadata"]["annotations"] = {
+        "scheduling.muster.dev/topology-preferred": "rack",
+        "scheduling.muster.dev/topology-slice": "zone",
+        "scheduling.muster.dev/topology-slice-size": str(min_count + 1),
+    }
+    path = tmp_path / "g.yaml"
+    path.write_text(yaml.safe_dump(group))
+    assert main(["validate", str(path), "--topology-levels", "zone,rack"]) == 1
+    out = capsys.readouterr().out
+    assert (
+        'metadata.annotations[scheduling.muster.dev/topology-slice]: "zone" is wider than '
+        '"rack", the preferred level'
+    ) in out
+    assert (
+        "metadata.annotations[scheduling.muster.dev/topology-slice-size]: "
+        f"{min_count + 1} does not divide the minCount of the gang ({min_count})"
+    ) in out
+
+
 def test_the_table_is_big_and_has_every_kind_of_case() -> None:
     assert len(CASES) >= 25
     assert {case.layer for case in CASES} == {"valid", "schema", "webhook", "native-field"}

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from muster.api.wire import JsonObject
-from muster.client.informer import RETRY_MAX_SECONDS, Informer
+from muster.client.informer import Informer
 from muster.client.kube import KubeError, UnreachableError
 from muster.client.retry import ExponentialBackoff
 from tests.unit.operator.virtual_time import on_virtual_time
@@ -20,7 +20,7 @@ def obj(name: str, version: str) -> JsonObject:
 class ScriptedKube:
     """Answers lists and watches from queues; records the versions watches start from."""
 
-    def __init__(self, lists: list[Any], watches: list[Any]) -> None:
+    def __init__(self, lists: list[tuple[list[JsonObject], str]], watches: list[Any]) -> None:
         self.lists = lists
         self.watches = watches
         self.watched_from: list[str] = []
@@ -30,10 +30,7 @@ class ScriptedKube:
         self, path: str, *, query: Mapping[str, str] | None = None
     ) -> AsyncIterator[tuple[list[JsonObject], str]]:
         self.listed += 1
-        script = self.lists.pop(0)
-        if isinstance(script, Exception):
-            raise script
-        items, version = script
+        items, version = self.lists.pop(0)
         for start in range(0, max(len(items), 1), 2):  # pages of two
             yield items[start : start + 2], version
 
@@ -186,20 +183,4 @@ async def test_a_throttled_watch_waits_as_long_as_retry_after_says() -> None:
     assert kube.watched_from == ["10"]
     await asyncio.sleep(0.2)
     assert kube.watched_from == ["10", "10"]
-    task.cancel()
-
-
-@on_virtual_time
-async def test_a_collection_the_server_does_not_serve_is_listed_empty_until_it_is() -> None:
-    unserved = KubeError(404, "NotFound", "the server could not find the requested resource")
-    kube = ScriptedKube(lists=[unserved, ([obj("a", "5")], "5")], watches=[])
-    sink = RecordingSink()
-    path = "/apis/resource.k8s.io/v1/resourceslices"
-    informer = Informer(kube, path, sink, on_change=lambda: None, optional=True)  # type: ignore[arg-type]
-    task = asyncio.create_task(informer.run())
-    await asyncio.sleep(1)
-    assert informer.synced.is_set()
-    assert sink.objects == {}
-    await asyncio.sleep(RETRY_MAX_SECONDS + 1)
-    assert sink.objects == {"a": "5"}
     task.cancel()

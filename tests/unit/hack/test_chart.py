@@ -20,7 +20,7 @@ VALUES = helm.CHART / "values.yaml"
 SCHEMA = json.loads((helm.CHART / "values.schema.json").read_text())
 # Settings whose installed value differs from the operator's default, and why.
 INSTALLED = {"log_format": "json"}  # one object a line, for log collectors
-JSON_TYPES = {float: "number", int: "integer", str: None}
+JSON_TYPES = {float: "number", int: "integer", str: "string"}
 
 
 def objects(
@@ -56,7 +56,7 @@ def test_every_setting_is_a_flag_of_muster_run_with_its_default() -> None:
 def test_every_value_is_commented() -> None:
     """values.yaml is the chart's documentation: each value says what it changes."""
     lines = VALUES.read_text().splitlines()
-    documented = ("", "image", "networkPolicy", "certManager", "settings")
+    documented = ("", "image", "networkPolicy", "certManager", "dashboard", "settings")
     parent = ""
     for number, line in enumerate(lines):
         if not line.strip() or line.lstrip().startswith("#") or ":" not in line:
@@ -129,3 +129,31 @@ def test_the_chart_packages_for_publishing(tmp_path: Path) -> None:
     for part in ("Chart.yaml", "values.yaml", "values.schema.json", "templates/NOTES.txt"):
         assert f"muster/{part}" in names
     assert {f"muster/crds/{crd.name}" for crd in (helm.CHART / "crds").iterdir()} <= names
+
+
+def test_the_dashboard_is_served_only_when_enabled_with_read_only_rights() -> None:
+    quiet = objects()
+    (role,) = [
+        r for r in of_kind(quiet, "ClusterRole") if r["metadata"]["name"] == "muster-dashboard"
+    ]
+    verbs = {verb for rule in role["rules"] for verb in rule["verbs"]}
+    assert verbs == {"list", "watch"}
+    assert not any("secrets" in rule["resources"] for rule in role["rules"])
+    assert not [
+        b for b in of_kind(quiet, "ClusterRoleBinding") if "dashboard" in b["metadata"]["name"]
+    ]
+    served = objects("dashboard.enabled=true", "dashboard.port=9000")
+    (binding,) = [
+        b for b in of_kind(served, "ClusterRoleBinding") if "dashboard" in b["metadata"]["name"]
+    ]
+    assert binding["subjects"][0]["name"] == "muster-operator"
+    (service,) = [
+        s for s in of_kind(served, "Service") if s["metadata"]["name"] == "muster-dashboard"
+    ]
+    assert service["spec"]["ports"][0]["port"] == 9000
+    (deployment,) = of_kind(served, "Deployment")
+    env = {
+        e["name"]: e.get("value")
+        for e in deployment["spec"]["template"]["spec"]["containers"][0]["env"]
+    }
+    assert (env["MUSTER_DASHBOARD_HOST"], env["MUSTER_DASHBOARD_PORT"]) == ("0.0.0.0", "9000")

@@ -13,11 +13,14 @@ from muster.client.paths import (
     CLAIMS,
     DEVICE_CLASSES,
     JOBS,
+    KUEUE_API,
+    KUEUE_TOPOLOGIES,
     NAMESPACES,
     NODES,
     POD_GROUPS,
     PODS,
     PRIORITY_CLASSES,
+    RESOURCE_API,
     RESOURCE_CLAIM_TEMPLATES,
     RESOURCE_CLAIMS,
     RESOURCE_SLICES,
@@ -32,6 +35,7 @@ from muster.operator.metrics import Metrics
 from muster.scheduler.decisions.results import GroupKey, PodKey
 from tests.unit.client.test_kube import ScriptedApiClient
 from tests.unit.scheduler.builders import node, pod, pod_group
+from tests.unit.scheduler.device_builders import resource_slice
 
 SCHEDULING_PATHS = [
     JOBS,
@@ -41,14 +45,11 @@ SCHEDULING_PATHS = [
     CLAIMS,
     PRIORITY_CLASSES,
     BUDGETS,
-    RESOURCE_SLICES,
-    DEVICE_CLASSES,
-    RESOURCE_CLAIMS,
-    RESOURCE_CLAIM_TEMPLATES,
     POD_GROUPS,
     PODS,
     PODS,
 ]
+DEVICE_PATHS = [RESOURCE_SLICES, DEVICE_CLASSES, RESOURCE_CLAIMS, RESOURCE_CLAIM_TEMPLATES]
 
 
 def test_every_collection_the_engine_reads_is_a_source_and_pods_come_in_two_views() -> None:
@@ -59,21 +60,30 @@ def test_every_collection_the_engine_reads_is_a_source_and_pods_come_in_two_view
 
 
 class ListingKube:
-    """Answers each list with the objects of the collection it names."""
+    """Answers each list with the objects of the collection it names, and serves
+    Kueue's API and Dynamic Resource Allocation's only when told to."""
 
     def __init__(
-        self, objects: Mapping[str, list[JsonObject]], unserved: frozenset[str] = frozenset()
+        self,
+        objects: Mapping[str, list[JsonObject]],
+        *,
+        kueue: bool = False,
+        devices: bool = False,
     ) -> None:
         self.objects = objects
-        self.unserved = unserved
+        self.served = {KUEUE_API: kueue, RESOURCE_API: devices}
         self.listed: list[tuple[str, Mapping[str, str] | None]] = []
+
+    async def request(self, method: str, path: str, **_: Any) -> JsonObject:
+        assert method == "GET" and path in self.served
+        if self.served[path]:
+            return {"kind": "APIResourceList"}
+        raise KubeError(404, "NotFound", "the server could not find the requested resource")
 
     async def list_all(
         self, path: str, *, query: Mapping[str, str] | None = None
     ) -> tuple[list[JsonObject], str]:
         self.listed.append((path, query))
-        if path in self.unserved:
-            raise KubeError(404, "NotFound", "the server could not find the requested resource")
         return [dict(item) for item in self.objects.get(path, [])], "1"
 
 
@@ -92,17 +102,30 @@ async def test_a_snapshot_is_one_list_of_each_source_into_a_fresh_cache() -> Non
     assert cache.state.node_slot("n1") is not None
 
 
-async def test_a_snapshot_of_a_server_without_dynamic_resource_allocation_lists_the_rest() -> None:
-    unserved = frozenset({RESOURCE_SLICES, DEVICE_CLASSES, RESOURCE_CLAIMS})
-    kube = ListingKube({NODES: [node("n1")]}, unserved | {RESOURCE_CLAIM_TEMPLATES})
+async def test_a_snapshot_takes_the_kueue_topologies_where_kueue_is_served() -> None:
+    topology = {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "Topology",
+        "metadata": {"name": "gpus"},
+        "spec": {"levels": [{"nodeLabel": "example.com/block"}, {"nodeLabel": "example.com/rack"}]},
+    }
+    kube = ListingKube({KUEUE_TOPOLOGIES: [topology]}, kueue=True)
     cache = await load_snapshot(kube)  # type: ignore[arg-type]
-    assert [path for path, _ in kube.listed] == SCHEDULING_PATHS
-    assert cache.state.node_slot("n1") is not None
+    assert [path for path, _ in kube.listed] == [KUEUE_TOPOLOGIES, *SCHEDULING_PATHS]
+    assert cache.state.topologies == {"gpus": ("example.com/block", "example.com/rack")}
 
 
-def controller(**config: Any) -> Controller:
+async def test_a_snapshot_takes_the_devices_where_dynamic_resource_allocation_is_served() -> None:
+    kube = ListingKube({RESOURCE_SLICES: [resource_slice("n1")]}, devices=True)
+    cache = await load_snapshot(kube)  # type: ignore[arg-type]
+    listed = [path for path, _ in kube.listed]
+    assert listed == [*SCHEDULING_PATHS[:7], *DEVICE_PATHS, *SCHEDULING_PATHS[7:]]
+    assert set(cache.state.devices.slices) == {"n1-gpu.example.com"}
+
+
+def controller(*, kueue: bool = False, devices: bool = False, **config: Any) -> Controller:
     kube = Kube(ScriptedApiClient())  # type: ignore[arg-type]
-    return Controller(kube, OperatorConfig(**config), Metrics())
+    return Controller(kube, OperatorConfig(**config), Metrics(), kueue=kueue, devices=devices)
 
 
 def test_the_leader_watches_every_source_and_workloads_too() -> None:
@@ -110,8 +133,10 @@ def test_the_leader_watches_every_source_and_workloads_too() -> None:
     assert [informer.path for informer in leader.informers] == [*SCHEDULING_PATHS, WORKLOADS]
     assert [expander.kind for expander in leader.expanders] == ["Job", "Workload"]
     assert leader.trace is None
-    optional = [informer.path for informer in leader.informers if informer.optional]
-    assert optional == [RESOURCE_SLICES, DEVICE_CLASSES, RESOURCE_CLAIMS, RESOURCE_CLAIM_TEMPLATES]
+    with_kueue = controller(kueue=True)
+    assert with_kueue.informers[0].path == KUEUE_TOPOLOGIES
+    with_devices = [informer.path for informer in controller(devices=True).informers]
+    assert with_devices[7:11] == DEVICE_PATHS
 
 
 def test_it_is_synced_only_once_every_informer_has_listed() -> None:

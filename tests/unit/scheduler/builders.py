@@ -10,6 +10,8 @@ from muster.api.constants import (
     GATED_FOR_FIELD,
     POD_GROUP_LABEL,
     TOPOLOGY_PREFERRED_ANNOTATION,
+    TOPOLOGY_SLICE_ANNOTATION,
+    TOPOLOGY_SLICE_SIZE_ANNOTATION,
 )
 from muster.scheduler import ClusterState
 from muster.scheduler.state.intake import node_from
@@ -110,8 +112,10 @@ def pod_group(
     admitted: bool = False,
     plan: dict[str, str] | None = None,
     preferred_key: str | None = None,
+    slicing: tuple[str, int] | None = None,
 ) -> Obj:
-    """A gang PodGroup (a basic one when `min_count` is None)."""
+    """A gang PodGroup (a basic one when `min_count` is None); `slicing`: its slices'
+    level and size."""
     policy: Obj = {"basic": {}} if min_count is None else {"gang": {"minCount": min_count}}
     spec: Obj = {
         "schedulingPolicy": policy,
@@ -133,8 +137,14 @@ def pod_group(
     if plan is not None:
         status["plan"] = plan
     metadata: Obj = {"name": name, "namespace": namespace, "creationTimestamp": created}
+    annotations: dict[str, str] = {}
     if preferred_key is not None:
-        metadata["annotations"] = {TOPOLOGY_PREFERRED_ANNOTATION: preferred_key}
+        annotations[TOPOLOGY_PREFERRED_ANNOTATION] = preferred_key
+    if slicing is not None:
+        annotations[TOPOLOGY_SLICE_ANNOTATION] = slicing[0]
+        annotations[TOPOLOGY_SLICE_SIZE_ANNOTATION] = str(slicing[1])
+    if annotations:
+        metadata["annotations"] = annotations
     return {
         "apiVersion": "scheduling.muster.dev/v1beta1",
         "kind": "PodGroup",
@@ -243,6 +253,7 @@ def gang(name: str, size: int, *, min_count: int | None = None, **pod_args: Any)
             "single",
             "created",
             "preferred_key",
+            "slicing",
         )
         if key in pod_args
     }

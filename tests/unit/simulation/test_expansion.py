@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from muster.api.constants import GANG_GATE, POD_GROUP_LABEL, POLICY_LABEL
+from muster.api.constants import COMPLETION_INDEX_KEY, GANG_GATE, POD_GROUP_LABEL, POLICY_LABEL
 from muster.simulation.documents import Document, InvalidInputError
 from muster.simulation.expansion import Expansion, expand
 from muster.simulation.inventory import take_inventory
@@ -95,6 +95,15 @@ def test_a_basic_job_pods_are_not_gated() -> None:
 
 def test_completions_cap_the_pods_created_at_once() -> None:
     assert len(expanded(job(parallelism=4, completions=2)).pods) == 2
+
+
+def test_an_indexed_jobs_pods_carry_their_completion_index() -> None:
+    pods = expanded(job(completionMode="Indexed", completions=3)).pods
+    for index, pod in enumerate(pods):
+        metadata = pod.body["metadata"]
+        assert metadata["labels"][COMPLETION_INDEX_KEY] == str(index)
+        assert metadata["annotations"][COMPLETION_INDEX_KEY] == str(index)
+    assert COMPLETION_INDEX_KEY not in expanded(job()).pods[0].body["metadata"]["labels"]
 
 
 def test_parallelism_defaults_to_one() -> None:

@@ -256,8 +256,8 @@ def test_the_levels_come_from_a_kueue_topology_of_the_input() -> None:
     )
     assert set(outcome(report, "train").placements.values()) == {"n1", "n2"}
     assert [str(problem) for problem in report.warnings] == [
-        "in.yaml:7: the topology levels are taken from in.yaml:6; ignored",
         "in.yaml:8: not a Kueue Topology with a node label key at each level; ignored",
+        "in.yaml:7: the topology levels are taken from in.yaml:6; ignored",
     ]
 
 

@@ -191,3 +191,20 @@ def test_a_preferred_level_must_be_one_of_the_operators_levels_when_it_has_some(
         check_job(opted_in, [], None, levels)
     opted_in["metadata"]["annotations"][preferred] = "example.com/rack"
     check_job(opted_in, [], None, levels)
+
+
+def test_slices_the_engine_cannot_honour_are_refused_with_the_field_named() -> None:
+    levels = ("zone", "example.com/block", "example.com/rack")
+    group = pod_group(GANG)
+    group["metadata"]["annotations"] = {
+        "scheduling.muster.dev/topology-slice": "example.com/rack",
+        "scheduling.muster.dev/topology-slice-size": "0",
+    }
+    with pytest.raises(kopf.AdmissionError) as raised:
+        check_pod_group(group, None, None, levels=levels)
+    assert str(raised.value) == (
+        "metadata.annotations[scheduling.muster.dev/topology-slice-size]: "
+        '"0" is not a positive integer'
+    )
+    group["metadata"]["annotations"]["scheduling.muster.dev/topology-slice-size"] = "1"
+    check_pod_group(group, None, None, levels=levels)

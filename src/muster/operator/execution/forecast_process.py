@@ -35,6 +35,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection
+from typing import Any, Generic, TypeVar, overload
 
 from muster.scheduler import ClusterState, EngineConfig
 from muster.scheduler.decisions.results import NOTHING_CARRIED, Carried, CycleResult, GroupKey
@@ -43,6 +44,7 @@ from muster.scheduler.forecast.forecast import Forecast, forecast
 
 WALL_FACTOR = 10.0
 _FORK = multiprocessing.get_context("fork")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,26 +96,40 @@ class Budget:
         return self.cpu_clock() < self.cpu_until and self.wall_clock() < self.wall_until
 
 
-class Child:
-    """One forecast running in a forked child; `answer` waits for it."""
+Work = Callable[[ClusterState, Request], T]  # what the child does with its state
 
-    def __init__(self, state: ClusterState, request: Request) -> None:
+
+class Forked(Generic[T]):
+    """One forecast running in a forked child; `answer` waits for it. `work` runs the
+    forecast on the child's own state and says what to send back (by default the
+    estimates and their words, `Child`; the dashboard sends its board)."""
+
+    @overload
+    def __init__(self: Forked[Told], state: ClusterState, request: Request) -> None: ...
+    @overload
+    def __init__(self, state: ClusterState, request: Request, work: Work[T]) -> None: ...
+    def __init__(
+        self, state: ClusterState, request: Request, work: Work[Any] | None = None
+    ) -> None:
         self.wall = request.budget * WALL_FACTOR * 2  # its own limit, as long again for a cycle
         self._receive, send = _FORK.Pipe(duplex=False)
         self._process = _FORK.Process(
-            target=_run, args=(send, state, request), name="muster-forecast", daemon=True
+            target=_run,
+            args=(send, state, request, work or told),
+            name="muster-forecast",
+            daemon=True,
         )
         self._process.start()  # the fork: the child's state is the state of this moment
         send.close()
 
-    def answer(self) -> Told:
+    def answer(self) -> T:
         """The child's answer; blocks (without the interpreter lock while it waits), so
         the operator calls it in a thread. The child is reaped either way."""
         try:
             if not self._receive.poll(self.wall):
                 raise ForecastFailedError(f"no forecast within {self.wall:.0f}s; stopped it")
-            told: Told = self._receive.recv()
-            return told
+            answer: T = self._receive.recv()
+            return answer
         except EOFError:
             raise ForecastFailedError("the forecast process ended without an answer") from None
         finally:
@@ -127,10 +143,20 @@ class Child:
             self._process.kill()
 
 
-async def forecast_elsewhere(state: ClusterState, request: Request) -> Told:
-    """A forecast of `state` as it is now, run in a child process; called on the event
-    loop between two events, so the state it forks is consistent."""
-    child = Child(state, request)
+Child = Forked[Told]  # the estimate writer's
+
+
+@overload
+async def forecast_elsewhere(state: ClusterState, request: Request) -> Told: ...
+@overload
+async def forecast_elsewhere(state: ClusterState, request: Request, work: Work[T]) -> T: ...
+async def forecast_elsewhere(
+    state: ClusterState, request: Request, work: Work[Any] | None = None
+) -> Any:
+    """A forecast of `state` as it is now, run in a child process (`work`, by default
+    `told`); called on the event loop between two events, so the state it forks is
+    consistent."""
+    child: Forked[Any] = Forked(state, request, work or told)
     try:
         return await asyncio.to_thread(child.answer)
     except asyncio.CancelledError:
@@ -138,9 +164,15 @@ async def forecast_elsewhere(state: ClusterState, request: Request) -> Told:
         raise
 
 
-def _run(send: Connection, state: ClusterState, request: Request) -> None:
-    """The child: the forecast on its own copy of the state, then the answer."""
+def _run(send: Connection, state: ClusterState, request: Request, work: Work[Any]) -> None:
+    """The child: the work on its own copy of the state, then the answer."""
     _yield_to_others()
+    send.send(work(state, request))
+    send.close()
+
+
+def told(state: ClusterState, request: Request) -> Told:
+    """The estimate writer's forecast: the estimates and, per gang, their words."""
     spent = Budget(request.budget)
     topology = topology_keys(state)
     ahead = forecast(
@@ -153,8 +185,7 @@ def _run(send: Connection, state: ClusterState, request: Request) -> None:
         carried=request.carried,
     )
     lean = replace(ahead, first_cycle=CycleResult(), timeline=())
-    send.send(Told(lean, describe(ahead, topology)))
-    send.close()
+    return Told(lean, describe(ahead, topology))
 
 
 def _yield_to_others() -> None:

@@ -56,6 +56,7 @@ class LiveCache:
         self.resource_claims = _Sink(self, "ResourceClaim")
         self.resource_claim_templates = _Sink(self, "ResourceClaimTemplate")
         self.jobs = _JobSink(self, "Job")
+        self.topologies = _Sink(self, "Topology")
 
     def apply_pod_group(self, pod_group: JsonObject) -> bool:
         """Record a PodGroup as seen by a watch or as returned by our own write."""

@@ -10,9 +10,10 @@ from functools import partial
 import numpy as np
 import numpy.typing as npt
 
+from muster.api.preferences import declared_levels
 from muster.scheduler.config import EngineConfig
 from muster.scheduler.cycle.queue import Gang
-from muster.scheduler.decisions.results import PodKey
+from muster.scheduler.decisions.results import GroupKey, PodKey
 from muster.scheduler.lifecycle.avoidance import Avoidance
 from muster.scheduler.placement.devices import (
     GangDevices,
@@ -24,7 +25,8 @@ from muster.scheduler.placement.devices import (
 from muster.scheduler.placement.fit import Matrix, NodeOrder, Shape, scarce_columns
 from muster.scheduler.placement.interplay import HOSTNAME, GangInterplay, Member
 from muster.scheduler.placement.interpod_view import InterPodView
-from muster.scheduler.placement.levels import fit_preferring, ladder
+from muster.scheduler.placement.levels import fit_preferring, ladder, level_domains
+from muster.scheduler.placement.slices import SliceMember, Slicing, slicing_of
 from muster.scheduler.placement.topology import (
     Domains,
     GangPlacement,
@@ -75,7 +77,8 @@ class Board:
             namespace_labels=state.namespace_labels,
         )
         self.avoidance = Avoidance(state, self.table, max_rollbacks=config.max_rollbacks)
-        self.levels = config.topology_levels
+        self.levels = declared_levels(state.topologies, config.topology_levels)
+        self._slicings: dict[GroupKey, Slicing | None] = {}
         self.devices = cycle_ledger(state, nodes)  # None: no device is claimed or published
         self._capacity_digest: str | None = None
 
@@ -221,6 +224,7 @@ class Board:
         order = order or self.order
         key = gang.record.topology_key
         labels = self.table.labels
+        slicing = self.slicing(gang)
         fit_in = partial(
             fit_in_one,
             free,
@@ -231,6 +235,7 @@ class Board:
             needed=needed,
             head_start=head_start,
             interplay=interplay,
+            slicing=slicing,
         )
         fit_required = (
             partial(fit_in, domains=Domains.of(labels, key))
@@ -244,6 +249,7 @@ class Board:
                 self.largest,
                 needed=needed,
                 interplay=interplay,
+                slicing=slicing,
             )
         )
         preferred = gang.record.preferred_key
@@ -257,7 +263,27 @@ class Board:
             needed=needed,
             fit_in=lambda domains: fit_in(domains=domains),
             fallback=fit_required,
+            sliced=gang.record.slicing,
         )
+
+    def slicing(self, gang: Gang) -> Slicing | None:
+        """The gang's slices, if it has them: its live members cut into slices over the
+        domains of its slice level (cut by its required key's); once per cycle, as the
+        members a cycle sees do not change during it."""
+        if gang.record.slicing is None:
+            return None
+        if gang.key not in self._slicings:
+            key, size = gang.record.slicing
+            domains = level_domains(self.table.labels, key, gang.record.topology_key)
+            pending = {entry.record.key.name for entry in gang.pending}
+            members = []
+            for name in sorted(self.state.members.get(gang.key, ())):
+                entry = self.state.pods[PodKey(gang.key.namespace, name)]
+                slot = None if name in pending else self.state.node_slot(entry.taken_on or "")
+                if name in pending or slot is not None:
+                    members.append(SliceMember(name, entry.record.index, slot))
+            self._slicings[gang.key] = slicing_of(key, size, domains.values, domains.names, members)
+        return self._slicings[gang.key]
 
     def take(self, gang: Gang, placements: dict[str, int]) -> None:
         """Take the placements out of the free capacity, for the gangs decided after."""

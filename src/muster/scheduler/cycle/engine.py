@@ -55,6 +55,7 @@ from muster.scheduler.placement.explain import waiting_message
 from muster.scheduler.placement.fit import Counts, Matrix, Shape, place_greedily
 from muster.scheduler.placement.interplay import GangInterplay
 from muster.scheduler.placement.preemption import PreemptionSearch
+from muster.scheduler.placement.slices import place_slices
 from muster.scheduler.placement.topology import GangPlacement
 from muster.scheduler.state.state import ClusterState
 
@@ -309,7 +310,19 @@ class _Cycle:
             return
         shapes, interplay = board.shapes(pending, gang.record)
         within = ~board.closed_for_older & board.domain_of(gang)
-        if interplay is None:
+        slicing = board.slicing(gang)
+        if slicing is not None:  # whole slices, each beside its placed members
+            chosen = place_slices(
+                board.free,
+                shapes,
+                within,
+                board.order,
+                board.largest,
+                slicing=slicing,
+                interplay=interplay,
+                limit=limit,
+            )
+        elif interplay is None:
             chosen = place_greedily(board.free, shapes, within, board.order, limit)
         else:
             chosen = interplay.place(

@@ -11,11 +11,12 @@ import numpy as np
 from muster.scheduler.config import EngineConfig
 from muster.scheduler.cycle.board import Board, BoolArray
 from muster.scheduler.cycle.queue import Gang
-from muster.scheduler.decisions.results import Explanation, Reason, Verdict
+from muster.scheduler.decisions.results import Explanation, Reason, SliceFit, Verdict
 from muster.scheduler.placement.explain import (
     PREEMPTION_WOULD_NOT_HELP,
     shortages,
     shortfalls,
+    slice_fit,
     too_large,
     unschedulable_message,
 )
@@ -55,8 +56,8 @@ def never(board: Board, gang: Gang) -> Attempt | None:
 def _alone_key(board: Board, gang: Gang) -> Hashable:
     """All that decides whether a gang fits on the empty cluster, besides the node
     table: its pending pods (whose placement rules do not change while they wait),
-    what it still misses, its domain key, the nodes it avoids, and every node's
-    allocatable."""
+    what it still misses, its domain key and slices, the nodes it avoids, and every
+    node's allocatable."""
     memory = board.avoidance.memory(gang.record)
     return (
         board.capacity_digest(),
@@ -64,6 +65,7 @@ def _alone_key(board: Board, gang: Gang) -> Hashable:
         frozenset(entry.record.key.name for entry in gang.pending),
         gang.missing,
         gang.record.topology_key,
+        gang.record.slicing,
         None if memory is None else memory.node_names,
         tuple(sorted(board.state.namespace_labels.get(gang.key.namespace, {}).items())),
     )
@@ -165,7 +167,18 @@ def _explanation(
         )
         if never
         else (),
+        slices=_slices(board, gang, attempt, free, usable),
     )
+
+
+def _slices(
+    board: Board, gang: Gang, attempt: Attempt, free: Matrix, usable: BoolArray
+) -> SliceFit | None:
+    """The gang's slices and, when no slice domain has room for one, the closest."""
+    slicing = board.slicing(gang)
+    if slicing is None:
+        return None
+    return slice_fit(free, shapes=attempt.shapes, usable=usable, slicing=slicing)
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,6 +259,7 @@ def close_nodes(board: Board, gang: Gang, attempt: Attempt) -> int:
             board.largest,
             needed=gang.missing,
             interplay=interplay,
+            slicing=board.slicing(gang),
         )
         if empty.placements:
             board.closed_for_older |= domain

@@ -86,6 +86,16 @@ class DomainFit:
 
 
 @dataclass(frozen=True, slots=True)
+class SliceFit:
+    """A sliced gang's slices, for its refusal: the level and size, and, when no domain
+    of that level has room for a whole slice, the one that takes the most of its pods."""
+
+    key: str
+    size: int
+    most: DomainFit | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Explanation:
     """Structured reasons first, a sentence second, so `explain` can render a table."""
 
@@ -102,6 +112,7 @@ class Explanation:
     placed_first: int = 0  # node counts taken once this many of its pods are placed
     counted_in: str | None = None  # the domain the node counts are of ("zone=a"), if one
     too_large: tuple[Shortfall, ...] = ()  # never: a pod asks more than any node it may use has
+    slices: SliceFit | None = None  # the gang's slices, if it has them
 
 
 @dataclass(frozen=True, slots=True)

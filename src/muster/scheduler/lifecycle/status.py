@@ -264,14 +264,17 @@ def admitted_message(
     *,
     live: int | None = None,
     passed_over: tuple[str, ...] = (),
+    sliced: tuple[str, int] | None = None,
 ) -> str:
     """What an admitted gang is told: `4 pods placed in zone=a`; with `live`, out of how
-    many of its pods (`4/6 pods placed`), as `muster simulate` reports a gang's end; and
-    why it is not in a narrower level it prefers (`(no rack domain has room ...)`)."""
+    many of its pods (`4/6 pods placed`), as `muster simulate` reports a gang's end; its
+    slices (`in slices of 8 per rack`); and why it is not in a narrower level it
+    prefers (`(no rack domain has room ...)`)."""
     count = str(placed) if live is None else f"{placed}/{live}"
     where = f" in {domain[0]}={domain[1]}" if domain else ""
+    slices = f" in slices of {sliced[1]} per {sliced[0]}" if sliced else ""
     why = f" ({'; '.join(passed_over)})" if passed_over else ""
-    return f"{count} pods placed{where}{why}"
+    return f"{count} pods placed{where}{slices}{why}"
 
 
 def preempted_message(preemptor: GroupKey) -> str:

@@ -137,7 +137,9 @@ class Planner:
             victims=victims,
         )
         placed = len(admission.placements)
-        message = admitted_message(placed, admission.domain, passed_over=admission.passed_over)
+        message = admitted_message(
+            placed, admission.domain, passed_over=admission.passed_over, sliced=group.slicing
+        )
         change = StatusChange(
             scheduling=Scheduling(
                 admitted=True, reason=Reason.SCHEDULED, message=message + against

@@ -14,9 +14,16 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from muster.scheduler.decisions.results import DomainFit, Explanation, Shortage, Shortfall
+from muster.scheduler.decisions.results import (
+    DomainFit,
+    Explanation,
+    Shortage,
+    Shortfall,
+    SliceFit,
+)
 from muster.scheduler.objects.quantity import MILLI_RESOURCES
-from muster.scheduler.placement.fit import Matrix, Shape
+from muster.scheduler.placement.fit import Matrix, Shape, domain_counts
+from muster.scheduler.placement.slices import Slicing
 from muster.scheduler.state.intake import POD_COUNT
 from muster.scheduler.state.predicates import PASSES, NodeTable
 
@@ -162,6 +169,24 @@ def too_large(
     return tuple(sorted(found.values(), key=lambda shortfall: shortfall.resource))
 
 
+def slice_fit(
+    free: Matrix, *, shapes: Sequence[Shape], usable: BoolArray, slicing: Slicing
+) -> SliceFit:
+    """The gang's slices, and the slice domain taking the most of its pods on `free`
+    when none has room for a whole slice (ties to the name that sorts first)."""
+    values, names = slicing.values, slicing.names
+    room = np.zeros(len(names), dtype=np.int64)
+    for shape in shapes:
+        per_domain = domain_counts(shape.copies(free, usable), values, len(names))
+        room += np.minimum(per_domain, len(shape.pods))
+    if not names or int(room.max()) >= slicing.size:
+        return SliceFit(slicing.key, slicing.size)
+    best = min(range(len(names)), key=lambda value_id: (-int(room[value_id]), names[value_id]))
+    return SliceFit(
+        slicing.key, slicing.size, DomainFit(f"{slicing.key}={names[best]}", int(room[best]))
+    )
+
+
 def _shown_domains(domains: Sequence[DomainFit]) -> str:
     if len(domains) <= SHOWN_DOMAINS:
         return ", ".join(f"{fit.domain}: {fit.fits}" for fit in domains)
@@ -214,9 +239,19 @@ def unschedulable_message(
     if explanation.shortages:
         reasons = ", ".join(f"{item.nodes} {item.reason}" for item in explanation.shortages)
         head = f"{head}: {reasons}"
-    tail = f"the gang needs {explanation.needed} pods, at most {explanation.best_fit} fit at once"
+    tail = f"the gang needs {explanation.needed} pods"
+    slices = explanation.slices
+    if slices is not None:
+        tail = f"{tail} in slices of {slices.size}, each in one {slices.key} domain"
+    tail = f"{tail}, at most {explanation.best_fit} fit at once"
     if topology_key is not None and explanation.domains:
         tail = f"{tail} ({_shown_domains(explanation.domains)})"
+    if slices is not None and slices.most is not None:
+        most = slices.most
+        tail = (
+            f"{tail}; no {slices.key} domain has room for a slice of {slices.size}: "
+            f"{most.domain.split('=', 1)[1]} takes {most.fits}"
+        )
     counted_as = "allocatable" if explanation.never else "free"
     if explanation.too_large:
         larger = ", ".join(

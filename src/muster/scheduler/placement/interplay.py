@@ -149,6 +149,9 @@ class _Effects:
     spread: list[int]  # spread constraints that count it
 
 
+Session = list[_Rules]  # each shape's rules and counts, as a plan grows
+
+
 class GangInterplay:
     """The rules of a gang's shapes, against one cycle's view of placed pods."""
 
@@ -356,11 +359,38 @@ class GangInterplay:
                 if spread.eligible[slot] and spread.values[slot] >= 0:
                     spread.counts[spread.values[slot]] += 1
 
+    def session(self) -> Session:
+        """The rules' counts before any member is placed, to carry across `place_in`."""
+        return [rules.copy() for rules in self._base]
+
+    def place_in(
+        self,
+        free: Matrix,
+        shapes: Sequence[Shape],
+        *,
+        within: BoolArray,
+        order: NodeOrder,
+        session: Session,
+    ) -> tuple[dict[str, int], Session]:
+        """As many pods of `shapes` (the gang's shapes, in their order, some with fewer
+        pods) as fit, judged with the members `session` has seen placed (a slice after
+        the slices before it); and the session with these added, a copy."""
+        carried = [rules.copy() for rules in session]
+        limit = sum(len(shape.pods) for shape in shapes)
+        return self._place_once(free, shapes, within, order, limit, session=carried), carried
+
     def _place_once(
-        self, free: Matrix, shapes: Sequence[Shape], within: BoolArray, order: NodeOrder, limit: int
+        self,
+        free: Matrix,
+        shapes: Sequence[Shape],
+        within: BoolArray,
+        order: NodeOrder,
+        limit: int,
+        *,
+        session: Session | None = None,
     ) -> dict[str, int]:
         work = free.copy()
-        session = [rules.copy() for rules in self._base]
+        session = self.session() if session is None else session
         remaining = [list(shape.pods) for shape in shapes]
         used = [np.zeros(self.table.size, dtype=np.bool_) for _ in shapes]
         ledger = self._ledger()
@@ -419,24 +449,31 @@ class GangInterplay:
         best = self._place_once(free, shapes, within, order, cap)
         if len(best) >= needed:
             return best
-        open_key = self._open_affinity_key()
-        if open_key is None:
-            return best
-        values = self._values(open_key)
-        primary = shapes[0]
-        room = primary.copies(free, within)
-        per_domain = domain_counts(room, values, self._domains(open_key))
-        ranked = sorted(
-            (int(domain) for domain in np.flatnonzero(per_domain)),
-            key=lambda domain: (-int(per_domain[domain]), domain),
-        )
-        for domain in ranked[:DOMAINS_TRIED]:
-            attempt = self._place_once(free, shapes, within & (values == domain), order, cap)
+        for domain in self.open_domains(free, shapes, within=within):
+            attempt = self._place_once(free, shapes, domain, order, cap)
             if len(attempt) >= needed:
                 return attempt
             if len(attempt) > len(best):
                 best = attempt
         return best
+
+    def open_domains(
+        self, free: Matrix, shapes: Sequence[Shape], *, within: BoolArray
+    ) -> list[BoolArray]:
+        """For a self-affine gang with nothing to join, whose first pod decides its
+        domain: the domains to try it in one by one, the roomiest first (at most
+        `DOMAINS_TRIED`), each as the nodes of `within` in it; none otherwise."""
+        open_key = self._open_affinity_key()
+        if open_key is None:
+            return []
+        values = self._values(open_key)
+        room = shapes[0].copies(free, within)
+        per_domain = domain_counts(room, values, self._domains(open_key))
+        ranked = sorted(
+            (int(domain) for domain in np.flatnonzero(per_domain)),
+            key=lambda domain: (-int(per_domain[domain]), domain),
+        )
+        return [within & (values == domain) for domain in ranked[:DOMAINS_TRIED]]
 
     def _open_affinity_key(self) -> str | None:
         """The key of a self-affine shape with no pod to join yet: its first pod decides."""

@@ -72,22 +72,29 @@ def fit_preferring(
     needed: int,
     fit_in: Callable[[Domains], GangPlacement],
     fallback: Callable[[], GangPlacement],
+    sliced: tuple[str, int] | None = None,
 ) -> GangPlacement:
     """The gang at the narrowest step with room, else as `fallback` places it; a
-    placement at a wider step or the fallback says why each narrower one was passed over."""
+    placement at a wider step or the fallback says why each narrower one was passed
+    over (`sliced`: the gang's slice level and size, which the reason names)."""
     passed_over: list[str] = []
     for key in steps:
         placement = fit_in(level_domains(labels, key, required))
         if placement.placements:
             return _with(placement, passed_over)
-        passed_over.append(shortfall(key, placement, needed))
+        passed_over.append(shortfall(key, placement, needed, sliced))
     placement = fallback()
     return _with(placement, passed_over) if placement.placements else placement
 
 
-def shortfall(key: str, placement: GangPlacement, needed: int) -> str:
-    """Why no domain of `key` took the gang (`no rack domain has room for 8 pods: r3 takes 6`)."""
+def shortfall(
+    key: str, placement: GangPlacement, needed: int, sliced: tuple[str, int] | None = None
+) -> str:
+    """Why no domain of `key` took the gang (`no rack domain has room for 8 pods: r3
+    takes 6`; with slices, `... for 16 pods in slices of 8 per rack: b1 takes 8`)."""
     words = f"no {key} domain has room for {needed} pods"
+    if sliced is not None:
+        words += f" in slices of {sliced[1]} per {sliced[0]}"
     best = sorted(placement.fits, key=lambda fit: (-fit.fits, fit.domain))[:SHOWN_SHORTFALL]
     if not best or best[0].fits == 0:
         return words

@@ -28,6 +28,7 @@ from muster.scheduler.placement.fit import (
     upper_bound,
 )
 from muster.scheduler.placement.interplay import GangInterplay
+from muster.scheduler.placement.slices import Slicing, place_slices
 from muster.scheduler.rules.labels import LabelIndex
 
 BoolArray = npt.NDArray[np.bool_]
@@ -56,11 +57,14 @@ def fit_anywhere(
     *,
     needed: int,
     interplay: GangInterplay | None = None,
+    slicing: Slicing | None = None,
 ) -> GangPlacement:
     bound = upper_bound(free, shapes, within)
     if bound < needed:
         return GangPlacement({}, None, (DomainFit(WHOLE_CLUSTER, bound),), bound)
-    placed = _place(free, shapes, within, order, largest, needed=needed, interplay=interplay)
+    placed = _place(
+        free, shapes, within, order, largest, needed=needed, interplay=interplay, slicing=slicing
+    )
     fits = len(placed)
     return GangPlacement(
         placed if fits >= needed else {}, None, (DomainFit(WHOLE_CLUSTER, fits),), fits
@@ -76,8 +80,14 @@ def _place(
     *,
     needed: int,
     interplay: GangInterplay | None,
+    slicing: Slicing | None = None,
 ) -> dict[str, int]:
-    """Best fit of the shapes, pod by pod when inter-pod rules tie the pods together."""
+    """Best fit of the shapes, pod by pod when inter-pod rules tie the pods together,
+    slice by slice when the gang has slices."""
+    if slicing is not None:
+        return place_slices(
+            free, shapes, within, order, largest, slicing=slicing, interplay=interplay
+        )
     if interplay is not None:
         return interplay.place(free, shapes, within=within, order=order, needed=needed)
     return place_gang(free, shapes, within=within, order=order, largest=largest, needed=needed)
@@ -111,9 +121,11 @@ def fit_in_one(
     domains: Domains,
     head_start: Matrix | None = None,
     interplay: GangInterplay | None = None,
+    slicing: Slicing | None = None,
 ) -> GangPlacement:
     """The gang in one of the domains, the fullest that takes it (best fit: the
-    fewest member copies fit in it, so emptier domains stay whole).
+    fewest member copies fit in it, so emptier domains stay whole; with slices, the
+    fewest whole slices first, as Kueue's BestFit counts them).
 
     With `head_start` (preemption: what is free before any victim leaves), domains
     where more of the gang fits on that capacity come first, as they need fewer
@@ -121,28 +133,68 @@ def fit_in_one(
     """
     values, names = domains.values, domains.names
     labelled = within & (values >= 0)
-    bound = np.zeros(len(names), dtype=np.int64)
-    room = np.zeros(len(names), dtype=np.int64)
-    ahead = np.zeros(len(names), dtype=np.int64)
-    for shape in shapes:
-        per_domain = domain_counts(shape.copies(free, labelled), values, len(names))
-        room += per_domain
-        bound += np.minimum(per_domain, len(shape.pods))
-        if head_start is not None:
-            already = domain_counts(shape.copies(head_start, labelled), values, len(names))
-            ahead += np.minimum(already, len(shape.pods))
+    bound, room, ahead, whole = _tally(
+        free, shapes, labelled, domains, head_start=head_start, slicing=slicing
+    )
     candidates = sorted(
         (int(value_id) for value_id in np.flatnonzero(bound >= needed)),
-        key=lambda value_id: (-int(ahead[value_id]), int(room[value_id]), names[value_id]),
+        key=lambda value_id: (
+            -int(ahead[value_id]),
+            int(whole[value_id]),
+            int(room[value_id]),
+            names[value_id],
+        ),
     )
     for value_id in candidates:
         within_domain = labelled & (values == value_id)
         placed = _place(
-            free, shapes, within_domain, order, largest, needed=needed, interplay=interplay
+            free,
+            shapes,
+            within_domain,
+            order,
+            largest,
+            needed=needed,
+            interplay=interplay,
+            slicing=slicing,
         )
         if len(placed) >= needed:
             return GangPlacement(placed, names[value_id], (), len(placed), key=domains.key)
         bound[value_id] = len(placed)
+    if slicing is not None:
+        bound = np.minimum(bound, whole * slicing.size)
     fits = sorted(zip(names, (int(count) for count in bound), strict=True))
     domain_fits = tuple(DomainFit(f"{domains.key}={name}", count) for name, count in fits)
     return GangPlacement({}, None, domain_fits, int(bound.max(initial=0)), key=domains.key)
+
+
+def _tally(
+    free: Matrix,
+    shapes: Sequence[Shape],
+    labelled: BoolArray,
+    domains: Domains,
+    *,
+    head_start: Matrix | None,
+    slicing: Slicing | None,
+) -> tuple[Counts, Counts, Counts, Counts]:
+    """Per domain: at most how many members fit (with slices, in whole slices, a
+    partial one allowed for), the copies that fit, how many fit on `head_start`, and
+    the whole slices held (zeros without slices)."""
+    values, count = domains.values, len(domains.names)
+    bound = np.zeros(count, dtype=np.int64)
+    room = np.zeros(count, dtype=np.int64)
+    ahead = np.zeros(count, dtype=np.int64)
+    node_room = np.zeros(values.shape, dtype=np.int64)
+    for shape in shapes:
+        copies = shape.copies(free, labelled)
+        node_room += np.minimum(copies, len(shape.pods))
+        per_domain = domain_counts(copies, values, count)
+        room += per_domain
+        bound += np.minimum(per_domain, len(shape.pods))
+        if head_start is not None:
+            already = domain_counts(shape.copies(head_start, labelled), values, count)
+            ahead += np.minimum(already, len(shape.pods))
+    whole = np.zeros(count, dtype=np.int64)
+    if slicing is not None:
+        whole = slicing.whole_slices(node_room, values, count)
+        bound = np.minimum(bound, whole * slicing.size + slicing.size - 1)
+    return bound, room, ahead, whole

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from muster.api.constants import (
+    COMPLETION_INDEX_KEY,
     CONDITION_INITIALLY_SCHEDULED,
     CONDITION_SCHEDULED,
     CRON_JOB_ANNOTATION,
@@ -19,9 +20,12 @@ from muster.api.constants import (
     POD_GROUP_LABEL,
     PREEMPT_NEVER,
     TOPOLOGY_PREFERRED_ANNOTATION,
+    TOPOLOGY_SLICE_ANNOTATION,
+    TOPOLOGY_SLICE_SIZE_ANNOTATION,
 )
 from muster.api.gates import has_gang_gate
 from muster.api.names import is_label_key
+from muster.api.slices import slice_size
 from muster.api.wire import FINISHED_PHASES
 from muster.scheduler.decisions.results import GroupKey, PodKey
 from muster.scheduler.memory.lifecycle import NO_MEMORY, Lifecycle, lifecycle_from
@@ -101,6 +105,7 @@ class PodRecord:
     other_gates: bool = False  # scheduling gates besides the gang gate: not queued yet
     created: float | None = None  # metadata.creationTimestamp
     native: bool = False  # spec.schedulingGroup: the cluster's own gang scheduling has it
+    index: int | None = None  # its Job's completion index: what orders a gang's slices
     device_claims: tuple[PodClaim, ...] = ()  # spec.resourceClaims, resolved (`device_intake`)
 
     @property
@@ -136,6 +141,7 @@ class GroupRecord:
     runtime: Runtime | None = None  # its pods' expected runtime (see `runtimes`)
     cron_job: str | None = None  # the CronJob whose Job it was made for, if any
     preferred_key: str | None = None  # the narrowest topology level it prefers (see `levels`)
+    slicing: tuple[str, int] | None = None  # its slices' level and size (see `slices`)
 
     @property
     def falls_whole(self) -> bool:
@@ -318,8 +324,17 @@ def pod_from(obj: Mapping[str, Any]) -> PodRecord:
         other_gates=other_gates,
         created=parse_time(metadata.get("creationTimestamp")),
         native=bool(spec.get("schedulingGroup")),
+        index=_completion_index(labels, metadata.get("annotations")),
         device_claims=pod_claims(spec, status),
     )
+
+
+def _completion_index(labels: Mapping[str, str], annotations: object) -> int | None:
+    """An Indexed Job's pod's index (its label, else its annotation); None without one."""
+    value = labels.get(COMPLETION_INDEX_KEY)
+    if value is None and isinstance(annotations, Mapping):
+        value = annotations.get(COMPLETION_INDEX_KEY)
+    return int(value) if isinstance(value, str) and value.isascii() and value.isdigit() else None
 
 
 def _condition(status: Mapping[str, Any], kind: str) -> Mapping[str, Any]:
@@ -398,6 +413,7 @@ def pod_group_from(obj: Mapping[str, Any]) -> GroupRecord:
         runtime=runtime_from(annotations),
         cron_job=annotations.get(CRON_JOB_ANNOTATION) or None,
         preferred_key=_preferred_key(annotations),
+        slicing=_slicing(annotations),
         reason=_reason(status),
         admitted_at=parse_time(status.get("admittedAt")),
         generation=integer_field(metadata.get("generation"), "metadata.generation") or 0,
@@ -410,6 +426,13 @@ def _preferred_key(annotations: Mapping[str, str]) -> str | None:
     """The preferred level; one that is not a label key (admission refuses it) is none."""
     key = annotations.get(TOPOLOGY_PREFERRED_ANNOTATION)
     return key if key is not None and is_label_key(key) else None
+
+
+def _slicing(annotations: Mapping[str, str]) -> tuple[str, int] | None:
+    """The slice level and size; none unless both are valid (admission refuses the rest)."""
+    key = annotations.get(TOPOLOGY_SLICE_ANNOTATION)
+    size = slice_size(annotations.get(TOPOLOGY_SLICE_SIZE_ANNOTATION))
+    return (key, size) if key is not None and is_label_key(key) and size is not None else None
 
 
 def _reason(status: Mapping[str, Any]) -> str | None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from muster.api.preferences import kueue_levels
 from muster.api.priority import DEFAULT_PRIORITY, lowest_default
 from muster.scheduler.decisions.results import GroupKey, PodKey
 from muster.scheduler.memory.dropped_field import dropped_field
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
 
 ObjectKey = tuple[str, str, str]  # kind, namespace ("" when cluster-scoped), name
 CLUSTER_SCOPED = frozenset(
-    {"Node", "PriorityClass", "Namespace", "PersistentVolume", *DEVICE_CLUSTER_SCOPED}
+    {"Node", "PriorityClass", "Namespace", "PersistentVolume", "Topology", *DEVICE_CLUSTER_SCOPED}
 )
 
 
@@ -177,6 +178,15 @@ def _put_job(state: ClusterState, obj: Mapping[str, Any]) -> None:
         state.dropped_fields[key] = record
 
 
+def _put_topology(state: ClusterState, obj: Mapping[str, Any]) -> None:
+    """A Kueue Topology: the order of the cluster's topology levels, widest first."""
+    _, name = name_of(obj)
+    levels = kueue_levels(obj)
+    if levels is None:
+        raise IntakeError("not a Kueue Topology with a node label key at each level")
+    state.topologies[name] = levels
+
+
 _KINDS: dict[str, Kind] = {
     "Namespace": Kind(
         _put_namespace,
@@ -217,6 +227,11 @@ _KINDS: dict[str, Kind] = {
         lambda state, obj: state.put_pod_group(pod_group_from(obj)),
         lambda state, namespace, name: state._remove_pod_group(GroupKey(namespace, name)),
         lambda state, namespace, name: state.groups.get(GroupKey(namespace, name)),
+    ),
+    "Topology": Kind(
+        _put_topology,
+        lambda state, _, name: state.topologies.pop(name, None),
+        lambda state, _, name: state.topologies.get(name),
     ),
     "PriorityClass": Kind(
         _put_priority_class,

@@ -104,6 +104,7 @@ class ClusterState:
         self.priority_classes: dict[str, PriorityClassRecord] = {}
         self.budgets: dict[tuple[str, str], Budget] = {}  # (namespace, name)
         self.dropped_fields: dict[tuple[str, str], DroppedField] = {}  # by Job (ns, name)
+        self.topologies: dict[str, tuple[str, ...]] = {}  # Kueue's, by name: their levels
         self._pod_slots = Slots()
         self.pod_demand: Matrix = np.zeros((0, 1), dtype=np.int64)
         self.pod_node: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)

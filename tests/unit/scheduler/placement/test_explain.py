@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from muster.scheduler.decisions.results import DomainFit, Explanation, Shortage, Shortfall
+from muster.scheduler.decisions.results import (
+    DomainFit,
+    Explanation,
+    Shortage,
+    Shortfall,
+    SliceFit,
+)
 from muster.scheduler.placement.explain import format_amount, unschedulable_message, waiting_message
 
 
@@ -76,3 +82,16 @@ def test_shortfalls_are_named_with_the_domain_kind() -> None:
     assert unschedulable_message(short, "zone").endswith(
         "; short in total in any one zone domain: memory (needs 2Gi, 1Gi free)"
     )
+
+
+def test_a_sliced_gang_is_told_its_slices_and_the_rack_closest_to_one() -> None:
+    domains = (DomainFit("zone=a", 2), DomainFit("zone=b", 3))
+    most = DomainFit("rack=r4", 3)
+    sliced = replace(explanation(domains), slices=SliceFit("rack", 4, most), shortfalls=())
+    message = unschedulable_message(sliced, "zone")
+    assert (
+        "the gang needs 4 pods in slices of 4, each in one rack domain, at most 3 fit at once "
+        "(zone=a: 2, zone=b: 3); no rack domain has room for a slice of 4: r4 takes 3"
+    ) in message
+    roomy = replace(sliced, slices=SliceFit("rack", 4))
+    assert "room for a slice" not in unschedulable_message(roomy, "zone")

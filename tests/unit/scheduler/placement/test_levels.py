@@ -117,6 +117,27 @@ def test_a_gang_falls_back_to_one_block_and_says_why_not_one_rack() -> None:
     assert admission.passed_over == ("no rack domain has room for 9 pods: r1 takes 7",)
 
 
+def test_the_levels_of_a_kueue_topology_win_over_the_configured_ones() -> None:
+    topology = {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "Topology",
+        "metadata": {"name": "gpus"},
+        "spec": {"levels": [{"nodeLabel": key} for key in LEVELS]},
+    }
+    objects = (
+        busy("n1", "1"),
+        busy("n3", "1"),
+        busy("n6", "1"),
+        *gang("g", 9, cpu="1", preferred_key=RACK),
+    )
+    unordered = run(*objects, config=EngineConfig(starvation_seconds=10**12))
+    assert unordered.admissions[0].domain is None  # no level above rack known: anywhere
+    (admission,) = run(
+        topology, *objects, config=EngineConfig(starvation_seconds=10**12)
+    ).admissions
+    assert admission.domain == (BLOCK, "a1")
+
+
 def test_beyond_every_level_the_gang_goes_anywhere_allowed() -> None:
     result = run(*gang("g", 21, cpu="1", preferred_key=RACK))
     (admission,) = result.admissions

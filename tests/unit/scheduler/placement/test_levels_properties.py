@@ -64,8 +64,8 @@ class Case:
         return "anywhere" if self.room(list(self.cpus)) >= self.size else None
 
 
-@st.composite
-def cases(draw: st.DrawFn) -> Case:
+def three_levels(draw: st.DrawFn) -> tuple[dict[str, int], dict[str, dict[str, str]]]:
+    """Up to 2 zones of 2 blocks of 2 racks of 2 nodes: each node's cpus and labels."""
     cpus: dict[str, int] = {}
     where: dict[str, dict[str, str]] = {}
     for zone in range(draw(st.integers(1, 2))):
@@ -79,6 +79,12 @@ def cases(draw: st.DrawFn) -> Case:
                         BLOCK: f"z{zone}b{block}",
                         RACK: f"z{zone}b{block}r{rack}",
                     }
+    return cpus, where
+
+
+@st.composite
+def cases(draw: st.DrawFn) -> Case:
+    cpus, where = three_levels(draw)
     return Case(
         cpus,
         where,

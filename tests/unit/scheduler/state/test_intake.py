@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from muster.api.constants import POD_GROUP_LABEL
+from muster.api.constants import COMPLETION_INDEX_KEY, POD_GROUP_LABEL
 from muster.scheduler.decisions.results import GroupKey, PodKey
 from muster.scheduler.memory.lifecycle import Lifecycle
 from muster.scheduler.objects.fields import IntakeError
@@ -230,3 +230,20 @@ def test_a_preferred_level_is_read_and_a_malformed_one_ignored(
     annotation: str | None, expected: str | None
 ) -> None:
     assert pod_group_from(pod_group("g", preferred_key=annotation)).preferred_key == expected
+
+
+def test_slices_are_read_when_both_annotations_are_valid() -> None:
+    assert pod_group_from(pod_group("g", slicing=("rack", 8))).slicing == ("rack", 8)
+    assert pod_group_from(pod_group("g", slicing=("rack", 0))).slicing is None
+    assert pod_group_from(pod_group("g", slicing=("not a key", 8))).slicing is None
+    assert pod_group_from(pod_group("g")).slicing is None
+
+
+def test_a_pods_completion_index_is_its_label_else_its_annotation() -> None:
+    labelled = pod("a", labels={COMPLETION_INDEX_KEY: "3"})
+    assert pod_from(labelled).index == 3
+    annotated = pod("b")
+    annotated["metadata"]["annotations"] = {COMPLETION_INDEX_KEY: "5"}
+    assert pod_from(annotated).index == 5
+    assert pod_from(pod("c", labels={COMPLETION_INDEX_KEY: "x"})).index is None
+    assert pod_from(pod("d")).index is None

@@ -88,3 +88,24 @@ def test_objects_are_filed_by_kind_namespace_and_name() -> None:
     assert key_of("Pod", {"metadata": {"name": "a"}}) == ("Pod", "default", "a")
     assert key_of("Node", {"metadata": {"name": "n", "namespace": "x"}}) == ("Node", "", "n")
     assert key_of("Pod", None) == ("Pod", "default", "")  # type: ignore[arg-type]
+
+
+def kueue_topology(name: str, *keys: str, group: str = "kueue.x-k8s.io") -> Obj:
+    levels = [{"nodeLabel": key} for key in keys]
+    return {
+        "apiVersion": f"{group}/v1beta2",
+        "kind": "Topology",
+        "metadata": {"name": name, "resourceVersion": "1"},
+        "spec": {"levels": levels},
+    }
+
+
+def test_a_kueue_topology_gives_its_levels_and_one_of_another_group_is_skipped() -> None:
+    state = ClusterState()
+    assert state.apply("Topology", kueue_topology("gpus", "zone", "rack")).changed
+    assert state.topologies == {"gpus": ("zone", "rack")}
+    assert not state.apply("Topology", kueue_topology("gpus", "zone", "rack")).changed
+    stray = state.apply("Topology", kueue_topology("other", "zone", group="example.com"))
+    assert stray.rejected == "not a Kueue Topology with a node label key at each level"
+    assert state.delete("Topology", "", "gpus").changed
+    assert state.topologies == {}

@@ -1,0 +1,213 @@
+"""What the overview shows, from one run of the engine: the board.
+
+The run is `forecast` on the cluster as watched, the very call `muster explain`
+makes: its first cycle is the operator's next cycle (the queue, each gang's verdict in
+the engine's words), the rest its start-time estimates and timeline. The board is
+made where the run is (a child process, see `feed`) and only the board travels back:
+a few thousand small rows, not the state. Each waiting gang's `Explanation` (for its
+own page) travels pickled and stays so until that page is asked for: at the
+benchmark's size they are tens of thousands of objects, whose unpickling would hold the
+page's event loop for a tenth of a second at every board.
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from muster.operator.dashboard.domains import ZONE, Domain, domains
+from muster.scheduler import ClusterState, EngineConfig
+from muster.scheduler.decisions.results import Explanation, GroupKey
+from muster.scheduler.forecast.estimate_words import clock_time, starts_in, waiting_for
+from muster.scheduler.forecast.forecast import Estimate, Forecast, Run, forecast
+from muster.scheduler.memory.runtimes import format_duration
+
+FITS_NOW = "fits now: the operator admits it on its next cycle"
+
+
+@dataclass(frozen=True, slots=True)
+class Waiting:
+    """A gang in the queue, at its place in the order the engine considers them."""
+
+    group: GroupKey
+    position: int  # 0: it fits now
+    reason: str
+    message: str
+    start: str  # `~12m (at 10:42 UTC)`, `now`, `unknown`, `never`, `>24h`
+    starts_at: float | None
+    waits_for: str
+
+
+@dataclass(frozen=True, slots=True)
+class Running:
+    group: GroupKey
+    domain: str  # `topology.kubernetes.io/zone=zone-a`, or its nodes
+    since: float | None
+    end: str  # `~1h (at 11:42 UTC)`, `unknown`, or that it ended
+
+
+@dataclass(frozen=True, slots=True)
+class Bar:
+    """A gang on the forecast's timeline: running until `end`, or starting at `start`."""
+
+    group: GroupKey
+    start: float
+    end: float | None  # None: it runs past the horizon, or for an unknown time
+    running: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Board:
+    now: float
+    horizon: float  # seconds after `now`
+    levels: tuple[str, ...]
+    waiting: tuple[Waiting, ...]
+    running: tuple[Running, ...]
+    domains: tuple[Domain, ...]
+    timeline: tuple[Bar, ...]
+    explanations: Mapping[GroupKey, bytes]  # pickled, of the waiting gangs
+    complete: bool  # False: the forecast's budget ran out before every gang had a start
+    nodes: int
+    pods: int
+
+    def explanation(self, key: GroupKey) -> Explanation | None:
+        """The waiting gang's explanation, for its page."""
+        kept = self.explanations.get(key)
+        found: Explanation | None = None if kept is None else pickle.loads(kept)
+        return found
+
+
+def start_words(estimate: Estimate | None, ahead: Forecast) -> str:
+    """When the gang should start: `~12m (at 10:42 UTC)`, `now`, `unknown`..."""
+    if estimate is None:
+        return "unknown"
+    start = starts_in(estimate, ahead.now, ahead.horizon)
+    if estimate.start is not None and start != "now":
+        start = f"{start} (at {clock_time(estimate.start)})"
+    return start
+
+
+def board_of(
+    state: ClusterState,
+    *,
+    now: float,
+    config: EngineConfig,
+    horizon: float,
+    keep_going: Callable[[], bool] = lambda: True,
+    owned: bool = False,
+) -> Board:
+    """The board of `state` at `now`; with `owned`, the forecast runs on `state` itself."""
+    levels = levels_of(state, config)
+    filled = domains(state, levels)
+    running = _running(state, levels)
+    keys = {key: state.groups[key].topology_key for key in state.unadmitted_gangs}
+    nodes = sum(1 for record in state.node_table().records if record is not None)
+    pods = len(state.pods)
+    ahead = forecast(
+        state, now=now, config=config, horizon=horizon, keep_going=keep_going, owned=owned
+    )
+    ends = {run.group: run for run in ahead.timeline if run.running}
+    return Board(
+        now=now,
+        horizon=horizon,
+        levels=levels,
+        waiting=_waiting(ahead, keys),
+        running=tuple(
+            Running(key, domain, since, _end_words(ends.get(key), now))
+            for key, domain, since in running
+        ),
+        domains=filled,
+        timeline=_bars(ahead),
+        explanations={
+            key: pickle.dumps(verdict.explanation)
+            for key, verdict in ahead.first_cycle.verdicts.items()
+            if verdict.explanation is not None
+        },
+        complete=ahead.complete,
+        nodes=nodes,
+        pods=pods,
+    )
+
+
+def levels_of(state: ClusterState, config: EngineConfig) -> tuple[str, ...]:
+    """The operator's topology levels; without them the keys gangs name, else zones."""
+    if config.topology_levels:
+        return config.topology_levels
+    named = {
+        key
+        for record in state.groups.values()
+        for key in (record.topology_key, record.preferred_key)
+        if key is not None
+    }
+    return tuple(sorted(named)) or (ZONE,)
+
+
+def _waiting(ahead: Forecast, keys: Mapping[GroupKey, str | None]) -> tuple[Waiting, ...]:
+    verdicts = ahead.first_cycle.verdicts
+    rows = [
+        Waiting(admission.group, 0, "Fits", FITS_NOW, "now", ahead.now, "it fits now")
+        for admission in ahead.first_cycle.admissions
+        if admission.group in keys
+    ]
+    for key, verdict in verdicts.items():
+        estimate = ahead.estimates.get(key)
+        explanation = verdict.explanation
+        rows.append(
+            Waiting(
+                key,
+                explanation.queue_position if explanation is not None else len(verdicts) + 1,
+                str(verdict.reason),
+                verdict.message,
+                start_words(estimate, ahead),
+                estimate.start if estimate is not None else None,
+                "" if estimate is None else waiting_for(estimate, verdict, keys.get(key)),
+            )
+        )
+    return tuple(sorted(rows, key=lambda row: (row.position, row.group)))
+
+
+def _running(
+    state: ClusterState, levels: tuple[str, ...]
+) -> list[tuple[GroupKey, str, float | None]]:
+    """Each admitted gang, the narrowest domain holding its whole plan, and since when."""
+    labels = {record.name: record.labels for record in state.node_table().records if record}
+    found = []
+    for key in sorted(state.groups):
+        record = state.groups[key]
+        if not record.admitted or not record.gang:
+            continue
+        nodes = sorted(set(record.plan.values()))
+        found.append((key, _domain_of(nodes, labels, levels), record.admitted_at))
+    return found
+
+
+def _domain_of(
+    nodes: list[str], labels: Mapping[str, Mapping[str, str]], levels: tuple[str, ...]
+) -> str:
+    for level in reversed(levels):
+        values = {labels.get(node, {}).get(level) for node in nodes}
+        if len(values) == 1 and None not in values:
+            return f"{level}={values.pop()}"
+    if len(nodes) <= 3:
+        return ", ".join(nodes) or "no node yet"
+    return f"{len(nodes)} nodes"
+
+
+def _end_words(run: Run | None, now: float) -> str:
+    if run is not None and run.finished:
+        return "ended: every pod has finished"
+    if run is None or run.end is None:
+        return "unknown"
+    return f"~{format_duration(max(0.0, run.end - now))} (at {clock_time(run.end)})"
+
+
+def _bars(ahead: Forecast) -> tuple[Bar, ...]:
+    """The timeline's gangs within the horizon: running ones, and those it starts."""
+    limit = ahead.now + ahead.horizon
+    bars = [
+        Bar(run.group, max(run.start, ahead.now), run.end, run.running)
+        for run in ahead.timeline
+        if not run.finished and not run.preempted and run.start <= limit
+    ]
+    return tuple(sorted(bars, key=lambda bar: (bar.start, bar.end or limit, bar.group)))

@@ -1,0 +1,126 @@
+"""The cluster as the dashboard watches it, and the latest board of it.
+
+The watches are those of the operator's snapshot (`scheduling_sources`: what
+`muster explain` lists once), into a `LiveCache` of the dashboard's own, read-only.
+After a change the engine runs again, in a forked child process as the operator's
+start-time estimates do (`forecast_process`: at scale a forecast is seconds of CPU
+that would otherwise stall the pages), on the same budget; the child sends back
+only the board. Boards are made one at a time, at most every `spacing` seconds, and
+at least every `refresh` seconds, so that the words "~12m" follow the clock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+
+from muster.api.constants import POD_GROUP_KIND
+from muster.api.wire import JsonObject
+from muster.client import paths
+from muster.client.kube import Kube
+from muster.operator.config import OperatorConfig, engine_config
+from muster.operator.controller import informer_of, scheduling_sources
+from muster.operator.dashboard.board import Board, board_of
+from muster.operator.execution.forecast_process import Budget, Request, forecast_elsewhere
+from muster.operator.intake.cache import LiveCache
+from muster.operator.metrics import Metrics
+from muster.scheduler import ClusterState
+from muster.scheduler.decisions.results import GroupKey
+
+logger = logging.getLogger(__name__)
+
+SPACING_SECONDS = 1.0
+REFRESH_SECONDS = 15.0
+
+
+class Feed:
+    """Watches the cluster and keeps `board` (numbered by `version`) up to date."""
+
+    def __init__(
+        self,
+        kube: Kube,
+        config: OperatorConfig,
+        *,
+        metrics: Metrics | None = None,
+        spacing: float = SPACING_SECONDS,
+        refresh: float = REFRESH_SECONDS,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.kube = kube
+        self.config = config
+        self.cache = LiveCache()
+        self.spacing = spacing
+        self.refresh = refresh
+        self.clock = clock
+        self.changed = asyncio.Event()
+        self.informers = [
+            informer_of(kube, source, config, metrics or Metrics(), on_change=self.changed.set)
+            for source in scheduling_sources(self.cache)
+        ]
+        self.board: Board | None = None
+        self.version = 0
+        self.updated = asyncio.Event()  # set at each new board, then cleared
+
+    async def run(self) -> None:
+        """Watch, and make boards, until cancelled."""
+        async with asyncio.TaskGroup() as tasks:
+            for informer in self.informers:
+                tasks.create_task(informer.run(), name=f"dashboard informer {informer.path}")
+            await asyncio.gather(*(informer.synced.wait() for informer in self.informers))
+            tasks.create_task(self._boards(), name="dashboard boards")
+
+    async def _boards(self) -> None:
+        while True:
+            self.changed.clear()
+            try:
+                self.board = await self.make_board()
+            except Exception:
+                logger.exception("the dashboard's board failed; trying again after a change")
+            else:
+                self.version += 1
+                self.updated.set()
+                self.updated.clear()
+            await asyncio.sleep(self.spacing)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.changed.wait(), timeout=self.refresh)
+
+    async def make_board(self) -> Board:
+        """The board of the cluster as watched now, made in a child process."""
+        request = Request(
+            now=self.clock(),
+            config=engine_config(self.config),
+            horizon=self.config.estimate_horizon,
+            budget=self.config.estimate_budget,
+        )
+        return await forecast_elsewhere(self.cache.state, request, board_in_child)
+
+    async def events(self, key: GroupKey) -> list[JsonObject]:
+        """The PodGroup's events, oldest first (read when its page is asked for)."""
+        selector = f"involvedObject.kind={POD_GROUP_KIND},involvedObject.name={key.name}"
+        items, _ = await self.kube.list_all(
+            paths.namespaced(paths.EVENTS, key.namespace), query={"fieldSelector": selector}
+        )
+        return sorted(items, key=_event_time)
+
+
+def board_in_child(state: ClusterState, request: Request) -> Board:
+    """The child's work: the board, the forecast on the child's own state."""
+    return board_of(
+        state,
+        now=request.now,
+        config=request.config,
+        horizon=request.horizon,
+        keep_going=Budget(request.budget),
+        owned=True,
+    )
+
+
+def _event_time(event: JsonObject) -> str:
+    for field in ("lastTimestamp", "eventTime", "firstTimestamp"):
+        value = event.get(field)
+        if isinstance(value, str) and value:
+            return value
+    return str(event.get("metadata", {}).get("creationTimestamp", ""))

@@ -1,0 +1,251 @@
+"""Slices: every N consecutive members of a gang in one domain of a narrower level.
+
+A gang with slices (its PodGroup's topology-slice annotations) has its members cut
+into slices of `size`: by completion index where every member has one (slice
+`index // size`, so a replaced pod rejoins its slice), else by rank in name order.
+Wherever the gang is being fitted (one block of its preferred level, its required
+zone, the cluster), each slice is placed whole in one domain of the slice level
+inside it, slice after slice: the tightest slice domain that takes it (the fewest
+copies of its pods fit there), ties to the name that sorts first. The slices
+placed before take their capacity and, under inter-pod rules, are seen by the
+rules of the slices after, so the plan holds for kube-scheduler as a whole.
+
+For pods of one shape this is exact, as Kueue counts slices: a domain holds
+floor(room / size) slices however the gang is cut, and putting each slice in the
+tightest domain that holds one never lowers the whole slices left. A slice some of
+whose members are placed already (a gang growing back) goes to their domain.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+import numpy.typing as npt
+
+from muster.scheduler.placement.fit import (
+    Counts,
+    Matrix,
+    NodeOrder,
+    Shape,
+    domain_counts,
+    place_gang,
+)
+from muster.scheduler.placement.interplay import GangInterplay, Session
+from muster.scheduler.state.predicates import with_refusals
+
+BoolArray = npt.NDArray[np.bool_]
+IntArray = npt.NDArray[np.int32]
+
+ONE_PER_NODE = "node(s) hold a pod of the gang that must be alone on its node"
+
+
+@dataclass(frozen=True, slots=True)
+class Slicing:
+    """A gang's slices: the level and size, each node's slice domain (-1: none) and
+    the domains' names, the pending members of each slice in slice order, and each
+    slice's domain when members of it are placed already (-1: free to choose)."""
+
+    key: str
+    size: int
+    values: IntArray
+    names: tuple[str, ...]
+    groups: tuple[tuple[str, ...], ...]
+    anchors: tuple[int, ...]
+    name_rank: IntArray  # each domain's rank in name order, for ties
+
+    def whole_slices(self, room: Counts, outer: IntArray, count: int) -> Counts:
+        """Per domain id of `outer` (each node's, -1: none), how many whole slices
+        its slice domains hold, given each node's `room` in pods."""
+        inside = (outer >= 0) & (self.values >= 0)
+        width = len(self.names)
+        codes = outer[inside].astype(np.int64) * width + self.values[inside]
+        pairs, of_node = np.unique(codes, return_inverse=True)  # (outer, slice) pairs met
+        room_per_pair = np.bincount(of_node, weights=room[inside], minlength=len(pairs))
+        slices = room_per_pair.astype(np.int64) // self.size
+        whole: Counts = np.bincount(pairs // width, weights=slices, minlength=count).astype(
+            np.int64
+        )
+        return whole
+
+
+@dataclass(frozen=True, slots=True)
+class SliceMember:
+    """A live member of a sliced gang: its name, completion index, and the node slot it
+    takes capacity on (None: pending)."""
+
+    name: str
+    index: int | None
+    slot: int | None
+
+
+def slicing_of(
+    key: str, size: int, values: IntArray, names: tuple[str, ...], members: Sequence[SliceMember]
+) -> Slicing:
+    """The gang's slices over the domains of its slice level (`values`, `names`): the
+    pending members of each, and the domain its placed members are in (the first
+    found by name, if they disagree)."""
+    ids = slice_ids([(member.name, member.index) for member in members], size)
+    groups: dict[int, list[str]] = {}
+    anchors: dict[int, int] = {}
+    for member in sorted(members, key=lambda member: member.name):
+        slice_id = ids[member.name]
+        if member.slot is None:
+            groups.setdefault(slice_id, []).append(member.name)
+        elif values[member.slot] >= 0:
+            anchors.setdefault(slice_id, int(values[member.slot]))
+    order = sorted(groups)
+    name_rank = np.empty(len(names), dtype=np.int32)
+    name_rank[sorted(range(len(names)), key=names.__getitem__)] = np.arange(len(names))
+    return Slicing(
+        key,
+        size,
+        values,
+        names,
+        tuple(tuple(groups[slice_id]) for slice_id in order),
+        tuple(anchors.get(slice_id, -1) for slice_id in order),
+        name_rank,
+    )
+
+
+def slice_ids(members: Sequence[tuple[str, int | None]], size: int) -> dict[str, int]:
+    """Each member's slice: its completion index // size where every member has one,
+    else its rank by name // size."""
+    if members and all(index is not None for _, index in members):
+        return {name: int(index) // size for name, index in members if index is not None}
+    ranked = sorted(name for name, _ in members)
+    return {name: rank // size for rank, name in enumerate(ranked)}
+
+
+def place_slices(
+    free: Matrix,
+    shapes: Sequence[Shape],
+    within: BoolArray,
+    order: NodeOrder,
+    largest: Counts,
+    *,
+    slicing: Slicing,
+    interplay: GangInterplay | None,
+    limit: int | None = None,
+) -> dict[str, int]:
+    """Pod name -> node slot for the slices that fit, each whole in one slice domain
+    (up to `limit` pods, whole slices only); the caller judges whether that is enough.
+
+    A self-affine gang with nothing to join goes where its first slice lands; when
+    that leaves slices out, each domain of its affinity is tried in turn, as
+    `GangInterplay.place` does for a gang without slices."""
+
+    def inside(nodes: BoolArray) -> dict[str, int]:
+        return _slices_within(
+            free,
+            shapes,
+            nodes,
+            order=order,
+            largest=largest,
+            slicing=slicing,
+            interplay=interplay,
+            limit=limit,
+        )
+
+    best = inside(within)
+    total = sum(len(shape.pods) for shape in shapes)
+    if interplay is None or len(best) >= min(total, limit or total):
+        return best
+    for domain in interplay.open_domains(free, shapes, within=within):
+        attempt = inside(domain)
+        if len(attempt) > len(best):
+            best = attempt
+    return best
+
+
+def _slices_within(
+    free: Matrix,
+    shapes: Sequence[Shape],
+    within: BoolArray,
+    *,
+    order: NodeOrder,
+    largest: Counts,
+    slicing: Slicing,
+    interplay: GangInterplay | None,
+    limit: int | None,
+) -> dict[str, int]:
+    """The slices that fit on the nodes of `within`, slice after slice."""
+    work = free.copy()
+    session = interplay.session() if interplay is not None else None
+    shape_of = {pod: index for index, shape in enumerate(shapes) for pod in shape.pods}
+    cap = len(shape_of) if limit is None else limit
+    taken = [np.zeros(len(free), dtype=np.bool_) for _ in shapes]  # one-per-node shapes
+    placed: dict[str, int] = {}
+    for group, anchor in zip(slicing.groups, slicing.anchors, strict=True):
+        members = {pod for pod in group if pod in shape_of}
+        if not members or len(placed) + len(members) > cap:
+            continue
+        part = [_part(shape, members, taken[index]) for index, shape in enumerate(shapes)]
+        got, session = _place_slice(
+            work,
+            part,
+            within,
+            order=order,
+            largest=largest,
+            slicing=slicing,
+            anchor=anchor,
+            interplay=interplay,
+            session=session,
+        )
+        for pod, slot in got.items():
+            work[slot] -= shapes[shape_of[pod]].demand
+            taken[shape_of[pod]][slot] = True
+        placed.update(got)
+    return placed
+
+
+def _part(shape: Shape, members: set[str], taken: BoolArray) -> Shape:
+    """The shape's pods in one slice; a shape of one pod per node kept off the nodes
+    its pods in the slices before took."""
+    part = replace(shape, pods=tuple(pod for pod in shape.pods if pod in members))
+    if shape.one_per_node and taken.any():
+        part = replace(part, rules_filter=with_refusals(shape.rules_filter, taken, ONE_PER_NODE))
+    return part
+
+
+def _place_slice(
+    free: Matrix,
+    part: list[Shape],
+    within: BoolArray,
+    *,
+    order: NodeOrder,
+    largest: Counts,
+    slicing: Slicing,
+    anchor: int,
+    interplay: GangInterplay | None,
+    session: Session | None,
+) -> tuple[dict[str, int], Session | None]:
+    """One slice whole in the tightest slice domain that takes it (its anchor, if it
+    has one); nothing, with the session unchanged, if none does."""
+    values, count = slicing.values, len(slicing.names)
+    labelled = within & (values >= 0)
+    room = np.zeros(count, dtype=np.int64)
+    for shape in part:
+        if shape.pods:
+            per_domain = domain_counts(shape.copies(free, labelled), values, count)
+            room += np.minimum(per_domain, len(shape.pods))
+    needed = sum(len(shape.pods) for shape in part)
+    fitting = np.flatnonzero(room >= needed)
+    ranked = fitting[np.lexsort((slicing.name_rank[fitting], room[fitting]))]
+    candidates = [int(value_id) for value_id in ranked]
+    if anchor >= 0:
+        candidates = [anchor] if room[anchor] >= needed else []
+    shaped = [shape for shape in part if shape.pods]
+    for value_id in candidates:
+        inside = labelled & (values == value_id)
+        after = session
+        if interplay is None or session is None:
+            got = place_gang(
+                free, shaped, within=inside, order=order, largest=largest, needed=needed
+            )
+        else:
+            got, after = interplay.place_in(free, part, within=inside, order=order, session=session)
+        if len(got) >= needed:
+            return got, after
+    return {}, session

@@ -1,0 +1,27 @@
+"""The feed's board is made in a forked child, on the state as it was at the fork."""
+
+from __future__ import annotations
+
+from muster.api.wire import JsonObject
+from muster.operator.dashboard.feed import _event_time, board_in_child
+from muster.operator.execution.forecast_process import Request, forecast_elsewhere
+from muster.scheduler import EngineConfig
+from tests.unit.operator.dashboard.scene import NOW, scene
+
+
+async def test_a_board_comes_back_from_a_child_and_leaves_the_state_as_it_was() -> None:
+    state = scene()
+    pods = len(state.pods)
+    board = await forecast_elsewhere(
+        state, Request(NOW, EngineConfig(), horizon=86400, budget=5), board_in_child
+    )
+    assert board.now == NOW
+    assert [row.group.name for row in board.waiting] == ["wait", "big"]
+    assert len(state.pods) == pods and state.unadmitted_gangs  # the child's copy ran
+
+
+def test_events_are_ordered_by_their_last_time_whichever_field_holds_it() -> None:
+    older: JsonObject = {"lastTimestamp": "2026-12-01T10:00:00Z"}
+    newer: JsonObject = {"eventTime": "2026-12-01T10:00:05.000000Z"}
+    bare: JsonObject = {"metadata": {"creationTimestamp": "2026-12-01T09:00:00Z"}}
+    assert sorted([newer, older, bare], key=_event_time) == [bare, older, newer]

@@ -1,0 +1,81 @@
+"""The pages, served from a board and a watched cache, over real HTTP (aiohttp's own)."""
+
+from __future__ import annotations
+
+import re
+
+from aiohttp.test_utils import TestClient, TestServer
+
+from muster.api.wire import JsonObject
+from muster.operator.config import OperatorConfig
+from muster.operator.dashboard.board import board_of
+from muster.operator.dashboard.feed import Feed
+from muster.operator.dashboard.pages import build_app
+from muster.operator.intake.cache import LiveCache
+from muster.scheduler import EngineConfig
+from muster.scheduler.decisions.results import GroupKey
+from tests.unit.operator.dashboard.scene import NOW, scene
+from tests.unit.scheduler.builders import pod_group
+
+EVENT = {"type": "Normal", "reason": "Waiting", "message": "needs 8 GPUs", "count": 2}
+
+
+class StillFeed(Feed):
+    """A feed of one board, its cache filled by hand, its events given."""
+
+    def __init__(self) -> None:
+        self.config = OperatorConfig()
+        self.cache = LiveCache()
+        self.cache.state = scene()
+        self.cache.pod_groups.put(GroupKey("default", "wait"), pod_group("wait", min_count=2))
+        self.board = board_of(self.cache.state, now=NOW, config=EngineConfig(), horizon=86400)
+        self.version = 3
+
+    async def events(self, key: GroupKey) -> list[JsonObject]:
+        return [EVENT]
+
+
+async def test_the_overview_shows_the_queue_the_running_gangs_and_the_pictures() -> None:
+    async with TestClient(TestServer(build_app(StillFeed()))) as client:
+        response = await client.get("/")
+        assert response.status == 200
+        assert "default-src 'self'" in response.headers["Content-Security-Policy"]
+        page = await response.text()
+    assert '<div id="board" data-version="3">' in page
+    assert (
+        'id="freshness" class="visually-hidden" role="status"' in page
+    )  # announced, not the board
+    assert re.search(r'<tr data-gang="default/wait">\s*<td>1</td>', page)
+    assert '<a href="/gangs/default/wait">default/wait</a>' in page
+    assert "topology.kubernetes.io/zone=a" in page  # where the running gang runs
+    assert page.count('<svg class="domains"') == 2  # GPUs and CPU per zone
+    assert '<svg class="timeline"' in page
+    assert '<script src="/static/dashboard.js">' in page and "<script>" not in page
+
+
+async def test_the_live_part_answers_only_when_the_board_is_new() -> None:
+    async with TestClient(TestServer(build_app(StillFeed()))) as client:
+        assert (await client.get("/board?version=3")).status == 204
+        fresh = await client.get("/board?version=2")
+        assert fresh.status == 200
+        assert '<div class="board" data-version="3">' in await fresh.text()
+        assert (await client.get("/static/dashboard.js")).status == 200
+
+
+async def test_a_gang_page_shows_its_pods_explain_tables_and_events() -> None:
+    async with TestClient(TestServer(build_app(StillFeed()))) as client:
+        page = await (await client.get("/gangs/default/wait")).text()
+        missing = await client.get("/gangs/default/nothing")
+    assert "<h1>PodGroup default/wait</h1>" in page
+    assert '<th scope="row">wait-0</th><td>none yet</td>' in page
+    assert "How many of its pods fit in each domain" in page
+    assert '<th scope="row">Waiting</th><td>needs 8 GPUs</td><td>2</td>' in page
+    assert missing.status == 404
+
+
+async def test_no_board_yet_says_so() -> None:
+    feed = StillFeed()
+    feed.board = None
+    async with TestClient(TestServer(build_app(feed))) as client:
+        page = await (await client.get("/")).text()
+    assert "Reading the cluster" in page
