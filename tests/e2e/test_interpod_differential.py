@@ -518,6 +518,9 @@ LOST_TO_DELETION = (
     "is being deleted, cannot be assigned to a host",  # the binder, mid-deletion
     '"DefaultBinder": pods "',  # the binder, after the deletion: `pods "x" not found`
     "skip schedule deleting pod",  # the scheduling queue, mid-deletion
+    # DynamicResources' PreBind, after the deletion: the claim made from the pod's
+    # template is deleted with its pod (`resourceclaims... "x" not found`)
+    'after conflict: resourceclaims.resource.k8s.io "',
 )
 
 
