@@ -180,6 +180,29 @@ PRESETS: dict[str, dict[str, Any]] = {
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The command line, with its preset filling whatever it leaves unset."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    defaults = {
+        "timeout": 900.0,
+        "settle": 30.0,
+        "node_lease_seconds": 40,
+        **PRESETS[args.preset],
+    }
+    for name, value in defaults.items():
+        if getattr(args, name) is None:
+            setattr(args, name, value)
+    unknown = [mode for mode in args.modes if mode not in MODES]
+    if unknown:
+        parser.error(f"unknown mode(s): {', '.join(unknown)}")
+    if args.output is None:
+        # The Kueue modes have a table of their own: they never overwrite e2e.json.
+        kueue_only = all(mode in KUEUE_MODES for mode in args.modes)
+        args.output = KUEUE_RESULTS if kueue_only else RESULTS
+    return args
+
+
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     preset = parser.add_mutually_exclusive_group()
     preset.add_argument(
@@ -228,6 +251,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         metavar="DURATION",
         help=f"Kueue's waitForPodsReady timeout (default {kueue.PODS_READY_TIMEOUT})",
     )
+    _where_arguments(parser)
+    parser.set_defaults(preset="default")
+    return parser
+
+
+def _where_arguments(parser: argparse.ArgumentParser) -> None:
+    """Where a run keeps its results, logs and clusters."""
     parser.add_argument(
         "--output",
         type=Path,
@@ -243,25 +273,6 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help=f"logs here, each mode's cluster beside it (default {WORK_DIR})",
     )
     parser.add_argument("--keep-clusters", action="store_true", help="leave each cluster up")
-    parser.set_defaults(preset="default")
-    args = parser.parse_args(argv)
-    defaults = {
-        "timeout": 900.0,
-        "settle": 30.0,
-        "node_lease_seconds": 40,
-        **PRESETS[args.preset],
-    }
-    for name, value in defaults.items():
-        if getattr(args, name) is None:
-            setattr(args, name, value)
-    unknown = [mode for mode in args.modes if mode not in MODES]
-    if unknown:
-        parser.error(f"unknown mode(s): {', '.join(unknown)}")
-    if args.output is None:
-        # The Kueue modes have a table of their own: they never overwrite e2e.json.
-        kueue_only = all(mode in KUEUE_MODES for mode in args.modes)
-        args.output = KUEUE_RESULTS if kueue_only else RESULTS
-    return args
 
 
 def write_nodes(params: Parameters, directory: Path = WORK_DIR) -> Path:
