@@ -3,8 +3,9 @@
 The benchmark creates Jobs in a burst and watches pods as they change; it needs raw
 JSON and the moment each event arrives, nothing more. kubernetes_asyncio reads the
 kubeconfig (TLS material, server address); aiohttp does the requests. Every request
-says ``User-Agent: muster-bench``, so the audit log can tell the benchmark's own
-requests from the ones it measures.
+says ``User-Agent: muster-bench`` (or the name its user gives: the floor client's is
+its own), so the audit log can tell the benchmark's own requests from the ones it
+measures.
 """
 
 from __future__ import annotations
@@ -35,13 +36,14 @@ class ApiError(Exception):
 class ApiClient:
     """Requests and watches against one API server; use as an async context manager."""
 
-    def __init__(self, server: str, tls: ssl.SSLContext) -> None:
+    def __init__(self, server: str, tls: ssl.SSLContext, user_agent: str = USER_AGENT) -> None:
         self.server = server.rstrip("/")
         self._tls = tls
+        self._user_agent = user_agent
         self._session: aiohttp.ClientSession | None = None
 
     @classmethod
-    async def from_kubeconfig(cls, kubeconfig: Path) -> ApiClient:
+    async def from_kubeconfig(cls, kubeconfig: Path, user_agent: str = USER_AGENT) -> ApiClient:
         settings = client.Configuration()
         await config.load_kube_config(config_file=str(kubeconfig), client_configuration=settings)
         tls = ssl.create_default_context(cafile=settings.ssl_ca_cert)
@@ -49,12 +51,12 @@ class ApiClient:
             tls.load_cert_chain(settings.cert_file, settings.key_file)
         if not settings.host:
             raise ValueError(f"{kubeconfig} names no API server")
-        return cls(settings.host, tls)
+        return cls(settings.host, tls, user_agent)
 
     async def __aenter__(self) -> ApiClient:
         self._session = aiohttp.ClientSession(
             connector=aiohttp.TCPConnector(ssl=self._tls, limit=64),
-            headers={"User-Agent": USER_AGENT, "Accept": "application/json"},
+            headers={"User-Agent": self._user_agent, "Accept": "application/json"},
             timeout=aiohttp.ClientTimeout(total=None, sock_connect=10),
         )
         return self
@@ -70,10 +72,20 @@ class ApiClient:
         return self._session
 
     async def request(
-        self, method: str, path: str, body: Mapping[str, Any] | None = None
+        self,
+        method: str,
+        path: str,
+        body: Mapping[str, Any] | None = None,
+        *,
+        content_type: str = "application/json",
     ) -> JsonObject:
+        data = None if body is None else json.dumps(body)
         async with self.session.request(
-            method, self.server + path, json=body, timeout=aiohttp.ClientTimeout(total=60)
+            method,
+            self.server + path,
+            data=data,
+            headers={"Content-Type": content_type},
+            timeout=aiohttp.ClientTimeout(total=60),
         ) as response:
             payload = await response.read()
             if not 200 <= response.status <= 299:

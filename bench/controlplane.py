@@ -28,6 +28,7 @@ from bench.workload import KUEUE_MODES, Mode
 
 CLUSTER_FLAGS: dict[Mode, tuple[str, ...]] = {
     "plain": (),
+    "floor": (),
     # Muster runs where native gang scheduling is off: what its users have.
     "muster": (),
     "native": ("--native-gang",),

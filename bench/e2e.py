@@ -1,18 +1,20 @@
 """End-to-end benchmark: one burst of gang Jobs, scheduled several ways, side by side.
 
 Each mode gets a fresh local control plane (hack/cluster.py, KWOK nodes, audit log
-on) and the same Jobs: ``plain`` (kube-scheduler alone, the floor), ``muster``
-(`muster run` gates and releases whole gangs) and ``native`` (Kubernetes 1.37's own
-gang scheduling); beside Kueue, ``kueue`` (Kueue alone, with its topology-aware
-scheduling) and ``kueue-muster`` (Kueue's quota, Muster's placement). The burst is
-submitted at once; every pod (and every PodGroup, and Kueue Workload) is watched
-until all Jobs run, or nothing has moved for ``--settle`` seconds. Figures are
-written to bench/results/e2e.json (the Kueue pair to e2e-kueue.json) and the tables
-in docs/performance.md are regenerated from them.
+on) and the same Jobs: ``plain`` (kube-scheduler alone, no gang), ``floor`` (the
+pods gated, each released by one patch of a minimal client: bench/floor.py),
+``native`` (Kubernetes 1.37's own gang scheduling), ``kueue`` (Kueue alone, with its
+topology-aware scheduling) and ``muster`` (`muster run` gates and releases whole
+gangs), all five by default; and ``kueue-muster`` (Kueue's quota, Muster's
+placement). The burst is submitted at once; every pod (and every PodGroup, and
+Kueue Workload) is watched until all Jobs run, or nothing has moved for ``--settle``
+seconds. Figures are written to bench/results/e2e.json (the Kueue pair to
+e2e-kueue.json) and the tables in docs/performance.md are regenerated from them.
 
     python bench/e2e.py                    # the default: 500 nodes x 8 GPUs, 200 Jobs
+    python bench/e2e.py --modes floor,muster --nodes 100 --jobs 50   # a quick comparison
     python bench/e2e.py --quick            # a smoke run on a small cluster
-    python bench/e2e.py --scale            # the three modes at 5,000 nodes and 50,000 pods
+    python bench/e2e.py --scale            # every mode at 5,000 nodes and 50,000 pods
     python bench/e2e.py --gpus-per-pod 4   # demand above capacity: gangs must wait
     python bench/e2e.py --modes kueue,kueue-muster   # beside Kueue
 """
@@ -35,16 +37,17 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from hack.cluster import HACK, KUEUE, ROOT
+from hack.cluster import HACK, ROOT
 
-from bench import kueue, report, sections
-from bench.apiclient import USER_AGENT, ApiClient, ApiError
-from bench.audit import count_requests_in_file, per_call, per_client
+from bench import floor, kueue, report, sections
+from bench.apiclient import ApiClient, ApiError
+from bench.audit import count_requests_in_file
 from bench.controlplane import Cluster, OperatorProcess, cluster_down, cluster_up
 from bench.machine import describe
 from bench.observe import follow_kueue_workloads, follow_muster_gangs, follow_pods
 from bench.processes import spent, usage
 from bench.rollbacks import rollback_reasons
+from bench.spending import OPERATOR, operator_figures, request_figures
 from bench.stats import summarize
 from bench.timeline import Timeline
 from bench.workload import (
@@ -63,22 +66,6 @@ NAMESPACE = "bench"
 RESULTS = ROOT / "bench" / "results" / "e2e.json"
 KUEUE_RESULTS = RESULTS.parent / "e2e-kueue.json"
 WORK_DIR = Path("/tmp/muster-bench")
-OPERATOR = "muster"
-
-# Clients in the audit log that are not the operator: the control plane, KWOK (the
-# simulated kubelets), Kueue's manager, kubectl (used only to set the cluster up) and
-# the benchmark.
-NOT_OPERATOR = frozenset(
-    {
-        "kube-apiserver",
-        "kube-controller-manager",
-        "kube-scheduler",
-        "kwok",
-        KUEUE,
-        "kubectl",
-        USER_AGENT,
-    }
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,8 +123,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         zone_share=params.zone_share,
         seed=params.seed,
     )
-    WORK_DIR.mkdir(parents=True, exist_ok=True)
-    nodes_file = write_nodes(params)
+    setup = Setup(work_dir=args.work_dir)
+    setup.work_dir.mkdir(parents=True, exist_ok=True)
+    nodes_file = write_nodes(params, setup.work_dir)
     results = start_results(params, workload, output if args.merge else None)
     for mode in args.modes:
         print(f"[bench] {mode}: {params.jobs} Jobs on {params.nodes} nodes", flush=True)
@@ -149,6 +137,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 nodes_file,
                 keep=args.keep_clusters,
                 pods_ready_timeout=args.kueue_pods_ready_timeout,
+                setup=setup,
             )
         except (ApiError, RuntimeError, OSError, subprocess.CalledProcessError) as error:
             # One mode failing must not cost the others' figures; the reason is kept.
@@ -191,6 +180,29 @@ PRESETS: dict[str, dict[str, Any]] = {
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The command line, with its preset filling whatever it leaves unset."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    defaults = {
+        "timeout": 900.0,
+        "settle": 30.0,
+        "node_lease_seconds": 40,
+        **PRESETS[args.preset],
+    }
+    for name, value in defaults.items():
+        if getattr(args, name) is None:
+            setattr(args, name, value)
+    unknown = [mode for mode in args.modes if mode not in MODES]
+    if unknown:
+        parser.error(f"unknown mode(s): {', '.join(unknown)}")
+    if args.output is None:
+        # The Kueue modes have a table of their own: they never overwrite e2e.json.
+        kueue_only = all(mode in KUEUE_MODES for mode in args.modes)
+        args.output = KUEUE_RESULTS if kueue_only else RESULTS
+    return args
+
+
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     preset = parser.add_mutually_exclusive_group()
     preset.add_argument(
@@ -239,6 +251,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         metavar="DURATION",
         help=f"Kueue's waitForPodsReady timeout (default {kueue.PODS_READY_TIMEOUT})",
     )
+    _where_arguments(parser)
+    parser.set_defaults(preset="default")
+    return parser
+
+
+def _where_arguments(parser: argparse.ArgumentParser) -> None:
+    """Where a run keeps its results, logs and clusters."""
     parser.add_argument(
         "--output",
         type=Path,
@@ -247,30 +266,17 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--merge", action="store_true", help="keep the other modes' figures already in --output"
     )
+    parser.add_argument(
+        "--work-dir",
+        type=Path,
+        default=WORK_DIR,
+        help=f"logs here, each mode's cluster beside it (default {WORK_DIR})",
+    )
     parser.add_argument("--keep-clusters", action="store_true", help="leave each cluster up")
-    parser.set_defaults(preset="default")
-    args = parser.parse_args(argv)
-    defaults = {
-        "timeout": 900.0,
-        "settle": 30.0,
-        "node_lease_seconds": 40,
-        **PRESETS[args.preset],
-    }
-    for name, value in defaults.items():
-        if getattr(args, name) is None:
-            setattr(args, name, value)
-    unknown = [mode for mode in args.modes if mode not in MODES]
-    if unknown:
-        parser.error(f"unknown mode(s): {', '.join(unknown)}")
-    if args.output is None:
-        # The Kueue modes have a table of their own: they never overwrite e2e.json.
-        kueue_only = all(mode in KUEUE_MODES for mode in args.modes)
-        args.output = KUEUE_RESULTS if kueue_only else RESULTS
-    return args
 
 
-def write_nodes(params: Parameters) -> Path:
-    path = WORK_DIR / f"nodes-{params.nodes}x{params.gpus_per_node}.yaml"
+def write_nodes(params: Parameters, directory: Path = WORK_DIR) -> Path:
+    path = directory / f"nodes-{params.nodes}x{params.gpus_per_node}.yaml"
     command = [
         sys.executable,
         str(HACK / "nodes.py"),
@@ -327,18 +333,22 @@ def run_mode(
         node_lease_seconds=params.node_lease_s,
         kueue_pods_ready_timeout=pods_ready_timeout,
     )
-    operator = None
+    operator, floor_client = None, None
+    clients: dict[str, int] = {}
     try:
         if mode in MUSTER_MODES:
             operator = OperatorProcess(
                 cluster, setup.work_dir / "operator.log", setup.operator_flags
             )
             operator.start()
-        figures = asyncio.run(
-            measure(
-                mode, cluster, workload, params, operator.pid if operator else None, setup=setup
+            clients[OPERATOR] = operator.pid
+        if mode == "floor":
+            floor_client = floor.FloorClient(
+                cluster.kubeconfig, NAMESPACE, setup.work_dir / "floor.log"
             )
-        )
+            floor_client.start()
+            clients[floor.USER_AGENT] = floor_client.pid
+        figures = asyncio.run(measure(mode, cluster, workload, params, clients, setup=setup))
         if operator is not None:
             # An operator that ended during the run has no /metrics left to read.
             exit_code = operator.exit_code()
@@ -352,8 +362,9 @@ def run_mode(
         figures["date"] = rfc3339(time.time())
         return figures
     finally:
-        if operator is not None:
-            operator.stop()
+        for process in (operator, floor_client):
+            if process is not None:
+                process.stop()
         if not keep:
             cluster_down(cluster)
 
@@ -363,16 +374,18 @@ async def measure(
     cluster: Cluster,
     workload: list[GangJob],
     params: Parameters,
-    operator_pid: int | None,
+    clients: dict[str, int],
     *,
     setup: Setup,
 ) -> dict[str, Any]:
-    """Submit the burst, watch it until it settles, and gather every figure."""
+    """Submit the burst, watch it until it settles, and gather every figure.
+
+    ``clients`` are the processes the mode adds to the control plane (the operator, the
+    floor client) by name; their CPU is counted with the control plane's.
+    """
     api = await ApiClient.from_kubeconfig(cluster.kubeconfig)
     timeline = Timeline({job.name: job.size for job in workload})
-    pids = cluster.component_pids()
-    if operator_pid is not None:
-        pids[OPERATOR] = operator_pid
+    pids = cluster.component_pids() | clients
     async with api:
         await create_namespace(api)
         if mode in KUEUE_MODES:
@@ -398,7 +411,7 @@ async def measure(
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        rolled_back = await rollback_reasons(api, NAMESPACE) if operator_pid else {}
+        rolled_back = await rollback_reasons(api, NAMESPACE) if OPERATOR in clients else {}
         settled = await setup.after_settle(api) if setup.after_settle else {}
 
     figures = summarize(timeline, started_at=start, ended_at=end) | settled
@@ -408,25 +421,11 @@ async def measure(
     # The machine is shared: what else ran shows in the load when the burst began.
     figures["load_average_1m_at_start"] = round(load_before, 2)
     calls = count_requests_in_file(cluster.audit_log, start=wall_start, end=wall_end)
-    requests = per_client(calls)
     bound = max(figures["pods_bound"], 1)
-    figures["api_requests"] = {
-        "by_client": dict(requests.most_common()),
-        "per_bound_pod_excluding_benchmark": round(
-            sum(count for name, count in requests.items() if name != USER_AGENT) / bound, 2
-        ),
-    }
-    if operator_pid is not None:
-        operator_clients = [name for name in requests if name not in NOT_OPERATOR]
-        operator_requests = sum(requests[name] for name in operator_clients)
-        figures["operator"] = {
-            "cpu_seconds": figures["processes"][OPERATOR]["cpu_seconds"],
-            "peak_rss_mib": figures["processes"][OPERATOR]["peak_rss_mib"],
-            "api_requests": operator_requests,
-            "api_requests_by_call": per_call(calls, operator_clients),
-            "api_requests_per_admitted_pod": round(operator_requests / bound, 2),
-            "rollbacks_by_reason": rolled_back,
-        }
+    figures["api_requests"] = request_figures(calls, bound)
+    if OPERATOR in clients:
+        figures["operator"] = operator_figures(calls, figures["processes"][OPERATOR], bound)
+        figures["operator"]["rollbacks_by_reason"] = rolled_back
     return figures
 
 

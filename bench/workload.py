@@ -6,6 +6,9 @@ manifests for each mode, so every mode schedules exactly the same demand:
 - ``plain``: ordinary Jobs for kube-scheduler alone (the floor: no gang semantics). A
   zone constraint becomes a required pod affinity to the Job's own pods, the closest
   per-pod equivalent of "all in one zone".
+- ``floor``: the same Jobs as ``plain``, their pods gated at creation (a scheduling
+  gate in the pod template) for the benchmark's floor client (bench/floor.py) to
+  release one patch each: the floor under any scheduler that gates and releases.
 - ``muster``: the same Jobs opted in to Muster with its label and annotations.
 - ``native``: the same Jobs with the Kubernetes 1.37 field ``spec.scheduling``.
 - ``kueue``: the same Jobs queued in Kueue (its queue-name label) with Kueue's
@@ -29,6 +32,7 @@ from typing import Any, Literal, get_args
 
 from hack.kueue import QUEUE_NAME_LABEL
 
+from bench.floor import FLOOR_GATE
 from muster.api.constants import (
     MIN_COUNT_ANNOTATION,
     POLICY_GANG,
@@ -37,11 +41,11 @@ from muster.api.constants import (
 )
 from muster.api.constants import TOPOLOGY_KEY_ANNOTATION as MUSTER_TOPOLOGY_ANNOTATION
 
-Mode = Literal["plain", "muster", "native", "kueue", "kueue-muster"]
+Mode = Literal["plain", "floor", "muster", "native", "kueue", "kueue-muster"]
 MODES: tuple[Mode, ...] = get_args(Mode)
-# The modes `bench/e2e.py` runs unless told otherwise; the Kueue pair runs on its own
-# (`--modes kueue,kueue-muster`), into a results file of its own.
-DEFAULT_MODES: tuple[Mode, ...] = ("plain", "muster", "native")
+# The modes `bench/e2e.py` runs unless told otherwise, every peer side by side; the
+# Kueue pair alone (`--modes kueue,kueue-muster`) goes into a results file of its own.
+DEFAULT_MODES: tuple[Mode, ...] = ("plain", "floor", "native", "kueue", "muster")
 MUSTER_MODES: frozenset[Mode] = frozenset({"muster", "kueue-muster"})
 KUEUE_MODES: frozenset[Mode] = frozenset({"kueue", "kueue-muster"})
 
@@ -159,7 +163,9 @@ def _pod_spec(job: GangJob, mode: Mode) -> dict[str, Any]:
             }
         ],
     }
-    if mode == "plain" and job.topology_key:
+    if mode == "floor":
+        spec["schedulingGates"] = [{"name": FLOOR_GATE}]
+    if mode in ("plain", "floor") and job.topology_key:
         spec["affinity"] = {
             "podAffinity": {
                 "requiredDuringSchedulingIgnoredDuringExecution": [

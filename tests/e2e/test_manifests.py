@@ -64,7 +64,7 @@ def test_the_operator_schedules_a_gang_with_only_the_manifests_rights(
     scheduled = [
         event
         for event in events_for(kubectl, namespace, "train")
-        if event["reason"] == "Scheduled" and event["involvedObject"]["kind"] == "PodGroup"
+        if event["reason"] == "Scheduled" and event["involvedObject"]["kind"] == "Job"
     ]
     assert {event["reportingInstance"] for event in scheduled} == {operator.identity}
     whoami = Kubectl(operator.service.credentials)("auth", "whoami", "-o", "json").stdout

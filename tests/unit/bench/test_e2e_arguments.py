@@ -7,13 +7,14 @@ from bench.e2e import KUEUE_RESULTS, RESULTS, parse_args
 def test_the_default_is_the_issue_workload_in_every_mode() -> None:
     args = parse_args([])
     assert (args.nodes, args.gpus_per_node, args.jobs) == (500, 8, 200)
-    assert args.modes == ["plain", "muster", "native"]
+    assert args.modes == ["plain", "floor", "native", "kueue", "muster"]
     assert args.output == RESULTS
 
 
 def test_a_preset_fills_only_what_the_command_line_leaves_unset() -> None:
     args = parse_args(["--scale", "--settle", "5"])
-    assert (args.nodes, args.jobs, args.modes) == (5000, 6250, ["plain", "muster", "native"])
+    assert (args.nodes, args.jobs) == (5000, 6250)
+    assert args.modes == ["plain", "floor", "native", "kueue", "muster"]
     assert args.settle == 5.0
     assert args.output.name == "e2e-scale.json"
 

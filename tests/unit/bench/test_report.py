@@ -162,3 +162,16 @@ def test_cycles_slower_than_every_bucket_say_so() -> None:
     slow = results()
     slow["modes"]["muster"]["operator"]["scheduling_cycles"]["p99_at_most_s"] = float("inf")
     assert "p99 above the largest bucket" in table(slow)
+
+
+def test_muster_is_judged_against_the_gate_floor_by_cpu_per_bound_pod() -> None:
+    measured = results()
+    measured["modes"]["floor"] = figures(bind_at=1.0)
+    measured["modes"]["floor"]["processes"] = {"kube-apiserver": {"cpu_seconds": 0.02}}
+    measured["modes"]["muster"]["processes"] = {"kube-apiserver": {"cpu_seconds": 0.03}}
+    assert "- CPU per bound pod ≤ 1.1x the gate floor's (ms): 30 vs 20 = 1.50x -- MISSED" in goals(
+        measured
+    )
+    rows = table(measured).splitlines()
+    assert rows[0] == "| | kube-scheduler alone | the gate floor | Muster |"
+    assert "| CPU per bound pod, all these processes (ms) | - | 20.0 | 30.0 |" in rows

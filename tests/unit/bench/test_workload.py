@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from bench.floor import FLOOR_GATE
 from bench.workload import (
     HOSTNAME_KEY,
     KUEUE_PREFERRED_TOPOLOGY,
@@ -71,3 +72,12 @@ def test_a_preferred_level_is_asked_of_muster_and_of_kueue_alike() -> None:
     annotations = kueue["spec"]["template"]["metadata"]["annotations"]
     assert annotations[KUEUE_PREFERRED_TOPOLOGY] == "example.com/rack"
     assert KUEUE_REQUIRED_TOPOLOGY not in annotations
+
+
+def test_the_floor_is_the_plain_job_with_its_pods_gated() -> None:
+    job = make_workload(jobs=1, gpus_per_pod=1, zone_share=1.0, seed=1)[0]
+    plain = job_manifest(job, "plain", namespace="bench", hold="1h")
+    floor = job_manifest(job, "floor", namespace="bench", hold="1h")
+    pod_spec = floor["spec"]["template"]["spec"]
+    assert pod_spec.pop("schedulingGates") == [{"name": FLOOR_GATE}]
+    assert floor == plain

@@ -1,15 +1,16 @@
 """Kubernetes Events for what Muster does, on PodGroups, their Jobs and member pods.
 
-Users look at `kubectl describe` first; every transition of a gang is told there, on
-the PodGroup and on the Job that owns it, in the words of the condition it changed.
+Users look at `kubectl describe` first; every transition of a gang is told there,
+once, in the words of the condition it changed: on the Job that owns the PodGroup, or
+on the PodGroup when no Job does.
 A failure to post an event, of whatever kind, is logged and otherwise ignored: events
 are a courtesy, never a reason to stop scheduling. A replica that cannot prove it
 still leads posts none (the client would refuse them anyway).
 
 The leader's recorder (`QueuedEventRecorder`) posts in the background: a gang's
-admission tells two events (on its PodGroup and its Job) between the write of its
-plan and the release of its pods, and a burst of new Jobs tells one each; awaited in
-line, their round trips delayed every release and every new PodGroup of a burst.
+admission tells an event between the write of its plan and the release of its pods,
+and a burst of new Jobs tells one each; awaited in line, their round trips delayed
+every release and every new PodGroup of a burst.
 An event is still queued only once the write it tells of succeeded, so nothing is
 told that did not happen; what is queued when the replica stops is not posted.
 """

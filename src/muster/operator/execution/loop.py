@@ -241,11 +241,13 @@ class SchedulingLoop:
         return True
 
     async def _tell(self, action: RecordEvent) -> bool:
-        """On the PodGroup and on the Job that owns it: users look at either first."""
+        """Once, where users look first: on the Job that owns the PodGroup, or on the
+        PodGroup when no Job does. Told on both, every gang of a burst cost the API
+        server one more write than its transition needs."""
         pod_group = self.cache.pod_groups.get(action.group)
         if pod_group is not None:
             kind = WARNING if action.warning else NORMAL
-            for target in (reference(pod_group), *owner_references(pod_group, "Job")):
+            for target in owner_references(pod_group, "Job") or [reference(pod_group)]:
                 await self.events.record(target, kind, action.reason, action.message)
         return True
 

@@ -418,14 +418,15 @@ async def test_a_replica_that_cannot_prove_it_leads_carries_out_nothing() -> Non
     assert not loop.cache.state.release_failures and not pods.evicted
 
 
-def loop_with_a_job_gang(writer_refuses: bool) -> SchedulingLoop:
-    """A gang whose PodGroup a Job owns, on a node it fits."""
+def loop_with_a_job_gang(writer_refuses: bool, *, owned_by_job: bool = True) -> SchedulingLoop:
+    """A gang whose PodGroup a Job owns (unless told otherwise), on a node it fits."""
     cache = LiveCache()
     cache.nodes.upsert(node("n1", cpu="4"))
     owned = pod_group(GANG.name, namespace=GANG.namespace)
-    owned["metadata"]["ownerReferences"] = [
-        {"apiVersion": "batch/v1", "kind": "Job", "name": "trainer-job", "uid": "job-uid"}
-    ]
+    if owned_by_job:
+        owned["metadata"]["ownerReferences"] = [
+            {"apiVersion": "batch/v1", "kind": "Job", "name": "trainer-job", "uid": "job-uid"}
+        ]
     cache.pod_group_sink.upsert(owned)
     cache.pods.upsert(pod("trainer-0", group=GANG.name, namespace=GANG.namespace))
     writer = FakeWriter(cache)
@@ -434,16 +435,20 @@ def loop_with_a_job_gang(writer_refuses: bool) -> SchedulingLoop:
     return loop_over(cache, writer=writer)
 
 
-async def test_the_plan_s_events_are_told_on_the_pod_group_and_its_job_once_written() -> None:
+async def test_the_plan_s_events_are_told_once_on_the_job_once_written() -> None:
     loop = loop_with_a_job_gang(writer_refuses=False)
     events: FakeEvents = loop.events  # type: ignore[assignment]
     await loop.cycle()
-    assert [(name, reason) for name, reason, _ in events.recorded] == [
-        ("trainer", "Scheduled"),
-        ("trainer-job", "Scheduled"),
-    ]
+    assert [(name, reason) for name, reason, _ in events.recorded] == [("trainer-job", "Scheduled")]
     await loop.cycle()  # nothing changed: nothing more to tell
-    assert len(events.recorded) == 2
+    assert len(events.recorded) == 1
+
+
+async def test_a_pod_group_no_job_owns_is_told_its_events_itself() -> None:
+    loop = loop_with_a_job_gang(writer_refuses=False, owned_by_job=False)
+    await loop.cycle()
+    recorded = loop.events.recorded  # type: ignore[attr-defined]
+    assert [(name, reason) for name, reason, _ in recorded] == [("trainer", "Scheduled")]
 
 
 async def test_a_transition_whose_status_was_not_written_is_not_told() -> None:
