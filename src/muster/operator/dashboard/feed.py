@@ -21,6 +21,7 @@ from muster.api.constants import POD_GROUP_KIND
 from muster.api.wire import JsonObject
 from muster.client import paths
 from muster.client.kube import Kube
+from muster.client.object_references import owner_references
 from muster.operator.config import OperatorConfig, engine_config
 from muster.operator.controller import informer_of, scheduling_sources
 from muster.operator.dashboard.board import Board, board_of
@@ -98,11 +99,19 @@ class Feed:
         return await forecast_elsewhere(self.cache.state, request, board_in_child)
 
     async def events(self, key: GroupKey) -> list[JsonObject]:
-        """The PodGroup's events, oldest first (read when its page is asked for)."""
-        selector = f"involvedObject.kind={POD_GROUP_KIND},involvedObject.name={key.name}"
-        items, _ = await self.kube.list_all(
-            paths.namespaced(paths.EVENTS, key.namespace), query={"fieldSelector": selector}
-        )
+        """The gang's events, oldest first (read when its page is asked for): those of
+        its PodGroup and of the Job that owns it, where the operator tells a Job's
+        gang what happens to it."""
+        pod_group = self.cache.pod_groups.get(key) or {}
+        targets = [(POD_GROUP_KIND, key.name)]
+        targets += [("Job", owner["name"]) for owner in owner_references(pod_group, "Job")]
+        items: list[JsonObject] = []
+        for kind, name in targets:
+            selector = f"involvedObject.kind={kind},involvedObject.name={name}"
+            found, _ = await self.kube.list_all(
+                paths.namespaced(paths.EVENTS, key.namespace), query={"fieldSelector": selector}
+            )
+            items += found
         return sorted(items, key=_event_time)
 
 
