@@ -6,8 +6,8 @@
 # kube-scheduler,kubectl,etcd,kwok}, and Kueue's manager with its CRDs and webhook
 # manifests in $MUSTER_CACHE/kueue/$KUEUE_VERSION/{bin/kueue,crds/,webhooks.yaml}, and
 # helm in $MUSTER_CACHE/helm/$HELM_VERSION/bin/helm, and the PodGroup CRDs of the
-# schedulers Muster adopts in $MUSTER_CACHE/adopted-crds/ (with the control plane, or
-# alone with `--adopted-crds-only`). A component whose binary exists is
+# schedulers Muster adopts in $MUSTER_CACHE/adopted-crds/ (alone, with
+# `--adopted-crds-only`: only the e2e tests of adoption install them). A component whose binary exists is
 # skipped, so every call after the first returns in seconds. `--without-kueue` leaves
 # Kueue out (for a cluster started without it) and `--without-helm` helm (a cluster
 # runs without it); a later call without the flag builds only what is missing.
@@ -19,13 +19,13 @@ set -euo pipefail
 with_control_plane=1
 with_kueue=1
 with_helm=1
-with_adopted_crds=1
+with_adopted_crds=0
 for arg in "$@"; do
   case $arg in
     --without-kueue) with_kueue=0 ;;
     --without-helm) with_helm=0 ;;
-    --helm-only) with_control_plane=0; with_kueue=0; with_adopted_crds=0 ;;
-    --adopted-crds-only) with_control_plane=0; with_kueue=0; with_helm=0 ;;
+    --helm-only) with_control_plane=0; with_kueue=0 ;;
+    --adopted-crds-only) with_control_plane=0; with_kueue=0; with_helm=0; with_adopted_crds=1 ;;
     *) echo "usage: $0 [--without-kueue] [--without-helm] | $0 --helm-only | $0 --adopted-crds-only" >&2
        exit 2 ;;
   esac
@@ -218,8 +218,9 @@ if (( with_helm )) && [ ! -x "$helm_bin/helm" ]; then
   step helm build_helm
 fi
 
-if (( with_adopted_crds )) && [ ! -f "$adopted_crds/scheduling.volcano.sh_podgroups.yaml" ]; then
-  step adopted-crds build_adopted_crds
+if (( with_adopted_crds )); then
+  [ -f "$adopted_crds/scheduling.volcano.sh_podgroups.yaml" ] || step adopted-crds build_adopted_crds
+  echo "adopted PodGroup CRDs ready in $adopted_crds"
 fi
 
 if (( with_control_plane )); then

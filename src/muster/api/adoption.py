@@ -12,15 +12,19 @@ Pure functions over plain mappings, shared by the operator and the webhook.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from muster.api.constants import API_VERSION, GROUP, POD_GROUP_KIND, POD_GROUP_LABEL
 from muster.api.gates import has_gang_gate, with_gang_gate
 
 ADOPTED_FROM_LABEL: Final = f"{GROUP}/adopted-from"
+ADOPT_NAMESPACE_LABEL: Final = f"{GROUP}/adopt"
 DEFAULT_SCHEDULER: Final = "default-scheduler"
+DEFAULT_NAMESPACE_SELECTOR: Final = json.dumps({"matchLabels": {ADOPT_NAMESPACE_LABEL: "true"}})
+DEFAULT_SCHEDULER_NAMES: Final = "volcano,scheduler-plugins-scheduler"
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +85,34 @@ def adopted_apis(text: str) -> tuple[AdoptedApi, ...]:
             f"--adopt: {', '.join(unknown)} not known; choose from {', '.join(sorted(APIS))}"
         )
     return tuple(api for name, api in APIS.items() if name in names)
+
+
+@dataclass(frozen=True, slots=True)
+class Adoption:
+    """What `muster run --adopt` adopts: the APIs, in which namespaces (a
+    `metav1.LabelSelector` over their labels), and the scheduler names whose pods are
+    given the default scheduler."""
+
+    apis: tuple[AdoptedApi, ...]
+    scheduler_names: tuple[str, ...]
+    namespace_selector: Mapping[str, Any] = field(default_factory=dict)
+
+
+def adoption_from(adopt: str, scheduler_names: str, namespace_selector: str) -> Adoption | None:
+    """The adoption the three settings ask for; None when `adopt` names no API."""
+    apis = adopted_apis(adopt)
+    if not apis:
+        return None
+    try:
+        selector = json.loads(namespace_selector)
+    except ValueError as error:
+        raise ValueError(f"--adopt-namespace-selector: not JSON: {error}") from error
+    if not isinstance(selector, dict) or set(selector) - {"matchLabels", "matchExpressions"}:
+        raise ValueError(
+            "--adopt-namespace-selector: a label selector has matchLabels and matchExpressions"
+        )
+    names = tuple(part.strip() for part in scheduler_names.split(",") if part.strip())
+    return Adoption(apis=apis, scheduler_names=names, namespace_selector=selector)
 
 
 def api_of(obj: Mapping[str, Any]) -> AdoptedApi | None:

@@ -27,12 +27,14 @@ from typing import Any
 import kopf
 from kopf._cogs.structs import credentials, references
 
+from muster.api.adoption import Adoption
 from muster.api.constants import GROUP
 from muster.client import paths
 from muster.client.informer import Informer
 from muster.client.kube import Kube, apply_object, connect, served
 from muster.client.throttle import RateLimiter
 from muster.client.tls_buffers import limit_read_buffers
+from muster.operator.admission.adopted_schedulers import adoption_to_start
 from muster.operator.admission.certificate_keeper import (
     CertificateKeeper,
     keeper_for,
@@ -41,7 +43,7 @@ from muster.operator.admission.certificate_keeper import (
 from muster.operator.admission.priority_classes import PriorityClassStore
 from muster.operator.admission.topology_levels import TopologyLevels
 from muster.operator.admission.workloads import WorkloadStore
-from muster.operator.config import OperatorConfig, topology_levels
+from muster.operator.config import OperatorConfig, adoption, topology_levels
 from muster.operator.controller import Controller, informer_of
 from muster.operator.execution.bypass import BypassReporter
 from muster.operator.execution.events import EventRecorder
@@ -49,6 +51,7 @@ from muster.operator.health import build_app, serve
 from muster.operator.leader import LeaderElector, LeaseTiming
 from muster.operator.metrics import Metrics
 from muster.webhooks import server
+from muster.webhooks.adoption import ADOPTION_MEMO
 from muster.webhooks.gating import BYPASS_MEMO
 from muster.webhooks.memories import AdmissionMemories
 from muster.webhooks.priority import PRIORITY_CLASSES_MEMO
@@ -107,6 +110,7 @@ class Operator:
         self.workloads: WorkloadStore | None = None
         self.workload_informer: Informer | None = None
         self.bypass: BypassReporter | None = None
+        self.adoption: Adoption | None = None  # what this replica adopts, once started
         self.webhook_ca = b""
         self.certificates: CertificateKeeper | None = None
         self.webhooks: server.WebhookServer | None = None
@@ -137,6 +141,7 @@ class Operator:
             self.config.health_port,
         )
         self.kueue = await served(kube, paths.KUEUE_API)
+        self.adoption = await adoption_to_start(kube, adoption(self.config))
         informer_tasks = self._start_informers(kube)
         self.bypass = BypassReporter(kube, EventRecorder(kube, instance=self.config.identity))
         kopf_task = asyncio.create_task(self._run_kopf(), name="kopf")
@@ -227,6 +232,7 @@ class Operator:
             self.metrics,
             still_leading=elector.still_leading,
             kueue=self.kueue,
+            adoption=self.adoption,
         )
         controller_task = asyncio.create_task(self.controller.run(), name="controller")
         self.controller_task = controller_task
@@ -252,6 +258,7 @@ class Operator:
             ca_bundle=self.webhook_ca if self.certificates is None else self.certificates.ca_bundle,
             group=GROUP,
             service=service_reference(self.config),
+            adoption=self.adoption,
         )
         for configuration in configurations:
             await apply_object(kube, configuration)
@@ -318,6 +325,7 @@ class Operator:
         setattr(memo, PRIORITY_CLASSES_MEMO, self.priority_classes.list)
         setattr(memo, WORKLOADS_MEMO, self.workloads)
         setattr(memo, BYPASS_MEMO, self.bypass)
+        setattr(memo, ADOPTION_MEMO, self.adoption)
         setattr(memo, TOPOLOGY_LEVELS_MEMO, self.topology_levels.levels)
         vault = credentials.Vault()
         rescans = asyncio.create_task(
