@@ -1,0 +1,248 @@
+"""Adopted PodGroups on the real control plane (docs/frameworks.md).
+
+The PodGroup CRDs are the real ones: scheduler-plugins' from its Go module, Volcano's
+generated from the types of its API module (`hack/build.sh --adopted-crds-only`). No
+Volcano or coscheduling scheduler runs. The tests create PodGroups and pods the way
+the frameworks do (KubeRay and the training-operator create the PodGroup first,
+Trainer v2 in either order; members name their group by the API's label or
+annotation and name its scheduler) under the partial-gang observer, which sees them
+as gangs by the Muster label the webhook gives them.
+
+The session's operator adopts nothing; the first test checks that nothing of theirs
+is touched then. The others run it as installed with the chart's `adoption` values
+(`adopting`), and restore the default installation after them.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hack import cluster, installed
+
+from muster.api.adoption import ADOPT_NAMESPACE_LABEL, SCHEDULER_PLUGINS, VOLCANO, AdoptedApi
+from tests.e2e.cluster import Kubectl, wait_until
+from tests.e2e.harness import (
+    GPU,
+    GROUP_LABEL,
+    NodePool,
+    OperatorProcess,
+    is_gated,
+    pod_group,
+    wait_all_bound,
+    wait_for_reason,
+)
+
+ADOPTION_VALUES = ("adoption.apis={scheduler-plugins,volcano}",)
+RESOURCES = {
+    VOLCANO: "podgroups.scheduling.volcano.sh",
+    SCHEDULER_PLUGINS: "podgroups.scheduling.x-k8s.io",
+}
+
+
+def adopted_crds() -> list[Path]:
+    """The two CRD files, built into the cache on first use."""
+    subprocess.run([str(cluster.HACK / "build.sh"), "--adopted-crds-only"], check=True)
+    pinned = cluster.versions()
+    directory = (
+        cluster.cache_dir()
+        / "adopted-crds"
+        / f"{pinned['SCHEDULER_PLUGINS_VERSION']}-{pinned['VOLCANO_APIS_VERSION']}"
+    )
+    return [
+        directory / "scheduling.x-k8s.io_podgroups.yaml",
+        directory / "scheduling.volcano.sh_podgroups.yaml",
+    ]
+
+
+@pytest.fixture(scope="module")
+def crds(kubectl: Kubectl) -> None:
+    for path in adopted_crds():
+        kubectl("apply", "--server-side", "-f", str(path))
+    kubectl(
+        "wait",
+        "--for=condition=Established",
+        *[f"crd/{resource}" for resource in RESOURCES.values()],
+        "--timeout=60s",
+    )
+
+
+@pytest.fixture(scope="module")
+def adopting(operator: OperatorProcess, kubeconfig: Path, crds: None) -> Iterator[OperatorProcess]:
+    """The operator as the chart installs it with adoption on, for the module."""
+    service = operator.service
+    defaults = service.settings
+    service.settings = installed.install(kubeconfig, service.url, ADOPTION_VALUES)
+    assert service.settings["MUSTER_ADOPT"] == "scheduler-plugins,volcano"
+    operator.restart()
+    try:
+        yield operator
+    finally:
+        service.settings = defaults
+        installed.install(kubeconfig, service.url)
+        operator.restart()
+
+
+def adopt(kubectl: Kubectl, namespace: str) -> None:
+    kubectl("label", "namespace", namespace, f"{ADOPT_NAMESPACE_LABEL}=true")
+
+
+def foreign_group(api: AdoptedApi, name: str, min_member: int) -> dict[str, Any]:
+    return {
+        "apiVersion": api.api_version,
+        "kind": "PodGroup",
+        "metadata": {"name": name},
+        "spec": {"minMember": min_member},
+    }
+
+
+def member(api: AdoptedApi, group: str, name: str, pool: NodePool) -> dict[str, Any]:
+    """A pod as the frameworks make it: its group by the API's word, its scheduler
+    named, a whole node's GPUs."""
+    metadata: dict[str, Any] = {"name": name}
+    if api.member_label is not None:
+        metadata["labels"] = {api.member_label: group}
+    else:
+        metadata["annotations"] = {str(api.member_annotation): group}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": metadata,
+        "spec": {
+            "schedulerName": api.scheduler_name,
+            "tolerations": [pool.toleration],
+            "nodeSelector": pool.selector,
+            "containers": [
+                {"name": "worker", "image": "trainer", "resources": {"limits": {GPU: "8"}}}
+            ],
+        },
+    }
+
+
+def create_gang(
+    kubectl: Kubectl, namespace: str, pool: NodePool, api: AdoptedApi, *, name: str, size: int
+) -> None:
+    for index in range(size):
+        kubectl.apply(member(api, name, f"{name}-{index}", pool), namespace)
+
+
+def foreign_status(kubectl: Kubectl, api: AdoptedApi, namespace: str, name: str) -> dict[str, Any]:
+    status: dict[str, Any] = (
+        kubectl.json("get", RESOURCES[api], name, "-n", namespace).get("status") or {}
+    )
+    return status
+
+
+def wait_for_phase(
+    kubectl: Kubectl, api: AdoptedApi, namespace: str, name: str, phase: str
+) -> dict[str, Any]:
+    wait_until(
+        f"{api.name} PodGroup {name} to be {phase}",
+        lambda: foreign_status(kubectl, api, namespace, name).get("phase") == phase,
+        timeout=60,
+    )
+    return foreign_status(kubectl, api, namespace, name)
+
+
+def test_with_adoption_off_nothing_of_theirs_is_touched(
+    operator: OperatorProcess, crds: None, kubectl: Kubectl, namespace: str, pool: NodePool
+) -> None:
+    adopt(kubectl, namespace)
+    pool.add(gpus=8)
+    kubectl.apply(foreign_group(VOLCANO, "ray-a-pg", 1), namespace)
+    kubectl.apply(member(VOLCANO, "ray-a-pg", "ray-a-0", pool), namespace)
+    pod = kubectl.json("get", "pod", "ray-a-0", "-n", namespace)
+    assert pod["spec"]["schedulerName"] == "volcano"
+    assert GROUP_LABEL not in (pod["metadata"].get("labels") or {})
+    assert not is_gated(pod)
+    found = kubectl("get", "podgroups.scheduling.muster.dev", "-n", namespace, "-o", "name")
+    assert found.stdout.strip() == ""
+    assert foreign_status(kubectl, VOLCANO, namespace, "ray-a-pg") == {}
+
+
+@pytest.mark.parametrize("api", [VOLCANO, SCHEDULER_PLUGINS], ids=lambda api: api.name)
+def test_an_adopted_gang_starts_whole_and_its_status_is_told(
+    api: AdoptedApi, adopting: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool
+) -> None:
+    adopt(kubectl, namespace)
+    for _ in range(4):
+        pool.add(gpus=8)
+    kubectl.apply(foreign_group(api, "ray-a", 4), namespace)
+    create_gang(kubectl, namespace, pool, api, name="ray-a", size=4)
+    pods = wait_all_bound(kubectl, namespace, "ray-a", 4)
+    assert {pod["spec"]["schedulerName"] for pod in pods} == {"default-scheduler"}
+    assert len({pod["spec"]["nodeName"] for pod in pods}) == 4
+    made = pod_group(kubectl, namespace, "ray-a")
+    assert made["spec"]["schedulingPolicy"] == {"gang": {"minCount": 4}}
+    [owner] = made["metadata"]["ownerReferences"]
+    assert (owner["apiVersion"], owner["name"]) == (api.api_version, "ray-a")
+    status = wait_for_phase(kubectl, api, namespace, "ray-a", "Running")
+    assert status["running"] == 4
+
+
+def test_pods_created_before_their_group_wait_for_it(
+    adopting: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool
+) -> None:
+    adopt(kubectl, namespace)
+    for _ in range(3):
+        pool.add(gpus=8)
+    create_gang(kubectl, namespace, pool, SCHEDULER_PLUGINS, name="trainer", size=3)
+    pods = [kubectl.json("get", "pod", f"trainer-{index}", "-n", namespace) for index in range(3)]
+    assert all(is_gated(pod) and not pod["spec"].get("nodeName") for pod in pods)
+    kubectl.apply(foreign_group(SCHEDULER_PLUGINS, "trainer", 3), namespace)
+    wait_all_bound(kubectl, namespace, "trainer", 3)
+
+
+def test_a_gang_that_does_not_fit_waits_whole_with_muster_s_reason(
+    adopting: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool
+) -> None:
+    adopt(kubectl, namespace)
+    for _ in range(2):
+        pool.add(gpus=8)
+    kubectl.apply(foreign_group(VOLCANO, "ray-big-pg", 3), namespace)
+    status = wait_for_phase(kubectl, VOLCANO, namespace, "ray-big-pg", "Inqueue")
+    create_gang(kubectl, namespace, pool, VOLCANO, name="ray-big-pg", size=3)
+    condition = wait_for_reason(kubectl, namespace, "ray-big-pg", "Unschedulable")
+    wait_until(
+        "Muster's reason on the Volcano PodGroup",
+        lambda: (
+            (foreign_status(kubectl, VOLCANO, namespace, "ray-big-pg").get("conditions") or [{}])[
+                0
+            ].get("message")
+            == condition["message"]
+        ),
+    )
+    status = foreign_status(kubectl, VOLCANO, namespace, "ray-big-pg")
+    assert status["phase"] == "Inqueue"  # never back to Pending once it left it
+    assert status["conditions"][0]["type"] == "Unschedulable"
+    pods = [
+        kubectl.json("get", "pod", f"ray-big-pg-{index}", "-n", namespace) for index in range(3)
+    ]
+    assert all(is_gated(pod) and not pod["spec"].get("nodeName") for pod in pods)
+
+
+def test_outside_the_adopted_namespaces_nothing_is_touched_until_one_is_labelled(
+    adopting: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool
+) -> None:
+    pool.add(gpus=8)
+    kubectl.apply(foreign_group(VOLCANO, "ray-a-pg", 1), namespace)
+    kubectl.apply(member(VOLCANO, "ray-a-pg", "ray-a-0", pool), namespace)
+    pod = kubectl.json("get", "pod", "ray-a-0", "-n", namespace)
+    assert pod["spec"]["schedulerName"] == "volcano"
+    assert not is_gated(pod)
+    assert GROUP_LABEL not in (pod["metadata"].get("labels") or {})
+    assert foreign_status(kubectl, VOLCANO, namespace, "ray-a-pg") == {}
+    # Labelled, the namespace is adopted from then on: the PodGroup was seen and left.
+    adopt(kubectl, namespace)
+    wait_until(
+        "the adopted PodGroup's Muster PodGroup",
+        lambda: (
+            kubectl(
+                "get", "podgroups.scheduling.muster.dev", "ray-a-pg", "-n", namespace, check=False
+            ).returncode
+            == 0
+        ),
+    )
