@@ -30,8 +30,10 @@ from tests.e2e.harness import (
     GROUP_LABEL,
     NodePool,
     OperatorProcess,
+    explained,
     is_gated,
     pod_group,
+    simulated,
     wait_all_bound,
     wait_for_reason,
 )
@@ -222,6 +224,52 @@ def test_a_gang_that_does_not_fit_waits_whole_with_muster_s_reason(
         kubectl.json("get", "pod", f"ray-big-pg-{index}", "-n", namespace) for index in range(3)
     ]
     assert all(is_gated(pod) and not pod["spec"].get("nodeName") for pod in pods)
+    # The adopted gang is a gang like any other to explain and simulate.
+    assert condition["message"] in explained(adopting, namespace, "ray-big-pg")
+    assert simulated(kubectl, namespace, "ray-big-pg")["scheduled"] is False
+
+
+def test_members_beyond_min_member_join_once_the_gang_is_bound(
+    adopting: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool
+) -> None:
+    adopt(kubectl, namespace)
+    for _ in range(3):
+        pool.add(gpus=8)
+    kubectl.apply(foreign_group(VOLCANO, "ray-c-pg", 2), namespace)
+    create_gang(kubectl, namespace, pool, VOLCANO, name="ray-c-pg", size=2)
+    wait_all_bound(kubectl, namespace, "ray-c-pg", 2)
+    # An autoscaled worker, or a RayJob's submitter: beyond minMember.
+    kubectl.apply(member(VOLCANO, "ray-c-pg", "ray-c-pg-2", pool), namespace)
+    wait_all_bound(kubectl, namespace, "ray-c-pg", 3)
+    assert pod_group(kubectl, namespace, "ray-c-pg")["spec"]["schedulingPolicy"] == {
+        "gang": {"minCount": 2}
+    }
+
+
+def test_adoption_refuses_to_start_beside_a_running_adopted_scheduler(
+    adopting: OperatorProcess, kubectl: Kubectl, namespace: str
+) -> None:
+    """A bind Volcano reported (as its scheduler reports them) keeps adoption from
+    starting; the replica exits saying so."""
+    event = {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": "bound-by-volcano"},
+        "involvedObject": {"kind": "Pod", "name": "somewhere", "namespace": namespace},
+        "reason": "Scheduled",
+        "message": "Successfully assigned somewhere to node-1",
+        "source": {"component": "volcano"},
+        "type": "Normal",
+    }
+    kubectl.apply(event, namespace)
+    replica = adopting.replica("refused", "--adopt=volcano")
+    try:
+        with pytest.raises(AssertionError, match="the scheduler volcano binds pods"):
+            replica.start()
+        assert replica.process is not None and replica.process.wait(timeout=10) == 3
+    finally:
+        kubectl("delete", "event", "bound-by-volcano", "-n", namespace)
+        replica.stop()
 
 
 def test_outside_the_adopted_namespaces_nothing_is_touched_until_one_is_labelled(

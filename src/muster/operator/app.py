@@ -34,7 +34,10 @@ from muster.client.informer import Informer
 from muster.client.kube import Kube, apply_object, connect, served
 from muster.client.throttle import RateLimiter
 from muster.client.tls_buffers import limit_read_buffers
-from muster.operator.admission.adopted_schedulers import adoption_to_start
+from muster.operator.admission.adopted_schedulers import (
+    AdoptedSchedulerRunningError,
+    adoption_to_start,
+)
 from muster.operator.admission.certificate_keeper import (
     CertificateKeeper,
     keeper_for,
@@ -64,6 +67,8 @@ logger = logging.getLogger(__name__)
 EXIT_OK = 0
 EXIT_LOST_LEADERSHIP = 2
 EXIT_FAILED = 1
+# Adoption was asked for where a scheduler it would stand in for runs (docs/frameworks.md).
+EXIT_ADOPTION_REFUSED = 3
 # How long each part of the operator may take to stop. A replica that lost the Lease
 # must be gone (and back as a standby) soon, whatever it was waiting on.
 SHUTDOWN_SECONDS = 5.0
@@ -132,6 +137,9 @@ class Operator:
     async def run(self) -> int:
         limit_read_buffers()
         kube = await connect(self.config.kubeconfig, user_agent=f"muster/{self.config.identity}")
+        if not await self._start_adoption(kube):
+            await kube.close()
+            return EXIT_ADOPTION_REFUSED
         self.certificates = keeper_for(kube, self.config)
         if self.certificates is not None:
             await self.certificates.until_refreshed()
@@ -141,7 +149,6 @@ class Operator:
             self.config.health_port,
         )
         self.kueue = await served(kube, paths.KUEUE_API)
-        self.adoption = await adoption_to_start(kube, adoption(self.config))
         informer_tasks = self._start_informers(kube)
         self.bypass = BypassReporter(kube, EventRecorder(kube, instance=self.config.identity))
         kopf_task = asyncio.create_task(self._run_kopf(), name="kopf")
@@ -183,6 +190,15 @@ class Operator:
                     await health.cleanup()
                     await kube.close()
             logger.info("stopped")
+
+    async def _start_adoption(self, kube: Kube) -> bool:
+        """Decide what this replica adopts; False (logged) when adoption is refused."""
+        try:
+            self.adoption = await adoption_to_start(kube, adoption(self.config))
+        except AdoptedSchedulerRunningError as refused:
+            logger.error("%s", refused)
+            return False
+        return True
 
     def _start_informers(self, kube: Kube) -> list[asyncio.Task[None]]:
         """The PriorityClasses, Workloads and Kueue Topologies that every replica's

@@ -88,6 +88,8 @@ class _Namespaces:
     def upsert(self, obj: JsonObject) -> bool:
         name = str((obj.get("metadata") or {}).get("name", ""))
         labels = dict((obj.get("metadata") or {}).get("labels") or {})
+        if (obj.get("metadata") or {}).get("deletionTimestamp"):
+            return self.remove(obj)  # going away: nothing more is created in it
         if self.adopter.namespace_labels.get(name) != labels:
             self.adopter.namespace_labels[name] = labels
             for key in [key for key in self.adopter.foreign if key[1] == name]:
@@ -150,7 +152,8 @@ class Adopter:
         self.queue.put_nowait(key)
 
     def adopts(self, namespace: str) -> bool:
-        """Whether the namespace's labels match the adopted namespaces' selector."""
+        """Whether the namespace's labels match the adopted namespaces' selector (one
+        being deleted matches none)."""
         labels = self.namespace_labels.get(namespace)
         if labels is None:
             return False

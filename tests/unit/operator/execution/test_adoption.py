@@ -81,6 +81,15 @@ def test_nothing_is_done_outside_the_adopted_namespaces() -> None:
     assert made.queue.qsize() == 2
 
 
+def test_a_namespace_being_deleted_is_adopted_no_more() -> None:
+    made = adopter(Kube())
+    assert made.adopts("ml")
+    made.namespaces.upsert(
+        {"metadata": {"name": "ml", "labels": {"adopt": "yes"}, "deletionTimestamp": "now"}}
+    )
+    assert not made.adopts("ml")
+
+
 def test_a_made_group_follows_min_member_and_its_status_is_told_the_api_s_way() -> None:
     kube = Kube()
     made = adopter(kube)
