@@ -30,6 +30,7 @@ from tests.e2e.harness import (
     GROUP_LABEL,
     NodePool,
     OperatorProcess,
+    admissions_for,
     explained,
     is_gated,
     pod_group,
@@ -183,6 +184,8 @@ def test_an_adopted_gang_starts_whole_and_its_status_is_told(
     assert (owner["apiVersion"], owner["name"]) == (api.api_version, "ray-a")
     status = wait_for_phase(kubectl, api, namespace, "ray-a", "Running")
     assert status["running"] == 4
+    # The decisions were the engine's: its trace replays to the same ones.
+    assert admissions_for(adopting.replayed(), namespace, "ray-a")
 
 
 def test_pods_created_before_their_group_wait_for_it(

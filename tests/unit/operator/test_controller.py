@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from muster.api.adoption import SCHEDULER_PLUGINS, VOLCANO, Adoption
 from muster.api.wire import JsonObject
 from muster.client.kube import Kube, KubeError
 from muster.client.paths import (
@@ -102,9 +103,11 @@ async def test_a_snapshot_takes_the_kueue_topologies_where_kueue_is_served() -> 
     assert cache.state.topologies == {"gpus": ("example.com/block", "example.com/rack")}
 
 
-def controller(*, kueue: bool = False, **config: Any) -> Controller:
+def controller(
+    *, kueue: bool = False, adoption: Adoption | None = None, **config: Any
+) -> Controller:
     kube = Kube(ScriptedApiClient())  # type: ignore[arg-type]
-    return Controller(kube, OperatorConfig(**config), Metrics(), kueue=kueue)
+    return Controller(kube, OperatorConfig(**config), Metrics(), kueue=kueue, adoption=adoption)
 
 
 def test_the_leader_watches_every_source_and_workloads_too() -> None:
@@ -114,6 +117,20 @@ def test_the_leader_watches_every_source_and_workloads_too() -> None:
     assert leader.trace is None
     with_kueue = controller(kueue=True)
     assert with_kueue.informers[0].path == KUEUE_TOPOLOGIES
+
+
+def test_an_adopting_leader_watches_the_adopted_apis_and_feeds_the_adopter() -> None:
+    assert controller().adopter is None
+    adoption = Adoption(apis=(SCHEDULER_PLUGINS, VOLCANO), scheduler_names=("volcano",))
+    leader = controller(adoption=adoption)
+    assert leader.adopter is not None
+    assert [informer.path for informer in leader.informers][-2:] == [
+        SCHEDULER_PLUGINS.collection,
+        VOLCANO.collection,
+    ]
+    [namespaces] = [informer for informer in leader.informers if informer.path == NAMESPACES]
+    namespaces.sink.upsert({"metadata": {"name": "ml", "labels": {"a": "b"}}})
+    assert leader.adopter.namespace_labels == {"ml": {"a": "b"}}
 
 
 def test_it_is_synced_only_once_every_informer_has_listed() -> None:
