@@ -7,7 +7,9 @@
 # manifests in $MUSTER_CACHE/kueue/$KUEUE_VERSION/{bin/kueue,crds/,webhooks.yaml}, and
 # helm in $MUSTER_CACHE/helm/$HELM_VERSION/bin/helm, and the PodGroup CRDs of the
 # schedulers Muster adopts in $MUSTER_CACHE/adopted-crds/ (alone, with
-# `--adopted-crds-only`: only the e2e tests of adoption install them). A component whose binary exists is
+# `--adopted-crds-only`: only the e2e tests of adoption install them), and KubeRay's
+# ray-operator with its CRDs in $MUSTER_CACHE/kuberay/$KUBERAY_VERSION/{bin,crds}
+# (alone, with `--kuberay-only`). A component whose binary exists is
 # skipped, so every call after the first returns in seconds. `--without-kueue` leaves
 # Kueue out (for a cluster started without it) and `--without-helm` helm (a cluster
 # runs without it); a later call without the flag builds only what is missing.
@@ -20,13 +22,16 @@ with_control_plane=1
 with_kueue=1
 with_helm=1
 with_adopted_crds=0
+with_kuberay=0
 for arg in "$@"; do
   case $arg in
     --without-kueue) with_kueue=0 ;;
     --without-helm) with_helm=0 ;;
     --helm-only) with_control_plane=0; with_kueue=0 ;;
     --adopted-crds-only) with_control_plane=0; with_kueue=0; with_helm=0; with_adopted_crds=1 ;;
-    *) echo "usage: $0 [--without-kueue] [--without-helm] | $0 --helm-only | $0 --adopted-crds-only" >&2
+    --kuberay-only) with_control_plane=0; with_kueue=0; with_helm=0; with_kuberay=1 ;;
+    *) echo "usage: $0 [--without-kueue] [--without-helm] | $0 --helm-only" \
+         "| $0 --adopted-crds-only | $0 --kuberay-only" >&2
        exit 2 ;;
   esac
 done
@@ -199,6 +204,19 @@ build_adopted_crds() {
   chmod u+w "$adopted_crds"/*.yaml
 }
 
+# KubeRay's module has no replace directives, so `go install @version` builds it as is;
+# its CRDs ship inside the module.
+kuberay_dir="$cache/kuberay/$KUBERAY_VERSION"
+build_kuberay() {
+  mkdir -p "$kuberay_dir/bin"
+  GOBIN="$kuberay_dir/bin" go install -trimpath -ldflags "-s -w" \
+    "github.com/ray-project/kuberay/ray-operator@$KUBERAY_VERSION"
+  local bases="$GOMODCACHE/github.com/ray-project/kuberay/ray-operator@$KUBERAY_VERSION/config/crd/bases"
+  rm -rf "$kuberay_dir/crds"
+  cp -r "$bases" "$kuberay_dir/crds"
+  chmod -R u+w "$kuberay_dir/crds"
+}
+
 have() { for b in "$@"; do [ -x "$bin/$b" ] || return 1; done; }
 
 if (( with_control_plane )); then
@@ -221,6 +239,11 @@ fi
 if (( with_adopted_crds )); then
   [ -f "$adopted_crds/scheduling.volcano.sh_podgroups.yaml" ] || step adopted-crds build_adopted_crds
   echo "adopted PodGroup CRDs ready in $adopted_crds"
+fi
+
+if (( with_kuberay )); then
+  [ -x "$kuberay_dir/bin/ray-operator" ] || step kuberay build_kuberay
+  echo "KubeRay ray-operator ready in $kuberay_dir"
 fi
 
 if (( with_control_plane )); then
