@@ -10,8 +10,7 @@ words (docs/frameworks.md has the table):
   `Pending` once it has left it. Its conditions carry Muster's verdict.
 - scheduler-plugins: `Pending` -> `Scheduled` (admitted) -> `Running` -> `Finished`.
 
-Both get the counts `running`, `succeeded`, `failed`; scheduler-plugins `scheduled`
-too (the members bound).
+Both get the counts `running`, `succeeded`, `failed`.
 """
 
 from __future__ import annotations
@@ -27,6 +26,7 @@ from muster.api.constants import (
 )
 
 _PENDING = "Pending"
+_ABSENT = {"running": 0, "succeeded": 0, "failed": 0}
 
 
 def adopted_status(
@@ -63,7 +63,6 @@ def adopted_status(
             (finished, "Finished"), (started, "Running"), (admitted, "Scheduled"), default=_PENDING
         )
         desired["phase"] = phase
-        desired["scheduled"] = int(counts.get("scheduled", 0))
     return desired
 
 
@@ -72,11 +71,13 @@ def status_patch(
 ) -> dict[str, Any] | None:
     """The merge patch of `status` that brings `foreign` there; None when it is there.
 
-    Only the fields Muster writes are compared, so fields another writer added are kept.
+    Only the fields Muster writes are compared, so fields another writer added are kept;
+    a count left out is 0, as the frameworks' Go clients leave zeros out when they write
+    the object back.
     """
     desired = adopted_status(api, foreign, pod_group)
     current = foreign.get("status") or {}
-    if all(current.get(key) == value for key, value in desired.items()):
+    if all(current.get(key, _ABSENT.get(key)) == value for key, value in desired.items()):
         return None
     return {"status": desired}
 
