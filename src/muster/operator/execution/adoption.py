@@ -32,6 +32,7 @@ from muster.api.adoption import (
     min_member,
     owned_by,
 )
+from muster.api.constants import API_VERSION
 from muster.api.resize import min_count_patch
 from muster.api.wire import JsonObject
 from muster.client.kube import (
@@ -45,7 +46,7 @@ from muster.client.kube import (
 from muster.client.object_references import reference
 from muster.client.paths import POD_GROUPS, namespaced
 from muster.client.retry import ExponentialBackoff
-from muster.operator.execution.events import WARNING, EventRecorder
+from muster.operator.execution.events import NORMAL, WARNING, EventRecorder
 from muster.scheduler.objects.keys import object_key
 from muster.scheduler.rules.pod_terms import label_selector
 
@@ -236,6 +237,14 @@ class Adopter:
             existing = await get_or_none(self.kube, f"{path}/{key[2]}")
             if existing is not None and not owned_by(existing, foreign):
                 await self._tell_conflict(key, foreign)
+            return
+        await self.events.record(
+            reference(foreign),
+            NORMAL,
+            "Adopted",
+            f"gang-scheduled by Muster: PodGroup.{API_VERSION.split('/')[0]} {key[2]}, "
+            f"minCount {min_member(foreign)}",
+        )
 
     async def _write_status(
         self, api: AdoptedApi, foreign: JsonObject, patch: dict[str, Any]

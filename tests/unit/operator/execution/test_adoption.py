@@ -62,9 +62,11 @@ def work(made: Adopter, api: str = "volcano") -> None:
 
 def test_an_adopted_group_in_an_adopted_namespace_gets_its_muster_pod_group() -> None:
     kube = Kube()
-    made = adopter(kube)
+    events = Events()
+    made = adopter(kube, events)
     made.foreign_sink(VOLCANO).upsert(foreign())
     work(made)
+    assert events.told == [("ray-a-pg", "Adopted")]
     [(method, path, body)] = kube.requests
     assert (method, path) == ("POST", "/apis/scheduling.muster.dev/v1beta1/namespaces/ml/podgroups")
     assert body == adopted_pod_group(foreign(), VOLCANO)
