@@ -188,16 +188,17 @@ def test_an_adopted_gang_starts_whole_and_its_status_is_told(
     assert admissions_for(adopting.replayed(), namespace, "ray-a")
 
 
+@pytest.mark.parametrize("api", [VOLCANO, SCHEDULER_PLUGINS], ids=lambda api: api.name)
 def test_pods_created_before_their_group_wait_for_it(
-    adopting: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool
+    api: AdoptedApi, adopting: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool
 ) -> None:
     adopt(kubectl, namespace)
     for _ in range(3):
         pool.add(gpus=8)
-    create_gang(kubectl, namespace, pool, SCHEDULER_PLUGINS, name="trainer", size=3)
+    create_gang(kubectl, namespace, pool, api, name="trainer", size=3)
     pods = [kubectl.json("get", "pod", f"trainer-{index}", "-n", namespace) for index in range(3)]
     assert all(is_gated(pod) and not pod["spec"].get("nodeName") for pod in pods)
-    kubectl.apply(foreign_group(SCHEDULER_PLUGINS, "trainer", 3), namespace)
+    kubectl.apply(foreign_group(api, "trainer", 3), namespace)
     wait_all_bound(kubectl, namespace, "trainer", 3)
 
 
