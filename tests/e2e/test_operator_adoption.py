@@ -10,11 +10,14 @@ as gangs by the Muster label the webhook gives them.
 
 The session's operator adopts nothing; the first test checks that nothing of theirs
 is touched then. The others run it as installed with the chart's `adoption` values
-(`adopting`), and restore the default installation after them.
+(`adopting`), and restore the default installation after them. One runs a real
+framework: KubeRay's ray-operator, built from its module (`hack/build.sh
+--kuberay-only`), in volcano mode.
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,6 +35,7 @@ from tests.e2e.harness import (
     OperatorProcess,
     admissions_for,
     explained,
+    free_port,
     is_gated,
     pod_group,
     simulated,
@@ -61,16 +65,22 @@ def adopted_crds() -> list[Path]:
     ]
 
 
+def established(kubectl: Kubectl, *names: str) -> None:
+    """Wait until the CRDs are served (one just created has no conditions to wait on)."""
+    crds = [f"crd/{name}" for name in names]
+
+    def served() -> bool:
+        waited = kubectl("wait", "--for=condition=Established", *crds, check=False)
+        return waited.returncode == 0
+
+    wait_until(f"the CRDs {', '.join(names)} to be established", served)
+
+
 @pytest.fixture(scope="module")
 def crds(kubectl: Kubectl) -> None:
     for path in adopted_crds():
         kubectl("apply", "--server-side", "-f", str(path))
-    kubectl(
-        "wait",
-        "--for=condition=Established",
-        *[f"crd/{resource}" for resource in RESOURCES.values()],
-        "--timeout=60s",
-    )
+    established(kubectl, *RESOURCES.values())
 
 
 @pytest.fixture(scope="module")
@@ -87,6 +97,74 @@ def adopting(operator: OperatorProcess, kubeconfig: Path, crds: None) -> Iterato
         service.settings = defaults
         installed.install(kubeconfig, service.url)
         operator.restart()
+
+
+@pytest.fixture(scope="module")
+def kuberay(
+    kubectl: Kubectl, kubeconfig: Path, crds: None, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[None]:
+    """KubeRay's ray-operator, built from its module, in volcano mode, for the module."""
+    subprocess.run([str(cluster.HACK / "build.sh"), "--kuberay-only"], check=True)
+    directory = cluster.cache_dir() / "kuberay" / cluster.versions()["KUBERAY_VERSION"]
+    kubectl("apply", "--server-side", "-f", str(directory / "crds"))
+    established(kubectl, "rayclusters.ray.io", "rayjobs.ray.io", "rayservices.ray.io")
+    log_path = tmp_path_factory.mktemp("kuberay") / "ray-operator.log"
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            [
+                str(directory / "bin" / "ray-operator"),
+                "--batch-scheduler=volcano",
+                "--enable-leader-election=false",
+                "--metrics-addr=0",
+                f"--health-probe-bind-address=127.0.0.1:{free_port()}",
+            ],
+            env={**os.environ, "KUBECONFIG": str(kubeconfig)},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        yield
+    finally:
+        process.terminate()
+        process.wait(timeout=15)
+
+
+def ray_cluster(name: str, pool: NodePool, *, workers: int) -> dict[str, Any]:
+    """A RayCluster of a head and `workers` workers of a whole node's GPUs each."""
+
+    def template(container: str, limits: dict[str, str]) -> dict[str, Any]:
+        return {
+            "spec": {
+                "tolerations": [pool.toleration],
+                "nodeSelector": pool.selector,
+                "containers": [
+                    {
+                        "name": container,
+                        "image": "rayproject/ray:2.46.0",
+                        "resources": {"limits": limits},
+                    }
+                ],
+            }
+        }
+
+    return {
+        "apiVersion": "ray.io/v1",
+        "kind": "RayCluster",
+        "metadata": {"name": name},
+        "spec": {
+            "headGroupSpec": {"rayStartParams": {}, "template": template("ray-head", {"cpu": "1"})},
+            "workerGroupSpecs": [
+                {
+                    "groupName": "gpu",
+                    "replicas": workers,
+                    "minReplicas": workers,
+                    "maxReplicas": workers,
+                    "rayStartParams": {},
+                    "template": template("ray-worker", {"cpu": "1", GPU: "8"}),
+                }
+            ],
+        },
+    }
 
 
 def adopt(kubectl: Kubectl, namespace: str) -> None:
@@ -274,6 +352,31 @@ def test_adoption_refuses_to_start_beside_a_running_adopted_scheduler(
     finally:
         kubectl("delete", "event", "bound-by-volcano", "-n", namespace)
         replica.stop()
+
+
+def test_a_kuberay_cluster_in_volcano_mode_starts_whole_and_a_second_waits_whole(
+    adopting: OperatorProcess, kuberay: None, kubectl: Kubectl, namespace: str, pool: NodePool
+) -> None:
+    adopt(kubectl, namespace)
+    for _ in range(3):
+        pool.add(gpus=8)
+    kubectl.apply(ray_cluster("first", pool, workers=3), namespace)
+    pods = wait_all_bound(kubectl, namespace, "ray-first-pg", 4, timeout=120)
+    assert {pod["spec"]["schedulerName"] for pod in pods} == {"default-scheduler"}
+    assert pod_group(kubectl, namespace, "ray-first-pg")["spec"]["schedulingPolicy"] == {
+        "gang": {"minCount": 4}
+    }
+    wait_for_phase(kubectl, VOLCANO, namespace, "ray-first-pg", "Running")
+    kubectl.apply(ray_cluster("second", pool, workers=3), namespace)
+    condition = wait_for_reason(kubectl, namespace, "ray-second-pg", "Unschedulable", timeout=120)
+    assert "gpu" in condition["message"]
+    second = [
+        pod
+        for pod in kubectl.json("get", "pods", "-n", namespace)["items"]
+        if pod["metadata"].get("labels", {}).get(GROUP_LABEL) == "ray-second-pg"
+    ]
+    assert len(second) == 4
+    assert all(is_gated(pod) and not pod["spec"].get("nodeName") for pod in second)
 
 
 def test_outside_the_adopted_namespaces_nothing_is_touched_until_one_is_labelled(
