@@ -379,6 +379,54 @@ def test_a_kuberay_cluster_in_volcano_mode_starts_whole_and_a_second_waits_whole
     assert all(is_gated(pod) and not pod["spec"].get("nodeName") for pod in second)
 
 
+def test_a_kuberay_job_s_cluster_starts_whole_and_its_submitter_runs(
+    adopting: OperatorProcess, kuberay: None, kubectl: Kubectl, namespace: str, pool: NodePool
+) -> None:
+    adopt(kubectl, namespace)
+    for _ in range(2):
+        pool.add(gpus=8)
+    cluster_spec = ray_cluster("unused", pool, workers=2)["spec"]
+    submitter = {
+        "spec": {
+            "restartPolicy": "Never",
+            "tolerations": [pool.toleration],
+            "nodeSelector": pool.selector,
+            "containers": [
+                {
+                    "name": "ray-job-submitter",
+                    "image": "rayproject/ray:2.46.0",
+                    "resources": {"limits": {"cpu": "1"}},
+                }
+            ],
+        }
+    }
+    job = {
+        "apiVersion": "ray.io/v1",
+        "kind": "RayJob",
+        "metadata": {"name": "job"},
+        "spec": {
+            "entrypoint": "python -c 'print(1)'",
+            "rayClusterSpec": cluster_spec,
+            "submitterPodTemplate": submitter,
+        },
+    }
+    kubectl.apply(job, namespace)
+    # The head and two workers start whole (the observer holds them to it); the
+    # submitter, which KubeRay leaves out of minMember and creates once the cluster is
+    # up, joins the bound gang.
+    pods = wait_all_bound(kubectl, namespace, "ray-job-pg", 4, timeout=120)
+    assert pod_group(kubectl, namespace, "ray-job-pg")["spec"]["schedulingPolicy"] == {
+        "gang": {"minCount": 3}
+    }
+    submitters = [
+        pod
+        for pod in pods
+        if any(owner["kind"] == "Job" for owner in pod["metadata"].get("ownerReferences") or [])
+    ]
+    assert len(submitters) == 1
+    assert submitters[0]["spec"]["schedulerName"] == "default-scheduler"
+
+
 def test_outside_the_adopted_namespaces_nothing_is_touched_until_one_is_labelled(
     adopting: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool
 ) -> None:
