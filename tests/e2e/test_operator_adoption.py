@@ -12,7 +12,7 @@ The session's operator adopts nothing; the first test checks that nothing of the
 is touched then. The others run it as installed with the chart's `adoption` values
 (`adopting`), and restore the default installation after them. One runs a real
 framework: KubeRay's ray-operator, built from its module (`hack/build.sh
---kuberay-only`), in volcano mode.
+--kuberay-only`), in volcano mode and then in scheduler-plugins mode.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -99,34 +100,55 @@ def adopting(operator: OperatorProcess, kubeconfig: Path, crds: None) -> Iterato
         operator.restart()
 
 
+@dataclass
+class RayOperator:
+    """KubeRay's ray-operator, built from its module, as a local process in one batch
+    scheduler mode at a time (two would both reconcile every RayCluster)."""
+
+    binary: Path
+    kubeconfig: Path
+    log_path: Path
+    process: subprocess.Popen[bytes] | None = None
+
+    def start(self, mode: str) -> None:
+        self.stop()
+        with self.log_path.open("ab") as log:
+            self.process = subprocess.Popen(
+                [
+                    str(self.binary),
+                    f"--batch-scheduler={mode}",
+                    "--enable-leader-election=false",
+                    "--metrics-addr=0",
+                    f"--health-probe-bind-address=127.0.0.1:{free_port()}",
+                ],
+                env={**os.environ, "KUBECONFIG": str(self.kubeconfig)},
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.terminate()
+            self.process.wait(timeout=15)
+            self.process = None
+
+
 @pytest.fixture(scope="module")
 def kuberay(
     kubectl: Kubectl, kubeconfig: Path, crds: None, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[None]:
-    """KubeRay's ray-operator, built from its module, in volcano mode, for the module."""
+) -> Iterator[RayOperator]:
+    """KubeRay's ray-operator with its CRDs, in volcano mode to begin with, for the module."""
     subprocess.run([str(cluster.HACK / "build.sh"), "--kuberay-only"], check=True)
     directory = cluster.cache_dir() / "kuberay" / cluster.versions()["KUBERAY_VERSION"]
     kubectl("apply", "--server-side", "-f", str(directory / "crds"))
     established(kubectl, "rayclusters.ray.io", "rayjobs.ray.io", "rayservices.ray.io")
     log_path = tmp_path_factory.mktemp("kuberay") / "ray-operator.log"
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(
-            [
-                str(directory / "bin" / "ray-operator"),
-                "--batch-scheduler=volcano",
-                "--enable-leader-election=false",
-                "--metrics-addr=0",
-                f"--health-probe-bind-address=127.0.0.1:{free_port()}",
-            ],
-            env={**os.environ, "KUBECONFIG": str(kubeconfig)},
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
+    operator = RayOperator(directory / "bin" / "ray-operator", kubeconfig, log_path)
+    operator.start("volcano")
     try:
-        yield
+        yield operator
     finally:
-        process.terminate()
-        process.wait(timeout=15)
+        operator.stop()
 
 
 def ray_cluster(name: str, pool: NodePool, *, workers: int) -> dict[str, Any]:
@@ -355,7 +377,11 @@ def test_adoption_refuses_to_start_beside_a_running_adopted_scheduler(
 
 
 def test_a_kuberay_cluster_in_volcano_mode_starts_whole_and_a_second_waits_whole(
-    adopting: OperatorProcess, kuberay: None, kubectl: Kubectl, namespace: str, pool: NodePool
+    adopting: OperatorProcess,
+    kuberay: RayOperator,
+    kubectl: Kubectl,
+    namespace: str,
+    pool: NodePool,
 ) -> None:
     adopt(kubectl, namespace)
     for _ in range(3):
@@ -380,7 +406,11 @@ def test_a_kuberay_cluster_in_volcano_mode_starts_whole_and_a_second_waits_whole
 
 
 def test_a_kuberay_job_s_cluster_starts_whole_and_its_submitter_runs(
-    adopting: OperatorProcess, kuberay: None, kubectl: Kubectl, namespace: str, pool: NodePool
+    adopting: OperatorProcess,
+    kuberay: RayOperator,
+    kubectl: Kubectl,
+    namespace: str,
+    pool: NodePool,
 ) -> None:
     adopt(kubectl, namespace)
     for _ in range(2):
@@ -425,6 +455,27 @@ def test_a_kuberay_job_s_cluster_starts_whole_and_its_submitter_runs(
     ]
     assert len(submitters) == 1
     assert submitters[0]["spec"]["schedulerName"] == "default-scheduler"
+
+
+def test_a_labelled_kuberay_cluster_in_scheduler_plugins_mode_starts_whole(
+    adopting: OperatorProcess,
+    kuberay: RayOperator,
+    kubectl: Kubectl,
+    namespace: str,
+    pool: NodePool,
+) -> None:
+    kuberay.start("scheduler-plugins")
+    adopt(kubectl, namespace)
+    for _ in range(3):
+        pool.add(gpus=8)
+    labelled = ray_cluster("coscheduled", pool, workers=3)
+    labelled["metadata"]["labels"] = {"ray.io/gang-scheduling-enabled": "true"}
+    kubectl.apply(labelled, namespace)
+    pods = wait_all_bound(kubectl, namespace, "coscheduled", 4, timeout=120)
+    assert {pod["spec"]["schedulerName"] for pod in pods} == {"default-scheduler"}
+    owner = pod_group(kubectl, namespace, "coscheduled")["metadata"]["ownerReferences"][0]
+    assert owner["apiVersion"] == SCHEDULER_PLUGINS.api_version
+    wait_for_phase(kubectl, SCHEDULER_PLUGINS, namespace, "coscheduled", "Running")
 
 
 def test_outside_the_adopted_namespaces_nothing_is_touched_until_one_is_labelled(
