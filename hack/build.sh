@@ -5,7 +5,11 @@
 # Output: $MUSTER_CACHE/k8s/$KUBE_VERSION/bin/{kube-apiserver,kube-controller-manager,
 # kube-scheduler,kubectl,etcd,kwok}, and Kueue's manager with its CRDs and webhook
 # manifests in $MUSTER_CACHE/kueue/$KUEUE_VERSION/{bin/kueue,crds/,webhooks.yaml}, and
-# helm in $MUSTER_CACHE/helm/$HELM_VERSION/bin/helm. A component whose binary exists is
+# helm in $MUSTER_CACHE/helm/$HELM_VERSION/bin/helm, and the PodGroup CRDs of the
+# schedulers Muster adopts in $MUSTER_CACHE/adopted-crds/ (alone, with
+# `--adopted-crds-only`: only the e2e tests of adoption install them), and KubeRay's
+# ray-operator with its CRDs in $MUSTER_CACHE/kuberay/$KUBERAY_VERSION/{bin,crds}
+# (alone, with `--kuberay-only`). A component whose binary exists is
 # skipped, so every call after the first returns in seconds. `--without-kueue` leaves
 # Kueue out (for a cluster started without it) and `--without-helm` helm (a cluster
 # runs without it); a later call without the flag builds only what is missing.
@@ -17,12 +21,18 @@ set -euo pipefail
 with_control_plane=1
 with_kueue=1
 with_helm=1
+with_adopted_crds=0
+with_kuberay=0
 for arg in "$@"; do
   case $arg in
     --without-kueue) with_kueue=0 ;;
     --without-helm) with_helm=0 ;;
     --helm-only) with_control_plane=0; with_kueue=0 ;;
-    *) echo "usage: $0 [--without-kueue] [--without-helm] | $0 --helm-only" >&2; exit 2 ;;
+    --adopted-crds-only) with_control_plane=0; with_kueue=0; with_helm=0; with_adopted_crds=1 ;;
+    --kuberay-only) with_control_plane=0; with_kueue=0; with_helm=0; with_kuberay=1 ;;
+    *) echo "usage: $0 [--without-kueue] [--without-helm] | $0 --helm-only" \
+         "| $0 --adopted-crds-only | $0 --kuberay-only" >&2
+       exit 2 ;;
   esac
 done
 
@@ -170,6 +180,43 @@ build_helm() {
     "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
 }
 
+# The PodGroup CRDs of the schedulers Muster adopts: scheduler-plugins ships its CRD in
+# its module; Volcano's API module ships none, so controller-gen (built from the proxy)
+# generates it from the module's Go types, in a scratch module that requires them.
+adopted_crds="$cache/adopted-crds/$SCHEDULER_PLUGINS_VERSION-$VOLCANO_APIS_VERSION"
+build_adopted_crds() {
+  local tools="$cache/controller-gen/$CONTROLLER_TOOLS_VERSION"
+  local scratch="$adopted_crds/volcano-module"
+  mkdir -p "$tools" "$scratch"
+  [ -x "$tools/controller-gen" ] || GOBIN="$tools" go install -trimpath \
+    "sigs.k8s.io/controller-tools/cmd/controller-gen@$CONTROLLER_TOOLS_VERSION"
+  local plugins
+  plugins=$(go mod download -json "sigs.k8s.io/scheduler-plugins@$SCHEDULER_PLUGINS_VERSION" \
+    | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
+  cp "$plugins/config/crd/bases/scheduling.x-k8s.io_podgroups.yaml" "$adopted_crds/"
+  printf 'module muster.dev/volcanocrd\n\ngo 1.23\n\nrequire volcano.sh/apis %s\n' \
+    "$VOLCANO_APIS_VERSION" >"$scratch/go.mod"
+  printf 'package volcanocrd\n\nimport _ "volcano.sh/apis/pkg/apis/scheduling/v1beta1"\n' \
+    >"$scratch/types.go"
+  (cd "$scratch" && go mod tidy && "$tools/controller-gen" crd \
+    paths=volcano.sh/apis/pkg/apis/scheduling/v1beta1 output:crd:dir="$scratch/out")
+  cp "$scratch/out/scheduling.volcano.sh_podgroups.yaml" "$adopted_crds/"
+  chmod u+w "$adopted_crds"/*.yaml
+}
+
+# KubeRay's module has no replace directives, so `go install @version` builds it as is;
+# its CRDs ship inside the module.
+kuberay_dir="$cache/kuberay/$KUBERAY_VERSION"
+build_kuberay() {
+  mkdir -p "$kuberay_dir/bin"
+  GOBIN="$kuberay_dir/bin" go install -trimpath -ldflags "-s -w" \
+    "github.com/ray-project/kuberay/ray-operator@$KUBERAY_VERSION"
+  local bases="$GOMODCACHE/github.com/ray-project/kuberay/ray-operator@$KUBERAY_VERSION/config/crd/bases"
+  rm -rf "$kuberay_dir/crds"
+  cp -r "$bases" "$kuberay_dir/crds"
+  chmod -R u+w "$kuberay_dir/crds"
+}
+
 have() { for b in "$@"; do [ -x "$bin/$b" ] || return 1; done; }
 
 if (( with_control_plane )); then
@@ -187,6 +234,16 @@ fi
 if (( with_helm )) && [ ! -x "$helm_bin/helm" ]; then
   echo "First build of Helm $HELM_VERSION on this machine."
   step helm build_helm
+fi
+
+if (( with_adopted_crds )); then
+  [ -f "$adopted_crds/scheduling.volcano.sh_podgroups.yaml" ] || step adopted-crds build_adopted_crds
+  echo "adopted PodGroup CRDs ready in $adopted_crds"
+fi
+
+if (( with_kuberay )); then
+  [ -x "$kuberay_dir/bin/ray-operator" ] || step kuberay build_kuberay
+  echo "KubeRay ray-operator ready in $kuberay_dir"
 fi
 
 if (( with_control_plane )); then

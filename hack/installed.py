@@ -71,6 +71,11 @@ def rendered(kubeconfig: Path, directory: Path = MANIFESTS) -> list[dict[str, An
     return [document for document in yaml.safe_load_all(text) if document]
 
 
+def chart_documents(values: tuple[str, ...]) -> list[dict[str, Any]]:
+    """The chart rendered by `helm template` with `values` over its defaults, as objects."""
+    return [document for document in yaml.safe_load_all(helm.template(*values)) if document]
+
+
 def deployment(documents: list[dict[str, Any]]) -> dict[str, Any]:
     [found] = [document for document in documents if document["kind"] == "Deployment"]
     return found
@@ -108,12 +113,13 @@ def called_at(document: dict[str, Any], url: str) -> dict[str, Any]:
     return document
 
 
-def install(kubeconfig: Path, webhook_url: str) -> dict[str, str]:
+def install(kubeconfig: Path, webhook_url: str, values: tuple[str, ...] = ()) -> dict[str, str]:
     """Apply every object of the manifests but the Deployment, the webhooks calling
     `webhook_url`; wait until the CRDs are served and the pod-rights policy judges the
     ServiceAccount. The dev cluster's warning that Muster is absent goes. Returns the
-    operator's settings (`operator_environment`)."""
-    documents = rendered(kubeconfig)
+    operator's settings (`operator_environment`). With `values` (`path=value`), the
+    chart rendered with them over its defaults instead of the manifests."""
+    documents = chart_documents(values) if values else rendered(kubeconfig)
     objects = [
         called_at(document, webhook_url) if document["kind"] in WEBHOOK_KINDS else document
         for document in documents
@@ -121,7 +127,8 @@ def install(kubeconfig: Path, webhook_url: str) -> dict[str, str]:
     ]
     # The namespace and the CRDs first: the rest lives in the one or is read by the other.
     first = [document for document in objects if document["kind"] == "Namespace"]
-    kubectl(kubeconfig, "apply", "-f", "-", stdin=json.dumps(as_list(first)))
+    if first:  # the chart alone has none: its namespace exists already
+        kubectl(kubeconfig, "apply", "-f", "-", stdin=json.dumps(as_list(first)))
     kubectl(kubeconfig, "apply", "--server-side", "--force-conflicts", "-f", "-",
             stdin=json.dumps(as_list(objects)))  # fmt: skip
     kubectl(kubeconfig, "wait", "--for=condition=Established", *CRDS, "--timeout=60s")

@@ -16,6 +16,7 @@ repository is stale.
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -24,6 +25,7 @@ import yaml
 
 from hack import helm
 from hack.cluster import ROOT
+from muster.api.adoption import Adoption
 from muster.api.constants import GROUP
 from muster.api.crdgen import rendered_files as crd_files
 from muster.operator.config import OperatorConfig
@@ -63,6 +65,26 @@ RENDERED_HEADER = (
 )
 
 
+# The webhook of adopted pods is there only while the chart adopts (`adoption.apis`),
+# with the chart's namespace selector in place of this one.
+_ADOPTION_MARK = "ADOPTION-NAMESPACE-SELECTOR"
+_ADOPTION = Adoption(apis=(), scheduler_names=(), namespace_selector={_ADOPTION_MARK: {}})
+_ADOPTION_SELECTOR = "  namespaceSelector:\n    ADOPTION-NAMESPACE-SELECTOR: {}\n"
+_CHART_SELECTOR = (
+    "  namespaceSelector:\n    {{- toYaml .Values.adoption.namespaceSelector | nindent 4 }}\n"
+)
+_ADOPT_WEBHOOK = re.compile(r"^- name: adopt-pods\..*?(?=^- name: )", re.MULTILINE | re.DOTALL)
+
+
+def _only_while_adopting(text: str) -> str:
+    """The adopted pods' webhook within `if .Values.adoption.apis`, with its selector."""
+    found = _ADOPT_WEBHOOK.search(text)
+    assert found is not None and _ADOPTION_SELECTOR in found.group(0), "adopt-pods webhook"
+    webhook = found.group(0).replace(_ADOPTION_SELECTOR, _CHART_SELECTOR)
+    wrapped = "{{- if .Values.adoption.apis }}\n" + webhook + "{{- end }}\n"
+    return text[: found.start()] + wrapped + text[found.end() :]
+
+
 def webhook_configurations_template() -> str:
     """Both configurations, calling the webhooks through the release's Service."""
     configurations = server.webhook_configurations(
@@ -72,6 +94,7 @@ def webhook_configurations_template() -> str:
         ca_bundle=b"",
         group=GROUP,
         service=SERVICE,
+        adoption=_ADOPTION,
     )
     documents = [
         f"apiVersion: {configuration['apiVersion']}\nkind: {configuration['kind']}\n"
@@ -80,6 +103,7 @@ def webhook_configurations_template() -> str:
         for configuration in configurations
     ]
     text = HEADER + "---\n".join(documents)
+    text = _only_while_adopting(text)
     for mark, expression in _MARKS.items():
         text = text.replace(mark, expression)
     return text

@@ -28,12 +28,17 @@ import kopf
 from aiohttp import web
 from kopf._cogs.structs import credentials, references
 
+from muster.api.adoption import Adoption
 from muster.api.constants import GROUP
 from muster.client import paths
 from muster.client.informer import Informer
 from muster.client.kube import Kube, apply_object, connect, served
 from muster.client.throttle import RateLimiter
 from muster.client.tls_buffers import limit_read_buffers
+from muster.operator.admission.adopted_schedulers import (
+    AdoptedSchedulerRunningError,
+    adoption_to_start,
+)
 from muster.operator.admission.certificate_keeper import (
     CertificateKeeper,
     keeper_for,
@@ -42,7 +47,7 @@ from muster.operator.admission.certificate_keeper import (
 from muster.operator.admission.priority_classes import PriorityClassStore
 from muster.operator.admission.topology_levels import TopologyLevels
 from muster.operator.admission.workloads import WorkloadStore
-from muster.operator.config import OperatorConfig, topology_levels
+from muster.operator.config import OperatorConfig, adoption, topology_levels
 from muster.operator.controller import Controller, informer_of
 from muster.operator.dashboard.feed import Feed
 from muster.operator.dashboard.pages import build_app as dashboard_app
@@ -52,6 +57,7 @@ from muster.operator.health import build_app, serve
 from muster.operator.leader import LeaderElector, LeaseTiming
 from muster.operator.metrics import Metrics
 from muster.webhooks import server
+from muster.webhooks.adoption import ADOPTION_MEMO
 from muster.webhooks.gating import BYPASS_MEMO
 from muster.webhooks.memories import AdmissionMemories
 from muster.webhooks.priority import PRIORITY_CLASSES_MEMO
@@ -64,6 +70,8 @@ logger = logging.getLogger(__name__)
 EXIT_OK = 0
 EXIT_LOST_LEADERSHIP = 2
 EXIT_FAILED = 1
+# Adoption was asked for where a scheduler it would stand in for runs (docs/frameworks.md).
+EXIT_ADOPTION_REFUSED = 3
 # How long each part of the operator may take to stop. A replica that lost the Lease
 # must be gone (and back as a standby) soon, whatever it was waiting on.
 SHUTDOWN_SECONDS = 5.0
@@ -111,6 +119,7 @@ class Operator:
         self.workloads: WorkloadStore | None = None
         self.workload_informer: Informer | None = None
         self.bypass: BypassReporter | None = None
+        self.adoption: Adoption | None = None  # what this replica adopts, once started
         self.webhook_ca = b""
         self.certificates: CertificateKeeper | None = None
         self.webhooks: server.WebhookServer | None = None
@@ -132,6 +141,9 @@ class Operator:
     async def run(self) -> int:
         limit_read_buffers()
         kube = await connect(self.config.kubeconfig, user_agent=f"muster/{self.config.identity}")
+        if not await self._start_adoption(kube):
+            await kube.close()
+            return EXIT_ADOPTION_REFUSED
         self.certificates = keeper_for(kube, self.config)
         if self.certificates is not None:
             await self.certificates.until_refreshed()
@@ -187,6 +199,15 @@ class Operator:
                         await dashboard[1].cleanup()
                     await kube.close()
             logger.info("stopped")
+
+    async def _start_adoption(self, kube: Kube) -> bool:
+        """Decide what this replica adopts; False (logged) when adoption is refused."""
+        try:
+            self.adoption = await adoption_to_start(kube, adoption(self.config))
+        except AdoptedSchedulerRunningError as refused:
+            logger.error("%s", refused)
+            return False
+        return True
 
     def _start_informers(self, kube: Kube) -> list[asyncio.Task[None]]:
         """The PriorityClasses, Workloads and Kueue Topologies that every replica's
@@ -248,6 +269,7 @@ class Operator:
             still_leading=elector.still_leading,
             kueue=self.kueue,
             devices=self.devices,
+            adoption=self.adoption,
         )
         controller_task = asyncio.create_task(self.controller.run(), name="controller")
         self.controller_task = controller_task
@@ -273,6 +295,7 @@ class Operator:
             ca_bundle=self.webhook_ca if self.certificates is None else self.certificates.ca_bundle,
             group=GROUP,
             service=service_reference(self.config),
+            adoption=self.adoption,
         )
         for configuration in configurations:
             await apply_object(kube, configuration)
@@ -339,6 +362,7 @@ class Operator:
         setattr(memo, PRIORITY_CLASSES_MEMO, self.priority_classes.list)
         setattr(memo, WORKLOADS_MEMO, self.workloads)
         setattr(memo, BYPASS_MEMO, self.bypass)
+        setattr(memo, ADOPTION_MEMO, self.adoption)
         setattr(memo, TOPOLOGY_LEVELS_MEMO, self.topology_levels.levels)
         vault = credentials.Vault()
         rescans = asyncio.create_task(

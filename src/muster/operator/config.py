@@ -13,6 +13,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
+from muster.api.adoption import (
+    DEFAULT_NAMESPACE_SELECTOR,
+    DEFAULT_SCHEDULER_NAMES,
+    Adoption,
+    adoption_from,
+)
 from muster.api.names import is_label_key
 from muster.scheduler import EngineConfig
 
@@ -75,6 +81,9 @@ class OperatorConfig:
     identity: str = ""
     log_format: str = "plain"
     log_level: str = "info"
+    adopt: str = ""
+    adopt_namespace_selector: str = DEFAULT_NAMESPACE_SELECTOR
+    adopt_scheduler_names: str = DEFAULT_SCHEDULER_NAMES
 
 
 _HELP: dict[str, str] = {
@@ -137,6 +146,12 @@ _HELP: dict[str, str] = {
     "identity": "this replica's name in the Lease (default: host name and pid)",
     "log_format": "plain or json",
     "log_level": "debug, info, warning or error",
+    "adopt": "other schedulers' PodGroups to gang-schedule, comma-separated: "
+    "scheduler-plugins, volcano (docs/frameworks.md); empty: none",
+    "adopt_namespace_selector": "the namespaces whose PodGroups and pods are adopted, a "
+    "label selector as JSON",
+    "adopt_scheduler_names": "scheduler names that adopted pods are moved from to the "
+    "default scheduler, comma-separated",
 }
 
 _CHOICES: dict[str, tuple[str, ...]] = {
@@ -168,6 +183,13 @@ def engine_config(config: OperatorConfig) -> EngineConfig:
     values = {name: getattr(config, name) for name in ENGINE_FIELDS}
     values["topology_levels"] = topology_levels(config.topology_levels)
     return EngineConfig(**values)
+
+
+def adoption(config: OperatorConfig) -> Adoption | None:
+    """What the operator adopts (`--adopt`), or None."""
+    return adoption_from(
+        config.adopt, config.adopt_scheduler_names, config.adopt_namespace_selector
+    )
 
 
 def topology_levels(text: str) -> tuple[str, ...]:
@@ -228,6 +250,11 @@ def from_arguments(args: argparse.Namespace, env: Mapping[str, str]) -> Operator
     if values.get("watch_timeout", 1.0) < 1:
         raise ValueError("--watch-timeout must be at least 1 second")
     topology_levels(values.get("topology_levels", ""))
+    adoption_from(
+        values.get("adopt", ""),
+        values.get("adopt_scheduler_names", DEFAULT_SCHEDULER_NAMES),
+        values.get("adopt_namespace_selector", DEFAULT_NAMESPACE_SELECTOR),
+    )
     if values.get("webhook_service"):
         parse_service(values["webhook_service"])
     elif values.get("webhook_secret"):

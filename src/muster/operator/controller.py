@@ -18,11 +18,13 @@ import logging
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from muster.api.adoption import Adoption
 from muster.api.wire import JsonObject
 from muster.client import paths
 from muster.client.informer import Informer, Sink
 from muster.client.kube import Kube, served
 from muster.operator.config import OperatorConfig, engine_config
+from muster.operator.execution.adoption import Adopter
 from muster.operator.execution.estimates import EstimateWriter
 from muster.operator.execution.events import QueuedEventRecorder
 from muster.operator.execution.expansion import Expander
@@ -132,10 +134,23 @@ def informer_of(
     )
 
 
+def adopting(sources: list[Source], adopter: Adopter) -> list[Source]:
+    """The sources with the adopter fed too: the Muster PodGroups and the Namespaces it
+    reads, and the PodGroups of each adopted API."""
+    also: dict[str, Sink] = {paths.POD_GROUPS: adopter, paths.NAMESPACES: adopter.namespaces}
+    fed: list[Source] = [
+        (path, query, _Both(sink, also[path]) if path in also else sink)
+        for path, query, sink in sources
+    ]
+    apis = adopter.adoption.apis
+    return fed + [(api.collection, {}, adopter.foreign_sink(api)) for api in apis]
+
+
 class Controller:
     """Wires informers, the expander and the scheduling loop around one cache
     (`kueue`: whether Kueue's API is served, so its Topologies are watched; `devices`:
-    whether Dynamic Resource Allocation's is, so its slices, classes and claims are)."""
+    whether Dynamic Resource Allocation's is, so its slices, classes and claims are;
+    `adoption`: what is adopted, docs/frameworks.md)."""
 
     def __init__(
         self,
@@ -146,6 +161,7 @@ class Controller:
         still_leading: Callable[[], bool] = lambda: True,
         kueue: bool = False,
         devices: bool = False,
+        adoption: Adoption | None = None,
     ) -> None:
         self.trace = (
             TraceFile(Path(config.record_trace), engine_config(config))
@@ -173,6 +189,13 @@ class Controller:
         jobs = _Both(self.cache.jobs, self.expanders[0])
         sources = scheduling_sources(self.cache, views, jobs, kueue=kueue, devices=devices)
         sources.append((paths.WORKLOADS, {}, self.expanders[1]))
+        self.adopter = (
+            None
+            if adoption is None
+            else Adopter(kube, self.events, adoption, still_leading=still_leading)
+        )
+        if self.adopter is not None:
+            sources = adopting(sources, self.adopter)
         self.informers = [
             informer_of(kube, source, config, metrics, on_change=self.trigger.poke)
             for source in sources
@@ -211,6 +234,8 @@ class Controller:
                 tasks.create_task(self.events.run(), name="events")
                 for expander in self.expanders:
                     tasks.create_task(expander.run(), name=f"{expander.kind} expander")
+                if self.adopter is not None:
+                    tasks.create_task(self.adopter.run(), name="adopter")
                 await asyncio.gather(*(informer.synced.wait() for informer in self.informers))
                 logger.info("cache synced: %d pod groups", len(self.cache.pod_groups))
                 tasks.create_task(self.loop.run(), name="scheduling loop")

@@ -36,10 +36,13 @@ from kopf._core.intents.causes import WebhookType
 from kopf._core.intents.handlers import WebhookHandler
 
 # Imported for their registration of webhook handlers with kopf.
+import muster.webhooks.adoption
 import muster.webhooks.gating
 import muster.webhooks.priority
 import muster.webhooks.validation  # noqa: F401
+from muster.api.adoption import Adoption
 from muster.webhooks import serving
+from muster.webhooks.adoption import ADOPT_PODS, ADOPT_PODS_CONDITION
 from muster.webhooks.certificates import issue
 from muster.webhooks.gating import GATE_PODS, GATE_PODS_CONDITION
 from muster.webhooks.served_resources import ServedResources
@@ -175,7 +178,10 @@ def _object_selector(handler: WebhookHandler) -> dict[str, Any]:
 
 
 # Conditions a handler's filters cannot express, by handler id.
-_MORE_CONDITIONS: dict[str, list[dict[str, str]]] = {GATE_PODS: [GATE_PODS_CONDITION]}
+_MORE_CONDITIONS: dict[str, list[dict[str, str]]] = {
+    GATE_PODS: [GATE_PODS_CONDITION],
+    ADOPT_PODS: [ADOPT_PODS_CONDITION],
+}
 
 
 def _match_conditions(handler: WebhookHandler) -> list[dict[str, str]]:
@@ -252,6 +258,15 @@ def _webhook(handler: WebhookHandler, *, client: dict[str, Any], group: str) -> 
     return webhook
 
 
+def _adopting(webhook: dict[str, Any], adoption: Adoption) -> dict[str, Any]:
+    """The webhook of adopted pods, for the adopted namespaces only, and called again
+    when a later webhook names another scheduler."""
+    return webhook | {
+        "namespaceSelector": dict(adoption.namespace_selector),
+        "reinvocationPolicy": "IfNeeded",
+    }
+
+
 def webhook_configurations(
     handlers: Iterable[WebhookHandler],
     *,
@@ -260,23 +275,25 @@ def webhook_configurations(
     ca_bundle: bytes,
     group: str,
     service: ServiceReference | None = None,
+    adoption: Adoption | None = None,
 ) -> list[dict[str, Any]]:
     """The Mutating- and ValidatingWebhookConfiguration serving these handlers.
 
-    At `url`, or through `service` when given (the in-cluster installation).
+    At `url`, or through `service` when given (the in-cluster installation). The
+    webhook of adopted pods only with an `adoption`.
     """
     encoded = base64.b64encode(ca_bundle).decode("ascii")
     configurations = []
     for kind, reason in ((MUTATING, WebhookType.MUTATING), (VALIDATING, WebhookType.VALIDATING)):
-        webhooks = [
-            _webhook(
-                handler,
-                client=_client_config(handler, url=url, service=service, ca_bundle=encoded),
-                group=group,
-            )
-            for handler in handlers
-            if handler.reason == reason
-        ]
+        webhooks = []
+        for handler in handlers:
+            if handler.reason != reason or (str(handler.id) == ADOPT_PODS and adoption is None):
+                continue
+            client = _client_config(handler, url=url, service=service, ca_bundle=encoded)
+            webhook = _webhook(handler, client=client, group=group)
+            if str(handler.id) == ADOPT_PODS and adoption is not None:
+                webhook = _adopting(webhook, adoption)
+            webhooks.append(webhook)
         configurations.append(
             {
                 "apiVersion": "admissionregistration.k8s.io/v1",

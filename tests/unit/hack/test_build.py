@@ -83,6 +83,26 @@ def test_helm_alone_needs_no_control_plane(tmp_path: Path) -> None:
     assert "building helm failed" in done.stderr
 
 
+def test_the_adopted_crds_alone_need_no_control_plane(tmp_path: Path) -> None:
+    done = _build(tmp_path, "--adopted-crds-only", built=())
+    assert done.returncode == 1
+    assert [line for line in done.stdout.splitlines() if line.startswith("==>")] == [
+        f"==> building adopted-crds (log: {tmp_path}/cache/k8s/"
+        f"{_version('KUBE_VERSION')}/logs/adopted-crds.log)"
+    ]
+    assert "building adopted-crds failed" in done.stderr
+
+
+def test_kuberay_alone_needs_no_control_plane(tmp_path: Path) -> None:
+    done = _build(tmp_path, "--kuberay-only", built=())
+    assert done.returncode == 1
+    assert [line for line in done.stdout.splitlines() if line.startswith("==>")] == [
+        f"==> building kuberay (log: {tmp_path}/cache/k8s/"
+        f"{_version('KUBE_VERSION')}/logs/kuberay.log)"
+    ]
+    assert "building kuberay failed" in done.stderr
+
+
 def test_an_unknown_flag_is_refused(tmp_path: Path) -> None:
     done = _build(tmp_path, "--quick")
     assert done.returncode == 2

@@ -34,7 +34,10 @@ def of_kind(documents: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
     return [document for document in documents if document["kind"] == kind]
 
 
-@pytest.mark.parametrize("values", [(), helm.CERT_MANAGER])
+ADOPTING = ("adoption.apis={volcano}", "adoption.namespaceSelector.matchLabels.team=ml")
+
+
+@pytest.mark.parametrize("values", [(), helm.CERT_MANAGER, ADOPTING])
 def test_the_chart_lints(values: tuple[str, ...]) -> None:
     helm.helm("lint", "--strict", str(helm.CHART), *helm.sets(values))
 
@@ -56,7 +59,15 @@ def test_every_setting_is_a_flag_of_muster_run_with_its_default() -> None:
 def test_every_value_is_commented() -> None:
     """values.yaml is the chart's documentation: each value says what it changes."""
     lines = VALUES.read_text().splitlines()
-    documented = ("", "image", "networkPolicy", "certManager", "dashboard", "settings")
+    documented = (
+        "",
+        "image",
+        "networkPolicy",
+        "certManager",
+        "dashboard",
+        "adoption",
+        "settings",
+    )
     parent = ""
     for number, line in enumerate(lines):
         if not line.strip() or line.lstrip().startswith("#") or ":" not in line:
@@ -67,6 +78,37 @@ def test_every_value_is_commented() -> None:
             parent = key
         if indent in (0, 2) and (indent == 0 or parent in documented):
             assert lines[number - 1].lstrip().startswith("#"), f"values.yaml: {key} has no comment"
+
+
+def test_adoption_brings_its_webhook_rights_and_settings_only_when_on() -> None:
+    def adopt_webhooks(documents: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        [mutating] = of_kind(documents, "MutatingWebhookConfiguration")
+        return [hook for hook in mutating["webhooks"] if hook["name"].startswith("adopt-pods.")]
+
+    def rules(documents: list[dict[str, Any]]) -> list[Any]:
+        roles = of_kind(documents, "ClusterRole")
+        [role] = [role for role in roles if role["metadata"]["name"] == "muster-operator"]
+        return [rule for rule in role["rules"] if "scheduling.volcano.sh" in rule["apiGroups"]]
+
+    def env(documents: list[dict[str, Any]]) -> dict[str, str]:
+        [deployment] = of_kind(documents, "Deployment")
+        [container] = deployment["spec"]["template"]["spec"]["containers"]
+        return {item["name"]: item.get("value", "") for item in container["env"]}
+
+    off = objects()
+    assert adopt_webhooks(off) == [] and rules(off) == []
+    assert "MUSTER_ADOPT" not in env(off)
+    on = objects(*ADOPTING)
+    [webhook] = adopt_webhooks(on)
+    assert webhook["namespaceSelector"] == {
+        "matchLabels": {"scheduling.muster.dev/adopt": "true", "team": "ml"}
+    }
+    assert webhook["reinvocationPolicy"] == "IfNeeded"
+    assert rules(on)
+    assert env(on)["MUSTER_ADOPT"] == "volcano"
+    assert json.loads(env(on)["MUSTER_ADOPT_NAMESPACE_SELECTOR"]) == webhook["namespaceSelector"]
+    with pytest.raises(RuntimeError, match="adoption"):
+        objects("adoption.apis={yunikorn}")
 
 
 def test_an_unknown_value_is_refused() -> None:

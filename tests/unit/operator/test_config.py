@@ -6,9 +6,11 @@ import argparse
 
 import pytest
 
+from muster.api.adoption import SCHEDULER_PLUGINS, VOLCANO
 from muster.operator.config import (
     OperatorConfig,
     add_arguments,
+    adoption,
     engine_config,
     env_name,
     from_arguments,
@@ -34,6 +36,21 @@ def test_the_starvation_limit_is_a_setting_and_never_negative() -> None:
     assert parse("--starvation-seconds", "30").starvation_seconds == 30.0
     with pytest.raises(ValueError, match="--starvation-seconds"):
         parse("--starvation-seconds", "-1")
+
+
+def test_adoption_is_off_by_default_and_names_known_apis_and_a_selector() -> None:
+    assert adoption(parse()) is None
+    chosen = adoption(parse(env={"MUSTER_ADOPT": "volcano,scheduler-plugins"}))
+    assert chosen is not None
+    assert chosen.apis == (SCHEDULER_PLUGINS, VOLCANO)
+    assert chosen.scheduler_names == ("volcano", "scheduler-plugins-scheduler")
+    assert chosen.namespace_selector == {"matchLabels": {"scheduling.muster.dev/adopt": "true"}}
+    everywhere = adoption(parse("--adopt=volcano", "--adopt-namespace-selector={}"))
+    assert everywhere is not None and everywhere.namespace_selector == {}
+    with pytest.raises(ValueError, match="--adopt: yunikorn not known"):
+        parse("--adopt=yunikorn")
+    with pytest.raises(ValueError, match="--adopt-namespace-selector"):
+        parse("--adopt=volcano", "--adopt-namespace-selector=team=ml")
 
 
 def test_topology_levels_are_label_keys_widest_first() -> None:

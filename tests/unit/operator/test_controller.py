@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from muster.api.adoption import SCHEDULER_PLUGINS, VOLCANO, Adoption
 from muster.api.wire import JsonObject
 from muster.client.kube import Kube, KubeError
 from muster.client.paths import (
@@ -123,9 +124,17 @@ async def test_a_snapshot_takes_the_devices_where_dynamic_resource_allocation_is
     assert set(cache.state.devices.slices) == {"n1-gpu.example.com"}
 
 
-def controller(*, kueue: bool = False, devices: bool = False, **config: Any) -> Controller:
+def controller(
+    *,
+    kueue: bool = False,
+    devices: bool = False,
+    adoption: Adoption | None = None,
+    **config: Any,
+) -> Controller:
     kube = Kube(ScriptedApiClient())  # type: ignore[arg-type]
-    return Controller(kube, OperatorConfig(**config), Metrics(), kueue=kueue, devices=devices)
+    return Controller(
+        kube, OperatorConfig(**config), Metrics(), kueue=kueue, devices=devices, adoption=adoption
+    )
 
 
 def test_the_leader_watches_every_source_and_workloads_too() -> None:
@@ -137,6 +146,20 @@ def test_the_leader_watches_every_source_and_workloads_too() -> None:
     assert with_kueue.informers[0].path == KUEUE_TOPOLOGIES
     with_devices = [informer.path for informer in controller(devices=True).informers]
     assert with_devices[7:11] == DEVICE_PATHS
+
+
+def test_an_adopting_leader_watches_the_adopted_apis_and_feeds_the_adopter() -> None:
+    assert controller().adopter is None
+    adoption = Adoption(apis=(SCHEDULER_PLUGINS, VOLCANO), scheduler_names=("volcano",))
+    leader = controller(adoption=adoption)
+    assert leader.adopter is not None
+    assert [informer.path for informer in leader.informers][-2:] == [
+        SCHEDULER_PLUGINS.collection,
+        VOLCANO.collection,
+    ]
+    [namespaces] = [informer for informer in leader.informers if informer.path == NAMESPACES]
+    namespaces.sink.upsert({"metadata": {"name": "ml", "labels": {"a": "b"}}})
+    assert leader.adopter.namespace_labels == {"ml": {"a": "b"}}
 
 
 def test_it_is_synced_only_once_every_informer_has_listed() -> None:

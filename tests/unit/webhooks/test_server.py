@@ -12,6 +12,7 @@ import kopf
 from cryptography import x509
 from kopf._cogs.structs import references
 
+from muster.api.adoption import VOLCANO, Adoption
 from muster.webhooks import server
 from muster.webhooks.served_resources import ServedResources
 
@@ -39,10 +40,15 @@ def test_webhook_names_are_valid_lowercase_subdomains() -> None:
     assert name == "validate-native-jobs.spec.scheduling.schedulingpolicy.g.dev"
 
 
-def configurations() -> dict[str, dict[str, dict[str, Any]]]:
+def configurations(adoption: Adoption | None = None) -> dict[str, dict[str, dict[str, Any]]]:
     handlers = server.webhook_handlers(kopf.get_default_registry())
     built = server.webhook_configurations(
-        handlers, name="muster", url="https://127.0.0.1:9443", ca_bundle=b"CA", group="g.dev"
+        handlers,
+        name="muster",
+        url="https://127.0.0.1:9443",
+        ca_bundle=b"CA",
+        group="g.dev",
+        adoption=adoption,
     )
     return {
         configuration["kind"]: {webhook["name"]: webhook for webhook in configuration["webhooks"]}
@@ -74,6 +80,20 @@ def test_the_gating_webhooks_select_only_opted_in_objects_and_fail_closed() -> N
     }
     jobs = mutating["gate-jobs.g.dev"]
     assert jobs["objectSelector"]["matchExpressions"][0]["key"] == "scheduling.muster.dev/policy"
+
+
+def test_the_adopted_pods_webhook_is_there_only_while_adopting_and_for_its_namespaces() -> None:
+    assert "adopt-pods.g.dev" not in configurations()[server.MUTATING]
+    selector = {"matchLabels": {"team": "ml"}}
+    adoption = Adoption(apis=(VOLCANO,), scheduler_names=("volcano",), namespace_selector=selector)
+    pods = configurations(adoption)[server.MUTATING]["adopt-pods.g.dev"]
+    assert pods["namespaceSelector"] == selector
+    assert pods["reinvocationPolicy"] == "IfNeeded"
+    assert "objectSelector" not in pods
+    assert [condition["name"] for condition in pods["matchConditions"]] == [
+        "names-an-adopted-pod-group"
+    ]
+    assert pods["rules"][0]["operations"] == ["CREATE"]
 
 
 def test_a_field_filter_becomes_a_cel_match_condition() -> None:
