@@ -142,6 +142,12 @@ class Moments:
         figures["waiting_at_end"] = sum(
             job.hold is None and live[job.name] < job.size for job in self.jobs
         )
+        # The gangs bound wider than the room then allowed, to tell why from the logs.
+        figures["wider_than_room"] = {
+            name: f"in {placed[name]}, {feasible[name]} had room"
+            for name in placed
+            if name in self.seen and placed[name] != feasible[name]
+        }
         figures["domains"] = {
             job.name: self.seen[job.name].domain if job.name in self.seen else NOT_BOUND
             for job in self.jobs

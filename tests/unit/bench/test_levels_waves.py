@@ -46,6 +46,9 @@ def test_a_gang_is_judged_against_the_others_bound_when_it_is_first_seen() -> No
     assert (moments.seen["wide"].placed, moments.seen["wide"].feasible) == (BLOCK_KEY, RACK_KEY)
     assert (moments.seen["small"].placed, moments.seen["small"].feasible) == (RACK_KEY, RACK_KEY)
     assert moments.observe(later, at=4.0) == []  # judged once
+    assert moments.figures(later)["wider_than_room"] == {
+        "wide": f"in {BLOCK_KEY}, {RACK_KEY} had room"
+    }
     assert moments.bound_after({"wide": 1.5, "small": 2.0}) == [1.5, 1.0]
 
 
