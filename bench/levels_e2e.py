@@ -46,7 +46,7 @@ from bench.apiclient import ApiClient, ApiError
 from bench.e2e import NAMESPACE, Parameters, Setup, run_mode
 from bench.machine import describe
 from bench.stats import distribution
-from bench.workload import GangJob, Mode, job_manifest
+from bench.workload import KUEUE_MODES, GangJob, Mode, job_manifest
 from muster.api.times import rfc3339
 
 RESULTS = levels_report.RESULTS
@@ -214,12 +214,9 @@ def second_wave(mode: Mode, waves: levels_waves.Waves, args: argparse.Namespace)
         nodes = (await api.request("GET", "/api/v1/nodes"))["items"]
         moments = levels_waves.Moments(waves.jobs, nodes)
         moments.observe(await list_pods(api), time.monotonic())
-        start = time.monotonic()
-        pods = await wait_for_short(api, waves, timeout=args.timeout)
-        figures: dict[str, Any] = {
-            "short_finished_after_s": round(time.monotonic() - start, 1),
-            "at_second_wave": levels.fragmentation(nodes, levels_waves.in_use(pods)),
-        }
+        pods, waited = await wait_for_short(api, mode, waves, timeout=args.timeout)
+        figures: dict[str, Any] = dict(waited)
+        figures["at_second_wave"] = levels.fragmentation(nodes, levels_waves.in_use(pods))
         created: dict[str, float] = {}
         path = f"/apis/batch/v1/namespaces/{NAMESPACE}/jobs"
         for job in waves.second:
@@ -249,16 +246,25 @@ def second_wave(mode: Mode, waves: levels_waves.Waves, args: argparse.Namespace)
 
 
 async def wait_for_short(
-    api: ApiClient, waves: levels_waves.Waves, *, timeout: float
-) -> list[dict[str, Any]]:
-    """The pods once every pod of the first wave's short gangs has finished."""
-    short = set(waves.short)
-    deadline = time.monotonic() + timeout
+    api: ApiClient, mode: Mode, waves: levels_waves.Waves, *, timeout: float
+) -> tuple[list[dict[str, Any]], dict[str, float]]:
+    """The pods once the first wave's short gangs are over (levels_waves), and after
+    how long their pods had finished and they were over."""
+    short, start = set(waves.short), time.monotonic()
+    seconds: dict[str, float] = {}
     while True:
         pods = await list_pods(api)
         if not any(held.job in short for held in levels.holding(pods)):
-            return pods
-        if time.monotonic() > deadline:
+            seconds.setdefault("short_pods_finished_after_s", round(time.monotonic() - start, 1))
+            jobs = await api.request("GET", f"/apis/batch/v1/namespaces/{NAMESPACE}/jobs")
+            over = levels_waves.finished_jobs(jobs["items"])
+            if mode in KUEUE_MODES:
+                path = f"/apis/{kueue.API_VERSION}/namespaces/{NAMESPACE}/{kueue.WORKLOADS}"
+                over &= levels_waves.finished_workloads((await api.request("GET", path))["items"])
+            if short <= over:
+                seconds["short_over_after_s"] = round(time.monotonic() - start, 1)
+                return pods, seconds
+        if time.monotonic() - start > timeout:
             raise RuntimeError("the short gangs of the first wave did not finish")
         await asyncio.sleep(1.0)
 

@@ -155,6 +155,30 @@ class Moments:
         return figures | fragmentation(self.nodes, used)
 
 
+def finished_jobs(jobs: Iterable[Mapping[str, Any]]) -> set[str]:
+    """The Jobs the Job controller has marked Complete."""
+    return {job["metadata"]["name"] for job in jobs if _true(job, "Complete")}
+
+
+def finished_workloads(workloads: Iterable[Mapping[str, Any]]) -> set[str]:
+    """The Jobs whose Kueue Workload is Finished: only then does Kueue count their
+    quota and their place in its topology as free."""
+    return {
+        owner["name"]
+        for workload in workloads
+        if _true(workload, "Finished")
+        for owner in workload["metadata"].get("ownerReferences") or []
+        if owner.get("kind") == "Job"
+    }
+
+
+def _true(body: Mapping[str, Any], condition: str) -> bool:
+    return any(
+        item.get("type") == condition and item.get("status") == "True"
+        for item in (body.get("status") or {}).get("conditions") or []
+    )
+
+
 def in_use(pods: Iterable[Mapping[str, Any]]) -> dict[str, int]:
     """GPUs held on each node by pods bound and not finished."""
     used: Counter[str] = Counter()

@@ -1,9 +1,17 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from bench.levels import ANYWHERE, BLOCK_KEY, NOT_BOUND, RACK_KEY, Shape, make_nodes
-from bench.levels_waves import SHORT_HOLD, Moments, in_use, make_waves
+from bench.levels_waves import (
+    SHORT_HOLD,
+    Moments,
+    finished_jobs,
+    finished_workloads,
+    in_use,
+    make_waves,
+)
 
 from tests.unit.bench.test_levels import gang, running
 
@@ -81,3 +89,26 @@ def test_a_gang_no_zone_has_room_for_any_more_is_judged_anywhere() -> None:
     moments.observe(running(big, *nodes), at=1.0)
     assert moments.seen["big"].feasible == ANYWHERE == moments.seen["big"].placed
     assert moments.figures(running(big, *nodes))["at_narrowest_feasible"]["placed"] == 1
+
+
+def test_a_short_gang_is_over_once_its_job_is_complete_and_its_workload_finished() -> None:
+    def body(name: str, condition: str, status: str, owner: str | None = None) -> dict[str, Any]:
+        owners = [{"kind": "Job", "name": owner}] if owner else []
+        conditions = [{"type": condition, "status": status}]
+        return {
+            "metadata": {"name": name, "ownerReferences": owners},
+            "status": {"conditions": conditions},
+        }
+
+    jobs = [
+        body("a", "Complete", "True"),
+        body("b", "Complete", "False"),
+        {"metadata": {"name": "c"}},
+    ]
+    assert finished_jobs(jobs) == {"a"}
+    workloads = [
+        body("job-a-1", "Finished", "True", owner="a"),
+        body("job-b-1", "Admitted", "True", owner="b"),
+        body("orphan", "Finished", "True"),
+    ]
+    assert finished_workloads(workloads) == {"a"}
