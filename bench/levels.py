@@ -25,6 +25,7 @@ from typing import Any
 from hack.nodes import gpu_node, to_yaml
 
 from bench.workload import GPU, HOSTNAME_KEY, JOB_NAME_LABEL, ZONE_KEY, GangJob
+from muster.operator.execution.pods import NODE_NAME_FIELD
 from muster.scheduler.objects.quantity import parse_quantity
 
 BLOCK_KEY = "example.com/block"
@@ -35,6 +36,7 @@ JUDGED = (RACK_KEY, BLOCK_KEY, ZONE_KEY)
 ANYWHERE = "wider"  # a gang whose pods span zones
 NOT_BOUND = "not all bound"
 TERMINAL = ("Succeeded", "Failed")
+REQUIRED_AFFINITY = "requiredDuringSchedulingIgnoredDuringExecution"
 
 # Gang shapes (pods, GPUs a pod) of one round of the burst: six fit a rack of 4 x 8
 # GPUs, two only a block; 172 GPUs a round, two rounds 67% of the default Shape's.
@@ -154,11 +156,13 @@ class Held:
     gpus: int
 
 
-def holding(pods: Iterable[Mapping[str, Any]]) -> list[Held]:
-    """The pods bound and not finished, each with the GPUs it holds where."""
+def holding(pods: Iterable[Mapping[str, Any]], *, pinned: bool = False) -> list[Held]:
+    """The pods bound and not finished, each with the GPUs it holds where; with
+    ``pinned``, also those not bound yet whose node is already decided."""
     held = []
     for pod in pods:
-        node = pod.get("spec", {}).get("nodeName")
+        spec = pod.get("spec", {})
+        node = spec.get("nodeName") or (pinned_node(spec) if pinned else None)
         if not node or pod.get("status", {}).get("phase") in TERMINAL:
             continue
         gpus = sum(
@@ -167,6 +171,22 @@ def holding(pods: Iterable[Mapping[str, Any]]) -> list[Held]:
         )
         held.append(Held(pod["metadata"].get("labels", {}).get(JOB_NAME_LABEL, ""), node, gpus))
     return held
+
+
+def pinned_node(spec: Mapping[str, Any]) -> str | None:
+    """The one node a pod not bound yet may go to, as its scheduler wrote it: Kueue's
+    topology-aware scheduling in a hostname nodeSelector, Muster in a required node
+    affinity on the node's name."""
+    host = (spec.get("nodeSelector") or {}).get(HOSTNAME_KEY)
+    if host:
+        return str(host)
+    required = (spec.get("affinity") or {}).get("nodeAffinity", {}).get(REQUIRED_AFFINITY) or {}
+    for term in required.get("nodeSelectorTerms") or []:
+        for field in term.get("matchFields") or []:
+            values = field.get("values") or []
+            if (field.get("key"), field.get("operator"), len(values)) == (NODE_NAME_FIELD, "In", 1):
+                return str(values[0])
+    return None
 
 
 def share(part: int, whole: int) -> float | None:

@@ -10,8 +10,9 @@ the second can get.
 
 A gang is judged at the moment its pods are first seen all bound (`Moments`): the
 narrowest level at which it could have sat is the narrowest one a domain of which
-had room for it, every other gang's pods then bound staying where they were. A gang
-never bound is judged against the cluster at the end.
+had room for it, every other gang's pods then bound, or already given their node
+and not bound yet, staying where they were. A gang never bound is judged against
+the cluster at the end.
 """
 
 from __future__ import annotations
@@ -100,9 +101,10 @@ class Moments:
         used: Counter[str] = Counter()
         own: defaultdict[str, Counter[str]] = defaultdict(Counter)
         hosts: defaultdict[str, list[Mapping[str, str]]] = defaultdict(list)
-        for held in holding(pods):
+        for held in holding(pods, pinned=True):
             used[held.node] += held.gpus
             own[held.job][held.node] += held.gpus
+        for held in holding(pods):
             hosts[held.job].append(labels[held.node])
         new = []
         for job in self.jobs:

@@ -112,3 +112,22 @@ def test_a_short_gang_is_over_once_its_job_is_complete_and_its_workload_finished
         body("orphan", "Finished", "True"),
     ]
     assert finished_workloads(workloads) == {"a"}
+
+
+def test_pods_given_their_node_but_not_bound_yet_take_room_from_the_others() -> None:
+    # Two racks: half of r0 held by a gang whose pods are only pinned yet (one by Kueue's
+    # hostname nodeSelector, one by Muster's node-name affinity), half of r1 by a gang
+    # bound. A 4 x 8 gang across the other halves had no rack with room for it.
+    decided, other, split = gang("decided", 2, 8), gang("other", 2, 8), gang("split", 4, 8)
+    moments = Moments([decided, other, split], NODES[:8])
+    first, second = running(decided, *rack("a-b0-r0")[:2])
+    first["spec"]["nodeSelector"] = {"kubernetes.io/hostname": first["spec"].pop("nodeName")}
+    pin = {"key": "metadata.name", "operator": "In", "values": [second["spec"].pop("nodeName")]}
+    terms = {"nodeSelectorTerms": [{"matchFields": [pin]}]}
+    second["spec"]["affinity"] = {
+        "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": terms}
+    }
+    pods = [first, second, *running(other, *rack("a-b0-r1")[2:])]
+    pods += running(split, *rack("a-b0-r0")[2:], *rack("a-b0-r1")[:2])
+    assert moments.observe(pods, at=1.0) == ["other", "split"]
+    assert (moments.seen["split"].placed, moments.seen["split"].feasible) == (BLOCK_KEY, BLOCK_KEY)
