@@ -26,6 +26,7 @@ from typing import Any
 from bench.levels import (
     JUDGED,
     NOT_BOUND,
+    RACK_KEY,
     fragmentation,
     holding,
     judge,
@@ -85,6 +86,7 @@ class Seen:
     placed: str
     feasible: str
     domain: str
+    racks: int  # how many racks its pods span
 
 
 @dataclass(slots=True)
@@ -113,7 +115,8 @@ class Moments:
             placed = placed_level(job, hosts[job.name])
             domain = f"{placed}={hosts[job.name][0][placed]}" if placed in JUDGED else placed
             feasible = narrowest_feasible(job, self.nodes, used - own[job.name])
-            self.seen[job.name] = Seen(at, placed, feasible, domain)
+            racks = len({labels[RACK_KEY] for labels in hosts[job.name]})
+            self.seen[job.name] = Seen(at, placed, feasible, domain, racks)
             new.append(job.name)
         return new
 
@@ -150,6 +153,10 @@ class Moments:
             for name in placed
             if name in self.seen and placed[name] != feasible[name]
         }
+        # A rack comes free only when every gang in it is over: how many racks the
+        # gangs wider than one rack span.
+        wider = [seen.racks for seen in self.seen.values() if seen.placed != RACK_KEY]
+        figures["racks_spanned_by_wider_gangs"] = {"gangs": len(wider), "racks": sum(wider)}
         figures["domains"] = {
             job.name: self.seen[job.name].domain if job.name in self.seen else NOT_BOUND
             for job in self.jobs

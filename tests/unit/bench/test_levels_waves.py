@@ -131,3 +131,5 @@ def test_pods_given_their_node_but_not_bound_yet_take_room_from_the_others() -> 
     pods += running(split, *rack("a-b0-r0")[2:], *rack("a-b0-r1")[:2])
     assert moments.observe(pods, at=1.0) == ["other", "split"]
     assert (moments.seen["split"].placed, moments.seen["split"].feasible) == (BLOCK_KEY, BLOCK_KEY)
+    spanned = moments.figures(pods)["racks_spanned_by_wider_gangs"]
+    assert spanned == {"gangs": 1, "racks": 2}
