@@ -25,6 +25,7 @@ from typing import Any
 from hack.nodes import gpu_node, to_yaml
 
 from bench.workload import GPU, HOSTNAME_KEY, JOB_NAME_LABEL, ZONE_KEY, GangJob
+from muster.operator.execution.pods import NODE_NAME_FIELD
 from muster.scheduler.objects.quantity import parse_quantity
 
 BLOCK_KEY = "example.com/block"
@@ -35,6 +36,7 @@ JUDGED = (RACK_KEY, BLOCK_KEY, ZONE_KEY)
 ANYWHERE = "wider"  # a gang whose pods span zones
 NOT_BOUND = "not all bound"
 TERMINAL = ("Succeeded", "Failed")
+REQUIRED_AFFINITY = "requiredDuringSchedulingIgnoredDuringExecution"
 
 # Gang shapes (pods, GPUs a pod) of one round of the burst: six fit a rack of 4 x 8
 # GPUs, two only a block; 172 GPUs a round, two rounds 67% of the default Shape's.
@@ -90,15 +92,16 @@ def nodes_yaml(shape: Shape) -> str:
     return "".join(f"---\n{to_yaml(node)}\n" for node in make_nodes(shape))
 
 
-def make_workload(*, rounds: int, seed: int) -> list[GangJob]:
+def make_workload(*, rounds: int, seed: int, prefix: str = "gang") -> list[GangJob]:
     """``rounds`` of GANG_MIX, shuffled; every gang prefers one rack. The same
-    arguments give the same Jobs, so the modes are compared on the same demand."""
+    arguments give the same Jobs, so the modes are compared on the same demand;
+    ``prefix`` keeps the names of two such bursts apart."""
     shapes = list(GANG_MIX * rounds)
     random.Random(seed).shuffle(shapes)
     width = len(str(max(len(shapes) - 1, 0)))
     return [
         GangJob(
-            name=f"gang-{index:0{width}d}",
+            name=f"{prefix}-{index:0{width}d}",
             size=size,
             gpus_per_pod=gpus,
             topology_key=None,
@@ -108,7 +111,7 @@ def make_workload(*, rounds: int, seed: int) -> list[GangJob]:
     ]
 
 
-def _labels(node: Mapping[str, Any]) -> Mapping[str, str]:
+def node_labels(node: Mapping[str, Any]) -> Mapping[str, str]:
     labels: Mapping[str, str] = node["metadata"].get("labels") or {}
     return labels
 
@@ -117,13 +120,17 @@ def _gpus(resources: Mapping[str, Any]) -> int:
     return int(parse_quantity(str(resources.get(GPU, "0"))))
 
 
-def narrowest_feasible(job: GangJob, nodes: Sequence[Mapping[str, Any]]) -> str:
-    """The narrowest judged level one of whose domains, empty, takes the whole gang."""
+def narrowest_feasible(
+    job: GangJob, nodes: Sequence[Mapping[str, Any]], used: Mapping[str, int] | None = None
+) -> str:
+    """The narrowest judged level one of whose domains takes the whole gang: empty,
+    or with ``used`` GPUs of each node (by name) taken by others."""
+    taken = used or {}
     for level in JUDGED:
         room: Counter[str] = Counter()
         for node in nodes:
-            allocatable = _gpus(node["status"]["allocatable"])
-            room[_labels(node).get(level, "")] += allocatable // job.gpus_per_pod
+            free = _gpus(node["status"]["allocatable"]) - taken.get(node["metadata"]["name"], 0)
+            room[node_labels(node).get(level, "")] += max(free, 0) // job.gpus_per_pod
         if any(pods >= job.size for domain, pods in room.items() if domain):
             return level
     return ANYWHERE
@@ -140,7 +147,49 @@ def placed_level(job: GangJob, hosts: Sequence[Mapping[str, str]]) -> str:
     return ANYWHERE
 
 
-def _share(part: int, whole: int) -> float | None:
+@dataclass(frozen=True, slots=True)
+class Held:
+    """GPUs a live pod of a Job holds on a node."""
+
+    job: str
+    node: str
+    gpus: int
+
+
+def holding(pods: Iterable[Mapping[str, Any]], *, pinned: bool = False) -> list[Held]:
+    """The pods bound and not finished, each with the GPUs it holds where; with
+    ``pinned``, also those not bound yet whose node is already decided."""
+    held = []
+    for pod in pods:
+        spec = pod.get("spec", {})
+        node = spec.get("nodeName") or (pinned_node(spec) if pinned else None)
+        if not node or pod.get("status", {}).get("phase") in TERMINAL:
+            continue
+        gpus = sum(
+            _gpus(container.get("resources", {}).get("requests", {}))
+            for container in pod["spec"].get("containers", [])
+        )
+        held.append(Held(pod["metadata"].get("labels", {}).get(JOB_NAME_LABEL, ""), node, gpus))
+    return held
+
+
+def pinned_node(spec: Mapping[str, Any]) -> str | None:
+    """The one node a pod not bound yet may go to, as its scheduler wrote it: Kueue's
+    topology-aware scheduling in a hostname nodeSelector, Muster in a required node
+    affinity on the node's name."""
+    host = (spec.get("nodeSelector") or {}).get(HOSTNAME_KEY)
+    if host:
+        return str(host)
+    required = (spec.get("affinity") or {}).get("nodeAffinity", {}).get(REQUIRED_AFFINITY) or {}
+    for term in required.get("nodeSelectorTerms") or []:
+        for field in term.get("matchFields") or []:
+            values = field.get("values") or []
+            if (field.get("key"), field.get("operator"), len(values)) == (NODE_NAME_FIELD, "In", 1):
+                return str(values[0])
+    return None
+
+
+def share(part: int, whole: int) -> float | None:
     return round(part / whole, 3) if whole else None
 
 
@@ -150,33 +199,15 @@ def placement(
     nodes: Sequence[Mapping[str, Any]],
 ) -> dict[str, Any]:
     """Where the gangs sit and what is left free, from the cluster's pods and nodes."""
-    labels = {node["metadata"]["name"]: _labels(node) for node in nodes}
+    labels = {node["metadata"]["name"]: node_labels(node) for node in nodes}
     used: Counter[str] = Counter()
     hosts: defaultdict[str, list[Mapping[str, str]]] = defaultdict(list)
-    for pod in pods:
-        node = pod.get("spec", {}).get("nodeName")
-        if not node or pod.get("status", {}).get("phase") in TERMINAL:
-            continue
-        for container in pod["spec"].get("containers", []):
-            used[node] += _gpus(container.get("resources", {}).get("requests", {}))
-        hosts[pod["metadata"].get("labels", {}).get(JOB_NAME_LABEL, "")].append(labels[node])
+    for held in holding(pods):
+        used[held.node] += held.gpus
+        hosts[held.job].append(labels[held.node])
     feasible = {job.name: narrowest_feasible(job, nodes) for job in jobs}
     placed = {job.name: placed_level(job, hosts[job.name]) for job in jobs}
-    figures: dict[str, Any] = {"gangs": len(jobs), "placed_at": dict(Counter(placed.values()))}
-    for level, name in ((RACK_KEY, "one_rack"), (BLOCK_KEY, "one_block")):
-        could = [job for job in jobs if JUDGED.index(feasible[job.name]) <= JUDGED.index(level)]
-        at = [job for job in could if placed[job.name] in JUDGED[: JUDGED.index(level) + 1]]
-        figures[name] = {
-            "could": len(could),
-            "placed": len(at),
-            "share": _share(len(at), len(could)),
-        }
-    narrowest = sum(placed[name] == level for name, level in feasible.items())
-    figures["at_narrowest_feasible"] = {
-        "placed": narrowest,
-        "share": _share(narrowest, len(jobs)),
-    }
-    figures["not_all_bound"] = sum(level == NOT_BOUND for level in placed.values())
+    figures = judge(feasible, placed)
     # Which domain each gang got, to tell one run's choices from another's.
     figures["domains"] = {
         name: f"{level}={hosts[name][0][level]}" if level in JUDGED else level
@@ -185,13 +216,39 @@ def placement(
     return figures | fragmentation(nodes, used)
 
 
+def _rank(level: str) -> int:
+    """Narrowest first: the judged levels, then anywhere, then not bound at all."""
+    return (*JUDGED, ANYWHERE, NOT_BOUND).index(level)
+
+
+def judge(feasible: Mapping[str, str], placed: Mapping[str, str]) -> dict[str, Any]:
+    """How close the gangs sit against how close they could have: the level each
+    could have had (`feasible`) and the one it got (`placed`), by gang name."""
+    figures: dict[str, Any] = {"gangs": len(placed), "placed_at": dict(Counter(placed.values()))}
+    for level, name in ((RACK_KEY, "one_rack"), (BLOCK_KEY, "one_block")):
+        could = [gang for gang, fits in feasible.items() if _rank(fits) <= _rank(level)]
+        at = [gang for gang in could if _rank(placed[gang]) <= _rank(level)]
+        figures[name] = {
+            "could": len(could),
+            "placed": len(at),
+            "share": share(len(at), len(could)),
+        }
+    narrowest = sum(placed[gang] == level for gang, level in feasible.items())
+    figures["at_narrowest_feasible"] = {
+        "placed": narrowest,
+        "share": share(narrowest, len(placed)),
+    }
+    figures["not_all_bound"] = sum(level == NOT_BOUND for level in placed.values())
+    return figures
+
+
 def fragmentation(nodes: Sequence[Mapping[str, Any]], used: Mapping[str, int]) -> dict[str, int]:
     """GPUs free in all, and in racks none of whose nodes runs a GPU pod."""
     free: Counter[str] = Counter()
     busy: set[str] = set()
     total = 0
     for node in nodes:
-        name, rack = node["metadata"]["name"], _labels(node)[RACK_KEY]
+        name, rack = node["metadata"]["name"], node_labels(node)[RACK_KEY]
         left = _gpus(node["status"]["allocatable"]) - used.get(name, 0)
         total += left
         free[rack] += left

@@ -21,7 +21,8 @@ manifests for each mode, so every mode schedules exactly the same demand:
   ``muster``; Kueue only keeps the quota (bench/kueue.py: its flavor has no topology).
 
 Pods carry KWOK's completion-delay annotation so they keep their capacity for the
-whole measurement instead of finishing and freeing it.
+whole measurement instead of finishing and freeing it, unless a Job is given a
+shorter hold of its own (bench/levels_waves.py frees racks part-way that way).
 """
 
 from __future__ import annotations
@@ -75,6 +76,8 @@ class GangJob:
     # The narrowest level it would rather sit in (a node label key), for the modes that
     # know levels: Muster's `topology-preferred`, Kueue's `podset-preferred-topology`.
     preferred_key: str | None = None
+    # How long its pods run once started (a Go duration), if not the run's own hold.
+    hold: str | None = None
 
     @property
     def gpus(self) -> int:
@@ -102,10 +105,11 @@ def make_workload(*, jobs: int, gpus_per_pod: int, zone_share: float, seed: int)
 
 
 def job_manifest(job: GangJob, mode: Mode, *, namespace: str, hold: str) -> dict[str, Any]:
-    """The Job as ``mode`` submits it; pods stay Running for ``hold`` (a Go duration)."""
+    """The Job as ``mode`` submits it; pods stay Running for the Job's own hold, else
+    ``hold`` (a Go duration)."""
     labels: dict[str, str] = {}
     annotations: dict[str, str] = {}
-    template_annotations = {HOLD_ANNOTATION: hold}
+    template_annotations = {HOLD_ANNOTATION: job.hold or hold}
     spec: dict[str, Any] = {
         "parallelism": job.size,
         "completions": job.size,

@@ -10,6 +10,7 @@ from bench.levels import (
     RACK_KEY,
     Shape,
     fragmentation,
+    judge,
     make_nodes,
     make_workload,
     narrowest_feasible,
@@ -106,3 +107,23 @@ def test_the_same_gpus_packed_in_one_rack_leave_more_whole_racks_than_spread() -
         "racks": 16,
     }
     assert fragmentation(NODES, spread)["free_gpus_in_free_racks"] == 384
+
+
+def test_a_gang_fits_only_the_room_others_leave() -> None:
+    # Every rack of the first block but one has a node taken: a 4 x 8 gang still has a
+    # rack there; with that one's node taken too, only another block has one.
+    block = [f"gpu-a-b0-r{rack}-n0" for rack in range(4)]
+    assert narrowest_feasible(gang("g", 4, 8), NODES[:16], dict.fromkeys(block[:3], 8)) == RACK_KEY
+    assert narrowest_feasible(gang("g", 4, 8), NODES[:16], dict.fromkeys(block, 8)) == BLOCK_KEY
+    assert narrowest_feasible(gang("g", 4, 8), NODES, dict.fromkeys(block, 8)) == RACK_KEY
+
+
+def test_gangs_wider_than_they_could_be_or_never_bound_are_not_at_their_narrowest() -> None:
+    figures = judge(
+        {"a": RACK_KEY, "b": RACK_KEY, "c": ANYWHERE, "d": BLOCK_KEY},
+        {"a": RACK_KEY, "b": BLOCK_KEY, "c": ANYWHERE, "d": NOT_BOUND},
+    )
+    assert figures["one_rack"] == {"could": 2, "placed": 1, "share": 0.5}
+    assert figures["one_block"] == {"could": 3, "placed": 2, "share": 0.667}
+    assert figures["at_narrowest_feasible"] == {"placed": 2, "share": 0.5}
+    assert figures["not_all_bound"] == 1
