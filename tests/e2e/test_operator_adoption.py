@@ -35,6 +35,7 @@ from tests.e2e.harness import (
     NodePool,
     OperatorProcess,
     admissions_for,
+    events_for,
     explained,
     free_port,
     is_gated,
@@ -308,7 +309,9 @@ def test_a_gang_that_does_not_fit_waits_whole_with_muster_s_reason(
     adopt(kubectl, namespace)
     for _ in range(2):
         pool.add(gpus=8)
-    kubectl.apply(foreign_group(VOLCANO, "ray-big-pg", 3), namespace)
+    big = foreign_group(VOLCANO, "ray-big-pg", 3)
+    big["spec"]["minResources"] = {GPU: "100000"}  # more than any test cluster holds
+    kubectl.apply(big, namespace)
     status = wait_for_phase(kubectl, VOLCANO, namespace, "ray-big-pg", "Inqueue")
     create_gang(kubectl, namespace, pool, VOLCANO, name="ray-big-pg", size=3)
     condition = wait_for_reason(kubectl, namespace, "ray-big-pg", "Unschedulable")
@@ -331,6 +334,16 @@ def test_a_gang_that_does_not_fit_waits_whole_with_muster_s_reason(
     # The adopted gang is a gang like any other to explain and simulate.
     assert condition["message"] in explained(adopting, namespace, "ray-big-pg")
     assert simulated(kubectl, namespace, "ray-big-pg")["scheduled"] is False
+    # Its minResources is beyond the cluster: told, advisory only (judged by its pods).
+    wait_until(
+        "the minResources precheck on the Volcano PodGroup",
+        lambda: any(
+            event["reason"] == "MinResourcesBeyondCluster"
+            and event["involvedObject"]["apiVersion"] == VOLCANO.api_version
+            and GPU in event["message"]
+            for event in events_for(kubectl, namespace, "ray-big-pg")
+        ),
+    )
 
 
 def test_members_beyond_min_member_join_once_the_gang_is_bound(
