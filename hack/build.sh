@@ -9,7 +9,9 @@
 # schedulers Muster adopts in $MUSTER_CACHE/adopted-crds/ (alone, with
 # `--adopted-crds-only`: only the e2e tests of adoption install them), and KubeRay's
 # ray-operator with its CRDs in $MUSTER_CACHE/kuberay/$KUBERAY_VERSION/{bin,crds}
-# (alone, with `--kuberay-only`). A component whose binary exists is
+# (alone, with `--kuberay-only`), and the Kubeflow training-operator with its CRDs in
+# $MUSTER_CACHE/training-operator/$TRAINING_OPERATOR_VERSION/{bin,crds} (alone, with
+# `--training-operator-only`). A component whose binary exists is
 # skipped, so every call after the first returns in seconds. `--without-kueue` leaves
 # Kueue out (for a cluster started without it) and `--without-helm` helm (a cluster
 # runs without it); a later call without the flag builds only what is missing.
@@ -23,6 +25,7 @@ with_kueue=1
 with_helm=1
 with_adopted_crds=0
 with_kuberay=0
+with_training_operator=0
 for arg in "$@"; do
   case $arg in
     --without-kueue) with_kueue=0 ;;
@@ -30,8 +33,10 @@ for arg in "$@"; do
     --helm-only) with_control_plane=0; with_kueue=0 ;;
     --adopted-crds-only) with_control_plane=0; with_kueue=0; with_helm=0; with_adopted_crds=1 ;;
     --kuberay-only) with_control_plane=0; with_kueue=0; with_helm=0; with_kuberay=1 ;;
+    --training-operator-only)
+      with_control_plane=0; with_kueue=0; with_helm=0; with_training_operator=1 ;;
     *) echo "usage: $0 [--without-kueue] [--without-helm] | $0 --helm-only" \
-         "| $0 --adopted-crds-only | $0 --kuberay-only" >&2
+         "| $0 --adopted-crds-only | $0 --kuberay-only | $0 --training-operator-only" >&2
        exit 2 ;;
   esac
 done
@@ -217,6 +222,22 @@ build_kuberay() {
   chmod -R u+w "$kuberay_dir/crds"
 }
 
+# The training-operator's module has no replace directives either; its main package is
+# cmd/training-operator.v1 and its CRDs ship inside the module.
+training_operator_dir="$cache/training-operator/$TRAINING_OPERATOR_VERSION"
+build_training_operator() {
+  mkdir -p "$training_operator_dir/bin"
+  GOBIN="$training_operator_dir/bin" go install -trimpath -ldflags "-s -w" \
+    "github.com/kubeflow/training-operator/cmd/training-operator.v1@$TRAINING_OPERATOR_VERSION"
+  local bases="$GOMODCACHE/github.com/kubeflow/training-operator@$TRAINING_OPERATOR_VERSION"
+  bases="$bases/manifests/base/crds"
+  rm -rf "$training_operator_dir/crds"
+  mkdir -p "$training_operator_dir/crds"
+  cp "$bases"/*.yaml "$training_operator_dir/crds/"
+  rm -f "$training_operator_dir/crds/kustomization.yaml"
+  chmod -R u+w "$training_operator_dir/crds"
+}
+
 have() { for b in "$@"; do [ -x "$bin/$b" ] || return 1; done; }
 
 if (( with_control_plane )); then
@@ -244,6 +265,12 @@ fi
 if (( with_kuberay )); then
   [ -x "$kuberay_dir/bin/ray-operator" ] || step kuberay build_kuberay
   echo "KubeRay ray-operator ready in $kuberay_dir"
+fi
+
+if (( with_training_operator )); then
+  [ -x "$training_operator_dir/bin/training-operator.v1" ] ||
+    step training-operator build_training_operator
+  echo "training-operator ready in $training_operator_dir"
 fi
 
 if (( with_control_plane )); then

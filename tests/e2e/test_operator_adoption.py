@@ -10,9 +10,10 @@ as gangs by the Muster label the webhook gives them.
 
 The session's operator adopts nothing; the first test checks that nothing of theirs
 is touched then. The others run it as installed with the chart's `adoption` values
-(`adopting`), and restore the default installation after them. One runs a real
-framework: KubeRay's ray-operator, built from its module (`hack/build.sh
---kuberay-only`), in volcano mode and then in scheduler-plugins mode.
+(`adopting`), and restore the default installation after them. Some run real
+frameworks: KubeRay's ray-operator, built from its module (`hack/build.sh
+--kuberay-only`), in volcano mode and then in scheduler-plugins mode, and the Kubeflow
+training-operator (`hack/build.sh --training-operator-only`) in both modes.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from tests.e2e.harness import (
     NodePool,
     OperatorProcess,
     admissions_for,
+    events_for,
     explained,
     free_port,
     is_gated,
@@ -149,6 +151,202 @@ def kuberay(
         yield operator
     finally:
         operator.stop()
+
+
+@dataclass
+class TrainingOperator:
+    """The Kubeflow training-operator, built from its module, as a local process, for
+    PyTorchJobs, in one gang scheduler mode at a time."""
+
+    binary: Path
+    kubeconfig: Path
+    certs: Path
+    log_path: Path
+    process: subprocess.Popen[bytes] | None = None
+
+    def start(self, gang_scheduler_name: str) -> None:
+        self.stop()
+        # Its certificate directory is fixed under /tmp: a private /tmp keeps it its own.
+        script = (
+            "mount -t tmpfs tmpfs /tmp && mkdir -p /tmp/k8s-webhook-server/serving-certs"
+            f" && cp {self.certs}/tls.crt {self.certs}/tls.key"
+            ' /tmp/k8s-webhook-server/serving-certs/ && exec "$0" "$@"'
+        )
+        command = [
+            *("unshare", "-m", "sh", "-c", script, str(self.binary)),
+            f"--gang-scheduler-name={gang_scheduler_name}",
+            "--enable-scheme=pytorchjob",
+            "--metrics-bind-address=0",
+            f"--health-probe-bind-address=127.0.0.1:{free_port()}",
+            f"--webhook-server-port={free_port()}",
+        ]
+        env = {
+            **os.environ,
+            "KUBECONFIG": str(self.kubeconfig),
+            "MY_POD_NAMESPACE": TRAINING_NAMESPACE,
+        }
+        with self.log_path.open("ab") as log:
+            self.process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.terminate()
+            self.process.wait(timeout=15)
+            self.process = None
+
+
+@pytest.fixture(scope="module")
+def training_operator(
+    kubectl: Kubectl, kubeconfig: Path, crds: None, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[TrainingOperator]:
+    """The training-operator with its PyTorchJob CRD, in volcano mode to begin with, for
+    the module; its webhook's certificates prepared as its deployment has them."""
+    subprocess.run([str(cluster.HACK / "build.sh"), "--training-operator-only"], check=True)
+    pinned = cluster.versions()["TRAINING_OPERATOR_VERSION"]
+    directory = cluster.cache_dir() / "training-operator" / pinned
+    crd = directory / "crds" / "kubeflow.org_pytorchjobs.yaml"
+    kubectl("apply", "--server-side", "-f", str(crd))
+    established(kubectl, "pytorchjobs.kubeflow.org")
+    certs = training_operator_certs(kubectl, kubeconfig.parent / "training-operator-certs")
+    log_path = tmp_path_factory.mktemp("training-operator") / "training-operator.log"
+    operator = TrainingOperator(
+        directory / "bin" / "training-operator.v1", kubeconfig, certs, log_path
+    )
+    operator.start("volcano")
+    try:
+        yield operator
+    finally:
+        operator.stop()
+
+
+TRAINING_NAMESPACE = "training-operator"
+
+
+def training_operator_certs(kubectl: Kubectl, directory: Path) -> Path:
+    """A CA and a serving certificate in the Secret the operator's cert rotator keeps,
+    and the validating webhook configuration it injects the CA into (it waits for that
+    before it starts its controllers); the webhook matches nothing here."""
+    directory.mkdir(parents=True, exist_ok=True)
+    name = f"training-operator.{TRAINING_NAMESPACE}.svc"
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "3650",
+            "-subj",
+            "/O=training-operator/CN=training-operator-ca",
+            "-keyout",
+            str(directory / "ca.key"),
+            "-out",
+            str(directory / "ca.crt"),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "3650",
+            "-subj",
+            f"/CN={name}",
+            "-addext",
+            f"subjectAltName=DNS:{name}",
+            "-addext",
+            "extendedKeyUsage=serverAuth",
+            "-CA",
+            str(directory / "ca.crt"),
+            "-CAkey",
+            str(directory / "ca.key"),
+            "-keyout",
+            str(directory / "tls.key"),
+            "-out",
+            str(directory / "tls.crt"),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    for key in ("ca.key", "tls.key"):  # PKCS#1, the form the rotator parses
+        path = str(directory / key)
+        subprocess.run(
+            ["openssl", "rsa", "-traditional", "-in", path, "-out", path],
+            check=True,
+            capture_output=True,
+        )
+    kubectl("create", "namespace", TRAINING_NAMESPACE, check=False)
+    kubectl(
+        "create",
+        "secret",
+        "generic",
+        "training-operator-webhook-cert",
+        "-n",
+        TRAINING_NAMESPACE,
+        *(
+            f"--from-file={key}={directory / key}"
+            for key in ("ca.crt", "ca.key", "tls.crt", "tls.key")
+        ),
+        check=False,
+    )
+    webhook = {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingWebhookConfiguration",
+        "metadata": {"name": "validator.training-operator.kubeflow.org"},
+        "webhooks": [
+            {
+                "name": "validator.pytorchjob.training-operator.kubeflow.org",
+                "clientConfig": {"url": "https://127.0.0.1:1/unused"},
+                "rules": [
+                    {
+                        "apiGroups": ["kubeflow.org"],
+                        "apiVersions": ["v1"],
+                        "operations": ["CREATE"],
+                        "resources": ["unused"],
+                    }
+                ],
+                "failurePolicy": "Ignore",
+                "sideEffects": "None",
+                "admissionReviewVersions": ["v1"],
+            }
+        ],
+    }
+    kubectl.apply(webhook)
+    return directory
+
+
+def pytorch_job(name: str, pool: NodePool, *, workers: int) -> dict[str, Any]:
+    """A PyTorchJob of a master and `workers` workers of a whole node's GPUs each."""
+
+    def replicas(count: int) -> dict[str, Any]:
+        container = {
+            "name": "pytorch",
+            "image": "pytorch/pytorch:2.4.0",
+            "resources": {"limits": {GPU: "8"}},
+        }
+        template = {
+            "spec": {
+                "tolerations": [pool.toleration],
+                "nodeSelector": pool.selector,
+                "containers": [container],
+            }
+        }
+        return {"replicas": count, "restartPolicy": "OnFailure", "template": template}
+
+    return {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "PyTorchJob",
+        "metadata": {"name": name},
+        "spec": {"pytorchReplicaSpecs": {"Master": replicas(1), "Worker": replicas(workers)}},
+    }
 
 
 def ray_cluster(name: str, pool: NodePool, *, workers: int) -> dict[str, Any]:
@@ -308,7 +506,9 @@ def test_a_gang_that_does_not_fit_waits_whole_with_muster_s_reason(
     adopt(kubectl, namespace)
     for _ in range(2):
         pool.add(gpus=8)
-    kubectl.apply(foreign_group(VOLCANO, "ray-big-pg", 3), namespace)
+    big = foreign_group(VOLCANO, "ray-big-pg", 3)
+    big["spec"]["minResources"] = {GPU: "100000"}  # more than any test cluster holds
+    kubectl.apply(big, namespace)
     status = wait_for_phase(kubectl, VOLCANO, namespace, "ray-big-pg", "Inqueue")
     create_gang(kubectl, namespace, pool, VOLCANO, name="ray-big-pg", size=3)
     condition = wait_for_reason(kubectl, namespace, "ray-big-pg", "Unschedulable")
@@ -331,6 +531,16 @@ def test_a_gang_that_does_not_fit_waits_whole_with_muster_s_reason(
     # The adopted gang is a gang like any other to explain and simulate.
     assert condition["message"] in explained(adopting, namespace, "ray-big-pg")
     assert simulated(kubectl, namespace, "ray-big-pg")["scheduled"] is False
+    # Its minResources is beyond the cluster: told, advisory only (judged by its pods).
+    wait_until(
+        "the minResources precheck on the Volcano PodGroup",
+        lambda: any(
+            event["reason"] == "MinResourcesBeyondCluster"
+            and event["involvedObject"]["apiVersion"] == VOLCANO.api_version
+            and GPU in event["message"]
+            for event in events_for(kubectl, namespace, "ray-big-pg")
+        ),
+    )
 
 
 def test_members_beyond_min_member_join_once_the_gang_is_bound(
@@ -500,3 +710,54 @@ def test_outside_the_adopted_namespaces_nothing_is_touched_until_one_is_labelled
             == 0
         ),
     )
+
+
+def test_a_pytorch_job_in_volcano_mode_starts_whole_once_muster_set_inqueue(
+    adopting: OperatorProcess,
+    training_operator: TrainingOperator,
+    kubectl: Kubectl,
+    namespace: str,
+    pool: NodePool,
+) -> None:
+    for _ in range(4):
+        pool.add(gpus=8)
+    # Not adopted yet: the training-operator makes the PodGroup and waits for Inqueue.
+    kubectl.apply(pytorch_job("torch", pool, workers=3), namespace)
+    wait_until(
+        "the training-operator's Volcano PodGroup",
+        lambda: (
+            kubectl("get", RESOURCES[VOLCANO], "torch", "-n", namespace, check=False).returncode
+            == 0
+        ),
+        timeout=120,
+    )
+    assert foreign_status(kubectl, VOLCANO, namespace, "torch").get("phase") in (None, "Pending")
+    assert kubectl.json("get", "pods", "-n", namespace)["items"] == []
+    adopt(kubectl, namespace)
+    pods = wait_all_bound(kubectl, namespace, "torch", 4, timeout=120)
+    assert {pod["spec"]["schedulerName"] for pod in pods} == {"default-scheduler"}
+    assert len({pod["spec"]["nodeName"] for pod in pods}) == 4
+    assert pod_group(kubectl, namespace, "torch")["spec"]["schedulingPolicy"] == {
+        "gang": {"minCount": 4}
+    }
+    wait_for_phase(kubectl, VOLCANO, namespace, "torch", "Running")
+
+
+def test_a_pytorch_job_in_scheduler_plugins_mode_starts_whole(
+    adopting: OperatorProcess,
+    training_operator: TrainingOperator,
+    kubectl: Kubectl,
+    namespace: str,
+    pool: NodePool,
+) -> None:
+    training_operator.start("scheduler-plugins-scheduler")
+    adopt(kubectl, namespace)
+    for _ in range(4):
+        pool.add(gpus=8)
+    kubectl.apply(pytorch_job("torch", pool, workers=3), namespace)
+    pods = wait_all_bound(kubectl, namespace, "torch", 4, timeout=120)
+    assert {pod["spec"]["schedulerName"] for pod in pods} == {"default-scheduler"}
+    assert all(pod["metadata"]["labels"][SCHEDULER_PLUGINS.member_label] == "torch" for pod in pods)
+    owner = pod_group(kubectl, namespace, "torch")["metadata"]["ownerReferences"][0]
+    assert owner["apiVersion"] == SCHEDULER_PLUGINS.api_version
+    wait_for_phase(kubectl, SCHEDULER_PLUGINS, namespace, "torch", "Running")

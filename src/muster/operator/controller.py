@@ -192,7 +192,15 @@ class Controller:
         self.adopter = (
             None
             if adoption is None
-            else Adopter(kube, self.events, adoption, still_leading=still_leading)
+            else Adopter(
+                kube,
+                self.events,
+                adoption,
+                still_leading=still_leading,
+                capacity=lambda: (
+                    self.cache.state.schedulable_allocatable() if self.synced else None
+                ),
+            )
         )
         if self.adopter is not None:
             sources = adopting(sources, self.adopter)

@@ -7,8 +7,11 @@ after it, owned by it), has its minCount follow `minMember`, and writes the stat
 merged into the object (Volcano keeps status there) or through `/status`
 (scheduler-plugins). Everything is keyed by the adopted PodGroup and worked from what
 the informers last delivered, so a retry works on the latest version and a restart
-redoes only what is missing. A Muster PodGroup of that name that the adopted one does
-not own is left alone, and the adopted PodGroup is told so once.
+redoes only what is missing. An adopted PodGroup whose `minResources` exceeds what
+the schedulable nodes could ever give together is told so once (a Warning event,
+`MinResourcesBeyondCluster`): advisory, the gang is still judged by its pods. A
+Muster PodGroup of that name that the adopted one does not own is left alone, and
+the adopted PodGroup is told so once.
 
 Transient failures are retried on an exponential backoff per PodGroup; a refusal for
 good is logged and retried once the objects change. Nothing is written once this
@@ -49,6 +52,7 @@ from muster.client.retry import ExponentialBackoff
 from muster.operator.execution.events import NORMAL, WARNING, EventRecorder
 from muster.scheduler.objects.keys import object_key
 from muster.scheduler.rules.pod_terms import label_selector
+from muster.scheduler.state.min_resources import beyond_cluster
 
 logger = logging.getLogger(__name__)
 
@@ -116,7 +120,10 @@ class Adopter:
         adoption: Adoption,
         *,
         still_leading: Callable[[], bool] = lambda: True,
+        capacity: Callable[[], Mapping[str, int] | None] = lambda: None,
     ) -> None:
+        """`capacity`: the summed allocatable of the schedulable nodes, None until the
+        nodes are listed (nothing is prechecked before)."""
         self.kube = kube
         self.events = events
         self.adoption = adoption
@@ -131,6 +138,8 @@ class Adopter:
         self.again: set[Key] = set()
         self.backoffs: dict[Key, ExponentialBackoff] = {}
         self.conflicts: set[tuple[Key, str]] = set()  # told once per adopted object's uid
+        self.capacity = capacity
+        self.prechecked: set[tuple[str, str]] = set()  # (uid, message) told
 
     def foreign_sink(self, api: AdoptedApi) -> _ForeignPodGroups:
         return _ForeignPodGroups(self, api)
@@ -217,6 +226,7 @@ class Adopter:
         if not owned_by(made, foreign):
             await self._tell_conflict(key, foreign)
             return
+        await self._precheck(foreign)
         resize = min_count_patch(made, min_member(foreign))
         if resize is not None:
             path = namespaced(POD_GROUPS, key[1], key[2])
@@ -270,3 +280,16 @@ class Adopter:
             f"a Muster PodGroup {key[2]} exists that this PodGroup does not own; "
             "Muster leaves both alone",
         )
+
+    async def _precheck(self, foreign: JsonObject) -> None:
+        """Tell once, per adopted object and message, a `minResources` beyond what the
+        schedulable nodes hold together; the gang is still judged by its pods."""
+        allocatable = self.capacity()
+        if allocatable is None:
+            return
+        message = beyond_cluster((foreign.get("spec") or {}).get("minResources"), allocatable)
+        told = (str((foreign.get("metadata") or {}).get("uid", "")), message or "")
+        if message is None or told in self.prechecked:
+            return
+        self.prechecked.add(told)
+        await self.events.record(reference(foreign), WARNING, "MinResourcesBeyondCluster", message)

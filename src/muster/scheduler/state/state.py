@@ -43,6 +43,7 @@ from muster.scheduler.state.kinds import (
     delete,
     resolved_priority,
 )
+from muster.scheduler.state.min_resources import schedulable_allocatable
 from muster.scheduler.state.node_columns import NodeColumns
 from muster.scheduler.state.placed import PlacedPods
 from muster.scheduler.state.pod_status import bound_at
@@ -482,3 +483,8 @@ class ClusterState:
 
     def node_names(self) -> list[str]:
         return sorted(self._node_slot)
+
+    def schedulable_allocatable(self) -> dict[str, int]:
+        """The summed allocatable of the nodes that take new pods (an adopted
+        PodGroup's `minResources` is checked against it)."""
+        return schedulable_allocatable(r for r in self._node_columns.records if r is not None)

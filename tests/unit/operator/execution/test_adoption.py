@@ -145,3 +145,35 @@ def test_a_muster_group_of_that_name_it_does_not_own_is_told_once_and_left_alone
     work(made)
     assert [method for method, _, _ in kube.requests] == ["POST", "GET", "POST", "GET"]
     assert events.told == [("ray-a-pg", "AdoptionConflict")]
+
+
+def test_a_min_resources_beyond_the_cluster_is_told_once_and_judges_nothing() -> None:
+    kube = Kube()
+    events = Events()
+    made = Adopter(
+        kube,  # type: ignore[arg-type]
+        events,  # type: ignore[arg-type]
+        ADOPTION,
+        capacity=lambda: {"cpu": 8000, "nvidia.com/gpu": 4},
+    )
+    made.namespaces.upsert({"metadata": {"name": "ml", "labels": {"adopt": "yes"}}})
+    group = foreign()
+    group["spec"]["minResources"] = {"cpu": "4", "nvidia.com/gpu": "8"}
+    made.foreign_sink(VOLCANO).upsert(group)
+    made.upsert(adopted_pod_group(group, VOLCANO))
+    work(made)
+    asyncio.run(made._precheck(group))  # the same ask again: told already
+    assert events.told == [("ray-a-pg", "MinResourcesBeyondCluster")]
+    [(_, _, patch)] = kube.requests  # its status is written as for any gang
+    assert patch["status"]["phase"] == "Pending"
+
+
+def test_nothing_is_prechecked_before_the_nodes_are_listed() -> None:
+    events = Events()
+    made = adopter(Kube(), events)
+    group = foreign()
+    group["spec"]["minResources"] = {"cpu": "4000"}
+    made.foreign_sink(VOLCANO).upsert(group)
+    made.upsert(adopted_pod_group(group, VOLCANO))
+    work(made)
+    assert events.told == []

@@ -205,3 +205,14 @@ def test_host_ports_are_tracked_where_pods_hold_them() -> None:
     state.delete("Pod", "default", "a")
     state.apply("Pod", pod("b", node_name="n1", spec=ported, phase="Succeeded"))
     assert state.host_ports == {}
+
+
+def test_the_schedulable_allocatable_sums_the_nodes_present_and_not_cordoned() -> None:
+    state = ClusterState()
+    state.apply("Node", node("a", cpu="4", gpu="8"))
+    state.apply("Node", node("b", cpu="2"))
+    state.apply("Node", node("cordoned", cpu="64", gpu="8", unschedulable=True))
+    state.apply("Node", node("gone", cpu="16"))
+    state.delete("Node", "", "gone")
+    total = state.schedulable_allocatable()
+    assert (total["cpu"], total["nvidia.com/gpu"], total["pods"]) == (6000, 8, 220)
