@@ -152,9 +152,7 @@ class Operator:
             self.config.health_host,
             self.config.health_port,
         )
-        self.kueue = await served(kube, paths.KUEUE_API)
-        self.devices = await served(kube, paths.RESOURCE_API)
-        informer_tasks = self._start_informers(kube)
+        informer_tasks = await self._start_informers(kube)
         dashboard = await self._dashboard(kube)
         self.bypass = BypassReporter(kube, EventRecorder(kube, instance=self.config.identity))
         kopf_task = asyncio.create_task(self._run_kopf(), name="kopf")
@@ -209,9 +207,12 @@ class Operator:
             return False
         return True
 
-    def _start_informers(self, kube: Kube) -> list[asyncio.Task[None]]:
+    async def _start_informers(self, kube: Kube) -> list[asyncio.Task[None]]:
         """The PriorityClasses, Workloads and Kueue Topologies that every replica's
-        webhooks read."""
+        webhooks read; first, which optional APIs the cluster serves (Kueue's, whose
+        Topologies are then watched, and Dynamic Resource Allocation's)."""
+        self.kueue = await served(kube, paths.KUEUE_API)
+        self.devices = await served(kube, paths.RESOURCE_API)
         self.priority_informer = informer_of(
             kube, (paths.PRIORITY_CLASSES, {}, self.priority_classes), self.config, self.metrics
         )

@@ -163,11 +163,8 @@ class Controller:
         devices: bool = False,
         adoption: Adoption | None = None,
     ) -> None:
-        self.trace = (
-            TraceFile(Path(config.record_trace), engine_config(config))
-            if config.record_trace
-            else None
-        )
+        engine = engine_config(config)
+        self.trace = TraceFile(Path(config.record_trace), engine) if config.record_trace else None
         record = None if self.trace is None else self.trace.write
         self.cache = LiveCache(record=record)
         metrics.cached_pods.set_function(lambda: len(self.cache.state.pods))
@@ -180,28 +177,12 @@ class Controller:
             Expander(kube, self.events, kind="Job", still_leading=still_leading),
             Expander(kube, self.events, kind="Workload", still_leading=still_leading),
         ]
-        pods = UncountedPodActions(
-            kube, concurrency=config.release_concurrency, still_leading=still_leading
-        )
         views = PodViews(self.cache.pods)
-        pods.answered = views.answer
-        pods.terms_of = self.cache.required_terms
+        pods = self._pod_actions(kube, config, views, still_leading)
         jobs = _Both(self.cache.jobs, self.expanders[0])
         sources = scheduling_sources(self.cache, views, jobs, kueue=kueue, devices=devices)
         sources.append((paths.WORKLOADS, {}, self.expanders[1]))
-        self.adopter = (
-            None
-            if adoption is None
-            else Adopter(
-                kube,
-                self.events,
-                adoption,
-                still_leading=still_leading,
-                capacity=lambda: (
-                    self.cache.state.schedulable_allocatable() if self.synced else None
-                ),
-            )
-        )
+        self.adopter = self._adopter(kube, adoption, still_leading)
         if self.adopter is not None:
             sources = adopting(sources, self.adopter)
         self.informers = [
@@ -214,7 +195,7 @@ class Controller:
             writer=writer,
             events=self.events,
             config=config,
-            engine_config=engine_config(config),
+            engine_config=engine,
         )
         self.loop = SchedulingLoop(
             cache=self.cache,
@@ -223,11 +204,42 @@ class Controller:
             events=self.events,
             trigger=self.trigger,
             metrics=metrics,
-            engine_config=engine_config(config),
+            engine_config=engine,
             estimates=self.estimates,
             still_leading=still_leading,
             record=record,
         )
+
+    def _adopter(
+        self, kube: Kube, adoption: Adoption | None, still_leading: Callable[[], bool]
+    ) -> Adopter | None:
+        """The adopter of other schedulers' PodGroups, when any API is adopted; it is
+        told the cluster's capacity only once every informer has listed."""
+        if adoption is None:
+            return None
+        return Adopter(
+            kube,
+            self.events,
+            adoption,
+            still_leading=still_leading,
+            capacity=lambda: self.cache.state.schedulable_allocatable() if self.synced else None,
+        )
+
+    def _pod_actions(
+        self,
+        kube: Kube,
+        config: OperatorConfig,
+        views: PodViews,
+        still_leading: Callable[[], bool],
+    ) -> UncountedPodActions:
+        """Releases, evictions and deletions, whose answers reach the pod views and
+        which narrow a release to the pod's own required node terms."""
+        pods = UncountedPodActions(
+            kube, concurrency=config.release_concurrency, still_leading=still_leading
+        )
+        pods.answered = views.answer
+        pods.terms_of = self.cache.required_terms
+        return pods
 
     @property
     def synced(self) -> bool:

@@ -51,6 +51,9 @@ from muster.scheduler.placement.fit import (
     copies_per_node,
     domain_counts,
 )
+from muster.scheduler.placement.interpod_reasons import (
+    REASONS,
+)
 from muster.scheduler.placement.interpod_view import InterPodView
 from muster.scheduler.rules.node_affinity import matching_nodes
 from muster.scheduler.rules.pod_terms import InterPodRules, PodTerm, SpreadConstraint, matches_all
@@ -63,20 +66,6 @@ BoolArray = npt.NDArray[np.bool_]
 IntArray = npt.NDArray[np.int32]
 Counts = npt.NDArray[np.int64]
 
-SPREAD_LABEL_MISSING = (
-    "node(s) didn't match pod topology spread constraints (missing required label)"
-)
-SPREAD_NOT_MATCHED = "node(s) didn't match pod topology spread constraints"
-AFFINITY_NOT_MATCHED = "node(s) didn't match pod affinity rules"
-ANTI_AFFINITY_NOT_MATCHED = "node(s) didn't match pod anti-affinity rules"
-EXISTING_ANTI_AFFINITY = "node(s) didn't satisfy existing pods anti-affinity rules"
-REASONS = (
-    SPREAD_LABEL_MISSING,
-    SPREAD_NOT_MATCHED,
-    AFFINITY_NOT_MATCHED,
-    ANTI_AFFINITY_NOT_MATCHED,
-    EXISTING_ANTI_AFFINITY,
-)
 HOSTNAME = "kubernetes.io/hostname"
 DOMAINS_TRIED = 32
 
