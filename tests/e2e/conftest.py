@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e.adoption import adopting, crds  # noqa: F401  (fixtures of the adoption tests)
 from tests.e2e.cluster import Kubectl, LocalCluster, fresh_namespace
 from tests.e2e.harness import (  # noqa: F401  (fixtures of the operator tests)
     operator,
