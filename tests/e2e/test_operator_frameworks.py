@@ -154,61 +154,10 @@ def training_operator_certs(kubectl: Kubectl, directory: Path) -> Path:
     before it starts its controllers); the webhook matches nothing here."""
     directory.mkdir(parents=True, exist_ok=True)
     name = f"training-operator.{TRAINING_NAMESPACE}.svc"
-    subprocess.run(
-        [
-            "openssl",
-            "req",
-            "-x509",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-days",
-            "3650",
-            "-subj",
-            "/O=training-operator/CN=training-operator-ca",
-            "-keyout",
-            str(directory / "ca.key"),
-            "-out",
-            str(directory / "ca.crt"),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    subprocess.run(
-        [
-            "openssl",
-            "req",
-            "-x509",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-days",
-            "3650",
-            "-subj",
-            f"/CN={name}",
-            "-addext",
-            f"subjectAltName=DNS:{name}",
-            "-addext",
-            "extendedKeyUsage=serverAuth",
-            "-CA",
-            str(directory / "ca.crt"),
-            "-CAkey",
-            str(directory / "ca.key"),
-            "-keyout",
-            str(directory / "tls.key"),
-            "-out",
-            str(directory / "tls.crt"),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    for key in ("ca.key", "tls.key"):  # PKCS#1, the form the rotator parses
-        path = str(directory / key)
-        subprocess.run(
-            ["openssl", "rsa", "-traditional", "-in", path, "-out", path],
-            check=True,
-            capture_output=True,
-        )
+    cluster.make_ca(directory, "/O=training-operator/CN=training-operator-ca")
+    extensions = directory / "tls.ext"  # PKCS#1 keys, the form its rotator parses
+    extensions.write_text(f"subjectAltName=DNS:{name}\nextendedKeyUsage=serverAuth\n")
+    cluster.issue_cert(directory, "tls", f"/CN={name}", extensions.name)
     kubectl("create", "namespace", TRAINING_NAMESPACE, check=False)
     kubectl(
         "create",
