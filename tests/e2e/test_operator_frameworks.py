@@ -105,11 +105,13 @@ class TrainingOperator(LocalController):
     certs: Path = Path()
 
     def start(self, gang_scheduler_name: str) -> None:
-        # Its certificate directory is fixed under /tmp: a private /tmp keeps it its own.
+        # Its certificate directory is fixed under /tmp: a private mount there keeps it
+        # its own (and the rest of /tmp, where a checkout may live, in sight).
         script = (
-            "mount -t tmpfs tmpfs /tmp && mkdir -p /tmp/k8s-webhook-server/serving-certs"
-            f" && cp {self.certs}/tls.crt {self.certs}/tls.key"
-            ' /tmp/k8s-webhook-server/serving-certs/ && exec "$0" "$@"'
+            f"mkdir -p {WEBHOOK_CERTS} && mount -t tmpfs tmpfs {WEBHOOK_CERTS}"
+            f" && mkdir -p {WEBHOOK_CERTS}/serving-certs"
+            f" && cp {self.certs}/tls.crt {self.certs}/tls.key {WEBHOOK_CERTS}/serving-certs/"
+            ' && exec "$0" "$@"'
         )
         command = [
             *("unshare", "-m", "sh", "-c", script, str(self.binary)),
@@ -146,6 +148,7 @@ def training_operator(
 
 
 TRAINING_NAMESPACE = "training-operator"
+WEBHOOK_CERTS = "/tmp/k8s-webhook-server"  # where the training-operator reads its certificate
 
 
 def training_operator_certs(kubectl: Kubectl, directory: Path) -> Path:
