@@ -521,6 +521,7 @@ LOST_TO_DELETION = (
     # DynamicResources' PreBind, after the deletion: the claim made from the pod's
     # template is deleted with its pod (`resourceclaims... "x" not found`)
     'after conflict: resourceclaims.resource.k8s.io "',
+    "got deleted in the meantime",  # the same, seen before the update
 )
 
 
