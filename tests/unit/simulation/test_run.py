@@ -232,21 +232,22 @@ def topology(name: str, *keys: str, api_version: str = "kueue.x-k8s.io/v1beta2")
 def test_the_levels_come_from_a_kueue_topology_of_the_input() -> None:
     nodes = (
         racked("n1", "a", "r1", "2"),
-        racked("n2", "a", "r2", "2"),
+        racked("n2", "a", "r2", "1"),
         racked("n3", "b", "r3", "2"),
-        racked("n4", "b", "r4", "1"),
+        racked("n4", "b", "r4", "2"),
     )
     gang = job("train", cpu="1")
     gang["spec"]["parallelism"] = 4
     gang["metadata"]["annotations"] = {"scheduling.muster.dev/topology-preferred": "rack"}
     anywhere = outcome(run(*nodes, gang), "train")
-    assert set(anywhere.placements.values()) > {"n4"}  # no rack takes it: the fullest nodes
+    # no rack takes it, and without levels no zone is tried: rack by rack, anywhere
+    assert set(anywhere.placements.values()) == {"n1", "n3"}
     levels = EngineConfig(topology_levels=("zone", "rack"))
     for report in (
         run(*nodes, gang, topology("t", "zone", "rack")),
         run(*nodes, gang, config=levels),
     ):
-        assert set(outcome(report, "train").placements.values()) == {"n1", "n2"}
+        assert set(outcome(report, "train").placements.values()) == {"n3", "n4"}
     report = run(
         *nodes,
         gang,
@@ -254,7 +255,7 @@ def test_the_levels_come_from_a_kueue_topology_of_the_input() -> None:
         topology("u", "rack"),
         topology("v", "zone", api_version="other.example/v1"),
     )
-    assert set(outcome(report, "train").placements.values()) == {"n1", "n2"}
+    assert set(outcome(report, "train").placements.values()) == {"n3", "n4"}
     assert [str(problem) for problem in report.warnings] == [
         "in.yaml:8: not a Kueue Topology with a node label key at each level; ignored",
         "in.yaml:7: the topology levels are taken from in.yaml:6; ignored",

@@ -261,8 +261,8 @@ class Board:
             required=key,
             labels=labels,
             needed=needed,
-            fit_in=lambda domains: fit_in(domains=domains),
-            fallback=fit_required,
+            fit_in=lambda domains, inner: fit_in(domains=domains, inner=inner),
+            fallback=lambda inner: fit_required(inner=inner),
             sliced=gang.record.slicing,
         )
 

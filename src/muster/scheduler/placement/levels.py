@@ -70,20 +70,25 @@ def fit_preferring(
     required: str | None,
     labels: LabelIndex,
     needed: int,
-    fit_in: Callable[[Domains], GangPlacement],
-    fallback: Callable[[], GangPlacement],
+    fit_in: Callable[[Domains, Domains | None], GangPlacement],
+    fallback: Callable[[Domains | None], GangPlacement],
     sliced: tuple[str, int] | None = None,
 ) -> GangPlacement:
     """The gang at the narrowest step with room, else as `fallback` places it; a
     placement at a wider step or the fallback says why each narrower one was passed
-    over (`sliced`: the gang's slice level and size, which the reason names)."""
+    over (`sliced`: the gang's slice level and size, which the reason names). Each
+    wider step is handed the domains of the step before it (`fit_in(domains,
+    inner)`), so a gang that falls back to a block fills it rack by rack."""
     passed_over: list[str] = []
+    inner: Domains | None = None
     for key in steps:
-        placement = fit_in(level_domains(labels, key, required))
+        domains = level_domains(labels, key, required)
+        placement = fit_in(domains, inner)
         if placement.placements:
             return _with(placement, passed_over)
         passed_over.append(shortfall(key, placement, needed, sliced))
-    placement = fallback()
+        inner = domains
+    placement = fallback(inner)
     return _with(placement, passed_over) if placement.placements else placement
 
 

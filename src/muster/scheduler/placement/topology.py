@@ -18,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from muster.scheduler.decisions.results import DomainFit
+from muster.scheduler.placement.filling import fill_cost
 from muster.scheduler.placement.fit import (
     Counts,
     Matrix,
@@ -58,10 +59,14 @@ def fit_anywhere(
     needed: int,
     interplay: GangInterplay | None = None,
     slicing: Slicing | None = None,
+    inner: Domains | None = None,
 ) -> GangPlacement:
+    """The gang wherever `within` allows (`inner`: the narrower domains to fill one at
+    a time, `filling`)."""
     bound = upper_bound(free, shapes, within)
     if bound < needed:
         return GangPlacement({}, None, (DomainFit(WHOLE_CLUSTER, bound),), bound)
+    order = _filling(free, shapes, within, order, inner=inner, needed=needed)
     placed = _place(
         free, shapes, within, order, largest, needed=needed, interplay=interplay, slicing=slicing
     )
@@ -93,6 +98,25 @@ def _place(
     return place_gang(free, shapes, within=within, order=order, largest=largest, needed=needed)
 
 
+def _filling(
+    free: Matrix,
+    shapes: Sequence[Shape],
+    within: BoolArray,
+    order: NodeOrder,
+    *,
+    inner: Domains | None,
+    needed: int,
+) -> NodeOrder:
+    """The node order that fills `inner`'s domains one at a time; an order that has a
+    cost already (preemption's: nodes with fewer victims first) keeps it."""
+    if inner is None or order.cost is not None:
+        return order
+    cost = fill_cost(
+        free, shapes, within, inner=inner.values, inner_count=len(inner.names), needed=needed
+    )
+    return order.with_cost(cost)
+
+
 @dataclass(frozen=True, slots=True)
 class Domains:
     """The domains a gang may be kept in: each node's domain id (-1: none), and
@@ -122,10 +146,13 @@ def fit_in_one(
     head_start: Matrix | None = None,
     interplay: GangInterplay | None = None,
     slicing: Slicing | None = None,
+    inner: Domains | None = None,
 ) -> GangPlacement:
     """The gang in one of the domains, the fullest that takes it (best fit: the
     fewest member copies fit in it, so emptier domains stay whole; with slices, the
-    fewest whole slices first, as Kueue's BestFit counts them).
+    fewest whole slices first, as Kueue's BestFit counts them). With `inner`, the
+    narrower domains a gang passed over, the chosen domain is filled one of them at a
+    time (`filling`).
 
     With `head_start` (preemption: what is free before any victim leaves), domains
     where more of the gang fits on that capacity come first, as they need fewer
@@ -151,7 +178,7 @@ def fit_in_one(
             free,
             shapes,
             within_domain,
-            order,
+            _filling(free, shapes, within_domain, order, inner=inner, needed=needed),
             largest,
             needed=needed,
             interplay=interplay,

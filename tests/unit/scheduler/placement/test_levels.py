@@ -206,3 +206,30 @@ def test_preemption_honours_the_preference() -> None:
     (admission,) = result.admissions
     assert admission.domain == (RACK, "r1")
     assert len(admission.victims) == 2
+
+
+def test_a_gang_that_falls_back_to_a_block_fills_it_rack_by_rack() -> None:
+    # One block of three racks of two 4-CPU nodes, pods of 2 CPUs: r1 has room for 1
+    # pod, r2 (empty) for 4, r3 for 2 on nodes each half used. Node by node, best fit
+    # would take the half-used nodes first and touch every rack; rack by rack, the
+    # gang takes the roomiest rack and the rest where it fits most tightly.
+    layout = {"p1": "r1", "p2": "r1", "q1": "r2", "q2": "r2", "s1": "r3", "s2": "r3"}
+    racks = [
+        node(name, cpu="4", labels={ZONE: "a", BLOCK: "a1", RACK: rack})
+        for name, rack in layout.items()
+    ]
+    result = schedule(
+        cluster(
+            *racks,
+            busy("p1", "4"),
+            busy("p2", "2"),
+            busy("s1", "2"),
+            busy("s2", "2"),
+            *gang("g", 5, cpu="2", preferred_key=RACK),
+        ),
+        now=NOW,
+        config=CONFIG,
+    )
+    (admission,) = result.admissions
+    assert admission.domain == (BLOCK, "a1")
+    assert placed_on(result, "g") == {"q1", "q2", "p2"}
