@@ -17,9 +17,8 @@ def costs(free_per_node: list[int], racks: list[int], needed: int) -> list[int]:
     rules = StaticFilter(within, np.full(count, -1, dtype=np.int32), ())
     shape = Shape(np.array([1], dtype=np.int64), rules, tuple(f"p{i}" for i in range(needed)))
     inner = np.array(racks, dtype=np.int32)
-    return fill_cost(
-        free, [shape], within, inner=inner, inner_count=max(racks) + 1, needed=needed
-    ).tolist()
+    cost = fill_cost(free, [shape], within, inner=inner, inner_count=max(racks) + 1, needed=needed)
+    return [int(value) for value in cost]
 
 
 def test_the_roomiest_domain_first_then_the_tightest_that_holds_the_rest() -> None:
