@@ -167,6 +167,16 @@ def issue_cert(pki: Path, name: str, subject: str, ext: str) -> None:
     )
 
 
+def issue_serving_cert(pki: Path, subject: str, alt_names: str) -> None:
+    """`tls.key` and `tls.crt` signed by the CA in `pki`, serving `alt_names` (a
+    subjectAltName value: `DNS:name,IP:127.0.0.1`): what a webhook server presents."""
+    (pki / "tls.ext").write_text(
+        f"subjectAltName={alt_names}\n"
+        "extendedKeyUsage=serverAuth\nkeyUsage=digitalSignature,keyEncipherment\n"
+    )
+    issue_cert(pki, "tls", subject, "tls.ext")
+
+
 def make_pki(pki: Path) -> None:
     """A CA, the API server's serving cert, an admin client cert and the SA key pair."""
     pki.mkdir(parents=True, exist_ok=True)

@@ -43,7 +43,7 @@ from hack.cluster import (
     cache_dir,
     free_port,
     http_ok,
-    issue_cert,
+    issue_serving_cert,
     kubectl,
     log,
     make_ca,
@@ -85,11 +85,7 @@ def make_certificates(pki: Path) -> None:
         "basicConstraints=critical,CA:TRUE",
         "keyUsage=critical,digitalSignature,keyEncipherment,keyCertSign",
     )
-    (pki / "server.ext").write_text(
-        f"subjectAltName=DNS:{SERVICE}.{NAMESPACE}.svc,IP:127.0.0.1\n"
-        "extendedKeyUsage=serverAuth\nkeyUsage=digitalSignature,keyEncipherment\n"
-    )
-    issue_cert(pki, "tls", f"/CN={SERVICE}", "server.ext")
+    issue_serving_cert(pki, f"/CN={SERVICE}", f"DNS:{SERVICE}.{NAMESPACE}.svc,IP:127.0.0.1")
 
 
 def secret(pki: Path) -> dict[str, Any]:

@@ -1,8 +1,9 @@
 """Real frameworks' gangs adopted on the real control plane (docs/frameworks.md):
 KubeRay's ray-operator, built from its module (`hack/build.sh --kuberay-only`), in
 volcano mode and then in scheduler-plugins mode, and the Kubeflow training-operator
-(`hack/build.sh --training-operator-only`) in both modes, under the partial-gang
-observer, with the operator as installed with adoption on (`adopting`).
+(`hack/build.sh --training-operator-only`) in both modes (PyTorchJobs in both, TFJobs
+in volcano mode), under the partial-gang observer, with the operator as installed
+with adoption on (`adopting`).
 """
 
 from __future__ import annotations
@@ -99,8 +100,8 @@ def kuberay(
 
 @dataclass
 class TrainingOperator(LocalController):
-    """The Kubeflow training-operator, for PyTorchJobs, in one gang scheduler mode at a
-    time; `certs` holds its webhook's serving certificate."""
+    """The Kubeflow training-operator, for PyTorchJobs and TFJobs, in one gang scheduler
+    mode at a time; `certs` holds its webhook's serving certificate."""
 
     certs: Path = Path()
 
@@ -116,7 +117,7 @@ class TrainingOperator(LocalController):
         command = [
             *("unshare", "-m", "sh", "-c", script, str(self.binary)),
             f"--gang-scheduler-name={gang_scheduler_name}",
-            "--enable-scheme=pytorchjob",
+            *(f"--enable-scheme={kind.scheme}" for kind in TRAINING_JOB_KINDS),
             "--metrics-bind-address=0",
             f"--health-probe-bind-address=127.0.0.1:{free_port()}",
             f"--webhook-server-port={free_port()}",
@@ -128,14 +129,16 @@ class TrainingOperator(LocalController):
 def training_operator(
     kubectl: Kubectl, kubeconfig: Path, crds: None, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[TrainingOperator]:
-    """The training-operator with its PyTorchJob CRD, in volcano mode to begin with, for
-    the module; its webhook's certificates prepared as its deployment has them."""
+    """The training-operator with the CRDs of the kinds the tests run, in volcano mode to
+    begin with, for the module; its webhook's certificates prepared as its deployment
+    has them."""
     subprocess.run([str(cluster.HACK / "build.sh"), "--training-operator-only"], check=True)
     pinned = cluster.versions()["TRAINING_OPERATOR_VERSION"]
     directory = cluster.cache_dir() / "training-operator" / pinned
-    crd = directory / "crds" / "kubeflow.org_pytorchjobs.yaml"
-    kubectl("apply", "--server-side", "-f", str(crd))
-    established(kubectl, "pytorchjobs.kubeflow.org")
+    for kind in TRAINING_JOB_KINDS:
+        crd = directory / "crds" / f"kubeflow.org_{kind.scheme}s.yaml"
+        kubectl("apply", "--server-side", "-f", str(crd))
+    established(kubectl, *(f"{kind.scheme}s.kubeflow.org" for kind in TRAINING_JOB_KINDS))
     certs = training_operator_certs(kubectl, kubeconfig.parent / "training-operator-certs")
     log_path = tmp_path_factory.mktemp("training-operator") / "training-operator.log"
     binary = directory / "bin" / "training-operator.v1"
@@ -157,10 +160,9 @@ def training_operator_certs(kubectl: Kubectl, directory: Path) -> Path:
     before it starts its controllers); the webhook matches nothing here."""
     directory.mkdir(parents=True, exist_ok=True)
     name = f"training-operator.{TRAINING_NAMESPACE}.svc"
+    # PKCS#1 keys, the form its rotator parses
     cluster.make_ca(directory, "/O=training-operator/CN=training-operator-ca")
-    extensions = directory / "tls.ext"  # PKCS#1 keys, the form its rotator parses
-    extensions.write_text(f"subjectAltName=DNS:{name}\nextendedKeyUsage=serverAuth\n")
-    cluster.issue_cert(directory, "tls", f"/CN={name}", extensions.name)
+    cluster.issue_serving_cert(directory, f"/CN={name}", f"DNS:{name}")
     kubectl("create", "namespace", TRAINING_NAMESPACE, check=False)
     kubectl(
         "create",
@@ -201,13 +203,23 @@ def training_operator_certs(kubectl: Kubectl, directory: Path) -> Path:
     return directory
 
 
-def pytorch_job(name: str, pool: NodePool, *, workers: int) -> dict[str, Any]:
-    """A PyTorchJob of a master and `workers` workers of a whole node's GPUs each."""
+@dataclass(frozen=True)
+class TrainingJobKind:
+    """A kind of the training-operator's jobs: its replica specs' field, its container's
+    name and image, and the replicas of the small job the tests run (four in all)."""
 
-    def replicas(count: int) -> dict[str, Any]:
+    kind: str
+    scheme: str
+    specs: str
+    container: str
+    image: str
+    replicas: dict[str, int]
+
+    def job(self, name: str, pool: NodePool) -> dict[str, Any]:
+        """A job of the kind whose every replica takes a whole node's GPUs."""
         container = {
-            "name": "pytorch",
-            "image": "pytorch/pytorch:2.4.0",
+            "name": self.container,
+            "image": self.image,
             "resources": {"limits": {GPU: "8"}},
         }
         template = {
@@ -217,14 +229,36 @@ def pytorch_job(name: str, pool: NodePool, *, workers: int) -> dict[str, Any]:
                 "containers": [container],
             }
         }
-        return {"replicas": count, "restartPolicy": "OnFailure", "template": template}
+        return {
+            "apiVersion": "kubeflow.org/v1",
+            "kind": self.kind,
+            "metadata": {"name": name},
+            "spec": {
+                self.specs: {
+                    replica: {"replicas": count, "restartPolicy": "OnFailure", "template": template}
+                    for replica, count in self.replicas.items()
+                }
+            },
+        }
 
-    return {
-        "apiVersion": "kubeflow.org/v1",
-        "kind": "PyTorchJob",
-        "metadata": {"name": name},
-        "spec": {"pytorchReplicaSpecs": {"Master": replicas(1), "Worker": replicas(workers)}},
-    }
+
+PYTORCH_JOB = TrainingJobKind(
+    "PyTorchJob",
+    "pytorchjob",
+    "pytorchReplicaSpecs",
+    "pytorch",
+    "pytorch/pytorch:2.4.0",
+    {"Master": 1, "Worker": 3},
+)
+TF_JOB = TrainingJobKind(
+    "TFJob",
+    "tfjob",
+    "tfReplicaSpecs",
+    "tensorflow",
+    "tensorflow/tensorflow:2.16.1",
+    {"Chief": 1, "PS": 1, "Worker": 2},
+)
+TRAINING_JOB_KINDS = (PYTORCH_JOB, TF_JOB)
 
 
 def ray_cluster(name: str, pool: NodePool, *, workers: int) -> dict[str, Any]:
@@ -367,35 +401,39 @@ def test_a_labelled_kuberay_cluster_in_scheduler_plugins_mode_starts_whole(
     wait_for_phase(kubectl, SCHEDULER_PLUGINS, namespace, "coscheduled", "Running")
 
 
-def test_a_pytorch_job_in_volcano_mode_starts_whole_once_muster_set_inqueue(
-    adopting: OperatorProcess,
-    training_operator: TrainingOperator,
+@pytest.mark.usefixtures("adopting", "training_operator")
+@pytest.mark.parametrize("kind", TRAINING_JOB_KINDS, ids=lambda kind: kind.kind)
+def test_a_training_job_in_volcano_mode_starts_whole_once_muster_set_inqueue(
+    kind: TrainingJobKind,
     kubectl: Kubectl,
     namespace: str,
     pool: NodePool,
 ) -> None:
+    """The training-operator runs every kind through the same PodGroup code: a
+    PyTorchJob's master and three workers, a TFJob's chief, parameter server and two
+    workers."""
+    name = kind.container
     for _ in range(4):
         pool.add(gpus=8)
     # Not adopted yet: the training-operator makes the PodGroup and waits for Inqueue.
-    kubectl.apply(pytorch_job("torch", pool, workers=3), namespace)
+    kubectl.apply(kind.job(name, pool), namespace)
     wait_until(
         "the training-operator's Volcano PodGroup",
         lambda: (
-            kubectl("get", RESOURCES[VOLCANO], "torch", "-n", namespace, check=False).returncode
-            == 0
+            kubectl("get", RESOURCES[VOLCANO], name, "-n", namespace, check=False).returncode == 0
         ),
         timeout=120,
     )
-    assert foreign_status(kubectl, VOLCANO, namespace, "torch").get("phase") in (None, "Pending")
+    assert foreign_status(kubectl, VOLCANO, namespace, name).get("phase") in (None, "Pending")
     assert kubectl.json("get", "pods", "-n", namespace)["items"] == []
     adopt(kubectl, namespace)
-    pods = wait_all_bound(kubectl, namespace, "torch", 4, timeout=120)
+    pods = wait_all_bound(kubectl, namespace, name, 4, timeout=120)
     assert {pod["spec"]["schedulerName"] for pod in pods} == {"default-scheduler"}
     assert len({pod["spec"]["nodeName"] for pod in pods}) == 4
-    assert pod_group(kubectl, namespace, "torch")["spec"]["schedulingPolicy"] == {
+    assert pod_group(kubectl, namespace, name)["spec"]["schedulingPolicy"] == {
         "gang": {"minCount": 4}
     }
-    wait_for_phase(kubectl, VOLCANO, namespace, "torch", "Running")
+    wait_for_phase(kubectl, VOLCANO, namespace, name, "Running")
 
 
 def test_a_pytorch_job_in_scheduler_plugins_mode_starts_whole(
@@ -409,7 +447,7 @@ def test_a_pytorch_job_in_scheduler_plugins_mode_starts_whole(
     adopt(kubectl, namespace)
     for _ in range(4):
         pool.add(gpus=8)
-    kubectl.apply(pytorch_job("torch", pool, workers=3), namespace)
+    kubectl.apply(PYTORCH_JOB.job("torch", pool), namespace)
     pods = wait_all_bound(kubectl, namespace, "torch", 4, timeout=120)
     assert {pod["spec"]["schedulerName"] for pod in pods} == {"default-scheduler"}
     assert all(pod["metadata"]["labels"][SCHEDULER_PLUGINS.member_label] == "torch" for pod in pods)
