@@ -15,6 +15,8 @@ Each step is a method of `_Cycle`, called in this order by `run`:
   does not fit never blocks the ones behind it, unless it has waited past
   `starvation_seconds` (since it last started waiting): then it closes nodes
   (`refusal.close_nodes`), and later gangs cannot use them.
+  When every gang tried fits, `schedule` decides the cycle again with them placed
+  the largest first (`packing`): the queue's order then decides nothing but where.
 - `_grow_admitted`: admitted gangs with members beyond `minCount` grow, as they fit.
 - `_plan`: all of it turned into the plan (`transitions`): ordered steps, each
   group's status; the pods of Jobs whose opt-in the API server dropped let go
@@ -34,6 +36,7 @@ from muster.scheduler.config import EngineConfig
 from muster.scheduler.cycle import refusal
 from muster.scheduler.cycle.board import Board
 from muster.scheduler.cycle.notices import notices
+from muster.scheduler.cycle.packing import admits_as_many, largest_first
 from muster.scheduler.cycle.queue import Gang, gangs_of
 from muster.scheduler.decisions.plan import Plan
 from muster.scheduler.decisions.results import (
@@ -65,15 +68,28 @@ def schedule(
 ) -> CycleResult:
     """Decide one cycle: admissions, growths of admitted gangs, verdicts for the rest,
     and the plan that carries them out; `carried`: what the cycle before handed on
-    (its `CycleResult.carried`)."""
-    return _Cycle(state, now, config, carried).run()
+    (its `CycleResult.carried`). When every gang the cycle tried fits, it is decided
+    again with them placed the largest first (`packing`)."""
+    cycle = _Cycle(state, now, config, carried)
+    result = cycle.run()
+    order = cycle.largest_first()
+    if order is None:
+        return result
+    packed = _Cycle(state, now, config, carried, first=order).run()
+    return packed if admits_as_many(packed, result) else result
 
 
 class _Cycle:
     def __init__(
-        self, state: ClusterState, now: float, config: EngineConfig, carried: Carried
+        self,
+        state: ClusterState,
+        now: float,
+        config: EngineConfig,
+        carried: Carried,
+        first: tuple[GroupKey, ...] = (),
     ) -> None:
         self.state = state
+        self.first = first  # pending gangs decided before the others, in this order
         self.now = now
         self.config = config
         self.carried = carried
@@ -88,6 +104,7 @@ class _Cycle:
         self.verdicts: dict[GroupKey, Verdict] = {}
         self.benched: set[GroupKey] = set()
         self.short: set[GroupKey] = set()  # admitted, minCount raised beyond what fits
+        self.crowded = False  # a pending gang was tried and did not fit
 
     def run(self) -> CycleResult:
         followed = self._follow_admitted()
@@ -144,9 +161,28 @@ class _Cycle:
         self.short |= {key for key in idle if self._short_with_nothing_to_place(key)}
 
     def _decide_pending(self) -> None:
+        """In queue order, or `first` before the others; a gang's position is always
+        its place in the queue."""
         pending = [gang for gang in self.gangs if not gang.record.admitted]
-        for position, gang in enumerate(pending, start=1):
-            self._decide_safely(gang, position)
+        position = {gang.key: number for number, gang in enumerate(pending, start=1)}
+        if self.first:
+            rank = {key: number for number, key in enumerate(self.first)}
+            pending.sort(key=lambda gang: rank.get(gang.key, len(rank)))
+        for gang in pending:
+            self._decide_safely(gang, position[gang.key])
+
+    def largest_first(self) -> tuple[GroupKey, ...] | None:
+        """The gangs this cycle admitted, the largest first, when deciding them again in
+        that order may pack them tighter: two or more admitted, nobody taken down, and
+        no gang tried that did not fit (then the queue's order is what counts)."""
+        if self.first or self.crowded:
+            return None
+        admitted = {a.group for a in self.admissions if a.placements and not a.victims}
+        if len(admitted) < 2 or len(admitted) < len(self.admissions):
+            return None
+        order = largest_first(self.gangs, admitted, self.board.capacity)
+        in_queue = tuple(gang.key for gang in self.gangs if gang.key in admitted)
+        return None if order == in_queue else order
 
     def _grow_admitted(self, admitted: list[Gang], followed: dict[GroupKey, Following]) -> None:
         """Members beyond minCount, as they fit; a gang left short releases none of its
@@ -216,6 +252,7 @@ class _Cycle:
             self.board.take(gang, placement.placements)
             self.admissions.append(self._admission(gang, placement))
             return
+        self.crowded = True
         never = refusal.never(self.board, gang)  # then no victim would make room either
         if never is None and record.preempt and self._preempt(gang, shapes, interplay):
             return
