@@ -208,10 +208,12 @@ def _condition_order(item: Mapping[str, Any]) -> tuple[int, str]:
     return (_ORDER.index(kind) if kind in _ORDER else len(_ORDER), kind)
 
 
-PROGRESS_GRACE = 10.0
+PROGRESS_GRACE = 30.0
 """Seconds after a gang last moved (its PodGroup appeared, it was admitted, one of its
 members was created, bound or started) during which a status write for its progress
-alone waits (see `deferred_progress`)."""
+alone waits (see `deferred_progress`). Longer than a pod takes from its bind to its
+start on a busy node (its image pulled, its containers started; under a loaded KWOK
+here, 11 to 12 s), so that a gang binding then starting is not written in between."""
 
 
 def last_moved(since: float, members: Iterable[PodRecord]) -> float:
@@ -239,7 +241,7 @@ def deferred_progress(
     the wording of an unchanged condition alone is not written, until every member
     has started (or finished): a gang that starts as it should writes its progress
     once, however slowly its pods come on a busy API server, and one that does not
-    shows where it is stuck once it stops moving. Anything else that changes is
+    shows where it is stuck once it has stopped moving for that long. Anything else that changes is
     written at once, progress with it.
     """
     if now >= since + PROGRESS_GRACE:
