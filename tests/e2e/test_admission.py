@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
+from bench.spending import webhook_calls
 
 from tests.e2e.cluster import Kubectl, wait_until
 from tests.e2e.harness import (
@@ -306,20 +306,6 @@ def test_a_job_pod_that_names_its_node_still_reaches_the_pod_webhook(
     )
 
 
-def muster_webhook_calls(kubectl: Kubectl) -> dict[str, int]:
-    """The API server's calls of each of Muster's webhooks so far, from its metrics."""
-    calls: dict[str, int] = {}
-    metrics = kubectl("get", "--raw", "/metrics").stdout
-    for family in text_string_to_metric_families(metrics):
-        if family.name != "apiserver_admission_webhook_request":
-            continue
-        for sample in family.samples:
-            name = sample.labels.get("name", "")
-            if sample.name.endswith("_total") and name.endswith(".scheduling.muster.dev"):
-                calls[name] = calls.get(name, 0) + int(sample.value)
-    return calls
-
-
 def test_a_labelled_gang_job_costs_one_webhook_call_and_its_podgroup_has_its_priority(
     operator: OperatorProcess,
     kubectl: Kubectl,
@@ -332,17 +318,14 @@ def test_a_labelled_gang_job_costs_one_webhook_call_and_its_podgroup_has_its_pri
     are gated by its template."""
     _, high = priorities
     pool.add(gpus=4)
-    before = muster_webhook_calls(kubectl)
+    before = webhook_calls(kubectl("get", "--raw", "/metrics").stdout)
     for name in ("first", "second"):
         kubectl.apply(gang_job(name, pool, workers=2, priority_class=high), namespace)
     for name in ("first", "second"):
         wait_all_bound(kubectl, namespace, name, 2)
         wait_for_reason(kubectl, namespace, name, "Scheduled")
-    after = muster_webhook_calls(kubectl)
-    made = {name: after[name] - before.get(name, 0) for name in after}
-    assert {name: count for name, count in made.items() if count} == {
-        "gate-jobs.scheduling.muster.dev": 2
-    }
+    made = webhook_calls(kubectl("get", "--raw", "/metrics").stdout) - before
+    assert made == {"gate-jobs.scheduling.muster.dev": 2}
     spec = kubectl.json("get", POD_GROUPS, "first", "-n", namespace)["spec"]
     assert (spec["priorityClassName"], spec["priority"]) == (high, 1000)
     assert spec["preemptionPolicy"] == "PreemptLowerPriority"
