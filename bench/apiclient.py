@@ -93,6 +93,18 @@ class ApiClient:
             decoded: JsonObject = json.loads(payload) if payload else {}
             return decoded
 
+    async def text(self, path: str) -> str:
+        """A GET answered in text (the API server's /metrics)."""
+        async with self.session.get(
+            self.server + path,
+            headers={"Accept": "text/plain"},
+            timeout=aiohttp.ClientTimeout(total=60),
+        ) as response:
+            payload = await response.read()
+            if not 200 <= response.status <= 299:
+                raise ApiError(response.status, payload.decode(errors="replace"))
+            return payload.decode()
+
     async def create(self, path: str, body: Mapping[str, Any]) -> JsonObject:
         return await self.request("POST", path, body)
 

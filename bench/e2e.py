@@ -47,7 +47,13 @@ from bench.machine import describe
 from bench.observe import follow_kueue_workloads, follow_muster_gangs, follow_pods
 from bench.processes import spent, usage
 from bench.rollbacks import rollback_reasons
-from bench.spending import OPERATOR, operator_figures, request_figures
+from bench.spending import (
+    OPERATOR,
+    operator_figures,
+    request_figures,
+    webhook_calls,
+    webhook_figures,
+)
 from bench.stats import summarize
 from bench.timeline import Timeline
 from bench.workload import (
@@ -401,6 +407,7 @@ async def measure(
         ]
         await asyncio.wait_for(asyncio.gather(*(flag.wait() for flag in listed)), timeout=60)
         before = {name: usage(pid) for name, pid in pids.items()}
+        hooks_before = webhook_calls(await api.text("/metrics"))
         load_before = os.getloadavg()[0]
         wall_start, start = time.time(), time.monotonic()
         await submit(api, workload, mode, params, timeline)
@@ -408,6 +415,9 @@ async def measure(
         ended_because = await settle(timeline, start, params)
         end, wall_end = time.monotonic(), time.time()
         after = {name: usage(pid) for name, pid in pids.items()}
+        hooks = webhook_figures(
+            hooks_before, webhook_calls(await api.text("/metrics")), len(workload)
+        )
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
@@ -426,6 +436,7 @@ async def measure(
     if OPERATOR in clients:
         figures["operator"] = operator_figures(calls, figures["processes"][OPERATOR], bound)
         figures["operator"]["rollbacks_by_reason"] = rolled_back
+        figures["operator"]["webhook_calls"] = hooks
     return figures
 
 

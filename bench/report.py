@@ -84,6 +84,21 @@ def _operator(key: str, digits: int = 1) -> Callable[[Figures], str]:
     return cell
 
 
+def _per_job(call: str) -> Callable[[Figures], str]:
+    """One kind of the operator's requests, per Job of the burst."""
+
+    def cell(figures: Figures) -> str:
+        calls = (figures.get("operator") or {}).get("api_requests_by_call")
+        return "-" if calls is None else _number(calls.get(call, 0) / figures["jobs"], 2)
+
+    return cell
+
+
+def _webhook_calls(figures: Figures) -> str:
+    calls = (figures.get("operator") or {}).get("webhook_calls")
+    return "-" if calls is None else _number(calls["per_job"], 2)
+
+
 def control_plane_cpu(figures: Figures) -> float | None:
     """CPU seconds of every measured process (the control plane, and the operator in
     Muster's run): what the run cost the machine, whoever spent it."""
@@ -181,6 +196,8 @@ ROWS: tuple[tuple[str, Callable[[Figures], str]], ...] = (
     ("operator peak RSS (MiB)", _operator("peak_rss_mib")),
     ("operator API requests per admitted pod", _operator("api_requests_per_admitted_pod", 2)),
     ("operator scheduling cycles", _cycles),
+    ("operator status writes per gang", _per_job("update podgroups/status")),
+    ("webhook calls per Job", _webhook_calls),
     ("floor client CPU (s)", _process("muster-floor", "cpu_seconds")),
     (
         "API requests per bound pod, all clients",

@@ -1,9 +1,11 @@
-"""What a run asked of the control plane: API requests per bound pod, by client.
+"""What a run asked of the control plane: API requests per bound pod, by client, and
+the calls of Muster's webhooks.
 
 Every client is named in the audit log by its User-Agent (bench/audit.py). The
 benchmark's own requests (creating the burst, watching it) are counted apart, since
 every mode makes the same ones; the operator is whichever client is none of the
-others.
+others. The audit log does not show the API server's own calls of admission
+webhooks; its metrics count them (`apiserver_admission_webhook_request_total`).
 """
 
 from __future__ import annotations
@@ -12,12 +14,14 @@ from collections import Counter
 from typing import Any
 
 from hack.cluster import KUEUE
+from prometheus_client.parser import text_string_to_metric_families
 
 from bench import floor
 from bench.apiclient import USER_AGENT
 from bench.audit import Call, per_call, per_client
 
 OPERATOR = "muster"
+WEBHOOKS = ".scheduling.muster.dev"  # how the name of every webhook of Muster's ends
 
 # Clients in the audit log that are not the operator: the control plane, KWOK (the
 # simulated kubelets), Kueue's manager, the floor client, kubectl (used only to set the
@@ -60,4 +64,26 @@ def operator_figures(calls: Counter[Call], process: dict[str, float], bound: int
         "api_requests": total,
         "api_requests_by_call": per_call(calls, clients),
         "api_requests_per_admitted_pod": round(total / bound, 2),
+    }
+
+
+def webhook_calls(metrics: str) -> Counter[str]:
+    """The API server's calls of each of Muster's webhooks so far, from its /metrics."""
+    calls: Counter[str] = Counter()
+    for family in text_string_to_metric_families(metrics):
+        if family.name != "apiserver_admission_webhook_request":
+            continue
+        for sample in family.samples:
+            name = sample.labels.get("name", "")
+            if sample.name.endswith("_total") and name.endswith(WEBHOOKS):
+                calls[name] += int(sample.value)
+    return calls
+
+
+def webhook_figures(before: Counter[str], after: Counter[str], jobs: int) -> dict[str, Any]:
+    """The calls of Muster's webhooks during the run, by webhook and per Job."""
+    made = after - before
+    return {
+        "by_webhook": dict(sorted(made.items())),
+        "per_job": round(sum(made.values()) / max(jobs, 1), 2),
     }

@@ -43,6 +43,7 @@ RENDERED = {
 _MARKS = {
     "RELEASE-NAMESPACE": "{{ .Release.Namespace }}",
     "WEBHOOK-SERVICE": '{{ include "muster.service" . }}',
+    "OPERATOR-USER": '{{ include "muster.user" . }}',
 }
 SERVICE = server.ServiceReference(namespace="RELEASE-NAMESPACE", name="WEBHOOK-SERVICE")
 HEADER = (
@@ -95,6 +96,7 @@ def webhook_configurations_template() -> str:
         group=GROUP,
         service=SERVICE,
         adoption=_ADOPTION,
+        operator_user="OPERATOR-USER",
     )
     documents = [
         f"apiVersion: {configuration['apiVersion']}\nkind: {configuration['kind']}\n"

@@ -1,6 +1,7 @@
 """Admission as upstream's: a PodGroup's workloadRef must resolve, a pod that names
 its node is not gated (and counts as a bound member of its gang), and a resized gang
-Job's PodGroup follows its minCount, while a size the Job cannot run is refused."""
+Job's PodGroup follows its minCount, while a size the Job cannot run is refused; a
+labelled Job costs one webhook call, its gating."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bench.spending import webhook_calls
 
 from tests.e2e.cluster import Kubectl, wait_until
 from tests.e2e.harness import (
@@ -302,3 +304,28 @@ def test_a_job_pod_that_names_its_node_still_reaches_the_pod_webhook(
             for event in events_for(kubectl, namespace, "pinned")
         ),
     )
+
+
+def test_a_labelled_gang_job_costs_one_webhook_call_and_its_podgroup_has_its_priority(
+    operator: OperatorProcess,
+    kubectl: Kubectl,
+    namespace: str,
+    pool: NodePool,
+    priorities: tuple[str, str],
+) -> None:
+    """Its gating validates it; the Workload and PodGroup the operator makes for it
+    call no webhook (the operator resolves the PodGroup's priority itself); its pods
+    are gated by its template."""
+    _, high = priorities
+    pool.add(gpus=4)
+    before = webhook_calls(kubectl("get", "--raw", "/metrics").stdout)
+    for name in ("first", "second"):
+        kubectl.apply(gang_job(name, pool, workers=2, priority_class=high), namespace)
+    for name in ("first", "second"):
+        wait_all_bound(kubectl, namespace, name, 2)
+        wait_for_reason(kubectl, namespace, name, "Scheduled")
+    made = webhook_calls(kubectl("get", "--raw", "/metrics").stdout) - before
+    assert made == {"gate-jobs.scheduling.muster.dev": 2}
+    spec = kubectl.json("get", POD_GROUPS, "first", "-n", namespace)["spec"]
+    assert (spec["priorityClassName"], spec["priority"]) == (high, 1000)
+    assert spec["preemptionPolicy"] == "PreemptLowerPriority"

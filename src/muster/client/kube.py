@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import json
+import logging
 import urllib.parse
 import urllib.request
 from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
@@ -23,6 +24,8 @@ from muster.api.wire import JsonObject
 from muster.client.retry import ExponentialBackoff
 from muster.client.throttle import RateLimiter
 from muster.scheduler.objects.keys import resource_version
+
+logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
@@ -413,6 +416,22 @@ async def served(kube: Kube, api: str) -> bool:
     """Whether the API server serves the group version at `api` (`/apis/GROUP/VERSION`):
     an optional API, such as Kueue's, is watched only where it is installed."""
     return await get_or_none(kube, api) is not None
+
+
+SELF_SUBJECT_REVIEWS = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
+
+
+async def own_user(kube: Kube) -> str | None:
+    """The user name the API server knows this client by; None where it cannot say
+    (before Kubernetes 1.28, or a review refused)."""
+    review = {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}
+    try:
+        answer = await kube.request("POST", SELF_SUBJECT_REVIEWS, body=review)
+    except KubeError as error:
+        logger.warning("cannot learn this client's user name: %s", error)
+        return None
+    name = ((answer.get("status") or {}).get("userInfo") or {}).get("username")
+    return name if isinstance(name, str) and name else None
 
 
 async def apply_object(kube: Kube, obj: JsonObject) -> JsonObject:

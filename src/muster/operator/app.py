@@ -22,6 +22,7 @@ import asyncio
 import contextlib
 import logging
 import os
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import kopf
@@ -32,7 +33,7 @@ from muster.api.adoption import Adoption
 from muster.api.constants import GROUP
 from muster.client import paths
 from muster.client.informer import Informer
-from muster.client.kube import Kube, apply_object, connect, served
+from muster.client.kube import Kube, apply_object, connect, own_user, served
 from muster.client.throttle import RateLimiter
 from muster.client.tls_buffers import limit_read_buffers
 from muster.operator.admission.adopted_schedulers import (
@@ -267,6 +268,7 @@ class Operator:
             fenced,
             self.config,
             self.metrics,
+            priority_classes=self._synced_priority_classes,
             still_leading=elector.still_leading,
             kueue=self.kueue,
             devices=self.devices,
@@ -297,12 +299,19 @@ class Operator:
             group=GROUP,
             service=service_reference(self.config),
             adoption=self.adoption,
+            operator_user=await own_user(kube),
         )
         for configuration in configurations:
             await apply_object(kube, configuration)
             logger.info(
                 "registered the %s %s", configuration["kind"], self.config.webhook_configuration
             )
+
+    async def _synced_priority_classes(self) -> Sequence[Mapping[str, Any]]:
+        """Every PriorityClass, once the replica's watch has listed them all."""
+        if self.priority_informer is not None:
+            await self.priority_informer.synced.wait()
+        return await self.priority_classes.list()
 
     async def _webhooks_listening(self) -> bool:
         if not self.kopf_ready.is_set():

@@ -36,6 +36,7 @@ from muster.operator.intake.cache import LiveCache
 from muster.operator.intake.pod_views import CAPACITY_QUERY, MEMBER_QUERY, PodViews
 from muster.operator.intake.trigger import Trigger
 from muster.operator.metrics import Metrics
+from muster.webhooks.priority import PriorityClassLister
 
 logger = logging.getLogger(__name__)
 
@@ -150,7 +151,9 @@ class Controller:
     """Wires informers, the expander and the scheduling loop around one cache
     (`kueue`: whether Kueue's API is served, so its Topologies are watched; `devices`:
     whether Dynamic Resource Allocation's is, so its slices, classes and claims are;
-    `adoption`: what is adopted, docs/frameworks.md)."""
+    `adoption`: what is adopted, docs/frameworks.md; `priority_classes`: the
+    replica's PriorityClasses, whose priority the expanders give the PodGroups they
+    create)."""
 
     def __init__(
         self,
@@ -158,6 +161,7 @@ class Controller:
         config: OperatorConfig,
         metrics: Metrics,
         *,
+        priority_classes: PriorityClassLister,
         still_leading: Callable[[], bool] = lambda: True,
         kueue: bool = False,
         devices: bool = False,
@@ -174,8 +178,14 @@ class Controller:
             kube, instance=config.identity, still_leading=still_leading
         )
         self.expanders = [
-            Expander(kube, self.events, kind="Job", still_leading=still_leading),
-            Expander(kube, self.events, kind="Workload", still_leading=still_leading),
+            Expander(
+                kube,
+                self.events,
+                kind=kind,
+                priority_classes=priority_classes,
+                still_leading=still_leading,
+            )
+            for kind in ("Job", "Workload")
         ]
         views = PodViews(self.cache.pods)
         pods = self._pod_actions(kube, config, views, still_leading)

@@ -7,7 +7,10 @@ Muster:
   `spec.scheduling.schedulingPolicy` (a CEL match condition selects them, see
   `muster.webhooks.server`), on CREATE: the pod template gets the group label and,
   for gangs, the scheduling gate (`muster.api.expand`), so every pod the Job
-  controller creates is born gated. A template gated for the native field says so
+  controller creates is born gated. A labelled Job is validated in the same call
+  (:func:`muster.webhooks.validation.check_job`, refused with every problem naming
+  its field), so its creation costs one webhook call; the validating webhook sees
+  it again only on update. A template gated for the native field says so
   (`scheduling.muster.dev/gated-for: spec.scheduling`): the API server runs this
   webhook before it prepares the Job for storage, and one without the
   `WorkloadWithJob` feature drops the field only then, so the webhook cannot know
@@ -26,7 +29,7 @@ Muster:
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import kopf
@@ -36,6 +39,7 @@ from muster.api.expand import gated_pod_template
 from muster.api.gates import has_gang_gate, pod_group_name, with_gang_gate, without_gang_gate
 from muster.api.optin import OptInError, read_job_opt_in
 from muster.api.wire import controller_name
+from muster.webhooks.validation import check_job, levels_of
 
 
 def job_template(job: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -108,8 +112,16 @@ def pod_gates(pod: Mapping[str, Any]) -> list[dict[str, Any]] | None:
     labels={POLICY_LABEL: kopf.PRESENT},
     persistent=True,
 )
-def gate_job(body: kopf.Body, patch: kopf.Patch, **_: Any) -> None:
-    _gate_template(body, patch)
+def gate_job(body: kopf.Body, patch: kopf.Patch, warnings: list[str], memo: Any, **_: Any) -> None:
+    gate_labelled_job(body, patch, warnings, levels_of(memo))
+
+
+def gate_labelled_job(
+    job: kopf.Body, patch: kopf.Patch, warnings: list[str], levels: Sequence[str]
+) -> None:
+    """Refuse the new labelled Job whose opt-in cannot be honoured, else gate it."""
+    check_job(job, warnings, None, levels)
+    _gate_template(job, patch)
 
 
 @kopf.on.mutate(

@@ -11,6 +11,13 @@ selector from its label filter, and a CEL match condition from its field filter 
 Jobs that opt in through `spec.scheduling`, which no label marks). kopf's own
 managed configurations cannot express match conditions, hence this builder.
 
+The webhooks of Muster's own kinds (PodGroups, Workloads) leave the operator's own
+writes alone, by a match condition on the request's user (:func:`sparing`): what the
+operator creates or changes comes from a Job or Workload these webhooks admitted
+already, and it resolves its PodGroups' priority itself
+(:mod:`muster.operator.execution.expansion`). So a labelled Job costs one webhook
+call, its gating, and nothing for the Workload and PodGroup made for it.
+
 Importing this module registers every webhook handler of the package with kopf.
 """
 
@@ -20,6 +27,7 @@ import asyncio
 import base64
 import datetime
 import hashlib
+import json
 import logging
 import re
 import tempfile
@@ -41,6 +49,7 @@ import muster.webhooks.gating
 import muster.webhooks.priority
 import muster.webhooks.validation  # noqa: F401
 from muster.api.adoption import Adoption
+from muster.api.constants import GROUP
 from muster.webhooks import serving
 from muster.webhooks.adoption import ADOPT_PODS, ADOPT_PODS_CONDITION
 from muster.webhooks.certificates import issue
@@ -184,10 +193,26 @@ _MORE_CONDITIONS: dict[str, list[dict[str, str]]] = {
 }
 
 
-def _match_conditions(handler: WebhookHandler) -> list[dict[str, str]]:
+SPARING = "not-the-operators-own"
+
+
+def sparing(user: str) -> dict[str, str]:
+    """The match condition of a webhook that leaves the writes of `user` (the
+    operator's) alone."""
+    return {"name": SPARING, "expression": f"request.userInfo.username != {json.dumps(user)}"}
+
+
+def _spares_the_operator(handler: WebhookHandler) -> bool:
+    """Whether the handler is about Muster's own kinds, which the operator writes."""
+    return handler.selector is not None and handler.selector.group == GROUP
+
+
+def _match_conditions(handler: WebhookHandler, operator_user: str | None) -> list[dict[str, str]]:
     """`has()` of every step of the handler's field filter, so others never reach us,
-    and the handler's own conditions."""
+    the handler's own conditions, and for Muster's kinds, not the operator's writes."""
     more = _MORE_CONDITIONS.get(str(handler.id), [])
+    if operator_user is not None and _spares_the_operator(handler):
+        more = [*more, sparing(operator_user)]
     if not handler.field or handler.value is not kopf.PRESENT:
         return more
     steps = [
@@ -226,7 +251,9 @@ def _client_config(
     return client
 
 
-def _webhook(handler: WebhookHandler, *, client: dict[str, Any], group: str) -> dict[str, Any]:
+def _webhook(
+    handler: WebhookHandler, *, client: dict[str, Any], group: str, operator_user: str | None
+) -> dict[str, Any]:
     selector = handler.selector
     plural = None if selector is None else selector.plural or selector.any_name
     if selector is None or not isinstance(plural, str):
@@ -251,7 +278,7 @@ def _webhook(handler: WebhookHandler, *, client: dict[str, Any], group: str) -> 
     }
     if selector_labels := _object_selector(handler):
         webhook["objectSelector"] = selector_labels
-    if conditions := _match_conditions(handler):
+    if conditions := _match_conditions(handler, operator_user):
         webhook["matchConditions"] = conditions
     if handler.reason == WebhookType.MUTATING:
         webhook["reinvocationPolicy"] = "Never"
@@ -276,11 +303,13 @@ def webhook_configurations(
     group: str,
     service: ServiceReference | None = None,
     adoption: Adoption | None = None,
+    operator_user: str | None = None,
 ) -> list[dict[str, Any]]:
     """The Mutating- and ValidatingWebhookConfiguration serving these handlers.
 
     At `url`, or through `service` when given (the in-cluster installation). The
-    webhook of adopted pods only with an `adoption`.
+    webhook of adopted pods only with an `adoption`. With `operator_user`, the
+    webhooks of Muster's kinds leave that user's writes alone.
     """
     encoded = base64.b64encode(ca_bundle).decode("ascii")
     configurations = []
@@ -290,7 +319,7 @@ def webhook_configurations(
             if handler.reason != reason or (str(handler.id) == ADOPT_PODS and adoption is None):
                 continue
             client = _client_config(handler, url=url, service=service, ca_bundle=encoded)
-            webhook = _webhook(handler, client=client, group=group)
+            webhook = _webhook(handler, client=client, group=group, operator_user=operator_user)
             if str(handler.id) == ADOPT_PODS and adoption is not None:
                 webhook = _adopting(webhook, adoption)
             webhooks.append(webhook)

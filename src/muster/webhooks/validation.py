@@ -11,7 +11,9 @@ is its own webhook, selected narrowly:
 - ``validate-podgroups``: PodGroups, CREATE and UPDATE.
 - ``validate-workloads``: Workloads, CREATE and UPDATE.
 - ``validate-labelled-jobs``: Jobs with the label ``scheduling.muster.dev/policy``
-  (an object selector), CREATE and UPDATE. A labelled Job that also has the native
+  (an object selector), on UPDATE; on CREATE the gating webhook
+  (:mod:`muster.webhooks.gating`) checks them with the same :func:`check_job`, in
+  the one call a Job's creation costs. A labelled Job that also has the native
   ``spec.scheduling`` field is checked by the field (which wins), with a warning.
 
 A Job with only the native field needs no webhook of Muster's: an API server that
@@ -20,7 +22,9 @@ key's syntax), and one that drops it drops it before validating admission. So no
 webhook has to see every Job of the cluster.
 
 The Job webhook ignores failures: an unreachable Muster must not stop a cluster's
-Jobs; the operator reports an invalid opt-in on the Job as an event anyway.
+Jobs from being changed; the operator reports an invalid opt-in on the Job as an
+event anyway. (A labelled Job's creation waits on the gating webhook, which fails
+closed: no gang Job may start ungated.)
 """
 
 from __future__ import annotations
@@ -158,7 +162,7 @@ def validate_workload_admission(
     "v1",
     "jobs",
     id="validate-labelled-jobs",
-    operations=["CREATE", "UPDATE"],
+    operations=["UPDATE"],
     labels={POLICY_LABEL: kopf.PRESENT},
     persistent=True,
     ignore_failures=True,

@@ -3,7 +3,7 @@ from __future__ import annotations
 from collections import Counter
 
 from bench.audit import Call
-from bench.spending import operator_figures, request_figures
+from bench.spending import operator_figures, request_figures, webhook_calls, webhook_figures
 
 
 def calls() -> Counter[Call]:
@@ -29,3 +29,25 @@ def test_the_operator_is_the_client_no_other_component_is() -> None:
     assert figures["api_requests"] == 6
     assert figures["api_requests_by_call"] == {"patch pods": 4, "create events": 2}
     assert figures["api_requests_per_admitted_pod"] == 1.5
+
+
+SAMPLE = 'apiserver_admission_webhook_request_total{{code="{code}",name="{name}"}} {n}'
+METRICS = "\n".join(
+    (
+        "# TYPE apiserver_admission_webhook_request_total counter",
+        SAMPLE.format(code=200, name="gate-jobs.scheduling.muster.dev", n=3),
+        SAMPLE.format(code=400, name="gate-jobs.scheduling.muster.dev", n=1),
+        SAMPLE.format(code=200, name="mpod.kueue.x-k8s.io", n=7),
+        "",
+    )
+)
+
+
+def test_the_calls_of_muster_s_webhooks_are_counted_from_the_api_server_s_metrics() -> None:
+    before = webhook_calls(METRICS)
+    assert before == {"gate-jobs.scheduling.muster.dev": 4}
+    after = before + Counter({"gate-jobs.scheduling.muster.dev": 6})
+    assert webhook_figures(before, after, jobs=3) == {
+        "by_webhook": {"gate-jobs.scheduling.muster.dev": 6},
+        "per_job": 2.0,
+    }

@@ -133,8 +133,18 @@ def controller(
 ) -> Controller:
     kube = Kube(ScriptedApiClient())  # type: ignore[arg-type]
     return Controller(
-        kube, OperatorConfig(**config), Metrics(), kueue=kueue, devices=devices, adoption=adoption
+        kube,
+        OperatorConfig(**config),
+        Metrics(),
+        priority_classes=no_classes,
+        kueue=kueue,
+        devices=devices,
+        adoption=adoption,
     )
+
+
+async def no_classes() -> list[dict[str, Any]]:
+    return []
 
 
 def test_the_leader_watches_every_source_and_workloads_too() -> None:

@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
-from muster.webhooks.gating import bypass_warning, bypasses_gang, job_template, pod_gates
+import kopf
+import pytest
+
+from muster.webhooks.gating import (
+    bypass_warning,
+    bypasses_gang,
+    gate_labelled_job,
+    job_template,
+    pod_gates,
+)
 
 GATE = {"name": "scheduling.muster.dev/gang"}
 GROUP_LABEL = "scheduling.muster.dev/pod-group"
@@ -25,6 +34,18 @@ def test_a_gang_job_template_gets_the_label_and_the_gate() -> None:
     assert template is not None
     assert template["metadata"]["labels"] == {"app": "x", GROUP_LABEL: "train"}
     assert template["spec"]["schedulingGates"] == [GATE]
+
+
+def test_a_labelled_job_is_refused_by_its_gating_when_its_opt_in_is_invalid() -> None:
+    """Its creation's one webhook call validates it too, naming the field."""
+    bad = job({"scheduling.muster.dev/policy": "gang"}, {"scheduling.muster.dev/min-count": "9"})
+    patch = kopf.Patch()
+    with pytest.raises(kopf.AdmissionError, match=r"9 exceeds spec\.parallelism 4"):
+        gate_labelled_job(kopf.Body(cast(Any, bad)), patch, [], ())
+    assert not patch
+    good = job({"scheduling.muster.dev/policy": "gang"})
+    gate_labelled_job(kopf.Body(cast(Any, good)), patch, [], ())
+    assert patch["spec"]["template"]["spec"]["schedulingGates"] == [GATE]
 
 
 def test_a_basic_job_template_is_labelled_but_never_held() -> None:

@@ -40,7 +40,9 @@ def test_webhook_names_are_valid_lowercase_subdomains() -> None:
     assert name == "validate-native-jobs.spec.scheduling.schedulingpolicy.g.dev"
 
 
-def configurations(adoption: Adoption | None = None) -> dict[str, dict[str, dict[str, Any]]]:
+def configurations(
+    adoption: Adoption | None = None, operator_user: str | None = None
+) -> dict[str, dict[str, dict[str, Any]]]:
     handlers = server.webhook_handlers(kopf.get_default_registry())
     built = server.webhook_configurations(
         handlers,
@@ -49,6 +51,7 @@ def configurations(adoption: Adoption | None = None) -> dict[str, dict[str, dict
         ca_bundle=b"CA",
         group="g.dev",
         adoption=adoption,
+        operator_user=operator_user,
     )
     return {
         configuration["kind"]: {webhook["name"]: webhook for webhook in configuration["webhooks"]}
@@ -80,6 +83,36 @@ def test_the_gating_webhooks_select_only_opted_in_objects_and_fail_closed() -> N
     }
     jobs = mutating["gate-jobs.g.dev"]
     assert jobs["objectSelector"]["matchExpressions"][0]["key"] == "scheduling.muster.dev/policy"
+
+
+def test_the_webhooks_of_muster_s_kinds_spare_the_operator_s_own_writes() -> None:
+    built = configurations(operator_user="system:serviceaccount:ms:op")
+    spared = {
+        name
+        for webhooks in built.values()
+        for name, webhook in webhooks.items()
+        if server.sparing("system:serviceaccount:ms:op") in webhook.get("matchConditions", [])
+    }
+    assert spared == {
+        "resolve-podgroup-priority.g.dev",
+        "validate-podgroups.g.dev",
+        "validate-workloads.g.dev",
+    }
+    assert server.sparing("a")["expression"] == 'request.userInfo.username != "a"'
+    unspared = configurations()
+    assert not any(
+        condition["name"] == server.SPARING
+        for webhooks in unspared.values()
+        for webhook in webhooks.values()
+        for condition in webhook.get("matchConditions", [])
+    )
+
+
+def test_a_labelled_job_is_validated_on_creation_by_its_gating_webhook_alone() -> None:
+    built = configurations()
+    assert built[server.MUTATING]["gate-jobs.g.dev"]["rules"][0]["operations"] == ["CREATE"]
+    validating = built[server.VALIDATING]["validate-labelled-jobs.g.dev"]
+    assert validating["rules"][0]["operations"] == ["UPDATE"]
 
 
 def test_the_adopted_pods_webhook_is_there_only_while_adopting_and_for_its_namespaces() -> None:

@@ -7,6 +7,13 @@ already exists is left alone), so replaying a Job after a restart or a relist co
 one rejected create and nothing else. The Workload comes first: a PodGroup is
 admitted only once the Workload it refers to exists.
 
+The admission webhooks leave the operator's own writes alone (a match condition on
+its user): what it creates comes from a Job or Workload they admitted already. So a
+PodGroup's priority, which their mutating webhook resolves for anyone else's, is
+resolved here, from the replica's PriorityClasses, by the same function
+(:func:`muster.api.priority.resolve_priority`); one whose class does not exist is not
+created, as that webhook refused it.
+
 A gang Job whose size changes (parallelism, the native minCount, or the min-count
 annotation) has the minCount of its existing Workload template and PodGroup follow,
 as the 1.37 Job controller does (:mod:`muster.api.resize`); a PodGroup that refuses
@@ -38,6 +45,7 @@ from muster.api.expand import (
     template_names,
 )
 from muster.api.optin import OptInError, carries_opt_in, read_job_opt_in
+from muster.api.priority import PriorityError, priority_fields, resolve_priority
 from muster.api.resize import current_min_count, min_count_patch
 from muster.api.wire import JsonObject
 from muster.client.kube import (
@@ -54,6 +62,7 @@ from muster.client.retry import ExponentialBackoff
 from muster.operator.execution.events import NORMAL, WARNING, EventRecorder
 from muster.scheduler.memory.native_jobs import AskAgain, native_owner
 from muster.scheduler.objects.keys import object_key
+from muster.webhooks.priority import PriorityClassLister
 
 logger = logging.getLogger(__name__)
 
@@ -105,10 +114,12 @@ class Expander:
         events: EventRecorder,
         *,
         kind: str,
+        priority_classes: PriorityClassLister,
         still_leading: Callable[[], bool] = lambda: True,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.kube = kube
+        self.priority_classes = priority_classes
         self.clock = clock
         self.events = events
         self.kind = kind
@@ -187,6 +198,9 @@ class Expander:
             if self.latest.get(key) is obj:
                 del self.latest[key]
         except NotLeadingError:
+            return
+        except PriorityError as error:  # as admission refuses it: until the object changes
+            logger.warning("could not expand %s: %s", reference(obj), error)
             return
         except KubeError as error:
             if not error.transient:
@@ -319,6 +333,8 @@ class Expander:
 
     async def _create(self, obj: JsonObject) -> bool:
         """Create the object; False when it existed already."""
+        if obj["kind"] == "PodGroup":
+            obj = await self._with_priority(obj)
         try:
             await self.kube.request("POST", _collection(obj), body=obj)
         except KubeError as error:
@@ -326,3 +342,10 @@ class Expander:
                 return False
             raise
         return True
+
+    async def _with_priority(self, pod_group: JsonObject) -> JsonObject:
+        """The PodGroup with the priority its class gives it, as admission would set it
+        (:class:`PriorityError` when its class is missing)."""
+        spec = pod_group.get("spec") or {}
+        resolved = resolve_priority(spec, await self.priority_classes())
+        return {**pod_group, "spec": {**spec, **priority_fields(resolved)}}

@@ -49,7 +49,7 @@ class PodViews:
         namespace, name = object_key(obj)
         views, newest = self._seen.get(namespace, name) or (0, 0)
         version = revision(obj)
-        if version is not None and version < newest:
+        if version is not None and version <= newest:
             self._seen.put(namespace, name, (views | view, newest))
             return False
         self._seen.put(namespace, name, (views | view, newest if version is None else version))

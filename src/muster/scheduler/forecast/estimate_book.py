@@ -6,7 +6,10 @@ each gang and asks for a write only when its outcome or reason changes, when its
 start moves by more than a quarter of its wait, or when the wait shown has shrunk by
 more than a quarter (about 25 writes over a wait of a day). An event is asked for
 only when the start itself moves by more than a quarter of the wait, not as time
-passes. Pure: the operator feeds it forecasts and writes what it returns.
+passes. A gang told nothing yet is not written while it waits for its pods (its
+condition says so) nor when it fits now (the next cycle admits it, and admission
+clears the estimate): in a burst, that was a status write for a third of the gangs.
+Pure: the operator feeds it forecasts and writes what it returns.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from typing import Any
 from muster.api.times import rfc3339
 from muster.scheduler.decisions.results import GroupKey
 from muster.scheduler.forecast.estimate_words import clock_time, starts_in, waiting_for
-from muster.scheduler.forecast.forecast import Estimate, Forecast, Outcome
+from muster.scheduler.forecast.forecast import WAITING_FOR_PODS, Estimate, Forecast, Outcome
 from muster.scheduler.state.state import ClusterState
 
 MOVED = 0.25
@@ -82,6 +85,8 @@ class EstimateBook:
         words = self.words.get(key, "")
         wait = 0.0 if estimate.start is None else max(estimate.start - now, 0.0)
         before = self.told.get(key)
+        if before is None and self._said_otherwise(estimate):
+            return None
         moved = None
         if before is not None and before.outcome == estimate.outcome == Outcome.STARTS:
             assert before.start is not None and estimate.start is not None
@@ -100,6 +105,13 @@ class EstimateBook:
             return None
         self.told[key] = _Told(estimate.outcome, estimate.start, words, wait)
         return Update(self._fields(estimate, words, now), moved)
+
+    def _said_otherwise(self, estimate: Estimate) -> bool:
+        """Whether the gang's condition, or its admission at the next cycle, tells it."""
+        assert self.last is not None
+        if estimate.outcome is Outcome.STARTS:
+            return estimate.start is not None and estimate.start <= self.last.now
+        return estimate.outcome is Outcome.UNKNOWN and estimate.why == WAITING_FOR_PODS
 
     def _fields(self, estimate: Estimate, words: str, now: float) -> dict[str, Any]:
         assert self.last is not None

@@ -52,6 +52,10 @@ DEFAULT_HORIZON_SECONDS = 24 * 3600.0
 DEFAULT_BUDGET_CYCLES = 200
 
 
+WAITING_FOR_PODS = "fewer than minCount member pods exist"
+"""Why a gang's start is unknown while it waits for its pods (its condition says it)."""
+
+
 class Outcome(StrEnum):
     STARTS = "starts"
     NEVER = "never"  # it does not fit even on the empty cluster
@@ -315,7 +319,7 @@ class _Forward:
             )
         verdict = first.verdicts.get(key)
         if verdict is not None and verdict.reason is Reason.WAITING_FOR_PODS:
-            return Estimate(key, Outcome.UNKNOWN, why="fewer than minCount member pods exist")
+            return Estimate(key, Outcome.UNKNOWN, why=WAITING_FOR_PODS)
         if verdict is not None and verdict.reason is Reason.SCHEDULER_ERROR:
             return Estimate(key, Outcome.UNKNOWN, why="the engine could not decide on it")
         never = self.never.get(key)

@@ -208,9 +208,24 @@ def _condition_order(item: Mapping[str, Any]) -> tuple[int, str]:
     return (_ORDER.index(kind) if kind in _ORDER else len(_ORDER), kind)
 
 
-PROGRESS_GRACE = 10.0
-"""Seconds after a gang's PodGroup appears, and again after its admission, during
-which a status write for its progress alone waits (see `deferred_progress`)."""
+PROGRESS_GRACE = 30.0
+"""Seconds after a gang last moved (its PodGroup appeared, it was admitted, one of its
+members was created, bound or started) during which a status write for its progress
+alone waits (see `deferred_progress`). Longer than a pod takes from its bind to its
+start on a busy node (its image pulled, its containers started; under a loaded KWOK
+here, 11 to 12 s), so that a gang binding then starting is not written in between."""
+
+
+def last_moved(since: float, members: Iterable[PodRecord]) -> float:
+    """When the gang last moved: `since` (its PodGroup's creation, or its admission),
+    or the latest creation, bind or start of one of its members after it."""
+    moments = (
+        moment
+        for record in members
+        for moment in (record.created, record.bound, record.started)
+        if moment is not None
+    )
+    return max([since, *moments])
 
 
 def deferred_progress(
@@ -221,11 +236,13 @@ def deferred_progress(
     A gang's pods arrive one by one after its PodGroup appears ("3/8 member pods
     exist") and start one by one after its admission (gated, bound, running), and a
     status write for every step of every pod of a burst was a third of the API
-    server's requests. So for `PROGRESS_GRACE` seconds from `since` a change of the pod
-    counts and of the wording of an unchanged condition alone is not written, until
-    every member has started (or finished): a gang that starts as it should writes
-    its progress once, and one that does not shows where it is stuck once the grace
-    is over. Anything else that changes is written at once, progress with it.
+    server's requests. So while the gang moves (for `PROGRESS_GRACE` seconds from
+    `since`, the last time it moved: `last_moved`) a change of the pod counts and of
+    the wording of an unchanged condition alone is not written, until every member
+    has started (or finished): a gang that starts as it should writes its progress
+    once, however slowly its pods come on a busy API server, and one that does not
+    shows where it is stuck once it has stopped moving for that long. Anything else that changes is
+    written at once, progress with it.
     """
     if now >= since + PROGRESS_GRACE:
         return None

@@ -35,6 +35,7 @@ from muster.scheduler.lifecycle.status import (
     admitted_message,
     deferred_progress,
     desired_status,
+    last_moved,
     needs_write,
     preempted_message,
     transitions,
@@ -107,6 +108,7 @@ class Planner:
         )
         since = group.admitted_at if group.admitted else group.created
         if since is not None and group.status:
+            since = last_moved(since, members)
             deferred = deferred_progress(group.status, desired, since=since, now=self.now)
             if deferred is not None:
                 desired = deferred

@@ -51,7 +51,7 @@ from muster.scheduler.rules.node_affinity import Requirement, Term
 from muster.scheduler.rules.pod_terms import NO_RULES, InterPodRules, inter_pod_rules
 from muster.scheduler.rules.taints import Taint, Toleration, taint_from, toleration_from
 from muster.scheduler.state.device_intake import PodClaim, pod_claims
-from muster.scheduler.state.pod_status import finished_at, refusal_message
+from muster.scheduler.state.pod_status import bound_at, finished_at, refusal_message
 
 POD_COUNT = "pods"
 
@@ -100,6 +100,7 @@ class PodRecord:
     # cycle (the next one that runs for another reason reads the newest words).
     refusal: str | None = field(default=None, compare=False)
     started: float | None = None  # status.startTime
+    bound: float | None = None  # when it was bound (`pod_status.bound_at`)
     finished: float | None = None  # when its last container terminated
     runtime: Runtime | None = None  # its own expected runtime (see `runtimes`)
     other_gates: bool = False  # scheduling gates besides the gang gate: not queued yet
@@ -316,6 +317,7 @@ def pod_from(obj: Mapping[str, Any]) -> PodRecord:
         refused=refusal is not None,
         refusal=refusal,
         started=parse_time(status.get("startTime")),
+        bound=bound_at(status),
         finished=finished_at(status) if terminal else None,
         runtime=runtime_from(
             string_map(metadata.get("annotations"), "metadata.annotations"),

@@ -46,7 +46,6 @@ from muster.scheduler.state.kinds import (
 from muster.scheduler.state.min_resources import schedulable_allocatable
 from muster.scheduler.state.node_columns import NodeColumns
 from muster.scheduler.state.placed import PlacedPods
-from muster.scheduler.state.pod_status import bound_at
 from muster.scheduler.state.predicates import NodeTable
 from muster.scheduler.state.slots import Few, Slots, copied
 
@@ -247,7 +246,7 @@ class ClusterState:
             return
         self.release_failures.pop(record.key, None)  # said of the pod as it was
         if record.node_name and (entry is None or not entry.record.node_name):
-            self._note_bind(pod)
+            self._note_bind(record.bound)
         if entry is None:
             slot = self._pod_slots.take()
             if slot >= self.pod_node.shape[0]:
@@ -267,9 +266,7 @@ class ClusterState:
         self._join_group(entry)
         self._take_capacity(entry)
 
-    def _note_bind(self, pod: Mapping[str, Any]) -> None:
-        status = pod.get("status")
-        moment = bound_at(status) if isinstance(status, Mapping) else None
+    def _note_bind(self, moment: float | None) -> None:
         if moment is not None and (self.last_bind is None or moment > self.last_bind):
             self.last_bind = moment
 

@@ -62,6 +62,10 @@ class BlockingKube:
         return body
 
 
+async def no_classes() -> list[dict[str, Any]]:
+    return []
+
+
 class LoggedEvents:
     def __init__(self, log: list[str]) -> None:
         self.log = log
@@ -70,10 +74,15 @@ class LoggedEvents:
         self.log.append(f"event {reason}: {message.partition(' (')[0]}")
 
 
+def job_expander(kube: Any, log: list[str], **options: Any) -> Expander:
+    """The Job expander over a fake client, with no PriorityClass in the cluster."""
+    return Expander(kube, LoggedEvents(log), kind="Job", priority_classes=no_classes, **options)  # type: ignore[arg-type]
+
+
 def expander() -> tuple[Expander, BlockingKube, list[str]]:
     log: list[str] = []
     kube = BlockingKube(log)
-    return Expander(kube, LoggedEvents(log), kind="Job"), kube, log  # type: ignore[arg-type]
+    return job_expander(kube, log), kube, log
 
 
 async def settle() -> None:
@@ -171,7 +180,7 @@ class StoringKube:
 
 
 async def expand_twice(kube: StoringKube, second: dict[str, Any]) -> Expander:
-    jobs = Expander(kube, LoggedEvents(kube.log), kind="Job")  # type: ignore[arg-type]
+    jobs = job_expander(kube, kube.log)
     worker = asyncio.create_task(jobs.run())
     jobs.upsert(job("train"))
     await settle()
@@ -179,6 +188,41 @@ async def expand_twice(kube: StoringKube, second: dict[str, Any]) -> Expander:
     await settle()
     worker.cancel()
     return jobs
+
+
+async def expand_with_classes(classes: list[dict[str, Any]]) -> tuple[StoringKube, list[str]]:
+    """A gang Job of class `high` expanded in a cluster with these PriorityClasses."""
+    log: list[str] = []
+    kube = StoringKube(log)
+
+    async def listed() -> list[dict[str, Any]]:
+        return classes
+
+    jobs = Expander(kube, LoggedEvents(log), kind="Job", priority_classes=listed)  # type: ignore[arg-type]
+    high = job("train")
+    high["spec"]["template"]["spec"]["priorityClassName"] = "high"
+    worker = asyncio.create_task(jobs.run())
+    jobs.upsert(high)
+    await settle()
+    worker.cancel()
+    return kube, log
+
+
+async def test_the_podgroup_is_created_with_the_priority_of_its_class() -> None:
+    high = {"metadata": {"name": "high"}, "value": 1000, "preemptionPolicy": "Never"}
+    kube, _ = await expand_with_classes([high])
+    [pod_group] = [made for made in kube.objects.values() if made["kind"] == "PodGroup"]
+    assert pod_group["spec"]["priorityClassName"] == "high"
+    assert (pod_group["spec"]["priority"], pod_group["spec"]["preemptionPolicy"]) == (
+        1000,
+        "Never",
+    )
+
+
+async def test_a_podgroup_whose_class_is_missing_is_not_created() -> None:
+    kube, log = await expand_with_classes([])
+    assert [made["kind"] for made in kube.objects.values()] == ["Workload"]
+    assert not any(entry.startswith("event Created") for entry in log)
 
 
 async def test_a_resized_gang_job_has_its_workload_and_podgroup_follow() -> None:
@@ -239,7 +283,7 @@ async def test_any_failure_is_retried_with_backoff_and_no_worker_dies() -> None:
         UnreachableError("ServerDisconnectedError()", unsent=False),
         RuntimeError("a bug of our own"),
     ]
-    jobs = Expander(FlakyKube(log, failures), LoggedEvents(log), kind="Job")  # type: ignore[arg-type]
+    jobs = job_expander(FlakyKube(log, failures), log)
     jobs.upsert(job("train"))
     worker = asyncio.create_task(jobs.run())
     for _ in range(100):
@@ -254,7 +298,7 @@ async def test_any_failure_is_retried_with_backoff_and_no_worker_dies() -> None:
 async def test_nothing_is_expanded_without_leadership() -> None:
     log: list[str] = []
     kube = FlakyKube(log, [])
-    jobs = Expander(kube, LoggedEvents(log), kind="Job", still_leading=lambda: False)  # type: ignore[arg-type]
+    jobs = job_expander(kube, log, still_leading=lambda: False)
     jobs.upsert(job("train"))
     worker = asyncio.create_task(jobs.run())
     await settle()
@@ -294,12 +338,7 @@ def native_expander() -> tuple[Expander, NativeKube, list[str]]:
     log: list[str] = []
     kube = NativeKube(log)
     running = asyncio.get_running_loop()
-    jobs = Expander(
-        kube,  # type: ignore[arg-type]
-        LoggedEvents(log),  # type: ignore[arg-type]
-        kind="Job",
-        clock=lambda: CREATED + 0.5 + running.time(),
-    )
+    jobs = job_expander(kube, log, clock=lambda: CREATED + 0.5 + running.time())
     return jobs, kube, log
 
 

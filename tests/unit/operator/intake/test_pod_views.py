@@ -86,3 +86,26 @@ def test_the_answer_for_a_pod_deleted_meanwhile_does_not_bring_it_back() -> None
     capacity.remove(pod(4))
     assert views.answer(pod(4)) is False
     assert sink.held == {}
+
+
+class CountingSink(RecordingSink):
+    def __init__(self) -> None:
+        super().__init__()
+        self.taken = 0
+
+    def upsert(self, obj: JsonObject) -> bool:
+        self.taken += 1
+        return super().upsert(obj)
+
+
+def test_a_version_already_taken_in_is_not_handed_on_again() -> None:
+    sink = CountingSink()
+    views = PodViews(sink)
+    capacity, members = views.view(), views.view()
+    assert capacity.upsert(pod(5)) is True
+    assert members.upsert(pod(5)) is False  # the same pod, through the other watch
+    assert views.answer(pod(6)) is True
+    assert capacity.upsert(pod(6)) is False
+    assert members.upsert(pod(6)) is False
+    assert sink.taken == 2
+    assert capacity.remove(pod(7, "Succeeded")) is False  # the members' view still has it

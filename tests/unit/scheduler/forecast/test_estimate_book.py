@@ -101,3 +101,11 @@ def test_a_forecast_is_due_only_on_a_change_and_never_within_the_interval() -> N
     state.apply("Pod", pod("web", cpu="1"))
     assert not book.forecast_due(state, now=T0 + 10, interval=30.0)  # too soon
     assert book.forecast_due(state, now=T0 + 30, interval=30.0)
+
+
+def test_a_gang_that_fits_now_or_waits_for_its_pods_is_not_written() -> None:
+    """Its admission at the next cycle, or its condition, says it."""
+    fits = cluster(node("gpu", gpu="4"), *gang("b", 4, gpu="1"))
+    assert _book_of(fits, T0).updates(T0) == {}
+    short = gang("b", 2, min_count=4, gpu="1")
+    assert _book_of(cluster(node("gpu", gpu="4"), *short), T0).updates(T0) == {}

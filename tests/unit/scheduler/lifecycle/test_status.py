@@ -10,6 +10,7 @@ from muster.scheduler.lifecycle.status import (
     StatusChange,
     deferred_progress,
     desired_status,
+    last_moved,
     needs_write,
     pod_counts,
     transitions,
@@ -248,3 +249,31 @@ def test_a_new_gang_s_pods_arriving_wait_but_a_new_reason_is_written() -> None:
     assert (
         deferred_progress(waiting(1), waiting(4, "Unschedulable"), since=100.0, now=102.0) is None
     )
+
+
+def test_a_gang_moves_when_a_member_is_created_bound_or_started() -> None:
+    """The grace of its progress counts from then: a slow burst's gang keeps moving."""
+    made = pod_from({"metadata": {"name": "a", "creationTimestamp": "2026-01-01T00:00:05Z"}})
+    bound = pod_from(
+        {
+            "metadata": {"name": "b"},
+            "spec": {"nodeName": "n"},
+            "status": {
+                "conditions": [
+                    {
+                        "type": "PodScheduled",
+                        "status": "True",
+                        "lastTransitionTime": "2026-01-01T00:00:20Z",
+                    }
+                ],
+                "startTime": "2026-01-01T00:00:30Z",
+            },
+        }
+    )
+    epoch = made.created
+    assert epoch is not None
+    assert last_moved(epoch - 5, []) == epoch - 5
+    assert last_moved(epoch - 5, [made]) == epoch
+    assert (bound.bound, bound.started) == (epoch + 15, epoch + 25)
+    assert last_moved(epoch - 5, [made, bound]) == epoch + 25
+    assert last_moved(epoch + 60, [made, bound]) == epoch + 60
