@@ -16,7 +16,8 @@ Each step is a method of `_Cycle`, called in this order by `run`:
   `starvation_seconds` (since it last started waiting): then it closes nodes
   (`refusal.close_nodes`), and later gangs cannot use them.
   When every gang tried fits, `schedule` decides the cycle again with them placed
-  the largest first (`packing`): the queue's order then decides nothing but where.
+  the largest first, and keeps that if it leaves more of the cluster whole
+  (`packing`): the queue's order then decides nothing but where.
 - `_grow_admitted`: admitted gangs with members beyond `minCount` grow, as they fit.
 - `_plan`: all of it turned into the plan (`transitions`): ordered steps, each
   group's status; the pods of Jobs whose opt-in the API server dropped let go
@@ -36,7 +37,7 @@ from muster.scheduler.config import EngineConfig
 from muster.scheduler.cycle import refusal
 from muster.scheduler.cycle.board import Board
 from muster.scheduler.cycle.notices import notices
-from muster.scheduler.cycle.packing import admits_as_many, largest_first
+from muster.scheduler.cycle.packing import better_packed, largest_first
 from muster.scheduler.cycle.queue import Gang, gangs_of
 from muster.scheduler.decisions.plan import Plan
 from muster.scheduler.decisions.results import (
@@ -69,14 +70,16 @@ def schedule(
     """Decide one cycle: admissions, growths of admitted gangs, verdicts for the rest,
     and the plan that carries them out; `carried`: what the cycle before handed on
     (its `CycleResult.carried`). When every gang the cycle tried fits, it is decided
-    again with them placed the largest first (`packing`)."""
+    again with them placed the largest first, kept if it leaves more of the cluster
+    whole (`packing`)."""
     cycle = _Cycle(state, now, config, carried)
     result = cycle.run()
     order = cycle.largest_first()
     if order is None:
         return result
-    packed = _Cycle(state, now, config, carried, first=order).run()
-    return packed if admits_as_many(packed, result) else result
+    again = _Cycle(state, now, config, carried, first=order)
+    packed = again.run()
+    return packed if better_packed(packed, again.board, result, cycle.board) else result
 
 
 class _Cycle:

@@ -1,10 +1,9 @@
-"""Gangs that all fit in one cycle are placed the largest first."""
+"""Gangs that all fit in one cycle are placed the largest first when that leaves more whole."""
 
 from __future__ import annotations
 
 from muster.scheduler import EngineConfig, schedule
-from muster.scheduler.cycle.packing import admits_as_many
-from muster.scheduler.decisions.results import Admission, CycleResult, GroupKey, PodKey, Victim
+from muster.scheduler.decisions.results import CycleResult, GroupKey
 from tests.unit.scheduler.builders import Obj, cluster, gang, node
 
 NOW = 1_798_761_600.0
@@ -58,17 +57,8 @@ def test_when_a_gang_does_not_fit_the_queue_order_stands() -> None:
     assert GroupKey("default", "g2") in result.verdicts
 
 
-def admitted(*names: str, victims: bool = False) -> CycleResult:
-    taken = (Victim(PodKey("default", "v"), None, 0),) if victims else ()
-    return CycleResult(
-        admissions=tuple(
-            Admission(GroupKey("default", name), {"p": "n0"}, victims=taken) for name in names
-        )
-    )
-
-
-def test_the_largest_first_cycle_is_kept_only_if_it_admits_as_many_taking_nobody_down() -> None:
-    assert admits_as_many(admitted("a", "b"), admitted("b", "a"))
-    assert admits_as_many(admitted("a", "b", "c"), admitted("a", "b"))
-    assert not admits_as_many(admitted("a"), admitted("a", "b"))
-    assert not admits_as_many(admitted("a", "b", victims=True), admitted("a", "b"))
+def test_when_the_largest_first_leaves_no_more_whole_the_queue_order_stands() -> None:
+    # Either way one rack and three nodes stay whole: nothing to gain by reordering.
+    result = schedule(cluster(*nodes(), *burst((1, 2), (2, 8))), now=NOW, config=CONFIG)
+    assert [a.group.name for a in result.admissions] == ["g0", "g1"]
+    assert racks_touched(result) == {"r0", "r1"}
