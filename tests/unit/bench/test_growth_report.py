@@ -80,8 +80,8 @@ def test_the_section_and_the_plot_are_written(tmp_path: Path) -> None:
     write(results, docs, image)
     text = docs.read_text()
     assert text.startswith("before\n") and text.endswith("after\n") and "old" not in text
-    assert "| 500 | 1,000 | 50 | 12.5 | 8 | 2.5 | 12.3 | 50 | 150 | 0 |" in text
-    assert "| 1,000 | 1,000 | 50 | 12.5 | 16 | 2.5 | 12.3 | 50 | 150 | 0 |" in text
-    assert "| growth exponent |  |  |  | 0.3 | 0 | 0 | 0 | 0 |  |" in text
+    assert "| 500 | 1,000 | 50 | 12.5 | 10 | 8 | 2.5 | 12.3 | 50 | 150 | 0 |" in text
+    assert "| 1,000 | 1,000 | 50 | 12.5 | 10 | 16 | 2.5 | 12.3 | 50 | 150 | 0 |" in text
+    assert "| growth exponent |  |  |  |  | 0.3 | 0 | 0 | 0 | 0 |  |" in text
     assert "not measured: RuntimeError: stalled" in text
     assert image.read_bytes().startswith(b"\x89PNG")
