@@ -11,8 +11,8 @@ burst meets almost the room it has alone.
 
 `setup` returns the two hooks bench/e2e.py's runner takes (`Setup.before_burst`,
 `Setup.after_settle`): the first creates all of it and returns once the operator has
-refused every waiting gang at least once, the second counts the waiting pods that were
-bound after all (the runs expect none).
+refused every waiting gang at least once and written its Events about them, the second
+counts the waiting pods that were bound after all (the runs expect none).
 """
 
 from __future__ import annotations
@@ -47,6 +47,7 @@ def setup(count: int, *, gpus_per_node: int, ready_timeout_s: float) -> tuple[Ho
         await _fill_pool(api, gpus_per_node)
         await _submit(api, count, gpus_per_node)
         await _until_refused(api, count, deadline=start + ready_timeout_s)
+        await _until_told(api, deadline=start + ready_timeout_s)
         return {"waiting_gangs": count, "waiting_set_up_in_s": round(time.monotonic() - start, 1)}
 
     async def after_settle(api: ApiClient) -> dict[str, Any]:
@@ -148,6 +149,20 @@ async def _until_refused(api: ApiClient, count: int, *, deadline: float) -> None
         if time.monotonic() > deadline:
             raise RuntimeError(f"{refused} of {count} waiting gangs refused before the deadline")
         await asyncio.sleep(5)
+
+
+async def _until_told(api: ApiClient, *, deadline: float, quiet_s: float = 10.0) -> None:
+    """Wait until the operator's Events about the waiting gangs are written: they trail
+    the statuses, and the burst's requests must not count them."""
+    written = -1
+    while True:
+        # A list of one item still says how many remain: a count without the list.
+        page = await api.request("GET", f"/api/v1/namespaces/{NAMESPACE}/events?limit=1")
+        now = len(page.get("items") or []) + page["metadata"].get("remainingItemCount", 0)
+        if now == written or time.monotonic() > deadline:
+            return
+        written = now
+        await asyncio.sleep(quiet_s)
 
 
 def _is_waiting_gang_pod(pod: dict[str, Any]) -> bool:
