@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import ssl
+import time
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -155,3 +156,17 @@ class ApiClient:
                     resource_version = obj["metadata"]["resourceVersion"]
                     if kind != "BOOKMARK":
                         yield kind, obj
+
+
+async def create_namespace(api: ApiClient, name: str) -> None:
+    """A namespace and its default ServiceAccount: pods are refused until it exists."""
+    await api.create("/api/v1/namespaces", {"metadata": {"name": name}})
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            await api.request("GET", f"/api/v1/namespaces/{name}/serviceaccounts/default")
+            return
+        except ApiError as error:
+            if error.status != 404 or time.monotonic() > deadline:
+                raise
+        await asyncio.sleep(0.2)

@@ -164,25 +164,26 @@ class OperatorProcess:
             self.process.kill()
             self.process.wait()
 
-    def cycle_seconds(self) -> dict[str, float | int | None]:
-        """The operator's scheduling cycles, from its /metrics histogram.
+    def cycle_seconds(self, since: str = "") -> dict[str, float | int | None]:
+        """The operator's scheduling cycles, from its /metrics histogram, those already
+        counted in ``since`` (an earlier reading of `metrics`) left out.
 
         The histogram keeps buckets, not samples: the p99 is known only as the bucket
         bound it falls under.
         """
-        return cycle_figures(self._metrics())
+        return cycle_figures(self.metrics(), since)
 
     def rollbacks(self) -> int:
         """Gangs the operator rolled back (`muster_rollbacks_total`): each one a gang
         that started in part and was taken down."""
-        for family in text_string_to_metric_families(self._metrics()):
+        for family in text_string_to_metric_families(self.metrics()):
             if family.name == "muster_rollbacks":
                 return int(
                     sum(sample.value for sample in family.samples if sample.name.endswith("_total"))
                 )
         return 0
 
-    def _metrics(self) -> str:
+    def metrics(self) -> str:
         with urllib.request.urlopen(self._url("/metrics"), timeout=5) as response:
             return str(response.read().decode())
 
@@ -197,10 +198,29 @@ class OperatorProcess:
             return False
 
 
-def cycle_figures(metrics_text: str) -> dict[str, float | int | None]:
-    """Count, mean and p99 bound of `muster_cycle_duration_seconds` in Prometheus text."""
+def cycle_figures(metrics_text: str, since: str = "") -> dict[str, float | int | None]:
+    """Count, mean and p99 bound of `muster_cycle_duration_seconds` in Prometheus text,
+    the cycles already counted in the earlier text ``since`` left out."""
+    total, count, buckets = _cycle_histogram(metrics_text)
+    total_before, count_before, buckets_before = _cycle_histogram(since)
+    total, count = total - total_before, count - count_before
+    buckets = {bound: value - buckets_before.get(bound, 0) for bound, value in buckets.items()}
+    p99_bound = next(
+        (bound for bound, cumulative in sorted(buckets.items()) if cumulative >= 0.99 * count),
+        None,
+    )
+    return {
+        "cycles": count,
+        "total_s": round(total, 3),
+        "mean_s": round(total / count, 4) if count else None,
+        "p99_at_most_s": p99_bound if count else None,
+    }
+
+
+def _cycle_histogram(metrics_text: str) -> tuple[float, int, dict[float, float]]:
+    """Sum, count and cumulative buckets (by bound) of the cycle histogram."""
     total, count = 0.0, 0
-    buckets: list[tuple[float, float]] = []
+    buckets: dict[float, float] = {}
     for family in text_string_to_metric_families(metrics_text):
         if family.name != "muster_cycle_duration_seconds":
             continue
@@ -210,16 +230,8 @@ def cycle_figures(metrics_text: str) -> dict[str, float | int | None]:
             elif sample.name.endswith("_count"):
                 count = int(sample.value)
             elif sample.name.endswith("_bucket"):
-                buckets.append((float(sample.labels["le"]), float(sample.value)))
-    p99_bound = next(
-        (bound for bound, cumulative in sorted(buckets) if cumulative >= 0.99 * count), None
-    )
-    return {
-        "cycles": count,
-        "total_s": round(total, 3),
-        "mean_s": round(total / count, 4) if count else None,
-        "p99_at_most_s": p99_bound if count else None,
-    }
+                buckets[float(sample.labels["le"])] = float(sample.value)
+    return total, count, buckets
 
 
 def rollback_count(metrics_text: str) -> int:

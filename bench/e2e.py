@@ -40,7 +40,7 @@ from typing import Any
 from hack.cluster import HACK, ROOT
 
 from bench import floor, kueue, report, sections
-from bench.apiclient import ApiClient, ApiError
+from bench.apiclient import ApiClient, ApiError, create_namespace
 from bench.audit import count_requests_in_file
 from bench.controlplane import Cluster, OperatorProcess, cluster_down, cluster_up
 from bench.machine import describe
@@ -97,13 +97,15 @@ class Setup:
 
     ``work_dir`` holds the operator's log, and each mode's cluster state sits beside it
     (``<work_dir>-<mode>``), so two benchmarks never take down each other's clusters.
-    ``after_settle`` reads what it needs from the cluster once the burst has settled;
-    its figures join the mode's.
+    ``before_burst`` creates what the burst meets on the cluster (it returns once that
+    is in place; the engine's cycles are counted from then on), ``after_settle`` reads
+    what it needs once the burst has settled; the figures of both join the mode's.
     """
 
     work_dir: Path = WORK_DIR
     operator_flags: tuple[str, ...] = ()
     kueue_levels: tuple[str, ...] = kueue.TOPOLOGY_LEVELS
+    before_burst: Callable[[ApiClient], Awaitable[dict[str, Any]]] | None = None
     after_settle: Callable[[ApiClient], Awaitable[dict[str, Any]]] | None = None
 
 
@@ -354,14 +356,17 @@ def run_mode(
             )
             floor_client.start()
             clients[floor.USER_AGENT] = floor_client.pid
+        prepared = asyncio.run(prepare(cluster, setup.before_burst))
+        metrics_before = operator.metrics() if operator is not None else ""
         figures = asyncio.run(measure(mode, cluster, workload, params, clients, setup=setup))
+        figures |= prepared
         if operator is not None:
             # An operator that ended during the run has no /metrics left to read.
             exit_code = operator.exit_code()
             figures["operator"]["exited_during_run"] = exit_code is not None
             figures["operator"]["exit_code"] = exit_code
             if exit_code is None:
-                figures["operator"]["scheduling_cycles"] = operator.cycle_seconds()
+                figures["operator"]["scheduling_cycles"] = operator.cycle_seconds(metrics_before)
                 figures["operator"]["rollbacks"] = operator.rollbacks()
         if "kueue" in figures:
             figures["kueue"]["pods_ready_timeout"] = pods_ready_timeout
@@ -373,6 +378,16 @@ def run_mode(
                 process.stop()
         if not keep:
             cluster_down(cluster)
+
+
+async def prepare(
+    cluster: Cluster, before_burst: Callable[[ApiClient], Awaitable[dict[str, Any]]] | None
+) -> dict[str, Any]:
+    """What ``before_burst`` sets up, and its figures; nothing without it."""
+    if before_burst is None:
+        return {}
+    async with await ApiClient.from_kubeconfig(cluster.kubeconfig) as api:
+        return await before_burst(api)
 
 
 async def measure(
@@ -393,7 +408,7 @@ async def measure(
     timeline = Timeline({job.name: job.size for job in workload})
     pids = cluster.component_pids() | clients
     async with api:
-        await create_namespace(api)
+        await create_namespace(api, NAMESPACE)
         if mode in KUEUE_MODES:
             levels = () if mode in MUSTER_MODES else setup.kueue_levels
             await create_queue(api, params, levels=levels)
@@ -438,20 +453,6 @@ async def measure(
         figures["operator"]["rollbacks_by_reason"] = rolled_back
         figures["operator"]["webhook_calls"] = hooks
     return figures
-
-
-async def create_namespace(api: ApiClient) -> None:
-    """The namespace and its default ServiceAccount: pods are refused until it exists."""
-    await api.create("/api/v1/namespaces", {"metadata": {"name": NAMESPACE}})
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            await api.request("GET", f"/api/v1/namespaces/{NAMESPACE}/serviceaccounts/default")
-            return
-        except ApiError as error:
-            if error.status != 404 or time.monotonic() > deadline:
-                raise
-        await asyncio.sleep(0.2)
 
 
 async def create_queue(api: ApiClient, params: Parameters, *, levels: Sequence[str]) -> None:

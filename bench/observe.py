@@ -40,7 +40,7 @@ async def follow_muster_gangs(
     path = f"/apis/{API_VERSION}/namespaces/{namespace}/{POD_GROUP_PLURAL}"
     async for kind, pod_group in api.watch(path, listed):
         job = pod_group["metadata"]["name"]
-        scheduled = {} if kind == "DELETED" else _scheduled(pod_group)
+        scheduled = {} if kind == "DELETED" else scheduled_condition(pod_group)
         timeline.observe_gang(
             job,
             scheduled.get("status") == "True",
@@ -68,7 +68,7 @@ async def follow_kueue_workloads(
             )
 
 
-def _scheduled(pod_group: dict[str, Any]) -> dict[str, Any]:
+def scheduled_condition(pod_group: dict[str, Any]) -> dict[str, Any]:
     """The PodGroupScheduled condition, or {} before the operator wrote one."""
     for condition in pod_group.get("status", {}).get("conditions", []):
         if condition.get("type") == CONDITION_SCHEDULED:

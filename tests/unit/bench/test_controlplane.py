@@ -36,3 +36,22 @@ def test_rollbacks_are_read_from_their_counter() -> None:
     )
     assert rollback_count(text) == 3
     assert rollback_count(METRICS) == 0
+
+
+def test_cycles_already_counted_are_left_out() -> None:
+    earlier = (
+        "# TYPE muster_cycle_duration_seconds histogram\n"
+        'muster_cycle_duration_seconds_bucket{le="0.001"} 10.0\n'
+        'muster_cycle_duration_seconds_bucket{le="0.01"} 20.0\n'
+        'muster_cycle_duration_seconds_bucket{le="0.1"} 20.0\n'
+        'muster_cycle_duration_seconds_bucket{le="1.0"} 20.0\n'
+        'muster_cycle_duration_seconds_bucket{le="+Inf"} 20.0\n'
+        "muster_cycle_duration_seconds_count 20.0\n"
+        "muster_cycle_duration_seconds_sum 0.04\n"
+    )
+    assert cycle_figures(METRICS, since=earlier) == {
+        "cycles": 80,
+        "total_s": 0.76,
+        "mean_s": 0.0095,
+        "p99_at_most_s": 1.0,  # 79 of the 80 within 0.1 s: under 99%
+    }
