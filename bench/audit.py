@@ -31,9 +31,12 @@ def client_name(user_agent: str) -> str:
     return user_agent.split("/", 1)[0].split(" ", 1)[0] or "unknown"
 
 
-def count_requests(lines: Iterable[str], *, start: float, end: float) -> Counter[Call]:
-    """Requests received in [start, end] (Unix seconds), per client, verb and resource."""
-    seen: set[str] = set()
+def count_requests(
+    lines: Iterable[str], *, start: float, end: float, seen: set[str] | None = None
+) -> Counter[Call]:
+    """Requests received in [start, end] (Unix seconds), per client, verb and resource
+    (`seen`: the audit ids already counted, when one request can be in several files)."""
+    seen = set() if seen is None else seen
     counts: Counter[Call] = Counter()
     for line in lines:
         if not line.strip():
@@ -55,9 +58,21 @@ def count_requests(lines: Iterable[str], *, start: float, end: float) -> Counter
     return counts
 
 
-def count_requests_in_file(path: Path, *, start: float, end: float) -> Counter[Call]:
-    with path.open() as lines:
-        return count_requests(lines, start=start, end=end)
+def count_requests_in_log(path: Path, *, start: float, end: float) -> Counter[Call]:
+    """Requests in the audit log at `path` and in the files it was rotated into.
+
+    The API server rotates its audit log at 100 MB (the default of
+    `--audit-log-maxsize`) into `audit-<time>.log` beside it, which a burst of 50,000
+    pods or a long run passes; counting only the current file loses most requests.
+    """
+    rotated = sorted(path.parent.glob(f"{path.stem}-*{path.suffix}"))
+    files = [*rotated, path]
+    counts: Counter[Call] = Counter()
+    seen: set[str] = set()
+    for file in files:
+        with file.open() as lines:
+            counts += count_requests(lines, start=start, end=end, seen=seen)
+    return counts
 
 
 def per_client(counts: Counter[Call]) -> Counter[str]:

@@ -41,7 +41,7 @@ from hack.cluster import HACK, ROOT
 
 from bench import floor, kueue, report, sections
 from bench.apiclient import ApiClient, ApiError, create_namespace
-from bench.audit import count_requests_in_file
+from bench.audit import count_requests_in_log
 from bench.controlplane import Cluster, OperatorProcess, cluster_down, cluster_up
 from bench.machine import describe
 from bench.observe import follow_kueue_workloads, follow_muster_gangs, follow_pods
@@ -445,7 +445,7 @@ async def measure(
     figures["processes"] = spent(before, after)
     # The machine is shared: what else ran shows in the load when the burst began.
     figures["load_average_1m_at_start"] = round(load_before, 2)
-    calls = count_requests_in_file(cluster.audit_log, start=wall_start, end=wall_end)
+    calls = count_requests_in_log(cluster.audit_log, start=wall_start, end=wall_end)
     bound = max(figures["pods_bound"], 1)
     figures["api_requests"] = request_figures(calls, bound)
     if OPERATOR in clients:

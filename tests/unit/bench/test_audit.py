@@ -1,8 +1,16 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
-from bench.audit import Call, client_name, count_requests, per_call, per_client
+from bench.audit import (
+    Call,
+    client_name,
+    count_requests,
+    count_requests_in_log,
+    per_call,
+    per_client,
+)
 
 
 def event(
@@ -57,3 +65,15 @@ def test_requests_add_up_per_client_and_per_call() -> None:
         "create events": 2,
         "create pods": 1,
     }
+
+
+def test_rotated_audit_files_are_counted_too(tmp_path: Path) -> None:
+    at = "2026-01-01T00:00:10Z"
+    rotated = tmp_path / "audit-2026-01-01T00-00-11.000.log"
+    rotated.write_text(
+        event("1", "kwok/v1", at, "ResponseStarted") + "\n" + event("2", "kwok/v1", at)
+    )
+    current = tmp_path / "audit.log"
+    current.write_text(event("1", "kwok/v1", at) + "\n" + event("3", "kwok/v1", at) + "\n")
+    counts = count_requests_in_log(current, start=0, end=2e9)
+    assert counts == {Call("kwok", "create", "pods/binding"): 3}
