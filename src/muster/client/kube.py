@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
-import json
 import logging
 import urllib.parse
 import urllib.request
@@ -18,6 +17,7 @@ from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequenc
 from typing import Any, TypeVar
 
 import aiohttp
+import orjson
 from kubernetes_asyncio import client, config
 
 from muster.api.wire import JsonObject
@@ -316,7 +316,7 @@ class Kube:
                 if not line:
                     return
                 if line.strip():
-                    event: JsonObject = json.loads(line)
+                    event: JsonObject = orjson.loads(line)
                     yield event
         finally:
             response.release()
@@ -388,7 +388,7 @@ async def _decoded(response: Any) -> JsonObject:
         payload = await _read(response)
         if not 200 <= response.status <= 299:
             raise _error(response, payload)
-        decoded: JsonObject = json.loads(payload) if payload else {}
+        decoded: JsonObject = orjson.loads(payload) if payload else {}
         return decoded
     finally:
         response.release()
@@ -459,7 +459,7 @@ def _retry_after(response: Any) -> float | None:
 def _error(response: Any, payload: bytes) -> KubeError:
     status, retry_after = int(response.status), _retry_after(response)
     try:
-        decoded = json.loads(payload)
+        decoded = orjson.loads(payload)
     except ValueError:
         return KubeError(status, "", payload.decode(errors="replace"), retry_after=retry_after)
     if isinstance(decoded, dict):

@@ -32,7 +32,6 @@ which sends such a request from its own loop (:class:`muster.client.kube.Kube`).
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import ssl
 import threading
@@ -40,6 +39,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import aiohttp.web
+import orjson
 from kopf._core.engines import admission
 
 logger = logging.getLogger(__name__)
@@ -69,8 +69,8 @@ class NotReadyError(Exception):
 def parse_review(body: bytes) -> dict[str, Any]:
     """The AdmissionReview in a request body, or MalformedReviewError saying what is wrong."""
     try:
-        review = json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        review = orjson.loads(body)
+    except orjson.JSONDecodeError as error:
         raise MalformedReviewError(f"the body is not JSON: {error}") from None
     if not isinstance(review, dict) or review.get("kind") != "AdmissionReview":
         raise MalformedReviewError("the body is not an AdmissionReview")
