@@ -115,12 +115,12 @@ def run_point(series: str, point: int, work_dir: Path) -> dict[str, Any]:
         jobs=params.jobs, gpus_per_pod=1, zone_share=params.zone_share, seed=params.seed
     )
     work_dir.mkdir(parents=True, exist_ok=True)
-    setup = Setup(work_dir=work_dir)
-    if series == "waiting":
-        before, after = waiting.setup(
-            point, gpus_per_node=params.gpus_per_node, ready_timeout_s=params.timeout_s
-        )
-        setup = Setup(work_dir=work_dir, before_burst=before, after_settle=after)
+    before, after = (
+        waiting.setup(point, gpus_per_node=params.gpus_per_node, ready_timeout_s=params.timeout_s)
+        if series == "waiting"
+        else (None, None)
+    )
+    setup = Setup(work_dir=work_dir, before_burst=before, after_settle=after)
     print(f"[growth] {series} {point}: {params.jobs} Jobs on {nodes} nodes", flush=True)
     try:
         figures = run_mode(

@@ -112,11 +112,13 @@ def _points(rows: Sequence[Mapping[str, Any]], axis: str, key: str) -> list[tupl
     ]
 
 
-def table(rows: Sequence[Mapping[str, Any]], axis: str, fitted: Mapping[str, float | None]) -> str:
+def table(
+    rows: Sequence[Mapping[str, Any]], series: str, fitted: Mapping[str, float | None]
+) -> str:
     """The series' rows, and the fitted exponent of each measure under its column."""
-    first = "waiting gangs" if axis == "waiting" else "nodes"
+    axis, label = SERIES[series]
     header = [
-        first,
+        label,
         "pods",
         "pods/s",
         "p99 to all bound (s)",
@@ -164,9 +166,9 @@ def render(results: Mapping[str, Any]) -> str:
         "waiting": "Against waiting gangs: the default burst at 500 nodes while that many "
         "gangs wait for a full pool of nodes.",
     }
-    for series, (axis, _) in SERIES.items():
+    for series in SERIES:
         if series in results:
-            lines += ["", captions[series], "", table(results[series], axis, fitted[series])]
+            lines += ["", captions[series], "", table(results[series], series, fitted[series])]
     lines += [
         "",
         f"![Cost against nodes and waiting gangs]({PLOT.relative_to(DOCS.parent)})",

@@ -34,6 +34,7 @@ POOL_NODES = 8
 PRIORITY_CLASS = "bench-backlog"
 PAIR = 2  # workers per waiting gang
 HOLD = "24h"
+OCCUPANT = "occupant-"  # the name of each pool node's occupant pod, before the node's
 
 Hook = Callable[[ApiClient], Awaitable[dict[str, Any]]]
 
@@ -85,7 +86,7 @@ def _occupant(node: str, gpus: int) -> dict[str, Any]:
     return {
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": {"name": f"occupant-{node}", "namespace": NAMESPACE},
+        "metadata": {"name": f"{OCCUPANT}{node}", "namespace": NAMESPACE},
         "spec": {
             "nodeName": node,
             "restartPolicy": "Never",
@@ -166,4 +167,4 @@ async def _until_told(api: ApiClient, *, deadline: float, quiet_s: float = 10.0)
 
 
 def _is_waiting_gang_pod(pod: dict[str, Any]) -> bool:
-    return not pod["metadata"]["name"].startswith("occupant-")
+    return not pod["metadata"]["name"].startswith(OCCUPANT)
