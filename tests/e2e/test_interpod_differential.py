@@ -528,14 +528,21 @@ LOST_TO_DELETION = (
 def failed_scheduling(kubectl: Kubectl, namespace: str) -> list[str]:
     """Refusals of released pods. A pod that lost the race with its own deletion (its
     Job finished and removed pods it no longer needs, or the batch was cleared) was not
-    refused: kube-scheduler then says it is being deleted, or not found."""
+    refused: kube-scheduler then says it is being deleted, or not found, or the pod is
+    gone or going by the time its event is read (DynamicResources' PreBind then finds
+    the claim made from the pod's template deleted with it, in words that vary with the
+    moment). Who deleted it is checked elsewhere: a rollback by its RolledBack event, a
+    gang taken down part-way by the gang observer, a pod replaced by the plan's names."""
     events = kubectl.json(
         "get", "events", "-n", namespace, "--field-selector", "reason=FailedScheduling"
     )["items"]
+    pods = kubectl.json("get", "pods", "-n", namespace)["items"]
+    standing = {p["metadata"]["uid"] for p in pods if not p["metadata"].get("deletionTimestamp")}
     return [
         f"{e['involvedObject']['name']}: {e.get('message', '')}"
         for e in events
-        if not any(text in e.get("message", "") for text in LOST_TO_DELETION)
+        if e["involvedObject"].get("uid") in standing
+        and not any(text in e.get("message", "") for text in LOST_TO_DELETION)
     ]
 
 
