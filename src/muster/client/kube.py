@@ -13,7 +13,7 @@ import ipaddress
 import logging
 import urllib.parse
 import urllib.request
-from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
 from typing import Any, TypeVar
 
 import aiohttp
@@ -33,6 +33,7 @@ JSON = "application/json"
 MERGE_PATCH = "application/merge-patch+json"
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
+BEARER_TOKEN = "BearerToken"  # kubernetes_asyncio's name for the token it refreshes
 
 WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 REQUEST_TIMEOUT = 30.0
@@ -330,27 +331,42 @@ class Kube:
         body: object,
         content_type: str,
         timeout: float | aiohttp.ClientTimeout,
-    ) -> Any:
+    ) -> aiohttp.ClientResponse:
+        """The request, sent on kubernetes_asyncio's session with its credentials, but
+        encoded here: its generic path walked every body to sanitise it and encoded it
+        with the standard library, a twentieth of the operator's CPU in a burst."""
         if self.limiter is not None:
             await self.limiter.acquire()
         if method in WRITES and self.fence is not None and not self.fence():
             raise NotLeadingError(method, path)
-        pairs: Sequence[tuple[str, str | int]] = list((query or {}).items())
+        api_client = self.api_client
+        headers = {**api_client.default_headers, "Accept": JSON, "Content-Type": content_type}
+        await api_client.update_params_for_auth(headers, [], [BEARER_TOKEN])
+        url = f"{api_client.configuration.host}{path}"
+        if query:
+            url = f"{url}?{urllib.parse.urlencode(list(query.items()))}"
+        rest = api_client.rest_client
+        extra: dict[str, Any] = {}
+        if rest.proxy:
+            extra.update(proxy=rest.proxy, proxy_headers=rest.proxy_headers)
+        if rest.server_hostname:
+            extra["server_hostname"] = rest.server_hostname
+        if not isinstance(timeout, aiohttp.ClientTimeout):
+            timeout = aiohttp.ClientTimeout(total=timeout)
         try:
-            return await self.api_client.call_api(
-                path,
+            response: aiohttp.ClientResponse = await rest.pool_manager.request(
                 method,
-                query_params=pairs,
-                header_params={"Accept": JSON, "Content-Type": content_type},
-                body=body,
-                auth_settings=["BearerToken"],
-                _preload_content=False,
-                _request_timeout=timeout,
+                url,
+                headers=headers,
+                data=None if body is None else orjson.dumps(body),
+                timeout=timeout,
+                **extra,
             )
         except aiohttp.ClientConnectorError as error:
             raise UnreachableError(f"{method} {path}: {error}", unsent=True) from error
         except (aiohttp.ClientError, TimeoutError, OSError) as error:
             raise UnreachableError(f"{method} {path}: {error!r}", unsent=False) from error
+        return response
 
 
 async def _on_loop(

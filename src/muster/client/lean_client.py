@@ -2,7 +2,7 @@
 
 Importing `kubernetes_asyncio` imports every API and model class it has: some 60 MiB
 of class objects, a fifth of the operator's memory at 5,000 nodes, for an operator
-that reads and writes plain JSON (`ApiClient.call_api`, raw responses) and asks the
+that reads and writes plain JSON on its session (raw responses) and asks the
 library only for its configuration, its config loaders and its exceptions. kopf
 imports two model classes from it (`V1ObjectMeta`, `V1OwnerReference`) to recognise
 them.

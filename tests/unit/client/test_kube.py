@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from types import SimpleNamespace
 from typing import Any
 
 import aiohttp
@@ -38,18 +39,32 @@ class Response:
 
 
 class ScriptedApiClient:
-    """Answers `call_api` from a script of responses and exceptions, and counts the calls
-    (with the time of their loop's clock, and the loops they were made on)."""
+    """Answers the requests sent on its session from a script of responses and
+    exceptions, and counts them (with the time of their loop's clock, and the loops
+    they were made on). It stands for kubernetes_asyncio's ApiClient: the client reads
+    its configuration and credentials and sends on its session."""
 
     def __init__(self, *script: Response | Exception) -> None:
         self.script = list(script)
         self.calls: list[tuple[str, float]] = []
         self.loops: list[asyncio.AbstractEventLoop] = []
+        self.configuration = SimpleNamespace(host="https://127.0.0.1:6443")
+        self.default_headers: dict[str, str] = {"User-Agent": "muster"}
+        self.rest_client = SimpleNamespace(
+            pool_manager=self, proxy=None, proxy_headers=None, server_hostname=None
+        )
+        self.sent: list[tuple[str, str, dict[str, str], bytes | None]] = []
 
-    async def call_api(self, path: str, method: str, **_: Any) -> Response:
+    async def update_params_for_auth(
+        self, headers: dict[str, str], queries: list[Any], settings: list[str]
+    ) -> None:
+        headers["Authorization"] = "Bearer token"
+
+    async def request(self, method: str, url: str, **options: Any) -> Response:
         loop = asyncio.get_running_loop()
         self.calls.append((method, loop.time()))
         self.loops.append(loop)
+        self.sent.append((method, url, options["headers"], options["data"]))
         answer = self.script.pop(0)
         if isinstance(answer, Exception):
             raise answer
@@ -66,6 +81,21 @@ def client(api: ScriptedApiClient) -> Kube:
 
 
 OK = Response(200, {"kind": "Pod"})
+
+
+async def test_a_request_carries_its_query_body_and_credentials() -> None:
+    api = ScriptedApiClient(OK)
+    body = {"metadata": {"labels": {"a": "b"}}, "spec": [1, 2.5, None, True]}
+    await client(api).request(
+        "PATCH", "/api/v1/namespaces/a/pods/x", query={"fieldManager": "muster"}, body=body
+    )
+    ((method, url, headers, data),) = api.sent
+    assert (method, url) == (
+        "PATCH",
+        "https://127.0.0.1:6443/api/v1/namespaces/a/pods/x?fieldManager=muster",
+    )
+    assert headers["Authorization"] == "Bearer token" and headers["User-Agent"] == "muster"
+    assert data is not None and json.loads(data) == body
 
 
 @on_virtual_time
@@ -155,15 +185,15 @@ async def test_a_request_from_another_threads_loop_is_sent_from_the_clients_own(
 async def test_a_request_given_up_on_another_loop_is_cancelled_on_the_clients_own() -> None:
     cancelled = asyncio.Event()
 
-    class StalledApiClient:
-        async def call_api(self, path: str, method: str, **_: Any) -> Response:
+    class StalledApiClient(ScriptedApiClient):
+        async def request(self, method: str, url: str, **_: Any) -> Response:
             try:
                 await asyncio.sleep(60)
             finally:
                 cancelled.set()
             raise AssertionError("not reached")
 
-    kube = client(StalledApiClient())  # type: ignore[arg-type]
+    kube = client(StalledApiClient())
 
     async def from_elsewhere() -> None:
         with pytest.raises(TimeoutError):

@@ -62,8 +62,10 @@ class LiveCache:
         """Record a PodGroup as seen by a watch or as returned by our own write."""
         key = GroupKey(*object_key(pod_group))
         kept, version = self.pod_groups.version(key), revision(pod_group)
-        if kept is not None and version is not None and kept > version:
-            return False  # a stale watch event after our own write's answer
+        if kept is not None and version is not None and kept >= version:
+            # A stale watch event after our own write's answer, or the same version
+            # again (the watch's copy of that answer, a relist): nothing to take in.
+            return False
         self.pod_groups.put(key, pod_group)
         return self.take_in("PodGroup", pod_group).changed
 

@@ -9,8 +9,9 @@ a fresh copy, so no caller can change what is kept.
 
 from __future__ import annotations
 
-import json
 import zlib
+
+import orjson
 
 from muster.api.wire import JsonObject
 from muster.scheduler.decisions.results import GroupKey
@@ -26,7 +27,7 @@ class PodGroupCopies:
         self._copies: dict[GroupKey, tuple[int | None, bytes]] = {}
 
     def put(self, key: GroupKey, pod_group: JsonObject) -> None:
-        text = json.dumps(pod_group, separators=(",", ":")).encode()
+        text = orjson.dumps(pod_group)
         self._copies[key] = (revision(pod_group), zlib.compress(text, FAST))
 
     def pop(self, key: GroupKey) -> None:
@@ -36,7 +37,7 @@ class PodGroupCopies:
         kept = self._copies.get(key)
         if kept is None:
             return None
-        pod_group: JsonObject = json.loads(zlib.decompress(kept[1]))
+        pod_group: JsonObject = orjson.loads(zlib.decompress(kept[1]))
         return pod_group
 
     def version(self, key: GroupKey) -> int | None:

@@ -79,7 +79,11 @@ async def test_no_estimate_is_written_for_a_gang_admitted_since_the_forecast() -
     await estimates.round(time.time())
     recording.written.clear()
     estimates.book.told.clear()  # as if the estimate had not been told yet
-    estimates.cache.pod_group_sink.upsert({**stored, "status": admitted})
+    newer = {
+        **stored["metadata"],
+        "resourceVersion": str(int(stored["metadata"]["resourceVersion"]) + 1),
+    }
+    estimates.cache.pod_group_sink.upsert({**stored, "metadata": newer, "status": admitted})
     assert estimates.cache.state.groups[GANG].admitted
     await estimates.round(time.time())
     assert recording.written == []

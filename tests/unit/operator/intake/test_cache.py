@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from muster.api.wire import JsonObject
 from muster.operator.intake.cache import LiveCache
 from muster.scheduler.decisions.results import GroupKey, PodKey
 
@@ -63,10 +64,24 @@ def test_a_stale_pod_group_never_replaces_a_newer_one() -> None:
         "status": {"plan": {"p": "n1"}},
     }
     older = {**newer, "metadata": {**metadata, "resourceVersion": "5"}, "status": {}}
-    cache.apply_pod_group(newer)
+    assert cache.apply_pod_group(newer)
     assert not cache.apply_pod_group(older)
     kept = cache.pod_groups.get(GroupKey("ns", "g"))
     assert kept is not None and kept["status"] == {"plan": {"p": "n1"}}
+
+
+def test_the_same_pod_group_version_again_is_not_taken_in_twice() -> None:
+    """The watch delivers the operator's own status write after its answer was taken in."""
+    lines: list[JsonObject] = []
+    cache = LiveCache(record=lines.append)
+    written = {
+        "metadata": {"namespace": "ns", "name": "g", "generation": 1, "resourceVersion": "9"},
+        "spec": {"schedulingPolicy": {"gang": {"minCount": 1}}},
+        "status": {"plan": {"p": "n1"}},
+    }
+    assert cache.apply_pod_group(written)
+    assert not cache.apply_pod_group(dict(written))
+    assert len(lines) == 1  # the engine was given it once
 
 
 def test_objects_the_engine_rejects_are_kept_until_fixed_or_gone() -> None:
