@@ -222,7 +222,7 @@ class _Cycle:
         idle = planner.idle()
         self.quiet |= {key for key in idle if key in followed and followed[key].settled}
         self.quiet |= {key for key in idle if not self.state.groups[key].gang}
-        plan = planner.plan()
+        plan = planner.plan(idle=idle)
         return replace(plan, steps=(*plan.steps, *let_go(self.state)))
 
     # ---- pending gangs -------------------------------------------------------------

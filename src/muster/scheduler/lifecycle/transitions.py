@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import replace
 from typing import Any
 
@@ -300,9 +301,13 @@ class Planner:
             and not needs_write(self.state.groups[key].status, self.statuses[key])
         }
 
-    def plan(self) -> Plan:
-        exclusive = [step for step in self.steps if step.exclusive]
-        others = [step for step in self.steps if not step.exclusive]
+    def plan(self, *, idle: AbstractSet[GroupKey] = frozenset()) -> Plan:
+        """The plan, without the steps of the `idle` groups: each would only write a
+        status the group already has, and carrying one out still costs the operator a
+        read of the kept PodGroup (every waiting gang's, every cycle)."""
+        steps = [step for step in self.steps if step.group not in idle]
+        exclusive = [step for step in steps if step.exclusive]
+        others = [step for step in steps if not step.exclusive]
         future = [moment for moment in self.wake if moment > self.now]
         return Plan(
             steps=self._told((*exclusive, *others)),
