@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from muster.scheduler import ClusterState, EngineConfig, schedule
 from muster.scheduler.decisions.results import NOTHING_CARRIED, Carried, GroupKey
+from muster.scheduler.lifecycle.status import PROGRESS_GRACE
 from tests.unit.scheduler.builders import node, pod, pod_group
 
 NOW = 1_000_000.0
@@ -70,3 +72,26 @@ def test_a_skipped_cycle_decides_what_a_fresh_state_decides() -> None:
     assert skipped.admissions == full.admissions and skipped.verdicts == full.verdicts
     assert [step for step in full.plan.steps if step.group != KEY] == list(skipped.plan.steps)
     assert not [step for step in full.plan.steps if step.group == KEY]  # nothing to write
+
+
+def test_waiting_gangs_whose_status_is_written_cost_no_step_in_later_cycles() -> None:
+    """Gangs that wait, unmoved for longer than their progress grace, with their verdict
+    written: every later cycle decides the same status, which the operator would only
+    read their PodGroups to find written already, so the plan leaves them out."""
+    waited = datetime(2026, 1, 1, tzinfo=UTC).timestamp() + PROGRESS_GRACE + 60
+    state = ClusterState()
+    state.apply("Node", node("n1", cpu="4"))
+    groups = [pod_group(f"g{index}", min_count=2) for index in range(3)]
+    for group in groups:
+        name = group["metadata"]["name"]
+        for member in range(2):
+            state.apply("Pod", pod(f"{name}-{member}", group=name, cpu="8"))
+        state.apply("PodGroup", group)
+    first = schedule(state, now=waited, config=CONFIG)
+    assert len(first.plan.steps) == 3 and not first.admissions
+    for group in groups:
+        key = GroupKey("default", group["metadata"]["name"])
+        metadata = {**group["metadata"], "resourceVersion": "100"}
+        state.apply("PodGroup", {**group, "metadata": metadata, "status": first.plan.statuses[key]})
+    later = schedule(state, now=waited + 1, config=CONFIG, carried=first.carried)
+    assert later.plan.steps == ()
