@@ -302,6 +302,13 @@ def test_the_observer_flags_a_gang_bound_one_pod_at_a_time(
         join(kubectl, namespace, "partial", first)
         message = flagged("the observer to flag the partial gang")
         join(kubectl, namespace, "partial", *pods["partial"][1:])
+        # Its rise is long past the grace, so `settle` would not wait for the watch to
+        # deliver these two labels: wait until the observer has seen the gang whole.
+        wait_until(
+            "the observer to see the partial gang reach minCount",
+            lambda: the_one_violation(observer, Rise, "partial").reached is not None,
+            timeout=30,
+        )
         observer.settle()
 
     assert "partial gang partial: 1 of minCount 3" in message, message
