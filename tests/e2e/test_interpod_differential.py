@@ -518,9 +518,10 @@ LOST_TO_DELETION = (
     "is being deleted, cannot be assigned to a host",  # the binder, mid-deletion
     '"DefaultBinder": pods "',  # the binder, after the deletion: `pods "x" not found`
     "skip schedule deleting pod",  # the scheduling queue, mid-deletion
-    # DynamicResources' PreBind, after the deletion: the claim made from the pod's
-    # template is deleted with its pod (`resourceclaims... "x" not found`)
-    'after conflict: resourceclaims.resource.k8s.io "',
+    # DynamicResources' PreBind: the claim made from the pod's template is deleted with
+    # its pod (`resourceclaims.resource.k8s.io "x" not found`, in words that vary with
+    # the moment: on the update, or on the read after a conflict)
+    'resourceclaims.resource.k8s.io "',
     "got deleted in the meantime",  # the same, seen before the update
 )
 
@@ -528,21 +529,23 @@ LOST_TO_DELETION = (
 def failed_scheduling(kubectl: Kubectl, namespace: str) -> list[str]:
     """Refusals of released pods. A pod that lost the race with its own deletion (its
     Job finished and removed pods it no longer needs, or the batch was cleared) was not
-    refused: kube-scheduler then says it is being deleted, or not found, or the pod is
-    gone or going by the time its event is read (DynamicResources' PreBind then finds
-    the claim made from the pod's template deleted with it, in words that vary with the
-    moment). Who deleted it is checked elsewhere: a rollback by its RolledBack event, a
-    gang taken down part-way by the gang observer, a pod replaced by the plan's names."""
+    refused: kube-scheduler then says it is being deleted, or not found, and the pod is
+    gone or going by the time its event is read. Who deleted it is checked elsewhere: a
+    rollback by its RolledBack event, a gang taken down part-way by the gang observer."""
     events = kubectl.json(
         "get", "events", "-n", namespace, "--field-selector", "reason=FailedScheduling"
     )["items"]
     pods = kubectl.json("get", "pods", "-n", namespace)["items"]
     standing = {p["metadata"]["uid"] for p in pods if not p["metadata"].get("deletionTimestamp")}
+
+    def lost_to_deletion(event: dict[str, Any]) -> bool:
+        gone = event["involvedObject"].get("uid") not in standing
+        return gone and any(text in event.get("message", "") for text in LOST_TO_DELETION)
+
     return [
         f"{e['involvedObject']['name']}: {e.get('message', '')}"
         for e in events
-        if e["involvedObject"].get("uid") in standing
-        and not any(text in e.get("message", "") for text in LOST_TO_DELETION)
+        if not lost_to_deletion(e)
     ]
 
 
