@@ -27,6 +27,7 @@ import socketserver
 import subprocess
 import sys
 import threading
+import time
 import urllib.error
 import urllib.request
 import uuid
@@ -55,6 +56,9 @@ LEASE = ("lease", "muster-operator", "-n", installed.NAMESPACE)
 # What the e2e operator sets beyond the Deployment's settings, and why: a rolled-back
 # gang is tried again after 2 s instead of 10, so the rollback tests take seconds.
 TEST_FLAGS = ("--rollback-backoff=2",)
+# How long a replica stays among the Service's endpoints after its readiness was last
+# seen true: the chart's readinessProbe takes it out after 2 failures 5 s apart.
+READINESS_GRACE = 10.0
 
 
 def free_port() -> int:
@@ -82,6 +86,7 @@ class OperatorProcess:
     health_port: int = field(default_factory=free_port)
     webhook_port: int = field(default_factory=free_port)
     process: subprocess.Popen[bytes] | None = None
+    ready_at: float | None = None  # when its readiness was last seen true
 
     def __post_init__(self) -> None:
         self.service.replicas.append(self)
@@ -154,9 +159,28 @@ class OperatorProcess:
             return False
         try:
             with urllib.request.urlopen(self.url("/readyz"), timeout=2) as response:
-                return bool(response.status == 200)
+                ready = bool(response.status == 200)
         except (urllib.error.URLError, OSError):
             return False
+        if ready:
+            self.ready_at = time.monotonic()
+        return ready
+
+    def endpoint(self) -> bool:
+        """Whether the Service would send a connection here: the process runs, and its
+        readiness is true or was within READINESS_GRACE (a slow or briefly failing
+        probe does not take an endpoint out at once; the replica itself answers a call
+        it cannot serve yet with 503 and Retry-After)."""
+        if self.serving():
+            return True
+        alive = self.process is not None and self.process.poll() is None
+        recent = self.ready_at is not None and time.monotonic() - self.ready_at < READINESS_GRACE
+        return alive and recent
+
+    def note(self, line: str) -> None:
+        """A line in the replica's log, for what the harness did around it."""
+        with self.log_path.open("ab") as log:
+            log.write(f"=== {line} ===\n".encode())
 
     def url(self, path: str) -> str:
         return f"http://127.0.0.1:{self.health_port}{path}"
@@ -172,6 +196,7 @@ class OperatorProcess:
             self.process.send_signal(signal.SIGKILL)
             self.process.wait(timeout=10)
             self.process = None
+            self.ready_at = None
 
     def stop(self) -> None:
         if self.process is None:
@@ -183,6 +208,7 @@ class OperatorProcess:
             self.process.kill()
             self.process.wait(timeout=10)
         self.process = None
+        self.ready_at = None
 
     def restart(self, *extra: str) -> None:
         self.stop()
@@ -229,12 +255,13 @@ class WebhookService:
 
     def forward(self, client: socket.socket) -> None:
         for replica in self.replicas:
-            if not replica.serving():
+            if not replica.endpoint():
                 continue
             try:
                 peer = socket.create_connection(("127.0.0.1", replica.webhook_port), timeout=30)
             except OSError:
                 continue  # it went away since: as an endpoint removed, try the next
+            peer.settimeout(None)  # the timeout is the dial's: a kept-alive connection idles
             with peer:
                 pump = threading.Thread(target=_pump, args=(peer, client), daemon=True)
                 pump.start()
@@ -242,6 +269,8 @@ class WebhookService:
                 pump.join(timeout=30)
             return
         # As a Service without ready endpoints: the connection is refused.
+        for replica in self.replicas:
+            replica.note("webhook service: a connection refused, no replica is an endpoint")
 
 
 def _pump(source: socket.socket, sink: socket.socket) -> None:
