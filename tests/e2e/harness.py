@@ -153,9 +153,12 @@ class OperatorProcess:
             raise AssertionError(f"the operator exited:\n{self.log_tail()}")
         return self.serving()
 
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
     def serving(self) -> bool:
         """Whether the replica is up and says it is ready (its readiness probe)."""
-        if self.process is None or self.process.poll() is not None:
+        if not self.running():
             return False
         try:
             with urllib.request.urlopen(self.url("/readyz"), timeout=2) as response:
@@ -173,9 +176,8 @@ class OperatorProcess:
         it cannot serve yet with 503 and Retry-After)."""
         if self.serving():
             return True
-        alive = self.process is not None and self.process.poll() is None
         recent = self.ready_at is not None and time.monotonic() - self.ready_at < READINESS_GRACE
-        return alive and recent
+        return recent and self.running()
 
     def note(self, line: str) -> None:
         """A line in the replica's log, for what the harness did around it."""

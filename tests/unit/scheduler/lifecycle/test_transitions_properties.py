@@ -58,10 +58,14 @@ EVENTS = st.one_of(
 )
 
 
+def finished(obj: Obj) -> bool:
+    return bool(obj.get("status", {}).get("phase") == "Succeeded")
+
+
 def released(obj: Obj) -> bool:
     return (
         not has_gang_gate(obj["spec"].get("schedulingGates") or [])
-        and obj.get("status", {}).get("phase") != "Succeeded"
+        and not finished(obj)
         and "deletionTimestamp" not in obj["metadata"]
     )
 
@@ -108,7 +112,7 @@ class Checker:
         }
         used: dict[str, int] = defaultdict(int)
         for key, obj in self.api.pods.items():
-            if obj.get("status", {}).get("phase") == "Succeeded" or key in awaited:
+            if finished(obj) or key in awaited:
                 continue
             on = obj["spec"].get("nodeName") or self._reserved_on(obj)
             if on is not None:
@@ -152,8 +156,7 @@ class Checker:
         """Bound and not finished: a victim that finished before its eviction frees its
         place as an evicted one does (kube-scheduler counts no finished pod on a node)."""
         obj = self.api.pods.get(victim)
-        finished = obj is not None and obj.get("status", {}).get("phase") == "Succeeded"
-        return obj is not None and bool(obj["spec"].get("nodeName")) and not finished
+        return obj is not None and bool(obj["spec"].get("nodeName")) and not finished(obj)
 
 
 def pick(items: list[str] | list[PodKey] | list[GroupKey], index: int) -> object | None:
