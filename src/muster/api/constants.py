@@ -90,11 +90,10 @@ MAX_POD_GROUP_TEMPLATES: Final = 8
 # rest of the status (conditions, refusals, counts) and its managedFields.
 MAX_GANG_SIZE: Final = 4000
 
-# Upstream's bound on a user-set priority: higher values are reserved for the system
-# PriorityClasses (system-cluster-critical, system-node-critical), the only classes
-# whose names may start with "system-".
+# Upstream's bound on a PodGroup's priority (`+k8s:maximum` of scheduling.k8s.io/v1beta1):
+# higher values belong to the system PriorityClasses (system-cluster-critical,
+# system-node-critical), which pods may name and pod groups may not.
 HIGHEST_USER_PRIORITY: Final = 1_000_000_000
-SYSTEM_PRIORITY_CLASS_PREFIX: Final = "system-"
 
 # Muster's own bounds on what a PodGroup's status remembers of kube-scheduler's refusals.
 MAX_REFUSED_NODES: Final = 32

@@ -22,8 +22,11 @@ from muster.api.policy import (
 )
 from muster.api.rules import (
     NAME_IS_A_LABEL_VALUE,
+    PREEMPTION_POLICY_IMMUTABLE,
     PRIORITY_AT_MOST_HIGHEST_USER_PRIORITY,
+    PRIORITY_CLASS_NAME_IMMUTABLE,
     PRIORITY_CLASS_NAME_IS_DNS_SUBDOMAIN,
+    PRIORITY_IMMUTABLE,
     WORKLOAD_REF_IMMUTABLE,
     WORKLOAD_REF_NAME_IS_DNS_SUBDOMAIN,
     WORKLOAD_REF_TEMPLATE_IS_DNS_LABEL,
@@ -52,7 +55,13 @@ class PodGroupSpec(KubeModel):
     scheduling.muster.dev/pod-group set to the PodGroup's name."""
 
     model_config = ConfigDict(
-        json_schema_extra=cel(WORKLOAD_REF_IMMUTABLE, PRIORITY_AT_MOST_HIGHEST_USER_PRIORITY)
+        json_schema_extra=cel(
+            WORKLOAD_REF_IMMUTABLE,
+            PRIORITY_AT_MOST_HIGHEST_USER_PRIORITY,
+            PRIORITY_CLASS_NAME_IMMUTABLE,
+            PRIORITY_IMMUTABLE,
+            PREEMPTION_POLICY_IMMUTABLE,
+        )
     )
 
     workload_ref: WorkloadReference | None = None
@@ -75,16 +84,18 @@ class PodGroupSpec(KubeModel):
         json_schema_extra={"maxLength": DNS_SUBDOMAIN_MAX_LENGTH}
         | cel(PRIORITY_CLASS_NAME_IS_DNS_SUBDOMAIN),
     )
-    """The PriorityClass that sets the group's priority; it must exist. When unset,
-    the cluster's globalDefault class applies, if there is one."""
+    """The PriorityClass that sets the group's priority; it must exist, and its value
+    be at most 1000000000 (the system classes are for pods only). When unset, the
+    cluster's globalDefault class applies, if there is one. Immutable."""
 
     priority: int | None = Field(default=None, json_schema_extra=INT32)
     """The group's priority, resolved from priorityClassName at admission (the
-    higher, the sooner; higher-priority groups may preempt lower ones)."""
+    higher, the sooner; higher-priority groups may preempt lower ones). Immutable. A
+    gang is never ranked above the lowest priority its member pods were admitted with."""
 
     preemption_policy: PreemptionPolicy | None = None
     """PreemptLowerPriority (the default) lets this group preempt lower-priority pods
-    and groups to fit; Never makes it wait instead."""
+    and groups to fit; Never makes it wait instead. Resolved from the class. Immutable."""
 
 
 class PodCounts(KubeModel):

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from muster.api.constants import PREEMPT_LOWER_PRIORITY
+from muster.api.constants import HIGHEST_USER_PRIORITY, PREEMPT_LOWER_PRIORITY
 from muster.api.problems import Problem
 
 # Priority of pods and groups when no class applies (upstream's constant).
@@ -66,7 +66,8 @@ def resolve_priority(
     spec: Mapping[str, Any], priority_classes: Iterable[Mapping[str, Any]]
 ) -> ResolvedPriority:
     """The priority a PodGroup with this spec gets; raises :class:`PriorityError`
-    when its class does not exist or its own values contradict the class."""
+    when its class does not exist, is above what a pod group may have, or its own
+    values contradict the class."""
     classes = list(priority_classes)
     name = spec.get("priorityClassName")
     if name:
@@ -84,6 +85,16 @@ def resolve_priority(
             chosen["metadata"]["name"],
             int(chosen.get("value", DEFAULT_PRIORITY)),
             chosen.get("preemptionPolicy") or PREEMPT_LOWER_PRIORITY,
+        )
+    if resolved.priority > HIGHEST_USER_PRIORITY:
+        raise PriorityError(
+            Problem(
+                "spec.priorityClassName",
+                f"PriorityClass {json.dumps(resolved.priority_class_name)} has the value"
+                f" {resolved.priority}: a pod group's priority is at most"
+                f" {HIGHEST_USER_PRIORITY}; higher values are for the system classes,"
+                " which only pods may use",
+            )
         )
 
     given = spec.get("priority")
@@ -117,3 +128,14 @@ def priority_fields(resolved: ResolvedPriority) -> dict[str, Any]:
     if resolved.priority_class_name is not None:
         fields["priorityClassName"] = resolved.priority_class_name
     return fields
+
+
+def with_resolved_priority(
+    pod_group: Mapping[str, Any], priority_classes: Iterable[Mapping[str, Any]]
+) -> dict[str, Any]:
+    """The PodGroup with the priority fields admission would give it; raises
+    :class:`PriorityError` where admission would refuse it. For the PodGroups the
+    operator makes itself, which the webhooks leave alone."""
+    spec = pod_group.get("spec") or {}
+    resolved = resolve_priority(spec, priority_classes)
+    return {**pod_group, "spec": {**spec, **priority_fields(resolved)}}

@@ -19,7 +19,6 @@ from muster.api.constants import (
     HIGHEST_USER_PRIORITY,
     MAX_GANG_SIZE,
     POD_GROUP_LABEL,
-    SYSTEM_PRIORITY_CLASS_PREFIX,
 )
 from muster.api.names import LABEL_NAME_MAX_LENGTH, is_dns_label, is_dns_subdomain, is_label_key
 
@@ -73,12 +72,17 @@ def _min_count_at_most_max(gang: Any) -> bool:
 
 
 def _priority_for_users(spec: Any) -> bool:
-    if not isinstance(spec, dict):
-        return True
-    priority, class_name = spec.get("priority"), spec.get("priorityClassName")
-    if not isinstance(priority, int) or priority <= HIGHEST_USER_PRIORITY:
-        return True
-    return isinstance(class_name, str) and class_name.startswith(SYSTEM_PRIORITY_CLASS_PREFIX)
+    priority = spec.get("priority") if isinstance(spec, dict) else None
+    return not isinstance(priority, int) or priority <= HIGHEST_USER_PRIORITY
+
+
+def _field_unchanged(field: str) -> Callable[[Any, Any], bool]:
+    def check(new: Any, old: Any) -> bool:
+        if not isinstance(new, dict) or not isinstance(old, dict):
+            return True
+        return (field in new) == (field in old) and new.get(field) == old.get(field)
+
+    return check
 
 
 def _name_fits_a_label_value(obj: Any) -> bool:
@@ -106,12 +110,6 @@ def _same_policy_kind(new: Any, old: Any) -> bool:
     if not isinstance(new, dict) or not isinstance(old, dict):
         return True
     return ("gang" in new) == ("gang" in old)
-
-
-def _workload_ref_unchanged(new: Any, old: Any) -> bool:
-    if not isinstance(new, dict) or not isinstance(old, dict):
-        return True
-    return new.get("workloadRef") == old.get("workloadRef")
 
 
 def _unique_names(items: Any) -> bool:
@@ -145,18 +143,37 @@ MIN_COUNT_AT_MOST_MAX_GANG_SIZE = CelRule(
 )
 
 PRIORITY_AT_MOST_HIGHEST_USER_PRIORITY = CelRule(
-    expression=(
-        f"!has(self.priority) || self.priority <= {HIGHEST_USER_PRIORITY}"
-        f" || (has(self.priorityClassName)"
-        f" && self.priorityClassName.startsWith('{SYSTEM_PRIORITY_CLASS_PREFIX}'))"
-    ),
+    expression=f"!has(self.priority) || self.priority <= {HIGHEST_USER_PRIORITY}",
     message=(
         f"priority must be at most {HIGHEST_USER_PRIORITY}: higher priorities are reserved"
-        " for the system PriorityClasses"
+        " for the system PriorityClasses, which only pods may use"
     ),
     check=_priority_for_users,
     field_path=".priority",
 )
+
+
+def _immutable(field: str) -> CelRule:
+    """The rule that keeps `field` of a spec as it was created: set, with its value,
+    or unset. Upstream marks a PodGroup's priority fields `+k8s:immutable`, as pod
+    validation keeps a pod's; admission fills a field left out of an update from the
+    old object, so only a change is refused."""
+    return CelRule(
+        expression=(
+            f"has(self.{field}) == has(oldSelf.{field})"
+            f" && (!has(self.{field}) || self.{field} == oldSelf.{field})"
+        ),
+        message=f"{field} is immutable: it is resolved from the PriorityClass at creation",
+        check_update=_field_unchanged(field),
+        field_path=f".{field}",
+    )
+
+
+PRIORITY_CLASS_NAME_IMMUTABLE = _immutable("priorityClassName")
+PRIORITY_IMMUTABLE = _immutable("priority")
+PREEMPTION_POLICY_IMMUTABLE = _immutable("preemptionPolicy")
+PRIORITY_FIELDS = ("priorityClassName", "priority", "preemptionPolicy")
+"""The spec fields admission resolves from the PriorityClass, and keeps."""
 
 NAME_IS_A_LABEL_VALUE = CelRule(
     expression=f"size(self.metadata.name) <= {LABEL_NAME_MAX_LENGTH}",
@@ -239,7 +256,7 @@ WORKLOAD_REF_IMMUTABLE = CelRule(
         " && (!has(self.workloadRef) || self.workloadRef == oldSelf.workloadRef)"
     ),
     message="workloadRef is immutable",
-    check_update=_workload_ref_unchanged,
+    check_update=_field_unchanged("workloadRef"),
     field_path=".workloadRef",
 )
 
@@ -254,6 +271,9 @@ ALL_RULES: tuple[CelRule, ...] = (
     MIN_COUNT_POSITIVE,
     MIN_COUNT_AT_MOST_MAX_GANG_SIZE,
     PRIORITY_AT_MOST_HIGHEST_USER_PRIORITY,
+    PRIORITY_CLASS_NAME_IMMUTABLE,
+    PRIORITY_IMMUTABLE,
+    PREEMPTION_POLICY_IMMUTABLE,
     NAME_IS_A_LABEL_VALUE,
     POD_GROUP_NAMES_ARE_LABEL_VALUES,
     POLICY_KIND_IMMUTABLE,

@@ -4,10 +4,13 @@ What the Priority admission plugin does for pods (and, on 1.37, for native
 PodGroups), done for Muster's PodGroups: ``spec.priority`` and
 ``spec.preemptionPolicy`` come from ``spec.priorityClassName``, or from the
 globalDefault class (whose name is then recorded), or default to 0. A value that
-contradicts the class, or a class that does not exist, is refused. On update a
-priority left out is kept from the old object, as the plugin keeps a pod's. An
-object its schema refuses is left alone: mutation runs before the schema check,
-which then refuses it with the field and words `muster validate` reports.
+contradicts the class, a class that does not exist, and a class above the highest
+priority a pod group may have (the system classes) are refused. On update nothing is
+resolved again: the three fields are immutable (the CRD's rules refuse a change,
+naming the field), and one left out of the request is kept from the old object, as
+the plugin keeps a pod's; so a priority is never taken from a request. An object its
+schema refuses is left alone: mutation runs before the schema check, which then
+refuses it with the field and words `muster validate` reports.
 
 The PriorityClasses come from the operator: it puts a :data:`PriorityClassLister`
 into kopf's memo under :data:`PRIORITY_CLASSES_MEMO` at startup (its informer
@@ -23,6 +26,7 @@ import kopf
 
 from muster.api.constants import GROUP, POD_GROUP_KIND, POD_GROUP_PLURAL, VERSION
 from muster.api.priority import PriorityError, priority_fields, resolve_priority
+from muster.api.rules import PRIORITY_FIELDS
 from muster.api.validation import schema_problems
 
 PriorityClassLister = Callable[[], Awaitable[Sequence[Mapping[str, Any]]]]
@@ -64,7 +68,7 @@ def priority_patch(
     if old_spec is not None:
         return {
             field: old_spec[field]
-            for field in ("priority", "preemptionPolicy")
+            for field in PRIORITY_FIELDS
             if field not in spec and field in old_spec
         }
     fields = priority_fields(resolve_priority(spec, priority_classes))

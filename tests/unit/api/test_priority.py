@@ -62,6 +62,16 @@ def test_missing_class_is_refused() -> None:
         resolve_priority({"priorityClassName": "gold"}, CLASSES)
 
 
+def test_a_system_class_is_refused_for_a_pod_group() -> None:
+    classes = [*CLASSES, priority_class("system-cluster-critical", 2_000_000_000)]
+    with pytest.raises(
+        PriorityError,
+        match=r'spec\.priorityClassName: PriorityClass "system-cluster-critical" has the value'
+        r" 2000000000: a pod group's priority is at most 1000000000",
+    ):
+        resolve_priority({"priorityClassName": "system-cluster-critical"}, classes)
+
+
 def test_a_matching_priority_is_accepted() -> None:
     spec = {"priorityClassName": "research", "priority": 1000}
     assert resolve_priority(spec, CLASSES).priority == 1000

@@ -17,8 +17,11 @@ from muster.api.rules import (
     NAME_IS_A_LABEL_VALUE,
     POD_GROUP_NAMES_ARE_LABEL_VALUES,
     POLICY_KIND_IMMUTABLE,
+    PREEMPTION_POLICY_IMMUTABLE,
     PRIORITY_AT_MOST_HIGHEST_USER_PRIORITY,
+    PRIORITY_CLASS_NAME_IMMUTABLE,
     PRIORITY_CLASS_NAME_IS_DNS_SUBDOMAIN,
+    PRIORITY_IMMUTABLE,
     TEMPLATE_NAME_IS_DNS_LABEL,
     TEMPLATE_NAMES_UNIQUE,
     TOPOLOGY_KEY_IS_LABEL_KEY,
@@ -55,7 +58,7 @@ CHECKS = [
     (
         PRIORITY_AT_MOST_HIGHEST_USER_PRIORITY,
         {"priority": HIGHEST_USER_PRIORITY + 1, "priorityClassName": "system-node-critical"},
-        True,
+        False,
     ),
     (NAME_IS_A_LABEL_VALUE, {"metadata": {"name": "x" * 63}}, True),
     (NAME_IS_A_LABEL_VALUE, {"metadata": {"name": "x" * 64}}, False),
@@ -94,6 +97,24 @@ UPDATES = [
         False,
     ),
     (WORKLOAD_REF_IMMUTABLE, {}, {"workloadRef": REF}, False),
+    (PRIORITY_IMMUTABLE, {"priority": 10}, {"priority": 10}, True),
+    (PRIORITY_IMMUTABLE, {"priority": HIGHEST_USER_PRIORITY}, {"priority": 10}, False),
+    (PRIORITY_IMMUTABLE, {"priority": 10}, {}, False),
+    (PRIORITY_IMMUTABLE, {}, {}, True),
+    (PRIORITY_CLASS_NAME_IMMUTABLE, {"priorityClassName": "system-x"}, {}, False),
+    (PRIORITY_CLASS_NAME_IMMUTABLE, {}, {"priorityClassName": "low"}, False),
+    (
+        PREEMPTION_POLICY_IMMUTABLE,
+        {"preemptionPolicy": "Never"},
+        {"preemptionPolicy": "Never"},
+        True,
+    ),
+    (
+        PREEMPTION_POLICY_IMMUTABLE,
+        {"preemptionPolicy": "PreemptLowerPriority"},
+        {"preemptionPolicy": "Never"},
+        False,
+    ),
 ]
 
 

@@ -55,6 +55,14 @@ def test_update_keeps_the_old_priority_when_left_out() -> None:
         "priority": 1000,
         "preemptionPolicy": "Never",
     }
+    assert priority_patch({}, old, []) == old
+
+
+def test_update_never_takes_a_priority_from_the_request() -> None:
+    """A raise is left in the request for the CRD's immutability rule to refuse."""
+    old = {"priorityClassName": "research", "priority": 1000, "preemptionPolicy": "Never"}
+    raised = {**old, "priority": 1_000_000_000}
+    assert priority_patch(raised, old, CLASSES) == {}
 
 
 def test_patch_goes_into_the_spec() -> None:
