@@ -192,7 +192,7 @@ class Controller:
         jobs = _Both(self.cache.jobs, self.expanders[0])
         sources = scheduling_sources(self.cache, views, jobs, kueue=kueue, devices=devices)
         sources.append((paths.WORKLOADS, {}, self.expanders[1]))
-        self.adopter = self._adopter(kube, adoption, still_leading)
+        self.adopter = self._adopter(kube, adoption, priority_classes, still_leading)
         if self.adopter is not None:
             sources = adopting(sources, self.adopter)
         self.informers = [
@@ -221,7 +221,11 @@ class Controller:
         )
 
     def _adopter(
-        self, kube: Kube, adoption: Adoption | None, still_leading: Callable[[], bool]
+        self,
+        kube: Kube,
+        adoption: Adoption | None,
+        priority_classes: PriorityClassLister,
+        still_leading: Callable[[], bool],
     ) -> Adopter | None:
         """The adopter of other schedulers' PodGroups, when any API is adopted; it is
         told the cluster's capacity only once every informer has listed."""
@@ -231,6 +235,7 @@ class Controller:
             kube,
             self.events,
             adoption,
+            priority_classes=priority_classes,
             still_leading=still_leading,
             capacity=lambda: self.cache.state.schedulable_allocatable() if self.synced else None,
         )

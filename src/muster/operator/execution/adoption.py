@@ -11,7 +11,10 @@ redoes only what is missing. An adopted PodGroup whose `minResources` exceeds wh
 the schedulable nodes could ever give together is told so once (a Warning event,
 `MinResourcesBeyondCluster`): advisory, the gang is still judged by its pods. A
 Muster PodGroup of that name that the adopted one does not own is left alone, and
-the adopted PodGroup is told so once.
+the adopted PodGroup is told so once. The Muster PodGroup's priority is resolved from
+the class the adopted one names, as admission resolves a user's
+(:func:`muster.api.priority.with_resolved_priority`): a class that does not exist, or
+a system class, is told once (`AdoptionRefused`) and nothing is made.
 
 Transient failures are retried on an exponential backoff per PodGroup; a refusal for
 good is logged and retried once the objects change. Nothing is written once this
@@ -36,6 +39,7 @@ from muster.api.adoption import (
     owned_by,
 )
 from muster.api.constants import API_VERSION
+from muster.api.priority import PriorityError, with_resolved_priority
 from muster.api.resize import min_count_patch
 from muster.api.wire import JsonObject
 from muster.client.kube import (
@@ -53,6 +57,7 @@ from muster.operator.execution.events import NORMAL, WARNING, EventRecorder
 from muster.scheduler.objects.keys import object_key
 from muster.scheduler.rules.pod_terms import label_selector
 from muster.scheduler.state.min_resources import beyond_cluster
+from muster.webhooks.priority import PriorityClassLister
 
 logger = logging.getLogger(__name__)
 
@@ -119,6 +124,7 @@ class Adopter:
         events: EventRecorder,
         adoption: Adoption,
         *,
+        priority_classes: PriorityClassLister,
         still_leading: Callable[[], bool] = lambda: True,
         capacity: Callable[[], Mapping[str, int] | None] = lambda: None,
     ) -> None:
@@ -127,6 +133,7 @@ class Adopter:
         self.kube = kube
         self.events = events
         self.adoption = adoption
+        self.priority_classes = priority_classes
         self.still_leading = still_leading
         self.selector = label_selector(adoption.namespace_selector, "namespaceSelector")
         self.foreign: dict[Key, JsonObject] = {}
@@ -138,6 +145,7 @@ class Adopter:
         self.again: set[Key] = set()
         self.backoffs: dict[Key, ExponentialBackoff] = {}
         self.conflicts: set[tuple[Key, str]] = set()  # told once per adopted object's uid
+        self.refusals: set[tuple[str, str]] = set()  # (uid, problem) told
         self.capacity = capacity
         self.prechecked: set[tuple[str, str]] = set()  # (uid, message) told
 
@@ -237,7 +245,13 @@ class Adopter:
 
     async def _create(self, key: Key, foreign: JsonObject, api: AdoptedApi) -> None:
         """Create its Muster PodGroup; one of that name it does not own is told of."""
-        pod_group = adopted_pod_group(foreign, api)
+        try:
+            pod_group = with_resolved_priority(
+                adopted_pod_group(foreign, api), await self.priority_classes()
+            )
+        except PriorityError as error:
+            await self._tell_refusal(foreign, str(error.problem))
+            return
         path = namespaced(POD_GROUPS, key[1])
         try:
             await self.kube.request("POST", path, body=pod_group)
@@ -279,6 +293,16 @@ class Adopter:
             "AdoptionConflict",
             f"a Muster PodGroup {key[2]} exists that this PodGroup does not own; "
             "Muster leaves both alone",
+        )
+
+    async def _tell_refusal(self, foreign: JsonObject, problem: str) -> None:
+        """Tell once, per adopted object and problem, why no Muster PodGroup is made."""
+        told = (str((foreign.get("metadata") or {}).get("uid", "")), problem)
+        if told in self.refusals:
+            return
+        self.refusals.add(told)
+        await self.events.record(
+            reference(foreign), WARNING, "AdoptionRefused", f"not gang-scheduled: {problem}"
         )
 
     async def _precheck(self, foreign: JsonObject) -> None:

@@ -45,7 +45,7 @@ from muster.api.expand import (
     template_names,
 )
 from muster.api.optin import OptInError, carries_opt_in, read_job_opt_in
-from muster.api.priority import PriorityError, priority_fields, resolve_priority
+from muster.api.priority import PriorityError, with_resolved_priority
 from muster.api.resize import current_min_count, min_count_patch
 from muster.api.wire import JsonObject
 from muster.client.kube import (
@@ -334,7 +334,7 @@ class Expander:
     async def _create(self, obj: JsonObject) -> bool:
         """Create the object; False when it existed already."""
         if obj["kind"] == "PodGroup":
-            obj = await self._with_priority(obj)
+            obj = with_resolved_priority(obj, await self.priority_classes())
         try:
             await self.kube.request("POST", _collection(obj), body=obj)
         except KubeError as error:
@@ -342,10 +342,3 @@ class Expander:
                 return False
             raise
         return True
-
-    async def _with_priority(self, pod_group: JsonObject) -> JsonObject:
-        """The PodGroup with the priority its class gives it, as admission would set it
-        (:class:`PriorityError` when its class is missing)."""
-        spec = pod_group.get("spec") or {}
-        resolved = resolve_priority(spec, await self.priority_classes())
-        return {**pod_group, "spec": {**spec, **priority_fields(resolved)}}

@@ -45,6 +45,7 @@ def gangs_of(state: ClusterState, now: float) -> list[Gang]:
     """Gangs with something to decide, in queue order: every gang not admitted yet, and
     admitted gangs with pending members (the others need nothing this cycle)."""
     gangs = []
+    floors = state.member_priority_floors()
     for key in state.unadmitted_gangs | state.pending_members.keys():
         record = state.groups.get(key)
         if record is None or not record.gang:
@@ -53,7 +54,7 @@ def gangs_of(state: ClusterState, now: float) -> list[Gang]:
         gangs.append(
             Gang(
                 record=record,
-                priority=state.resolve_priority(record.priority, record.priority_class),
+                priority=state.gang_priority(record, floors),
                 queued_since=record.created if record.created is not None else now,
                 waiting_since=record.waiting_since if record.waiting_since is not None else now,
                 placed=state.placed_members.get(key, 0),

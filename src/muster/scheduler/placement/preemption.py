@@ -115,14 +115,13 @@ class PreemptionSearch:
         in_gang = np.zeros(groups + 1, dtype=np.bool_)
         whole = np.zeros(groups + 1, dtype=np.bool_)
         group_priority = np.zeros(groups + 1, dtype=np.int64)
+        floors = state.member_priority_floors()
         for group_id, key in enumerate(state.group_keys):
             record = state.groups.get(key)
             if record is not None and record.gang:
                 in_gang[group_id] = True
                 whole[group_id] = record.falls_whole
-                group_priority[group_id] = state.resolve_priority(
-                    record.priority, record.priority_class
-                )
+                group_priority[group_id] = state.gang_priority(record, floors)
         size = len(state.pod_keys)
         group_of = state.pod_group[:size]
         safe = np.where(group_of == NO_GROUP, groups, group_of)

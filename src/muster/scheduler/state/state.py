@@ -291,6 +291,7 @@ class ClusterState:
         self.devices.note_pod(key, ())
         self.pod_keys[entry.slot] = None
         self.pod_demand[entry.slot] = 0
+        self.pod_group[entry.slot] = NO_GROUP
         self._pod_slots.give_back(entry.slot)
 
     def _grow_pod_arrays(self) -> None:
@@ -463,6 +464,31 @@ class ClusterState:
     def resolve_priority(self, explicit: int | None, class_name: str | None) -> int:
         """spec.priority, else the named class (see `kinds.resolved_priority`)."""
         return resolved_priority(self.priority_classes, explicit, class_name)
+
+    def member_priority_floors(self) -> npt.NDArray[np.int64]:
+        """The lowest priority among each group's member pods, by group id (the
+        largest int64 for a group with none yet): see :meth:`gang_priority`."""
+        size = len(self.pod_keys)
+        floors = np.full(len(self.group_keys), np.iinfo(np.int64).max, dtype=np.int64)
+        groups = self.pod_group[:size]
+        members = groups != NO_GROUP
+        np.minimum.at(floors, groups[members], self.pod_priority[:size][members])
+        return floors
+
+    def gang_priority(self, record: GroupRecord, floors: npt.NDArray[np.int64]) -> int:
+        """The priority a gang is queued and preempts with, and is preempted at: its
+        own, but never above the lowest its member pods were admitted with.
+
+        A pod's priority is what the API server's Priority admission gave it (its
+        class, checked against the namespace's quotas); a PodGroup's is what its
+        creator named. Capping one by the other keeps a gang from outranking what its
+        namespace may run, whatever class its PodGroup names.
+        """
+        own = self.resolve_priority(record.priority, record.priority_class)
+        group_id = self.group_ids.get(record.key)
+        if group_id is None or group_id >= floors.shape[0]:
+            return own
+        return min(own, int(floors[group_id]))
 
     def _priority_of(self, record: PodRecord) -> int:
         return self.resolve_priority(record.priority, record.priority_class)

@@ -6,7 +6,10 @@ import asyncio
 import copy
 from typing import Any
 
+import pytest
+
 from muster.api.adoption import SCHEDULER_PLUGINS, VOLCANO, Adoption, adopted_pod_group
+from muster.api.priority import with_resolved_priority
 from muster.client.kube import KubeError
 from muster.operator.execution.adoption import Adopter
 
@@ -50,8 +53,18 @@ def foreign(api_version: str = "scheduling.volcano.sh/v1beta1", size: int = 3) -
     }
 
 
+CLASSES = [
+    {"metadata": {"name": "research"}, "value": 1000},
+    {"metadata": {"name": "system-node-critical"}, "value": 2_000_001_000},
+]
+
+
+async def priority_classes() -> list[dict[str, Any]]:
+    return CLASSES
+
+
 def adopter(kube: Kube, events: Events | None = None, *, labels: Any = None) -> Adopter:
-    made = Adopter(kube, events or Events(), ADOPTION)  # type: ignore[arg-type]
+    made = Adopter(kube, events or Events(), ADOPTION, priority_classes=priority_classes)  # type: ignore[arg-type]
     made.namespaces.upsert({"metadata": {"name": "ml", "labels": labels or {"adopt": "yes"}}})
     return made
 
@@ -69,7 +82,36 @@ def test_an_adopted_group_in_an_adopted_namespace_gets_its_muster_pod_group() ->
     assert events.told == [("ray-a-pg", "Adopted")]
     [(method, path, body)] = kube.requests
     assert (method, path) == ("POST", "/apis/scheduling.muster.dev/v1beta1/namespaces/ml/podgroups")
-    assert body == adopted_pod_group(foreign(), VOLCANO)
+    assert body == with_resolved_priority(adopted_pod_group(foreign(), VOLCANO), CLASSES)
+    assert (body["spec"]["priority"], body["spec"]["preemptionPolicy"]) == (
+        0,
+        "PreemptLowerPriority",
+    )
+
+
+def test_an_adopted_group_gets_the_priority_of_the_class_it_names() -> None:
+    kube = Kube()
+    made = adopter(kube)
+    group = foreign()
+    group["spec"]["priorityClassName"] = "research"
+    made.foreign_sink(VOLCANO).upsert(group)
+    work(made)
+    [(_, _, body)] = kube.requests
+    assert (body["spec"]["priorityClassName"], body["spec"]["priority"]) == ("research", 1000)
+
+
+@pytest.mark.parametrize("named", ["system-node-critical", "made-up"])
+def test_a_class_admission_would_refuse_makes_nothing_and_is_told_once(named: str) -> None:
+    kube = Kube()
+    events = Events()
+    made = adopter(kube, events)
+    group = foreign()
+    group["spec"]["priorityClassName"] = named
+    made.foreign_sink(VOLCANO).upsert(group)
+    work(made)
+    work(made)
+    assert kube.requests == []
+    assert events.told == [("ray-a-pg", "AdoptionRefused")]
 
 
 def test_nothing_is_done_outside_the_adopted_namespaces() -> None:
@@ -154,6 +196,7 @@ def test_a_min_resources_beyond_the_cluster_is_told_once_and_judges_nothing() ->
         kube,  # type: ignore[arg-type]
         events,  # type: ignore[arg-type]
         ADOPTION,
+        priority_classes=priority_classes,
         capacity=lambda: {"cpu": 8000, "nvidia.com/gpu": 4},
     )
     made.namespaces.upsert({"metadata": {"name": "ml", "labels": {"adopt": "yes"}}})

@@ -35,12 +35,14 @@ async def record_a_preemption(path: Path) -> None:
     cache.nodes.upsert(node("n1", cpu="4"))
     cache.pods.upsert(pod("batch-0", namespace="other", cpu="4", node_name="n1"))
     cache.pod_group_sink.upsert(pod_group("trainer", namespace="team", priority=1000))
-    cache.pods.upsert(pod("trainer-0", group="trainer", namespace="team", cpu="4"))
+    cache.pods.upsert(pod("trainer-0", group="trainer", namespace="team", cpu="4", priority=1000))
     await loop.cycle()  # preempts
     await loop.cycle()  # waits for its victim
     cache.pods.remove(pod("batch-0", namespace="other"))
     await loop.cycle()  # releases
-    cache.pods.upsert(pod("trainer-0", group="trainer", namespace="team", node_name="n1"))
+    cache.pods.upsert(
+        pod("trainer-0", group="trainer", namespace="team", node_name="n1", priority=1000)
+    )
     await loop.cycle()  # complete
     trace.close()
 

@@ -15,7 +15,7 @@ def test_priority_then_age_then_name() -> None:
         *gang("a-old", 1, created="2026-01-01T00:00:00Z"),
         *gang("young", 1, created="2026-01-02T00:00:00Z"),
         pod_group("vip", priority_class="high", created="2026-01-03T00:00:00Z"),
-        pod("vip-0", group="vip"),
+        pod("vip-0", group="vip", priority_class="high"),
     )
     assert [g.key.name for g in gangs_of(state, NOW)] == ["vip", "a-old", "b-old", "young"]
     assert gangs_of(state, NOW)[0].priority == 50

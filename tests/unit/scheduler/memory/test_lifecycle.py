@@ -56,7 +56,7 @@ def victim_cluster() -> ClusterState:
         low,
         pod("low-0", group="low", cpu="4", node_name="n1", gated=False),
         pod_group("high", priority=1000),
-        pod("high-0", group="high", cpu="4"),
+        pod("high-0", group="high", cpu="4", priority=1000),
     )
 
 
@@ -91,7 +91,11 @@ def test_a_preemptor_is_released_once_its_victims_are_gone_even_after_a_restart(
     leaving["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
     # A restarted operator: only the API objects.
     restarted = cluster(
-        node("n1", cpu="4"), low_obj, leaving, high_obj, pod("high-0", group="high", cpu="4")
+        node("n1", cpu="4"),
+        low_obj,
+        leaving,
+        high_obj,
+        pod("high-0", group="high", cpu="4", priority=1000),
     )
     waiting = schedule(restarted, now=NOW + 10, config=CONFIG)
     assert not any(isinstance(a, Release | Evict) for s in waiting.plan.steps for a in s.actions)
@@ -101,7 +105,11 @@ def test_a_preemptor_is_released_once_its_victims_are_gone_even_after_a_restart(
         a == Release(high, (("high-0", "n1"),)) for s in released.plan.steps for a in s.actions
     )
     late = cluster(
-        node("n1", cpu="4"), low_obj, leaving, high_obj, pod("high-0", group="high", cpu="4")
+        node("n1", cpu="4"),
+        low_obj,
+        leaving,
+        high_obj,
+        pod("high-0", group="high", cpu="4", priority=1000),
     )
     overdue = schedule(late, now=NOW + 301, config=CONFIG)
     [step] = [s for s in overdue.plan.steps if s.group == high]
@@ -120,7 +128,11 @@ def test_a_victim_whose_eviction_did_not_take_is_told_blocked_and_evicted_again(
     )
     staying = pod("low-0", group="low", cpu="4", node_name="n1", gated=False)
     state = cluster(
-        node("n1", cpu="4"), low_obj, staying, high_obj, pod("high-0", group="high", cpu="4")
+        node("n1", cpu="4"),
+        low_obj,
+        staying,
+        high_obj,
+        pod("high-0", group="high", cpu="4", priority=1000),
     )
 
     again = schedule(state, now=NOW + 10, config=CONFIG)

@@ -163,3 +163,30 @@ def test_preemption_picks_the_domain_needing_fewer_victims() -> None:
     (admission,) = schedule(state, now=NOW, config=CONFIG).admissions
     assert admission.domain == ("zone", "b")
     assert victims_of(admission) == ["b-busy"]
+
+
+def test_a_gang_outranking_its_pods_preempts_only_at_its_pods_priority() -> None:
+    """Its PodGroup names 10, its pods were admitted at 1: it may not take the place of
+    another team's gang of priority 1, as its pods could not."""
+    state = cluster(
+        node("n1", gpu="4"),
+        *running("other-team", ["n1"], priority=1),
+        pod_group("climber", priority=10),
+        pod("climber-0", group="climber", gpu="4", priority=1),
+    )
+    result = schedule(state, now=NOW, config=CONFIG)
+    assert result.admissions == ()
+    assert result.verdicts[GroupKey("default", "climber")].reason is Reason.UNSCHEDULABLE
+
+
+def test_a_gang_is_preempted_at_its_pods_priority_when_its_group_names_more() -> None:
+    """Its PodGroup names 10, its pods 1: a gang of 5 preempts it, as it would its pods."""
+    state = cluster(
+        node("n1", gpu="4"),
+        pod_group("shield", priority=10, admitted=True, plan={"shield-0": "n1"}),
+        pod("shield-0", group="shield", gpu="4", node_name="n1", priority=1),
+        *gang("next", 1, gpu="4", priority=5),
+    )
+    (admission,) = schedule(state, now=NOW, config=CONFIG).admissions
+    assert admission.group == GroupKey("default", "next")
+    assert victims_of(admission) == ["shield-0"]
