@@ -82,6 +82,35 @@ def test_an_adopted_gang_starts_whole_and_its_status_is_told(
     assert admissions_for(adopting.replayed(), namespace, "ray-a")
 
 
+def test_an_adopted_group_naming_a_system_class_is_refused_and_told(
+    adopting: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool
+) -> None:
+    """A Volcano PodGroup's class is resolved as admission resolves a PodGroup's: one
+    for the system's own pods is no pod group's, so its gang is not adopted (and its
+    pods, gated, never preempt anyone with it)."""
+    adopt(kubectl, namespace)
+    pool.add(gpus=8)
+    critical = foreign_group(VOLCANO, "climber", 1)
+    critical["spec"]["priorityClassName"] = "system-cluster-critical"
+    kubectl.apply(critical, namespace)
+    create_gang(kubectl, namespace, pool, VOLCANO, name="climber", size=1)
+    wait_until(
+        "the refusal to be told",
+        lambda: any(
+            event["reason"] == "AdoptionRefused"
+            for event in events_for(kubectl, namespace, "climber")
+        ),
+    )
+    [refusal] = [
+        e for e in events_for(kubectl, namespace, "climber") if e["reason"] == "AdoptionRefused"
+    ]
+    assert "spec.priorityClassName" in refusal["message"], refusal["message"]
+    assert "2000000000" in refusal["message"], refusal["message"]
+    found = kubectl("get", "podgroups.scheduling.muster.dev", "-n", namespace, "-o", "name")
+    assert found.stdout.strip() == ""
+    assert is_gated(kubectl.json("get", "pod", "climber-0", "-n", namespace))
+
+
 @pytest.mark.parametrize("api", [VOLCANO, SCHEDULER_PLUGINS], ids=lambda api: api.name)
 def test_pods_created_before_their_group_wait_for_it(
     api: AdoptedApi, adopting: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool
