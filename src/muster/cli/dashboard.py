@@ -2,7 +2,10 @@
 
 It reads the cluster with the user's kubeconfig, found as `muster explain` finds it,
 and decides with the same engine flags, so the page tells what the operator decides.
-It binds to 127.0.0.1 unless `--address` says otherwise, and writes nothing.
+It binds to 127.0.0.1 unless `--address` says otherwise, and writes nothing. It asks
+the browser for no token (the user's own rights govern what it reads), so it answers
+only requests addressed to its own address (`guards.addressed`): a page of another
+site whose name was made to resolve to this machine (DNS rebinding) gets a 403.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from muster.operator.config import (
     from_arguments,
 )
 from muster.operator.dashboard.feed import Feed
+from muster.operator.dashboard.guards import addressed
 from muster.operator.dashboard.pages import build_app
 from muster.operator.health import serve
 
@@ -51,6 +55,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument("--address", default="127.0.0.1", help="address to serve on")
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help="port to serve on")
+    parser.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a host name the page may be reached by, beside its own address (repeatable); "
+        "requests for any other name are refused",
+    )
     add_arguments(parser, only=(*ENGINE_FIELDS, *FORECAST_FIELDS))
     parser.set_defaults(handler=run)
 
@@ -60,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         config = replace(from_arguments(args, os.environ), kubeconfig=kubeconfig)
         with contextlib.suppress(KeyboardInterrupt):
-            asyncio.run(_serve(config, args.address, args.port))
+            asyncio.run(_serve(config, args.address, args.port, args.allowed_host))
         return EXIT_OK
     except ConfigException as error:
         where = kubeconfig or "no kubeconfig ($KUBECONFIG, ~/.kube/config) and not in a pod"
@@ -71,10 +83,10 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_NO_CLUSTER
 
 
-async def _serve(config: OperatorConfig, address: str, port: int) -> None:
+async def _serve(config: OperatorConfig, address: str, port: int, allowed_hosts: list[str]) -> None:
     kube = await connect(config.kubeconfig, user_agent="muster-dashboard")
     feed = Feed(kube, config)
-    runner = await serve(build_app(feed), address, port)
+    runner = await serve(build_app(feed, [addressed(address, allowed_hosts)]), address, port)
     print(f"muster dashboard: http://{address}:{port}/ (Ctrl-C to stop)", flush=True)
     try:
         await feed.run()

@@ -148,12 +148,17 @@ def proxy_from_environment(server: str) -> str | None:
     `NO_PROXY`...), as client-go's ProxyFromEnvironment reads them, which never
     proxies a loopback address; None for none."""
     url = urllib.parse.urlsplit(server)
-    if not url.hostname or _loopback(url.hostname) or urllib.request.proxy_bypass(url.hostname):
+    if (
+        not url.hostname
+        or is_loopback_host(url.hostname)
+        or urllib.request.proxy_bypass(url.hostname)
+    ):
         return None
     return urllib.request.getproxies().get(url.scheme or "https")
 
 
-def _loopback(host: str) -> bool:
+def is_loopback_host(host: str) -> bool:
+    """Whether a URL's host is this machine's loopback: `localhost`, or a loopback address."""
     if host == "localhost":
         return True
     try:

@@ -29,6 +29,8 @@ RESOURCE_SLICES = f"{RESOURCE_API}/resourceslices"
 DEVICE_CLASSES = f"{RESOURCE_API}/deviceclasses"
 RESOURCE_CLAIMS = f"{RESOURCE_API}/resourceclaims"
 RESOURCE_CLAIM_TEMPLATES = f"{RESOURCE_API}/resourceclaimtemplates"
+TOKEN_REVIEWS = "/apis/authentication.k8s.io/v1/tokenreviews"
+ACCESS_REVIEWS = "/apis/authorization.k8s.io/v1/subjectaccessreviews"
 
 
 def namespaced(collection: str, namespace: str, name: str = "") -> str:

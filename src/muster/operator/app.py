@@ -26,7 +26,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import kopf
-from aiohttp import web
 from kopf._cogs.structs import credentials, references
 
 from muster.api.adoption import Adoption
@@ -50,8 +49,7 @@ from muster.operator.admission.topology_levels import TopologyLevels
 from muster.operator.admission.workloads import WorkloadStore
 from muster.operator.config import OperatorConfig, adoption, topology_levels
 from muster.operator.controller import Controller, informer_of
-from muster.operator.dashboard.feed import Feed
-from muster.operator.dashboard.pages import build_app as dashboard_app
+from muster.operator.dashboard.serving import ServedDashboard, serve_dashboard
 from muster.operator.execution.bypass import BypassReporter
 from muster.operator.execution.events import EventRecorder
 from muster.operator.health import build_app, serve
@@ -154,7 +152,7 @@ class Operator:
             self.config.health_port,
         )
         informer_tasks = await self._start_informers(kube)
-        dashboard = await self._dashboard(kube)
+        dashboard = await self._dashboard()
         self.bypass = BypassReporter(kube, EventRecorder(kube, instance=self.config.identity))
         kopf_task = asyncio.create_task(self._run_kopf(), name="kopf")
         stopping = asyncio.create_task(self.stop_requested.wait(), name="stop requested")
@@ -184,7 +182,7 @@ class Operator:
                 *informer_tasks,
                 certificates_task,
                 stopping,
-                dashboard[0] if dashboard else None,
+                dashboard.task if dashboard else None,
             ):
                 if task is not None:
                     task.cancel()
@@ -195,7 +193,7 @@ class Operator:
                 async with asyncio.timeout(SHUTDOWN_SECONDS):
                     await health.cleanup()
                     if dashboard:
-                        await dashboard[1].cleanup()
+                        await dashboard.close()
                     await kube.close()
             logger.info("stopped")
 
@@ -231,16 +229,12 @@ class Operator:
         topology_task = asyncio.create_task(self.topology_informer.run(), name="topologies")
         return [priority_task, workload_task, topology_task]
 
-    async def _dashboard(self, kube: Kube) -> tuple[asyncio.Task[None], web.AppRunner] | None:
-        """The read-only page, when `--dashboard-port` asks for it: watches of its own
-        (on every replica, leader or not), and its own port."""
+    async def _dashboard(self) -> ServedDashboard | None:
+        """The read-only page, when `--dashboard-port` asks for it: a client, watches and
+        a port of its own (on every replica, leader or not)."""
         if not self.config.dashboard_port:
             return None
-        feed = Feed(kube, self.config, metrics=self.metrics)
-        runner = await serve(
-            dashboard_app(feed), self.config.dashboard_host, self.config.dashboard_port
-        )
-        return asyncio.create_task(feed.run(), name="dashboard"), runner
+        return await serve_dashboard(self.config, self.metrics)
 
     async def _lead(
         self,

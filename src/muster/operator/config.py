@@ -130,7 +130,8 @@ _HELP: dict[str, str] = {
     "health_port": "port of /metrics, /healthz and /readyz (HTTP)",
     "dashboard_host": "address of the read-only dashboard page",
     "dashboard_port": "port of the read-only dashboard page (HTTP; 0: not served); it "
-    "watches the cluster as `muster dashboard` does, on every replica that serves it",
+    "watches the cluster as `muster dashboard` does, on every replica that serves it, "
+    "and answers only bearer tokens whose user may get podgroups in all namespaces",
     "leader_election": "elect one scheduling replica through a coordination.k8s.io Lease",
     "lease_name": "name of the leader election Lease",
     "lease_namespace": "namespace of the leader election Lease",

@@ -1,12 +1,14 @@
 """The cluster as the dashboard watches it, and the latest board of it.
 
 The watches are those of the operator's snapshot (`scheduling_sources`: what
-`muster explain` lists once), into a `LiveCache` of the dashboard's own, read-only.
-After a change the engine runs again, in a forked child process as the operator's
-start-time estimates do (`forecast_process`: at scale a forecast is seconds of CPU
-that would otherwise stall the pages), on the same budget; the child sends back
-only the board. Boards are made one at a time, at most every `spacing` seconds, and
-at least every `refresh` seconds, so that the words "~12m" follow the clock.
+`muster explain` lists once), into a `LiveCache` of the dashboard's own, read-only,
+on the dashboard's own client (in the operator, never the one its Lease is renewed
+on). After a change the engine runs again, in a forked child process as the
+operator's start-time estimates do (`forecast_process`: at scale a forecast is
+seconds of CPU that would otherwise stall the pages), on the same budget; the child
+renders the board's pages too (`rendering`) and sends back the board and its pages.
+Boards are made one at a time, at most every `spacing` seconds, and at least every
+`refresh` seconds, so that the words "~12m" follow the clock.
 """
 
 from __future__ import annotations
@@ -16,6 +18,9 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable
+from functools import partial
+
+from jinja2 import Environment
 
 from muster.api.constants import POD_GROUP_KIND
 from muster.api.wire import JsonObject
@@ -25,6 +30,7 @@ from muster.client.object_references import owner_references
 from muster.operator.config import OperatorConfig, engine_config
 from muster.operator.controller import informer_of, scheduling_sources
 from muster.operator.dashboard.board import Board, board_of
+from muster.operator.dashboard.rendering import Shown, shown, templates
 from muster.operator.execution.forecast_process import Budget, Request, forecast_elsewhere
 from muster.operator.intake.cache import LiveCache
 from muster.operator.metrics import Metrics
@@ -38,7 +44,8 @@ REFRESH_SECONDS = 15.0
 
 
 class Feed:
-    """Watches the cluster and keeps `board` (numbered by `version`) up to date."""
+    """Watches the cluster and keeps `shown` (the latest board, numbered, and its pages)
+    up to date."""
 
     def __init__(
         self,
@@ -61,9 +68,8 @@ class Feed:
             informer_of(kube, source, config, metrics or Metrics(), on_change=self.changed.set)
             for source in scheduling_sources(self.cache)
         ]
-        self.board: Board | None = None
-        self.version = 0
-        self.updated = asyncio.Event()  # set at each new board, then cleared
+        self.environment = templates()
+        self.shown = shown(None, 0, self.environment)
 
     async def run(self) -> None:
         """Watch, and make boards, until cancelled."""
@@ -77,26 +83,24 @@ class Feed:
         while True:
             self.changed.clear()
             try:
-                self.board = await self.make_board()
+                self.shown = await self.make_board(self.shown.version + 1)
             except Exception:
                 logger.exception("the dashboard's board failed; trying again after a change")
-            else:
-                self.version += 1
-                self.updated.set()
-                self.updated.clear()
             await asyncio.sleep(self.spacing)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.changed.wait(), timeout=self.refresh)
 
-    async def make_board(self) -> Board:
-        """The board of the cluster as watched now, made in a child process."""
+    async def make_board(self, version: int) -> Shown:
+        """The board of the cluster as watched now, numbered `version`, and its pages,
+        made in a child process."""
         request = Request(
             now=self.clock(),
             config=engine_config(self.config),
             horizon=self.config.estimate_horizon,
             budget=self.config.estimate_budget,
         )
-        return await forecast_elsewhere(self.cache.state, request, board_in_child)
+        work = partial(shown_in_child, version=version, environment=self.environment)
+        return await forecast_elsewhere(self.cache.state, request, work)
 
     async def events(self, key: GroupKey) -> list[JsonObject]:
         """The gang's events, oldest first (read when its page is asked for): those of
@@ -113,6 +117,13 @@ class Feed:
             )
             items += found
         return sorted(items, key=_event_time)
+
+
+def shown_in_child(
+    state: ClusterState, request: Request, *, version: int, environment: Environment
+) -> Shown:
+    """The child's work: the board, and its pages rendered (off the parent's loop)."""
+    return shown(board_in_child(state, request), version, environment)
 
 
 def board_in_child(state: ClusterState, request: Request) -> Board:

@@ -1,10 +1,17 @@
 """A small cluster for the dashboard's tests: zone a of two 4-GPU nodes, zone b of two
 2-GPU nodes; one gang running in zone a on a plan half bound, one waiting for zone a,
-one too large for any zone."""
+one too large for any zone; and a feed of that cluster's one board."""
 
 from __future__ import annotations
 
-from muster.scheduler import ClusterState
+from muster.api.wire import JsonObject
+from muster.operator.config import OperatorConfig
+from muster.operator.dashboard.board import board_of
+from muster.operator.dashboard.feed import Feed
+from muster.operator.dashboard.rendering import shown, templates
+from muster.operator.intake.cache import LiveCache
+from muster.scheduler import ClusterState, EngineConfig
+from muster.scheduler.decisions.results import GroupKey
 from tests.unit.scheduler.builders import cluster, gang, node, pod, pod_group
 
 ZONE = "topology.kubernetes.io/zone"
@@ -27,3 +34,22 @@ def scene() -> ClusterState:
     waiting[1:] = [pod(f"wait-{i}", group="wait", gpu="4", gated=True) for i in range(2)]
     big = gang("big", 4, gpu="4", topology_key=ZONE, created="2026-01-01T00:02:00Z")
     return cluster(*nodes, *running, *waiting, *big)
+
+
+EVENT = {"type": "Normal", "reason": "Waiting", "message": "needs 8 GPUs", "count": 2}
+
+
+class StillFeed(Feed):
+    """A feed of one board (number 3), its cache filled by hand, its events given."""
+
+    def __init__(self) -> None:
+        self.config = OperatorConfig()
+        self.cache = LiveCache()
+        self.cache.state = scene()
+        self.cache.pod_groups.put(GroupKey("default", "wait"), pod_group("wait", min_count=2))
+        self.environment = templates()
+        board = board_of(self.cache.state, now=NOW, config=EngineConfig(), horizon=86400)
+        self.shown = shown(board, 3, self.environment)
+
+    async def events(self, key: GroupKey) -> list[JsonObject]:
+        return [EVENT]

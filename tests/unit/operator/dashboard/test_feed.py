@@ -1,9 +1,13 @@
-"""The feed's board is made in a forked child, on the state as it was at the fork."""
+"""The feed's board is made in a forked child, on the state as it was at the fork, and
+its pages rendered there."""
 
 from __future__ import annotations
 
+from functools import partial
+
 from muster.api.wire import JsonObject
-from muster.operator.dashboard.feed import _event_time, board_in_child
+from muster.operator.dashboard.feed import _event_time, board_in_child, shown_in_child
+from muster.operator.dashboard.rendering import templates
 from muster.operator.execution.forecast_process import Request, forecast_elsewhere
 from muster.scheduler import EngineConfig
 from tests.unit.operator.dashboard.scene import NOW, scene
@@ -18,6 +22,16 @@ async def test_a_board_comes_back_from_a_child_and_leaves_the_state_as_it_was() 
     assert board.now == NOW
     assert [row.group.name for row in board.waiting] == ["wait", "big"]
     assert len(state.pods) == pods and state.unadmitted_gangs  # the child's copy ran
+
+
+async def test_the_child_sends_the_board_with_its_pages_rendered_under_its_number() -> None:
+    work = partial(shown_in_child, version=7, environment=templates())
+    shown = await forecast_elsewhere(
+        scene(), Request(NOW, EngineConfig(), horizon=86400, budget=5), work
+    )
+    assert shown.version == 7 and shown.board is not None
+    assert b'<div id="board" data-version="7">' in shown.overview
+    assert shown.live.startswith(b'<div class="board" data-version="7">')
 
 
 def test_events_are_ordered_by_their_last_time_whichever_field_holds_it() -> None:

@@ -6,33 +6,9 @@ import re
 
 from aiohttp.test_utils import TestClient, TestServer
 
-from muster.api.wire import JsonObject
-from muster.operator.config import OperatorConfig
-from muster.operator.dashboard.board import board_of
-from muster.operator.dashboard.feed import Feed
 from muster.operator.dashboard.pages import build_app
-from muster.operator.intake.cache import LiveCache
-from muster.scheduler import EngineConfig
-from muster.scheduler.decisions.results import GroupKey
-from tests.unit.operator.dashboard.scene import NOW, scene
-from tests.unit.scheduler.builders import pod_group
-
-EVENT = {"type": "Normal", "reason": "Waiting", "message": "needs 8 GPUs", "count": 2}
-
-
-class StillFeed(Feed):
-    """A feed of one board, its cache filled by hand, its events given."""
-
-    def __init__(self) -> None:
-        self.config = OperatorConfig()
-        self.cache = LiveCache()
-        self.cache.state = scene()
-        self.cache.pod_groups.put(GroupKey("default", "wait"), pod_group("wait", min_count=2))
-        self.board = board_of(self.cache.state, now=NOW, config=EngineConfig(), horizon=86400)
-        self.version = 3
-
-    async def events(self, key: GroupKey) -> list[JsonObject]:
-        return [EVENT]
+from muster.operator.dashboard.rendering import shown
+from tests.unit.operator.dashboard.scene import StillFeed
 
 
 async def test_the_overview_shows_the_queue_the_running_gangs_and_the_pictures() -> None:
@@ -75,7 +51,23 @@ async def test_a_gang_page_shows_its_pods_explain_tables_and_events() -> None:
 
 async def test_no_board_yet_says_so() -> None:
     feed = StillFeed()
-    feed.board = None
+    feed.shown = shown(None, 0, feed.environment)
     async with TestClient(TestServer(build_app(feed))) as client:
         page = await (await client.get("/")).text()
     assert "Reading the cluster" in page
+
+
+class NoRendering:
+    """A template environment that fails the test if a page is rendered."""
+
+    def get_template(self, name: str) -> None:
+        raise AssertionError(f"{name} rendered for a request")
+
+
+async def test_the_overview_and_live_part_are_sent_as_rendered_once_per_board() -> None:
+    feed = StillFeed()
+    feed.environment = NoRendering()  # type: ignore[assignment]
+    async with TestClient(TestServer(build_app(feed))) as client:
+        pages = [await (await client.get(path)).read() for path in ("/", "/", "/board?version=2")]
+    assert pages[0] == pages[1] == feed.shown.overview
+    assert pages[2] == feed.shown.live

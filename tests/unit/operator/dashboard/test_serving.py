@@ -1,0 +1,66 @@
+"""The operator's page asks the API server on a client of its own, and guards its
+routes."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import socket
+from pathlib import Path
+
+import aiohttp
+
+from muster.client.kube import connect
+from muster.operator.config import OperatorConfig
+from muster.operator.dashboard.serving import serve_dashboard
+from muster.operator.metrics import Metrics
+
+
+def kubeconfig(path: Path) -> Path:
+    """Credentials for an API server that is not there (nothing needs an answer)."""
+    path.write_text(
+        json.dumps(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:9"}}],
+                "users": [{"name": "u", "user": {"token": "t"}}],
+                "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
+                "current-context": "x",
+            }
+        )
+    )
+    return path
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+async def test_the_page_has_a_connection_pool_of_its_own_and_no_unguarded_route(
+    tmp_path: Path,
+) -> None:
+    credentials = str(kubeconfig(tmp_path / "kubeconfig"))
+    operator = await connect(credentials)  # as the operator connects, for its Lease too
+    port = free_port()
+    config = OperatorConfig(kubeconfig=credentials, dashboard_port=port, identity="r-1")
+    served = await serve_dashboard(config, Metrics())
+    try:
+        own = served.kube.api_client.rest_client.pool_manager
+        assert own is not operator.api_client.rest_client.pool_manager
+        assert served.feed.kube is served.kube
+        async with (
+            aiohttp.ClientSession() as session,
+            session.get(f"http://127.0.0.1:{port}/") as response,
+        ):
+            assert response.status == 401
+    finally:
+        served.task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await served.task
+        await served.close()
+        await operator.close()
