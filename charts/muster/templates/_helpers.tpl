@@ -55,3 +55,8 @@ system:serviceaccount:{{ .Release.Namespace }}:{{ include "muster.operator" . }}
 {{- define "muster.dashboard" -}}
 {{- include "muster.fullname" . }}-dashboard
 {{- end -}}
+
+{{/* The right to see the operator's page (with dashboard.enabled). */}}
+{{- define "muster.dashboardViewer" -}}
+{{- include "muster.fullname" . }}-dashboard-viewer
+{{- end -}}

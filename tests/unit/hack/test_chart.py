@@ -15,6 +15,7 @@ import yaml
 from hack import helm
 
 from muster.operator.config import OperatorConfig
+from muster.operator.dashboard.access import BOARD_RIGHT
 
 VALUES = helm.CHART / "values.yaml"
 SCHEMA = json.loads((helm.CHART / "values.schema.json").read_text())
@@ -199,3 +200,32 @@ def test_the_dashboard_is_served_only_when_enabled_with_read_only_rights() -> No
         for e in deployment["spec"]["template"]["spec"]["containers"][0]["env"]
     }
     assert (env["MUSTER_DASHBOARD_HOST"], env["MUSTER_DASHBOARD_PORT"]) == ("0.0.0.0", "9000")
+
+
+REVIEWS = [
+    {"apiGroups": ["authentication.k8s.io"], "resources": ["tokenreviews"], "verbs": ["create"]},
+    {
+        "apiGroups": ["authorization.k8s.io"],
+        "resources": ["subjectaccessreviews"],
+        "verbs": ["create"],
+    },
+]
+
+
+def test_the_page_brings_its_review_rights_and_the_viewers_role_only_when_enabled() -> None:
+    def roles(documents: list[dict[str, Any]]) -> dict[str, list[Any]]:
+        return {r["metadata"]["name"]: r["rules"] for r in of_kind(documents, "ClusterRole")}
+
+    quiet = roles(objects())
+    assert "muster-dashboard-viewer" not in quiet
+    assert not [rule for rule in quiet["muster-operator"] if rule in REVIEWS]
+    served = roles(objects("dashboard.enabled=true"))
+    assert [rule for rule in served["muster-operator"] if rule in REVIEWS] == REVIEWS
+    # Exactly the right the page asks the API server about (get podgroups), no more.
+    assert served["muster-dashboard-viewer"] == [
+        {
+            "apiGroups": [BOARD_RIGHT["group"]],
+            "resources": [BOARD_RIGHT["resource"]],
+            "verbs": [BOARD_RIGHT["verb"]],
+        }
+    ]
