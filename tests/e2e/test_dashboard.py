@@ -1,10 +1,19 @@
 """`muster dashboard` in a real browser, against the real control plane and the
 operator as installed: a waiting gang shows its reason and predicted start, then, with
 no reload, runs in its domain; the keyboard reaches it and keeps its place while the
-board changes; its page shows its events; the console stays clean.
+board changes; its page shows its events; the console stays clean. The browser reaches
+the page as a user does, by `muster dashboard` on the workstation; a request for
+another host name is refused.
 
 The dashboard reads as a ServiceAccount bound to the installed ClusterRole
 `muster-dashboard` and nothing else, so these rights are shown to be enough.
+
+Then the page the operator serves, installed from the chart with
+`dashboard.enabled=true`: it asks every request who it is. No token, or a made-up one,
+gets 401; a tenant's token (the built-in `edit` role and even `muster-dashboard-viewer`
+bound in its own namespace only) gets 403; neither sees anything of the board; a
+ServiceAccount bound cluster-wide to `muster-dashboard-viewer`, its token from the
+TokenRequest API as `kubectl create token` gets it, is shown the board.
 """
 
 from __future__ import annotations
@@ -16,6 +25,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hack import installed
@@ -90,6 +100,16 @@ def dashboard(
         kubectl("delete", "clusterrolebinding", binding, "--ignore-not-found", check=False)
 
 
+def _refused_for_another_host(address: str) -> bool:
+    """A request for the dashboard by another name (as after DNS rebinding) is refused."""
+    request = urllib.request.Request(f"{address}/", headers={"Host": "rebound.example:8090"})
+    try:
+        urllib.request.urlopen(request, timeout=5)
+    except urllib.error.HTTPError as error:
+        return error.code == 403 and b"rebound.example" in error.read()
+    return False
+
+
 def _has_board(address: str, process: subprocess.Popen[bytes], log: Path) -> bool:
     assert process.poll() is None, log.read_text(errors="replace")
     try:
@@ -128,6 +148,7 @@ def test_a_gang_waits_with_its_reason_and_start_then_runs_in_its_domain_live(
     )
     kubectl.apply(gang_job("b", pool, workers=4, annotations=declared), namespace)
 
+    assert _refused_for_another_host(dashboard)
     browser.get(dashboard + "/")
     _tab(browser)
     assert browser.switch_to.active_element.text == "Skip to the content"
@@ -180,29 +201,105 @@ def _focused(driver: webdriver.Chrome) -> str:
         return ""
 
 
-def test_the_operator_serves_the_page_on_its_dashboard_port(
-    operator: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool
-) -> None:
-    """A replica started with --dashboard-port serves the same board (a standby here:
-    every replica serving the page watches for itself, leading or not)."""
-    pool.add(gpus=2)
-    kubectl.apply(gang_job("big", pool, workers=4), namespace)
-    port = free_port()
-    replica = operator.replica("muster-e2e-dashboard", f"--dashboard-port={port}")
+DASHBOARD_VALUES = ("dashboard.enabled=true",)
+
+
+def _key(document: dict[str, Any]) -> tuple[str, str, str]:
+    metadata = document["metadata"]
+    return document["kind"], metadata["name"], metadata.get("namespace", "")
+
+
+@pytest.fixture(scope="module")
+def operator_page(operator: OperatorProcess, kubeconfig: Path) -> Iterator[str]:
+    """Muster installed from the chart with `dashboard.enabled=true`, and a replica
+    serving the page (a standby: every replica serves it) on a port of its own; the
+    page's address. The installation as it was comes back after, less what the value
+    added."""
+    service = operator.service
+    defaults = service.settings
+    default_objects = {_key(d) for d in installed.chart_documents(())}
+    added = [
+        key
+        for key in map(_key, installed.chart_documents(DASHBOARD_VALUES))
+        if key not in default_objects
+    ]
+    service.settings = installed.install(kubeconfig, service.url, DASHBOARD_VALUES)
+    assert service.settings["MUSTER_DASHBOARD_PORT"] == "8090"  # the chart turned it on
+    port = free_port()  # where a local process serves the chart's port
+    replica = operator.replica(
+        "muster-e2e-dashboard", "--dashboard-host=127.0.0.1", f"--dashboard-port={port}"
+    )
     replica.start()
     try:
-        wait_until(
-            "the replica's page to show the waiting gang",
-            lambda: f'data-gang="{namespace}/big"' in _page(f"http://127.0.0.1:{port}/board"),
-            timeout=45,
-        )
+        yield f"http://127.0.0.1:{port}"
     finally:
         replica.stop()
+        service.settings = defaults
+        installed.install(kubeconfig, service.url)
+        for kind, name, namespace in added:
+            where = ("-n", namespace) if namespace else ()
+            installed.kubectl(kubeconfig, "delete", kind, name, *where, "--ignore-not-found")
 
 
-def _page(url: str) -> str:
+def _get(url: str, token: str | None = None) -> tuple[int, str]:
+    """The page's status and text, with `Authorization: Bearer token` when given."""
+    headers = {} if token is None else {"Authorization": f"Bearer {token}"}
     try:
-        with urllib.request.urlopen(url, timeout=2) as response:
-            return str(response.read().decode())
-    except (urllib.error.URLError, OSError):
-        return ""
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=10) as r:
+            return int(r.status), str(r.read().decode())
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode(errors="replace")
+
+
+def _token(kubectl: Kubectl, namespace: str, account: str) -> str:
+    """A token of a new ServiceAccount, from the TokenRequest API."""
+    kubectl("create", "serviceaccount", account, "-n", namespace)
+    token = kubectl("create", "token", account, "-n", namespace, "--duration=1h").stdout
+    return str(token).strip()
+
+
+def test_the_operators_page_shows_the_board_only_to_a_token_granted_it(
+    operator_page: str, kubectl: Kubectl, namespace: str, pool: NodePool
+) -> None:
+    pool.add(gpus=2)
+    kubectl.apply(gang_job("big", pool, workers=4), namespace)
+    gang = f'data-gang="{namespace}/big"'
+
+    # A tenant: the built-in edit role in its own namespace, and the viewer's right
+    # there too (a RoleBinding): the board is the whole cluster's, so that opens nothing.
+    tenant = _token(kubectl, namespace, "tenant")
+    for role in ("edit", "muster-dashboard-viewer"):
+        kubectl(
+            "create", "rolebinding", f"tenant-{role}", f"--clusterrole={role}",
+            f"--serviceaccount={namespace}:tenant", "-n", namespace,
+        )  # fmt: skip
+    # A viewer: the documented role, bound cluster-wide.
+    viewer = _token(kubectl, namespace, "viewer")
+    binding = f"{namespace}-viewer"
+    kubectl(
+        "create", "clusterrolebinding", binding, "--clusterrole=muster-dashboard-viewer",
+        f"--serviceaccount={namespace}:viewer",
+    )  # fmt: skip
+    try:
+        wait_until(
+            "the page to show the waiting gang to the viewer",
+            lambda: gang in _get(f"{operator_page}/board", viewer)[1],
+            timeout=45,
+        )
+        for path in ("/", "/board", f"/gangs/{namespace}/big", "/static/dashboard.js"):
+            url = f"{operator_page}{path}"
+            for anonymous in (None, "made-up"):
+                status, text = _get(url, anonymous)
+                assert status == 401, (path, status, text)
+                assert namespace not in text and "big" not in text, text
+            status, text = _get(url, tenant)
+            assert status == 403, (path, status, text)
+            assert text == (
+                f"system:serviceaccount:{namespace}:tenant may not get "
+                "podgroups.scheduling.muster.dev in all namespaces, which this page requires\n"
+            )
+            assert _get(url, viewer)[0] == 200, path
+        status, page = _get(f"{operator_page}/", viewer)
+        assert status == 200 and gang in page
+    finally:
+        kubectl("delete", "clusterrolebinding", binding, "--ignore-not-found", check=False)

@@ -21,6 +21,14 @@ def test_it_binds_to_localhost_unless_told_and_takes_the_engine_flags() -> None:
     assert build_parser().parse_args(["dashboard", "--estimate-budget=1"]).estimate_budget == "1"
 
 
+def test_it_answers_its_own_address_and_the_names_it_is_given_only() -> None:
+    assert build_parser().parse_args(["dashboard"]).allowed_host == []
+    args = build_parser().parse_args(
+        ["dashboard", "--allowed-host=dash.example", "--allowed-host=dash"]
+    )
+    assert args.allowed_host == ["dash.example", "dash"]
+
+
 def test_without_a_kubeconfig_outside_a_cluster_it_says_so_in_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

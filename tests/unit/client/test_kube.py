@@ -22,6 +22,7 @@ from muster.client.kube import (
 )
 from muster.client.retry import ExponentialBackoff
 from muster.client.throttle import RateLimiter
+from tests.unit.client.kubeconfig import token_kubeconfig
 from tests.unit.operator.virtual_time import on_virtual_time
 
 
@@ -244,19 +245,7 @@ def test_the_proxy_comes_from_the_environment_once_and_never_for_loopback(
 
 
 async def test_the_client_reads_no_environment_per_request(tmp_path: Any) -> None:
-    kubeconfig = tmp_path / "kubeconfig"
-    kubeconfig.write_text(
-        json.dumps(
-            {
-                "apiVersion": "v1",
-                "kind": "Config",
-                "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:6443"}}],
-                "users": [{"name": "u", "user": {"token": "t"}}],
-                "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
-                "current-context": "x",
-            }
-        )
-    )
+    kubeconfig = token_kubeconfig(tmp_path / "kubeconfig")
     kube = await connect(str(kubeconfig))
     session = kube.api_client.rest_client.pool_manager
     assert session.trust_env is False

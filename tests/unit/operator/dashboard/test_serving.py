@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import socket
 from pathlib import Path
 
@@ -15,23 +14,7 @@ from muster.client.kube import connect
 from muster.operator.config import OperatorConfig
 from muster.operator.dashboard.serving import serve_dashboard
 from muster.operator.metrics import Metrics
-
-
-def kubeconfig(path: Path) -> Path:
-    """Credentials for an API server that is not there (nothing needs an answer)."""
-    path.write_text(
-        json.dumps(
-            {
-                "apiVersion": "v1",
-                "kind": "Config",
-                "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:9"}}],
-                "users": [{"name": "u", "user": {"token": "t"}}],
-                "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
-                "current-context": "x",
-            }
-        )
-    )
-    return path
+from tests.unit.client.kubeconfig import token_kubeconfig
 
 
 def free_port() -> int:
@@ -44,7 +27,7 @@ def free_port() -> int:
 async def test_the_page_has_a_connection_pool_of_its_own_and_no_unguarded_route(
     tmp_path: Path,
 ) -> None:
-    credentials = str(kubeconfig(tmp_path / "kubeconfig"))
+    credentials = str(token_kubeconfig(tmp_path / "kubeconfig", "https://127.0.0.1:9"))
     operator = await connect(credentials)  # as the operator connects, for its Lease too
     port = free_port()
     config = OperatorConfig(kubeconfig=credentials, dashboard_port=port, identity="r-1")
