@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import logging
+import math
 import urllib.parse
 import urllib.request
 from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
@@ -171,8 +172,13 @@ class Kube:
     """JSON requests and watch streams against one API server.
 
     A `Kube` may be narrowed with `view`: the same connections, with a rate limit of
-    their own and a `fence` that every write must pass just before it is sent (the
-    leader's proof that it still leads).
+    their own and a `fence`: the seconds left in which this replica may still write
+    (the leader's Lease, `LeaderElector.lease_left`). A write is sent only while some
+    are left, and must be answered within them: they bound the wait for a connection
+    and for the answer, and go to the API server as the request's `timeout`, after
+    which the server gives the write up (its `WithRequestDeadline` filter, as client-go
+    sends a request's timeout), so a fenced write cannot land long after the Lease
+    that allowed it.
 
     Its connections belong to the event loop it was made on (`loop`; aiohttp's
     session and its timeouts work only inside that loop's tasks). A request made from
@@ -186,7 +192,7 @@ class Kube:
         api_client: client.ApiClient,
         *,
         limiter: RateLimiter | None = None,
-        fence: Callable[[], bool] | None = None,
+        fence: Callable[[], float] | None = None,
         loop: asyncio.AbstractEventLoop | None = None,
     ) -> None:
         self.api_client = api_client
@@ -195,7 +201,7 @@ class Kube:
         self.loop = loop or _running_loop()
 
     def view(
-        self, *, limiter: RateLimiter | None = None, fence: Callable[[], bool] | None = None
+        self, *, limiter: RateLimiter | None = None, fence: Callable[[], float] | None = None
     ) -> Kube:
         return Kube(self.api_client, limiter=limiter, fence=fence, loop=self.loop)
 
@@ -342,8 +348,9 @@ class Kube:
         with the standard library, a twentieth of the operator's CPU in a burst."""
         if self.limiter is not None:
             await self.limiter.acquire()
-        if method in WRITES and self.fence is not None and not self.fence():
-            raise NotLeadingError(method, path)
+        fence = self.fence if method in WRITES else None
+        if fence is not None:
+            timeout, query = _within_lease(fence, method, path, timeout, query)
         api_client = self.api_client
         headers = {**api_client.default_headers, "Accept": JSON, "Content-Type": content_type}
         await api_client.update_params_for_auth(headers, [], [BEARER_TOKEN])
@@ -370,8 +377,42 @@ class Kube:
         except aiohttp.ClientConnectorError as error:
             raise UnreachableError(f"{method} {path}: {error}", unsent=True) from error
         except (aiohttp.ClientError, TimeoutError, OSError) as error:
-            raise UnreachableError(f"{method} {path}: {error!r}", unsent=False) from error
+            raise UnreachableError(
+                f"{method} {path}: {_failure(error, timeout)}", unsent=False
+            ) from error
         return response
+
+
+def _failure(error: BaseException, timeout: aiohttp.ClientTimeout) -> str:
+    """What went wrong, in words: the bound when the request's whole time ran out
+    (for a fenced write, what was left of the Lease)."""
+    if type(error) is TimeoutError and timeout.total is not None:
+        return f"not answered within {timeout.total:.3g}s"
+    return repr(error)
+
+
+def _within_lease(
+    fence: Callable[[], float],
+    method: str,
+    path: str,
+    timeout: float | aiohttp.ClientTimeout,
+    query: Mapping[str, str | int] | None,
+) -> tuple[float | aiohttp.ClientTimeout, Mapping[str, str | int] | None]:
+    """A write's timeout and query, bounded by the fence's time left (told to the API
+    server as `timeout`); NotLeadingError when none is left."""
+    left = fence()
+    if left <= 0:
+        raise NotLeadingError(method, path)
+    if math.isinf(left) or isinstance(timeout, aiohttp.ClientTimeout):
+        return timeout, query
+    bounded = min(timeout, left)
+    return bounded, {**(query or {}), "timeout": go_duration(bounded)}
+
+
+def go_duration(seconds: float) -> str:
+    """Seconds as a Go duration in whole milliseconds, rounded up (never "0ms", which
+    the API server would read as no timeout at all)."""
+    return f"{max(1, math.ceil(seconds * 1000))}ms"
 
 
 async def _on_loop(

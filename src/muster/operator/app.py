@@ -256,7 +256,7 @@ class Operator:
         self.metrics.leader.set(1)
         fenced = kube.view(
             limiter=RateLimiter(qps=self.config.kube_qps, burst=self.config.kube_burst),
-            fence=elector.still_leading,
+            fence=elector.lease_left,
         )
         self.controller = Controller(
             fenced,

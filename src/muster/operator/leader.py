@@ -8,18 +8,28 @@ same gang twice); every replica serves webhooks. Three durations, client-go's:
   it *saw* a change, never from the timestamps in the Lease, so skewed clocks
   between replicas cannot shorten the wait.
 - `renew_deadline` (10 s): the leader counts itself the leader only until this long
-  after the start of its last successful renewal. `still_leading()` answers exactly
-  that, from the monotonic clock, with no request: it turns False on time even when
-  the process was frozen (SIGSTOP, a stalled VM) and wakes up far past its Lease.
+  after the start of its last successful renewal. `lease_left()` answers how long that
+  still is, with no request: it reaches 0 on time even when the process was frozen
+  (SIGSTOP) or the machine suspended, and wakes up far past its Lease.
 - `retry_period` (2 s): between renewals, and (jittered) between attempts to acquire.
 
 Since the renewal the leader counts from started before its record was written, and
 the standby starts counting only once it has read that record, the leader stops
 believing it leads at least `lease_duration - renew_deadline` before any standby can
-take over. Every write of the leader passes `still_leading()` just before it is sent
-(`Kube.view(fence=...)`), so a leader that lost its Lease makes no write after the
-takeover. Once it has stopped leading, the elector ends; the process then exits and
-comes back as a standby.
+take over. Every write of the leader is fenced by that (`Kube.view(fence=...)`): it is
+sent only while `lease_left()` is positive, and it must be answered within what is
+left, its deadline told to the API server too, so a write cannot wait for a
+connection or for the server past the moment the leader stops believing it leads.
+The margin of `lease_duration - renew_deadline` is for what no client can take back:
+a write the server is already carrying out when its deadline passes. Once it has
+stopped leading, the elector ends; the process then exits and comes back as a
+standby.
+
+Every duration is measured on `lease_clock`: `CLOCK_BOOTTIME` on Linux, which keeps
+counting while the machine (or its VM) is suspended, where `CLOCK_MONOTONIC` stops,
+and would let a leader that slept through its Lease wake believing it still holds it.
+Where the platform has no such clock (not Linux), the monotonic clock, with that
+blind spot.
 
 Each attempt (a read and a write) is bounded well below the renew deadline, so one
 hanging request cannot use it up. Updates carry the Lease's resourceVersion, so two
@@ -35,6 +45,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -48,6 +59,17 @@ from muster.client.retry import jittered
 logger = logging.getLogger(__name__)
 
 JITTER = 1.2  # client-go's JitterFactor for the acquire loop
+
+
+def clock_counting_suspension(clock_id: int | None) -> Callable[[], float]:
+    """Seconds on the clock `clock_id` of `time.clock_gettime` (the monotonic clock
+    when None: the platform has no clock that counts suspension)."""
+    if clock_id is None:
+        return time.monotonic
+    return lambda: time.clock_gettime(clock_id)
+
+
+lease_clock = clock_counting_suspension(getattr(time, "CLOCK_BOOTTIME", None))
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +113,7 @@ class LeaderElector:
 
     `leading` is set once the Lease is first acquired; `run` returns when leadership,
     once held, is lost (and never on its own before that). Every duration is measured
-    on `clock` (monotonic seconds); a test gives the clock of its own event loop.
+    on `clock` (`lease_clock`); a test gives the clock of its own event loop.
     """
 
     def __init__(
@@ -102,7 +124,7 @@ class LeaderElector:
         namespace: str,
         identity: str,
         timing: LeaseTiming,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Callable[[], float] = lease_clock,
     ) -> None:
         self.kube = kube
         self.path = namespaced(LEASES, namespace)
@@ -112,9 +134,9 @@ class LeaderElector:
         self.timing = timing
         self.clock = clock
         self.leading = asyncio.Event()
-        self._renewed_at: float | None = None  # monotonic start of the last good renewal
+        self._renewed_at: float | None = None  # start of the last good renewal (`clock`)
         self._observed: tuple[object, ...] | None = None
-        self._observed_at = 0.0  # monotonic moment the observed record was first seen
+        self._observed_at = 0.0  # when the observed record was first seen (`clock`)
         self._stopped = False
         self._unconditional = False
 
@@ -123,19 +145,24 @@ class LeaderElector:
         self._unconditional = True
         self.leading.set()
 
-    def still_leading(self) -> bool:
-        """Whether this replica can prove it still holds the Lease, right now.
+    def lease_left(self) -> float:
+        """Seconds this replica may still act as the leader: until the renew deadline
+        after the start of its last successful renewal; 0 once past it (or stopped),
+        infinite when it leads without a Lease.
 
-        Cheap (no request): callers ask before every batch of writes, and the leader's
-        client asks before every single write.
+        Cheap (no request): the leader's client asks before every single write, and
+        takes it as the write's deadline.
         """
         if self._unconditional:
-            return True
-        return (
-            not self._stopped
-            and self._renewed_at is not None
-            and self.clock() < self._renewed_at + self.timing.renew_deadline
-        )
+            return math.inf
+        if self._stopped or self._renewed_at is None:
+            return 0.0
+        return max(0.0, self._renewed_at + self.timing.renew_deadline - self.clock())
+
+    def still_leading(self) -> bool:
+        """Whether this replica can prove it still holds the Lease, right now: callers
+        ask before every batch of writes."""
+        return self.lease_left() > 0
 
     async def run(self) -> None:
         """Acquire the Lease (retrying forever), then renew it until that fails.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 from types import SimpleNamespace
 from typing import Any
 
@@ -18,6 +19,7 @@ from muster.client.kube import (
     UnreachableError,
     connect,
     get_or_none,
+    go_duration,
     proxy_from_environment,
 )
 from muster.client.retry import ExponentialBackoff
@@ -55,6 +57,7 @@ class ScriptedApiClient:
             pool_manager=self, proxy=None, proxy_headers=None, server_hostname=None
         )
         self.sent: list[tuple[str, str, dict[str, str], bytes | None]] = []
+        self.options: list[dict[str, Any]] = []
 
     async def update_params_for_auth(
         self, headers: dict[str, str], queries: list[Any], settings: list[str]
@@ -66,6 +69,7 @@ class ScriptedApiClient:
         self.calls.append((method, loop.time()))
         self.loops.append(loop)
         self.sent.append((method, url, options["headers"], options["data"]))
+        self.options.append(options)
         answer = self.script.pop(0)
         if isinstance(answer, Exception):
             raise answer
@@ -150,11 +154,48 @@ async def test_retries_stop_at_the_request_timeout() -> None:
 
 async def test_the_fence_stops_writes_but_not_reads() -> None:
     api = ScriptedApiClient(OK)
-    kube = client(api).view(fence=lambda: False)
+    kube = client(api).view(fence=lambda: 0.0)
     with pytest.raises(NotLeadingError):
         await kube.request("PATCH", "/api/v1/namespaces/a/pods/x", body={})
     assert api.calls == []
     assert await kube.request("GET", "/api/v1/pods/x") == {"kind": "Pod"}
+
+
+async def test_a_fenced_write_must_be_answered_within_the_lease_s_time_left() -> None:
+    """The time left bounds the whole request (the wait for a connection included),
+    and the API server is told it as the request's timeout, so that it gives the
+    write up too; reads keep their own timeout."""
+    api = ScriptedApiClient(OK, OK)
+    kube = client(api).view(fence=lambda: 2.5)
+    await kube.request("PATCH", "/api/v1/namespaces/a/pods/x", body={})
+    await kube.request("GET", "/api/v1/namespaces/a/pods/x")
+    (_, write, _, _), (_, read, _, _) = api.sent
+    assert write.endswith("/pods/x?timeout=2500ms")
+    assert api.options[0]["timeout"].total == 2.5
+    assert read.endswith("/pods/x")
+    assert api.options[1]["timeout"].total == pytest.approx(30.0, abs=0.1)
+
+
+async def test_a_fenced_write_cut_off_by_the_lease_says_so() -> None:
+    api = ScriptedApiClient(TimeoutError())
+    kube = client(api).view(fence=lambda: 1.25)
+    with pytest.raises(UnreachableError, match=r"not answered within 1\.25s") as raised:
+        await kube.request("POST", "/api/v1/namespaces/a/events", body={})
+    assert not raised.value.unsent  # it may have reached the server: not repeated
+
+
+async def test_without_a_lease_a_write_keeps_its_own_timeout() -> None:
+    api = ScriptedApiClient(OK)
+    kube = client(api).view(fence=lambda: math.inf)  # leader election off
+    await kube.request("DELETE", "/api/v1/namespaces/a/pods/x", timeout=7.0)
+    assert "timeout=" not in api.sent[0][1]
+    assert api.options[0]["timeout"].total == pytest.approx(7.0, abs=0.1)
+
+
+def test_a_timeout_goes_to_the_api_server_in_whole_milliseconds_never_zero() -> None:
+    assert go_duration(2.5) == "2500ms"
+    assert go_duration(0.0101) == "11ms"
+    assert go_duration(1e-6) == "1ms"  # "0ms" would mean no timeout at all
 
 
 @on_virtual_time

@@ -5,13 +5,20 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import math
+import time
 from typing import Any
 
 import pytest
 
 from muster.api.wire import JsonObject
 from muster.client.kube import KubeError, UnreachableError
-from muster.operator.leader import LeaderElector, LeaseTiming
+from muster.operator.leader import (
+    LeaderElector,
+    LeaseTiming,
+    clock_counting_suspension,
+    lease_clock,
+)
 from tests.unit.operator.virtual_time import on_virtual_time
 
 TIMING = LeaseTiming()  # 15 s, 10 s, 2 s
@@ -213,3 +220,70 @@ def test_timings_are_checked_as_client_go_checks_them() -> None:
         LeaseTiming(lease_duration=10, renew_deadline=10, retry_period=2)
     with pytest.raises(ValueError, match="retry period"):
         LeaseTiming(lease_duration=15, renew_deadline=2, retry_period=2)
+
+
+@on_virtual_time
+async def test_the_time_left_runs_from_the_start_of_the_last_good_renewal() -> None:
+    """What a fenced write may still take: the renew deadline after the start of the
+    renewal that last succeeded, never the Lease's full duration."""
+    server = LeaseServer()
+    client = Client(server)
+    leader = elector(client, "a")
+    task = asyncio.create_task(leader.run())
+    await leader.leading.wait()
+    assert leader.lease_left() == pytest.approx(TIMING.renew_deadline, abs=0.01)
+    await asyncio.sleep(TIMING.retry_period / 2)  # between two renewals
+    assert leader.lease_left() == pytest.approx(
+        TIMING.renew_deadline - TIMING.retry_period / 2, abs=0.01
+    )
+    await asyncio.sleep(TIMING.retry_period)  # renewed once since
+    assert leader.lease_left() == pytest.approx(
+        TIMING.renew_deadline - TIMING.retry_period / 2, abs=0.01
+    )
+    client.failure = KubeError(500, "InternalError", "etcd leader changed")
+    await asyncio.sleep(TIMING.renew_deadline - TIMING.retry_period)
+    assert 0 < leader.lease_left() < TIMING.retry_period  # counting down, unrenewed
+    await task  # past the deadline: it stepped down
+    assert leader.lease_left() == 0 and not leader.still_leading()
+
+
+@on_virtual_time
+async def test_a_standby_has_no_time_left_and_a_leader_without_a_lease_has_no_end() -> None:
+    standby = elector(Client(LeaseServer()), "b")
+    assert standby.lease_left() == 0
+    standby.lead_unconditionally()
+    assert standby.lease_left() == math.inf and standby.still_leading()
+
+
+@on_virtual_time
+async def test_a_suspended_leader_wakes_with_no_time_left() -> None:
+    """Suspension moves the lease clock (CLOCK_BOOTTIME) but not the event loop's
+    (CLOCK_MONOTONIC): the leader wakes past its deadline, with nothing left to write
+    in, though no timer of its loop has fired yet."""
+    loop = asyncio.get_running_loop()
+    suspended = [0.0]
+    leader = LeaderElector(
+        Client(LeaseServer()),  # type: ignore[arg-type]
+        name="muster-operator",
+        namespace="default",
+        identity="a",
+        timing=TIMING,
+        clock=lambda: loop.time() + suspended[0],
+    )
+    task = asyncio.create_task(leader.run())
+    await leader.leading.wait()
+    assert leader.lease_left() > 0
+    suspended[0] = TIMING.lease_duration
+    assert leader.lease_left() == 0 and not leader.still_leading()
+    await task  # and it steps down at its next renewal
+
+
+def test_the_lease_clock_counts_suspension_where_linux_can() -> None:
+    """CLOCK_BOOTTIME is CLOCK_MONOTONIC plus the time suspended, so it is never behind
+    it; elsewhere the fallback is the monotonic clock."""
+    boot = time.clock_gettime(time.CLOCK_BOOTTIME)
+    assert boot <= lease_clock() <= time.clock_gettime(time.CLOCK_BOOTTIME)
+    assert time.monotonic() <= lease_clock()
+    assert clock_counting_suspension(None) is time.monotonic
+    realtime = clock_counting_suspension(time.CLOCK_REALTIME)
+    assert abs(realtime() - time.time()) < 1
