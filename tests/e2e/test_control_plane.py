@@ -126,8 +126,10 @@ def test_gated_pod_binds_to_the_node_it_is_pinned_to_once_ungated(
     )
     assert "nodeName" not in pod()["spec"]
 
-    # One patch: the gate goes, and the required node affinity narrows to the node's name.
-    patch = json.dumps(release_patch(node, required_terms(spec) or ()))
+    # One patch: the gate goes, and the required node affinity narrows to the node's name,
+    # from the version read only.
+    version = pod()["metadata"]["resourceVersion"]
+    patch = json.dumps(release_patch(node, version, required_terms(spec) or ()))
     kubectl("patch", "pod", "gated", "-n", namespace, "--type=strategic", "-p", patch)
 
     wait_until("the pod to run", lambda: pod()["status"].get("phase") == "Running")
@@ -135,3 +137,33 @@ def test_gated_pod_binds_to_the_node_it_is_pinned_to_once_ungated(
     required = pod()["spec"]["affinity"]["nodeAffinity"]
     pinned = required["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
     assert pinned == pinned_terms(node, required_terms(spec) or ())
+
+
+def test_a_release_from_a_version_the_pod_has_left_is_refused_and_changes_nothing(
+    kubectl: Kubectl, namespace: str
+) -> None:
+    """The resourceVersion in the release patch is a precondition the API server checks:
+    a pod written since (here a label, as a new leader's release would write it) is
+    not released from the older version."""
+    kubectl.apply(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "gated", "namespace": namespace},
+            "spec": {
+                "schedulingGates": [{"name": "scheduling.muster.dev/gang"}],
+                "containers": [{"name": "work", "image": "busybox"}],
+            },
+        }
+    )
+    read = kubectl.json("get", "pod", "gated", "-n", namespace)["metadata"]["resourceVersion"]
+    kubectl("label", "pod", "gated", "-n", namespace, "written=since")
+    patch = json.dumps(release_patch("gpu-b1-7", read))
+    stale = kubectl(
+        "patch", "pod", "gated", "-n", namespace, "--type=strategic", "-p", patch, check=False
+    )
+    assert stale.returncode != 0
+    assert "the object has been modified" in stale.stderr  # 409 Conflict
+    pod = kubectl.json("get", "pod", "gated", "-n", namespace)
+    assert pod["spec"]["schedulingGates"] == [{"name": "scheduling.muster.dev/gang"}]
+    assert "affinity" not in pod["spec"]

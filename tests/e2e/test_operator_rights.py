@@ -96,6 +96,21 @@ def patch_as_operator(
     return result.returncode == 0, result.stderr
 
 
+def settled_version(kubectl: Kubectl, namespace: str, pod: str) -> str:
+    """The pod's resourceVersion once kube-scheduler has reported it SchedulingGated
+    (its one write of a gated pod), which a release is conditional on."""
+
+    def gated_reported() -> dict[str, Any] | None:
+        found: dict[str, Any] = kubectl.json("get", "pod", pod, "-n", namespace)
+        conditions = (found.get("status") or {}).get("conditions") or []
+        return found if any(c.get("reason") == "SchedulingGated" for c in conditions) else None
+
+    wait_until(f"pod {pod} to be reported SchedulingGated", lambda: gated_reported() is not None)
+    settled = gated_reported()
+    assert settled is not None
+    return str(settled["metadata"]["resourceVersion"])
+
+
 def refused_by_policy(outcome: tuple[bool, str]) -> bool:
     allowed, stderr = outcome
     return not allowed and f"ValidatingAdmissionPolicy '{POLICY}'" in stderr
@@ -119,7 +134,8 @@ def test_the_operator_may_release_a_pod_but_not_change_it_otherwise(
         outcome = patch_as_operator(kubectl, namespace, "member", change)
         assert refused_by_policy(outcome), (change, outcome)
 
-    assert patch_as_operator(kubectl, namespace, "member", release_patch(NOWHERE)) == (True, "")
+    release = release_patch(NOWHERE, settled_version(kubectl, namespace, "member"))
+    assert patch_as_operator(kubectl, namespace, "member", release) == (True, "")
     pod = kubectl.json("get", "pod", "member", "-n", namespace)
     assert pinned_to(pod) == NOWHERE and not pod["spec"].get("nodeSelector")
     assert not pod["spec"].get("schedulingGates")
@@ -133,7 +149,8 @@ def test_only_its_own_gate_comes_off(as_operator: Kubectl, namespace: str) -> No
     kubectl.apply(pod, namespace)
     theirs = {"spec": {"schedulingGates": [{"$patch": "delete", "name": "example.com/quota"}]}}
     assert refused_by_policy(patch_as_operator(kubectl, namespace, "member", theirs))
-    assert patch_as_operator(kubectl, namespace, "member", release_patch(NOWHERE))[0]
+    release = release_patch(NOWHERE, settled_version(kubectl, namespace, "member"))
+    assert patch_as_operator(kubectl, namespace, "member", release)[0]
     gates = kubectl.json("get", "pod", "member", "-n", namespace)["spec"]["schedulingGates"]
     assert gates == [{"name": "example.com/quota"}]
 
@@ -221,7 +238,8 @@ def test_the_operator_may_take_its_gate_off_without_pinning_the_pod(
     pod = gated_pod("member", member=True)
     pod["spec"]["schedulingGates"].append({"name": "example.com/quota"})
     kubectl.apply(pod, namespace)
-    assert patch_as_operator(kubectl, namespace, "member", ungate_patch()) == (True, "")
+    ungate = ungate_patch(settled_version(kubectl, namespace, "member"))
+    assert patch_as_operator(kubectl, namespace, "member", ungate) == (True, "")
     ungated = kubectl.json("get", "pod", "member", "-n", namespace)
     assert ungated["spec"]["schedulingGates"] == [{"name": "example.com/quota"}]
     assert pinned_to(ungated) is None
@@ -250,7 +268,8 @@ def test_the_pin_narrows_the_pods_own_required_node_affinity_and_nothing_else(
         assert refused_by_policy(patch_as_operator(kubectl, namespace, "zoned", [wrong], "json"))
 
     pod = kubectl.json("get", "pod", "zoned", "-n", namespace)
-    release = release_patch(NOWHERE, required_terms(pod["spec"]) or ())
+    version = settled_version(kubectl, namespace, "zoned")
+    release = release_patch(NOWHERE, version, required_terms(pod["spec"]) or ())
     assert patch_as_operator(kubectl, namespace, "zoned", release) == (True, "")
     pod = kubectl.json("get", "pod", "zoned", "-n", namespace)
     assert pinned_to(pod) == NOWHERE and not pod["spec"].get("schedulingGates")

@@ -13,6 +13,12 @@ the write before them succeeded. Before each action (a batch of writes: a status
 the evictions, the releases) it asks `still_leading()`, so a replica that lost the
 Lease stops at the start of a batch rather than part-way through it.
 
+Releases and ungatings are conditional on each pod's resourceVersion as this
+cycle's snapshot had it (`execution.pods`), taken from the cache right after the
+engine decided, before anything is awaited: a pod that changed since, or that a new
+leader wrote while this replica's write was on its way, is not released on a stale
+decision.
+
 What the API server answers to a release is an observation, not a decision: it goes
 into the engine's state (`ClusterState.observe_release`), and the next cycle decides
 what a refused or failed release means for the gang (see
@@ -32,7 +38,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 
 from muster.api.wire import JsonObject
 from muster.client.object_references import owner_references, reference
@@ -67,12 +73,25 @@ STEP_CONCURRENCY = 32
 
 
 class _Execution:
-    """One plan being carried out: which groups' statuses are written, which failed."""
+    """One plan being carried out: which groups' statuses are written, which failed,
+    and the version of each pod it releases or ungates, as the plan was decided on."""
 
-    def __init__(self, plan: Plan) -> None:
+    def __init__(self, plan: Plan, versions: Mapping[PodKey, str]) -> None:
         self.plan = plan
+        self.versions = versions
         self.written: set[GroupKey] = set()
         self.failed: set[GroupKey] = set()
+
+
+def ungated_pods(plan: Plan) -> Iterator[PodKey]:
+    """Every pod whose gate the plan takes off (released or ungated)."""
+    for step in plan.steps:
+        for action in step.actions:
+            if isinstance(action, Release):
+                namespace = action.group.namespace
+                yield from (PodKey(namespace, pod) for pod, _ in action.placements)
+            elif isinstance(action, Ungate):
+                yield from action.pods
 
 
 class SchedulingLoop:
@@ -120,7 +139,8 @@ class SchedulingLoop:
     async def cycle(self) -> CycleResult:
         """Snapshot, schedule, execute the plan in order, observe."""
         result = self.schedule(self.clock())
-        await self.execute(result.plan)
+        versions = {pod: self.cache.version(pod) for pod in ungated_pods(result.plan)}
+        await self.execute(result.plan, versions)
         self.observe(result)
         return result
 
@@ -145,10 +165,11 @@ class SchedulingLoop:
             self.trigger.wake_at(result.plan.wake_at)
         self.estimates.cycle_ended(result.carried)
 
-    async def execute(self, plan: Plan) -> None:
+    async def execute(self, plan: Plan, versions: Mapping[PodKey, str]) -> None:
         """Carry out the plan's steps (exclusive ones in order, then the rest together),
-        then give its notices."""
-        execution = _Execution(plan)
+        then give its notices; each pod's gate comes off only from its version in
+        `versions`."""
+        execution = _Execution(plan, versions)
         for step in plan.steps:
             if step.exclusive:
                 await self._carry_out(step, execution)
@@ -174,9 +195,9 @@ class SchedulingLoop:
             elif isinstance(action, Evict):
                 done = await self._evict(step, action)
             elif isinstance(action, Release):
-                done = await self._release(action)
+                done = await self._release(action, execution.versions)
             elif isinstance(action, Ungate):
-                done = await self._ungate(action)
+                done = await self._ungate(action, execution.versions)
             elif isinstance(action, TellJob):
                 done = await self._tell_job(action)
             else:
@@ -211,9 +232,10 @@ class SchedulingLoop:
             failed = sorted({*(outcome.failed.keys() - outcome.refused), *deleted.failed})
         return not failed  # the decision is written: the next cycle tries again
 
-    async def _release(self, action: Release) -> bool:
+    async def _release(self, action: Release, versions: Mapping[PodKey, str]) -> bool:
         outcome = await self.pods.release(
-            (PodKey(action.group.namespace, pod), node) for pod, node in action.placements
+            ((PodKey(action.group.namespace, pod), node) for pod, node in action.placements),
+            versions,
         )
         self.metrics.releases.inc(len(outcome.done))
         observed = self.clock()
@@ -227,10 +249,10 @@ class SchedulingLoop:
             self.trigger.poke()  # the engine decides what the failures mean
         return True
 
-    async def _ungate(self, action: Ungate) -> bool:
+    async def _ungate(self, action: Ungate, versions: Mapping[PodKey, str]) -> bool:
         """Whether any pod lost its gate: what the Job is told of. The others are
         ungated by a later cycle (the engine sees them still gated)."""
-        outcome = await self.pods.ungate(action.pods)
+        outcome = await self.pods.ungate(action.pods, versions)
         return bool(outcome.done)
 
     async def _tell_job(self, action: TellJob) -> bool:

@@ -18,6 +18,20 @@ later cycle from its fresh terms.
 Ungating removes the gate alone: for the pods no gang will ever hold (a Job whose
 opt-in the API server dropped, `muster.scheduler.lifecycle.let_go`), there is no node to pin.
 
+Both patches are conditional: each carries the pod's `metadata.resourceVersion` as
+the cycle that decided it read the pod, and the API server applies it only to that
+version of the pod (a patched object whose resourceVersion differs from the stored
+one is refused with 409 Conflict, `registry.Store.Update`). So a release decided on a
+pod that changed since, and above all the release of a leader that lost its Lease
+while the write was on its way, after a new leader released, pinned or otherwise
+wrote the pod, fails instead of landing. The version is the one of the cycle's
+snapshot, never the cache's newest: a thawed leader's informers deliver the new
+leader's writes before its queued releases go out, and a release carrying those
+versions would land. A conflict is an observation like any failed release: the
+engine releases the pod again on a later cycle, from the version its informers
+delivered by then, whole (gate and pin in the one patch), never by reading the pod
+and patching it here.
+
 Every batch runs with bounded concurrency so a 1,000-pod gang does not open 1,000
 connections at once, and none starts once this replica cannot prove it still leads.
 """
@@ -26,7 +40,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -73,25 +87,27 @@ def _written(requirement: Requirement) -> JsonObject:
     return written
 
 
-def ungate_patch() -> JsonObject:
-    """Remove the gang gate and nothing else, as a strategic-merge patch."""
-    return {"spec": {"schedulingGates": [{"$patch": "delete", "name": GANG_GATE}]}}
-
-
-def release_patch(node: str, terms: Sequence[Term] = ()) -> JsonObject:
-    """Remove the gang gate and pin to `node`, in one strategic-merge patch."""
+def ungate_patch(version: str) -> JsonObject:
+    """Remove the gang gate and nothing else, from the pod at `version` only, as a
+    strategic-merge patch."""
     return {
-        "spec": {
-            **ungate_patch()["spec"],
-            "affinity": {
-                "nodeAffinity": {
-                    "requiredDuringSchedulingIgnoredDuringExecution": {
-                        "nodeSelectorTerms": pinned_terms(node, terms)
-                    }
-                }
-            },
+        "metadata": {"resourceVersion": version},
+        "spec": {"schedulingGates": [{"$patch": "delete", "name": GANG_GATE}]},
+    }
+
+
+def release_patch(node: str, version: str, terms: Sequence[Term] = ()) -> JsonObject:
+    """Remove the gang gate and pin to `node`, from the pod at `version` only, in one
+    strategic-merge patch."""
+    patch = ungate_patch(version)
+    patch["spec"]["affinity"] = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": pinned_terms(node, terms)
+            }
         }
     }
+    return patch
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,16 +144,23 @@ class PodActions:
         # Where the API server's answer to a release goes (the pod as it is now).
         self.answered: Callable[[JsonObject], object] = lambda pod: None
 
-    async def release(self, placements: Iterable[tuple[PodKey, str]]) -> BatchOutcome:
+    async def release(
+        self, placements: Iterable[tuple[PodKey, str]], versions: Mapping[PodKey, str]
+    ) -> BatchOutcome:
+        """Release each pod to its node, each only from its version in `versions`."""
+
         async def one(item: tuple[PodKey, str]) -> None:
             pod, node = item
-            await self._patch(pod, release_patch(node, self.terms_of(pod)))
+            version = _known(pod, versions)
+            await self._patch(pod, release_patch(node, version, self.terms_of(pod)))
 
         return await self._batch(list(placements), one, key=lambda item: item[0])
 
-    async def ungate(self, pods: Iterable[PodKey]) -> BatchOutcome:
+    async def ungate(self, pods: Iterable[PodKey], versions: Mapping[PodKey, str]) -> BatchOutcome:
+        """Ungate each pod, each only from its version in `versions`."""
+
         async def one(pod: PodKey) -> None:
-            await self._patch(pod, ungate_patch())
+            await self._patch(pod, ungate_patch(_known(pod, versions)))
 
         return await self._batch(list(pods), one, key=lambda pod: pod)
 
@@ -204,6 +227,16 @@ class PodActions:
             failed={pod: _failure(error) for pod, error in errors.items()},
             refused=frozenset(pod for pod, error in errors.items() if _refusal(error)),
         )
+
+
+def _known(pod: PodKey, versions: Mapping[PodKey, str]) -> str:
+    """The pod's version, which its patch is conditional on; without one the patch
+    would apply to whatever the pod is now (an empty resourceVersion is no
+    precondition), so it is not sent."""
+    version = versions.get(pod)
+    if not version:
+        raise KubeError(0, "NoResourceVersion", f"no resourceVersion known for pod {pod}")
+    return version
 
 
 def _failure(error: KubeError) -> Failure:

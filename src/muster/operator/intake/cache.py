@@ -6,9 +6,10 @@ through its one door (`ClusterState.apply` and `delete`), which says whether the
 engine skips it and whether anything the engine reads changed: only such a change
 starts a cycle, so heartbeats and status chatter do not. Beside the state the cache
 keeps only what writing needs: the PodGroups as last seen (the base of a status
-write, and the target of their events), the uid of each member pod (its events), and
-a reference to each object the engine skips (its warning names it; the reason and
-the version are the engine's).
+write, and the target of their events), the uid of each member pod (its events), the
+resourceVersion of each pod that carries the gang gate (the precondition of its
+release, `execution.pods`), and a reference to each object the engine skips (its
+warning names it; the reason and the version are the engine's).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from muster.scheduler import ClusterState
 from muster.scheduler.decisions.results import GroupKey, PodKey
 from muster.scheduler.memory.dropped_field import gated_for_field
 from muster.scheduler.memory.release_failures import ReleaseFailure
-from muster.scheduler.objects.keys import object_key, revision
+from muster.scheduler.objects.keys import object_key, resource_version, revision
 from muster.scheduler.rules.node_affinity import Term
 from muster.scheduler.state.kinds import Applied, ObjectKey, key_of
 from muster.scheduler.state.trace import apply_line, delete_line, release_line
@@ -42,6 +43,7 @@ class LiveCache:
         self.record = record
         self.pod_groups = PodGroupCopies()
         self.uids: NameIndex[str] = NameIndex()  # of member pods, for their events
+        self.versions: NameIndex[str] = NameIndex()  # of gated pods, for their releases
         self.rejections: dict[ObjectKey, JsonObject] = {}  # references, for warnings
         self.nodes = _Sink(self, "Node")
         self.pods = _Sink(self, "Pod")
@@ -81,6 +83,9 @@ class LiveCache:
             self.rejections[key] = reference(obj)
         if kind == "Pod":
             self._note_uid(obj)
+            self._note_version(obj)
+            if self._forget_stale_release(PodKey(*object_key(obj))):
+                return applied._replace(changed=True)
         return applied
 
     def let_go(self, kind: str, obj: JsonObject) -> Applied:
@@ -91,6 +96,7 @@ class LiveCache:
         self.rejections.pop(key, None)
         if kind == "Pod":
             self.uids.pop(namespace, name)
+            self.versions.pop(namespace, name)
         elif kind == "PodGroup":
             self.pod_groups.pop(GroupKey(namespace, name))
         return self.state.delete(kind, namespace, name)
@@ -103,6 +109,31 @@ class LiveCache:
             self.uids.put(namespace, name, str((pod.get("metadata") or {}).get("uid", "")))
         else:
             self.uids.pop(namespace, name)
+
+    def _note_version(self, pod: JsonObject) -> None:
+        """Keep the resourceVersion of a pod the engine sees carrying the gang gate
+        (each version, even one that changes nothing the engine reads)."""
+        namespace, name = object_key(pod)
+        entry = self.state.pods.get(PodKey(namespace, name))
+        if entry is not None and entry.record.gated:
+            self.versions.put(namespace, name, resource_version(pod))
+        else:
+            self.versions.pop(namespace, name)
+
+    def _forget_stale_release(self, pod: PodKey) -> bool:
+        """Whether a newer version of the pod (this one) answers a release refused as
+        stale (409): that failure was said of the pod as it was, so it is forgotten,
+        as the engine forgets any failure once the pod changes, and a cycle starts to
+        release the pod from this version, not a retry delay later."""
+        failure = self.state.release_failures.get(pod)
+        if failure is None or not failure.stale:
+            return False
+        self.observe_release(pod, None)
+        return True
+
+    def version(self, pod: PodKey) -> str:
+        """The resourceVersion of a gated pod as last seen ("" for none)."""
+        return self.versions.get(pod.namespace, pod.name) or ""
 
     def reference(self, pod: PodKey) -> JsonObject:
         """An ObjectReference to a member pod, for its events."""

@@ -7,7 +7,10 @@ itself (422). Such a refusal is an answer, not a hiccup: the same patch would be
 refused again, so a gang with a refused member cannot complete as planned and is
 rolled back at once, quoting the API's text. Any other failure (no answer, a timeout,
 the server's own trouble) may pass: the pod is released again, no sooner than
-`RETRY_SECONDS` after the failure, until the gang's release deadline.
+`RETRY_SECONDS` after the failure, until the gang's release deadline. A conflict
+(409: the pod had changed since the version the release was conditional on) is
+`stale`: the operator forgets it as soon as it sees a newer version of the pod, and
+the pod is released again from that version at once.
 
 The operator reports each release's outcome (`ClusterState.observe_release`); the
 state forgets it when the pod changes or goes, and the engine reads only those made
@@ -21,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 REFUSED_STATUSES = frozenset({403, 422})
+CONFLICT = 409
 RETRY_SECONDS = 1.0
 
 
@@ -36,3 +40,9 @@ class ReleaseFailure:
     def refused(self) -> bool:
         """An admission policy, webhook or validation said no: retrying cannot help."""
         return self.status in REFUSED_STATUSES
+
+    @property
+    def stale(self) -> bool:
+        """The release was conditional on a version of the pod that is no longer its
+        latest: due again from the newer version, once that is seen."""
+        return self.status == CONFLICT

@@ -42,23 +42,29 @@ class FakeWriter:
 
 
 class FakePods:
-    """Releases ungate the pod in the cache; evictions and deletions are recorded."""
+    """Releases ungate the pod in the cache; evictions, deletions and the version each
+    release or ungating was conditional on are recorded."""
 
     def __init__(self, cache: LiveCache) -> None:
         self.cache = cache
         self.evicted: list[PodKey] = []
+        self.versions: dict[PodKey, str] = {}
 
-    async def release(self, placements: Iterable[tuple[PodKey, str]]) -> BatchOutcome:
+    async def release(
+        self, placements: Iterable[tuple[PodKey, str]], versions: Mapping[PodKey, str]
+    ) -> BatchOutcome:
         done = []
         for key, _ in placements:
+            self.versions[key] = versions[key]
             released = pod(key.name, group=GANG.name, namespace=key.namespace, gated=False)
             self.cache.pods.upsert(released)
             done.append(key)
         return BatchOutcome(tuple(done), {})
 
-    async def ungate(self, pods: Iterable[PodKey]) -> BatchOutcome:
+    async def ungate(self, pods: Iterable[PodKey], versions: Mapping[PodKey, str]) -> BatchOutcome:
         done = tuple(pods)
         for key in done:
+            self.versions[key] = versions[key]
             group = self.cache.state.pods[key].record.group_name
             self.cache.pods.upsert(pod(key.name, group=group, namespace=key.namespace, gated=False))
         return BatchOutcome(done, {})
@@ -306,9 +312,12 @@ class LoggedPods(FakePods):
         super().__init__(cache)
         self.log = log
 
-    async def release(self, placements: Iterable[tuple[PodKey, str]]) -> BatchOutcome:
+    async def release(
+        self, placements: Iterable[tuple[PodKey, str]], versions: Mapping[PodKey, str]
+    ) -> BatchOutcome:
         done = tuple(key for key, _ in placements)
         self.log.extend(f"release {key.name}" for key in done)
+        self.versions.update((key, versions[key]) for key in done)
         return BatchOutcome(done, {})
 
 
@@ -331,6 +340,31 @@ async def test_gangs_are_admitted_together_each_with_its_plan_written_before_its
     assert {admission.group.name for admission in result.admissions} == {"first", "second"}
     for name in ("first", "second"):
         assert log.index(f"write {name}") < log.index(f"release {name}-0")
+
+
+def versioned(obj: dict[str, Any], version: str) -> dict[str, Any]:
+    return {**obj, "metadata": {**obj["metadata"], "resourceVersion": version}}
+
+
+async def test_a_release_is_conditional_on_the_version_the_cycle_decided_on() -> None:
+    """A newer version of the pod that arrives while the plan is being written (a
+    thawed leader's informers catching up, say) is not what the release is
+    conditional on: the API server then refuses it rather than let it land."""
+    cache = LiveCache()
+    log: list[str] = []
+    cache.nodes.upsert(node("n1", cpu="4"))
+    cache.pod_group_sink.upsert(pod_group(GANG.name, namespace=GANG.namespace))
+    member = pod("trainer-0", group=GANG.name, namespace=GANG.namespace)
+    cache.pods.upsert(versioned(member, "10"))
+    writer, pods = HeldWriter(cache, log), LoggedPods(cache, log)
+    admitting = asyncio.create_task(loop_over(cache, writer=writer, pods=pods).cycle())
+    for _ in range(20):
+        await asyncio.sleep(0)
+    cache.pods.upsert(versioned(member, "11"))  # seen while the plan is being written
+    writer.opened.set()
+    await admitting
+    assert pods.versions == {PodKey(GANG.namespace, "trainer-0"): "10"}
+    assert cache.version(PodKey(GANG.namespace, "trainer-0")) == "11"
 
 
 async def test_a_status_that_cannot_be_written_stops_its_step_before_any_release() -> None:
@@ -363,9 +397,11 @@ class RefusingPods(FakePods):
         self.refused = refused
         self.message = message
 
-    async def release(self, placements: Iterable[tuple[PodKey, str]]) -> BatchOutcome:
+    async def release(
+        self, placements: Iterable[tuple[PodKey, str]], versions: Mapping[PodKey, str]
+    ) -> BatchOutcome:
         placements = list(placements)
-        outcome = await super().release(p for p in placements if p[0] != self.refused)
+        outcome = await super().release((p for p in placements if p[0] != self.refused), versions)
         failed = (
             {self.refused: Failure(403, self.message)} if self.refused in dict(placements) else {}
         )

@@ -7,6 +7,7 @@ from typing import Any
 from muster.api.wire import JsonObject
 from muster.operator.intake.cache import LiveCache
 from muster.scheduler.decisions.results import GroupKey, PodKey
+from muster.scheduler.memory.release_failures import ReleaseFailure
 
 GROUP_LABEL = "scheduling.muster.dev/pod-group"
 
@@ -175,3 +176,36 @@ def test_a_release_narrows_the_terms_the_engine_read_from_the_pod() -> None:
     assert (requirement.key, requirement.operator, requirement.values) == ("z", "Exists", ())
     assert cache.required_terms(PodKey("ns", "b")) == ()
     assert cache.required_terms(PodKey("ns", "gone")) == ()
+
+
+def gated(obj: Any) -> Any:
+    obj["spec"]["schedulingGates"] = [{"name": "scheduling.muster.dev/gang"}]
+    return obj
+
+
+def test_a_gated_pod_s_version_is_kept_for_its_release_even_when_nothing_else_changed() -> None:
+    cache = LiveCache()
+    key = PodKey("ns", "p")
+    cache.pods.upsert(gated(pod("p", "a", version="5")))
+    assert cache.version(key) == "5"
+    assert not cache.pods.upsert(gated(pod("p", "a", version="6")))  # no cycle for it...
+    assert cache.version(key) == "6"  # ...but a release must be conditional on it
+    cache.pods.upsert(pod("p", "a", node="n1", version="7"))  # released and bound
+    assert cache.version(key) == ""
+    cache.pods.upsert(gated(pod("p", "a", version="8")))
+    cache.pods.remove(pod("p", "a", version="8"))
+    assert cache.version(key) == ""
+
+
+def test_a_release_refused_as_stale_is_due_again_once_a_newer_version_is_seen() -> None:
+    cache = LiveCache()
+    stale, lost = PodKey("ns", "p"), PodKey("ns", "q")
+    cache.pods.upsert(gated(pod("p", "a", version="5")))
+    cache.pods.upsert(gated(pod("q", "a", version="5")))
+    cache.observe_release(stale, ReleaseFailure(409, "the object has been modified", 0.0))
+    cache.observe_release(lost, ReleaseFailure(0, "not answered within 2.5s", 0.0))
+    # Versions that change nothing the engine reads (kube-scheduler's SchedulingGated).
+    assert cache.pods.upsert(gated(pod("p", "a", version="6")))  # a cycle, to release it
+    assert stale not in cache.state.release_failures
+    assert not cache.pods.upsert(gated(pod("q", "a", version="6")))
+    assert lost in cache.state.release_failures  # retried after its delay, as before
