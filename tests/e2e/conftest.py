@@ -47,10 +47,14 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Everything under tests/e2e talks to the cluster, so it carries the e2e marker."""
+    """Everything under tests/e2e talks to the cluster, so it carries the e2e marker;
+    everything under tests/e2e/faults breaks a cluster, so it carries the faults marker
+    too, and never runs on the cluster the other tests share, marked or not."""
     for item in items:
         if "tests/e2e/" in str(item.path):
             item.add_marker(pytest.mark.e2e)
+        if "tests/e2e/faults/" in str(item.path):
+            item.add_marker(pytest.mark.faults)
 
 
 @pytest.fixture(scope="session")

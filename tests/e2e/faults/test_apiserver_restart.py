@@ -16,8 +16,6 @@ from __future__ import annotations
 import json
 import time
 
-import pytest
-
 from muster.operator.app import EXIT_LOST_LEADERSHIP
 from tests.e2e.cluster import Kubectl, LocalCluster
 from tests.e2e.faults.faults import create_until_admitted, metric_total, supervised
@@ -30,8 +28,6 @@ from tests.e2e.harness import (
     pods_of,
     wait_all_bound,
 )
-
-pytestmark = pytest.mark.faults
 
 GANGS, WORKERS = 8, 2
 

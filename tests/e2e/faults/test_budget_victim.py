@@ -41,8 +41,6 @@ from tests.e2e.harness import (
 )
 from tests.e2e.observer import Fall, GangObserver
 
-pytestmark = pytest.mark.faults
-
 OPERATOR_AGENT = "muster/"
 OK = (200, 201)
 PREEMPTED = ("Preempted",)

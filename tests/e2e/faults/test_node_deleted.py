@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import time
 
-import pytest
-
 from tests.e2e.cluster import Kubectl, wait_until
 from tests.e2e.faults.faults import released_of
 from tests.e2e.harness import (
@@ -29,8 +27,6 @@ from tests.e2e.harness import (
     wait_all_bound,
     wait_for_reason,
 )
-
-pytestmark = pytest.mark.faults
 
 WORKERS = 4
 

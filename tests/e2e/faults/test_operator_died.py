@@ -10,12 +10,8 @@ from __future__ import annotations
 
 import signal
 
-import pytest
-
 from tests.e2e.faults.faults import death_of
 from tests.e2e.harness import OperatorProcess
-
-pytestmark = pytest.mark.faults
 
 
 def test_an_operator_that_died_is_reported_with_its_last_words(operator: OperatorProcess) -> None:

@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import time
 
-import pytest
-
 from tests.e2e.cluster import Kubectl, wait_until
 from tests.e2e.faults.faults import begin_a_slow_held_release, released_of
 from tests.e2e.harness import (
@@ -33,8 +31,6 @@ from tests.e2e.harness import (
     scheduled_condition,
     wait_all_bound,
 )
-
-pytestmark = pytest.mark.faults
 
 WORKERS = 8
 

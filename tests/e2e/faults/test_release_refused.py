@@ -22,8 +22,6 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-import pytest
-
 from muster.api.constants import GANG_GATE
 from tests.e2e.cluster import Kubectl, wait_until
 from tests.e2e.harness import (
@@ -36,8 +34,6 @@ from tests.e2e.harness import (
     wait_for_reason,
 )
 from tests.e2e.observer import GangObserver
-
-pytestmark = pytest.mark.faults
 
 WORKERS = 4
 INDEX = "batch.kubernetes.io/job-completion-index"

@@ -19,8 +19,6 @@ from contextlib import contextmanager
 from typing import Any
 from urllib.parse import urlsplit
 
-import pytest
-
 from tests.e2e.cluster import Kubectl
 from tests.e2e.harness import (
     WEBHOOK_CONFIGURATION,
@@ -32,8 +30,6 @@ from tests.e2e.harness import (
     pods_of,
     wait_all_bound,
 )
-
-pytestmark = pytest.mark.faults
 
 KINDS = ("mutatingwebhookconfiguration", "validatingwebhookconfiguration")
 OUTAGE_SECONDS = 10.0

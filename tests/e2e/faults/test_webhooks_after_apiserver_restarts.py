@@ -43,8 +43,6 @@ from tests.e2e.faults.faults import metric_total
 from tests.e2e.faults.held_proxy import HeldProxy
 from tests.e2e.harness import NodePool, OperatorProcess, gang_job, wait_all_bound
 
-pytestmark = pytest.mark.faults
-
 ROUNDS, WORKERS = 5, 2
 WITHIN = 30.0  # seconds from the API server's return to the gang bound whole
 RESCANS = "muster_webhook_resource_rescans_total"
