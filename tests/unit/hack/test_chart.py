@@ -202,6 +202,26 @@ def test_the_dashboard_is_served_only_when_enabled_with_read_only_rights() -> No
     assert (env["MUSTER_DASHBOARD_HOST"], env["MUSTER_DASHBOARD_PORT"]) == ("0.0.0.0", "9000")
 
 
+def test_no_pod_reaches_the_page_but_the_sources_named() -> None:
+    """Empty sources (the default) leave the page's port out of the NetworkPolicy, so no
+    pod reaches it; `kubectl port-forward` arrives on the pod's loopback, which no
+    policy filters."""
+
+    def page_rules(*values: str) -> list[dict[str, Any]]:
+        (policy,) = of_kind(objects("dashboard.enabled=true", *values), "NetworkPolicy")
+        page = {"port": "dashboard", "protocol": "TCP"}
+        return [rule for rule in policy["spec"]["ingress"] if page in rule["ports"]]
+
+    assert page_rules() == []
+    proxy = "dashboard.sources[0].namespaceSelector.matchLabels.team=proxy"
+    assert page_rules(proxy) == [
+        {
+            "ports": [{"port": "dashboard", "protocol": "TCP"}],
+            "from": [{"namespaceSelector": {"matchLabels": {"team": "proxy"}}}],
+        }
+    ]
+
+
 REVIEWS = [
     {"apiGroups": ["authentication.k8s.io"], "resources": ["tokenreviews"], "verbs": ["create"]},
     {
