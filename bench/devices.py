@@ -166,6 +166,7 @@ def cluster() -> ClusterState:
     for obj in objects:
         rejected = state.apply(obj["kind"], obj).rejected
         assert rejected is None, rejected
+    state.devices.judge_in_place()  # the operator judges selectors beside its cycles
     return state
 
 

@@ -96,6 +96,7 @@ async def _explain(kubeconfig: str | None, key: GroupKey, config: EngineConfig, 
         cache = await load_snapshot(kube)
     finally:
         await kube.close()
+    cache.state.devices.judge_in_place()  # the claims' selectors, as the operator would
     pod_group = cache.pod_groups.get(key)
     if pod_group is None:
         print(f"PodGroup {key} not found", file=sys.stderr)

@@ -80,6 +80,7 @@ class SimulatedCluster:
             self._check(entry, self.state.apply("Pod", pod).rejected, problems)
         if problems:
             raise InvalidInputError(problems)
+        self.state.devices.judge_in_place()  # the claims' selectors, as the operator would
 
     def execute(self, plan: Plan) -> bool:
         """Carry out a cycle's plan; whether it changed anything."""

@@ -234,11 +234,13 @@ def node_table(*nodes: Obj) -> NodeTable:
 
 
 def cluster(*objects: Obj) -> ClusterState:
-    """A state with every object applied (by kind); any rejection fails the test."""
+    """A state with every object applied (by kind), and the DRA selectors their claims
+    need judged, as the operator's judging process would; any rejection fails the test."""
     state = ClusterState()
     for obj in objects:
         problem = state.apply(obj["kind"], obj).rejected
         assert problem is None, problem
+    state.devices.judge_in_place()
     return state
 
 

@@ -22,7 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from muster.scheduler.placement.device_search import Typed, Wanted, attribute_of, choose
-from muster.scheduler.rules.device_selectors import DeviceKind, selects
+from muster.scheduler.rules.device_selectors import Case, DeviceKind, Judgement, selects
 from muster.scheduler.rules.taints import Taint, Toleration, first_untolerated
 from muster.scheduler.state.device_book import DeviceBook, Need
 from muster.scheduler.state.device_intake import DeviceId, Request
@@ -47,6 +47,7 @@ class _Located:
     on_slot: dict[int, list[int]]  # numbers, by device id
     total: Counts  # devices per slot
     incomplete: BoolArray  # slots with an incomplete pool
+    judged: dict[Case, Judgement]  # the book's judgements of selector cases
     matched: dict[Selection, tuple[BoolArray, Counts]] = field(default_factory=dict)
 
     def attribute(self, number: int, name: str) -> Typed | None:
@@ -60,7 +61,7 @@ class _Located:
             mask = np.fromiter(
                 (
                     selection is not None
-                    and selects(selection[0], kind)
+                    and selects(selection[0], kind, self.judged)
                     and first_untolerated(taints, selection[1]) is None
                     for kind, taints in zip(self.kinds, self.taints, strict=True)
                 ),
@@ -95,14 +96,16 @@ def _located(book: DeviceBook, node_slot: Callable[[str], int | None], size: int
     slot_of = np.array(slots, dtype=np.int64)
     total = np.bincount(slot_of, minlength=size).astype(np.int64)
     number = {device: index for index, device in enumerate(ids)}
-    return _Located(ids, kinds, taints, number, slot_of, on_slot, total, incomplete)
+    return _Located(ids, kinds, taints, number, slot_of, on_slot, total, incomplete, book.judged)
 
 
 def located(
     book: DeviceBook, node_slot: Callable[[str], int | None], size: int, table: object
 ) -> _Located:
     """The devices per slot of this node set (`table`), kept on the book until the
-    slices or the node set change."""
+    slices or the node set change. Which devices a selection matches is kept with it:
+    a selection is only matched once the book has judged every case it needs (a pod
+    whose claims wait for a judgement has no needs yet)."""
     kept = book.derived.get("located")
     key = (book.slices_version, size)
     if kept is not None and kept[0] == key and kept[1] is table:

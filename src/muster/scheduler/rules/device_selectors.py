@@ -15,6 +15,13 @@ Quantities are the Kubernetes CEL library's `quantity("40Gi")`, compared with
 `compareTo`, `isGreaterThan`, `isLessThan` (as numbers, in base units, rounded up).
 An expression that fails at run time (an attribute the device lacks, without
 `has()` or `.?`) selects nothing, as it makes kube-scheduler's allocation fail.
+
+An evaluation is judged once (`judge`), under a cost limit (`selector_cost`), and
+the engine reads only judgements (`selects`): each expression with the kind
+narrowed to what it reads is a `Case`, which the engine never evaluates itself. The
+operator judges cases in a process of its own, where a wall-clock budget also
+holds (`TIME_BUDGET`); the offline commands judge them in place, to the same
+judgements, as a case within the cost limit ends far within the time budget.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 from functools import lru_cache
 from math import ceil
 from typing import Any
@@ -33,10 +41,22 @@ from celpy.celparser import CELParseError
 from celpy.evaluation import CELEvalError
 
 from muster.scheduler.objects.quantity import QuantityError, parse_quantity
+from muster.scheduler.rules.selector_cost import (
+    COST_LIMIT,
+    CostLimitExceededError,
+    MeteredRunner,
+)
 
 Value = bool | int | str
 Attributes = tuple[tuple[str, Value], ...]  # qualified name -> value, sorted
 Capacity = tuple[tuple[str, int], ...]  # qualified name -> amount in base units, sorted
+
+# Seconds one evaluation may take in the operator's judging process before it is
+# stopped: ten times what one at the cost limit takes there on a busy machine. It
+# bounds what the cost count cannot see (a regular expression that backtracks, which
+# cel-go's RE2 would not), and only the operator has it: offline, the cost limit
+# alone decides, to the same judgements.
+TIME_BUDGET = 5.0
 
 
 class SelectorError(ValueError):
@@ -79,22 +99,37 @@ _FUNCTIONS: dict[str, Any] = {
 }
 
 
+class Judgement(StrEnum):
+    """What an evaluation of one expression on one kind of device came to."""
+
+    SELECTS = "selects"
+    REJECTS = "rejects"  # false, not a boolean, or failed
+    OVER_COST = "over-cost"  # stopped at the cost limit
+    OVER_TIME = "over-time"  # stopped at the time budget (the operator's process)
+
+    @property
+    def over_budget(self) -> bool:
+        return self in (Judgement.OVER_COST, Judgement.OVER_TIME)
+
+
 @lru_cache(maxsize=1)
 def _environment() -> celpy.Environment:
     """Made when a first expression is compiled (building its parser takes a quarter
     of a second, which every command and the webhooks need not pay)."""
-    return celpy.Environment()
+    return celpy.Environment(runner_class=MeteredRunner)
 
 
 @lru_cache(maxsize=1024)
-def compiled(expression: str) -> celpy.Runner:
+def compiled(expression: str) -> MeteredRunner:
     """The expression's program (raises `SelectorError` when it does not compile)."""
     environment = _environment()
     try:
-        return environment.program(environment.compile(expression), functions=_FUNCTIONS)
-    except CELParseError as error:
+        program = environment.program(environment.compile(expression), functions=_FUNCTIONS)
+    except (CELParseError, RecursionError) as error:
         first = str(error).splitlines()[0] if str(error) else type(error).__name__
         raise SelectorError(f"CEL expression does not compile: {first}") from error
+    assert isinstance(program, MeteredRunner)
+    return program
 
 
 def _by_domain(items: tuple[tuple[str, Any], ...], driver: str) -> dict[str, dict[str, Any]]:
@@ -142,19 +177,32 @@ def _narrowed(kind: DeviceKind, names: frozenset[str] | None) -> DeviceKind:
     )
 
 
-def selects(expressions: tuple[str, ...], kind: DeviceKind) -> bool:
-    """Whether every expression selects a device of this kind."""
-    return _selects(expressions, _narrowed(kind, read_names(expressions)))
+Case = tuple[str, DeviceKind]  # an expression, and a kind narrowed to what it reads
 
 
 @lru_cache(maxsize=65536)
-def _selects(expressions: tuple[str, ...], kind: DeviceKind) -> bool:
-    activation = _activation(kind)
-    for expression in expressions:
-        try:
-            result = compiled(expression).evaluate(activation)
-        except (CELEvalError, SelectorError, ValueError, TypeError):
-            return False
-        if not isinstance(result, celtypes.BoolType) or not result:
-            return False
-    return True
+def case_of(expression: str, kind: DeviceKind) -> Case:
+    """The case that decides whether the expression selects a device of this kind."""
+    return expression, _narrowed(kind, read_names((expression,)))
+
+
+def judge(case: Case, limit: int = COST_LIMIT) -> Judgement:
+    """Evaluate the expression on the kind, stopping at the cost limit."""
+    expression, kind = case
+    try:
+        result = compiled(expression).evaluate_within(_activation(kind), limit)
+    except CostLimitExceededError:
+        return Judgement.OVER_COST
+    except (CELEvalError, SelectorError, ValueError, TypeError, RecursionError):
+        return Judgement.REJECTS
+    if isinstance(result, celtypes.BoolType) and result:
+        return Judgement.SELECTS
+    return Judgement.REJECTS
+
+
+def selects(
+    expressions: tuple[str, ...], kind: DeviceKind, judged: Mapping[Case, Judgement]
+) -> bool:
+    """Whether every expression selects a device of this kind, as judged (one not
+    judged yet selects nothing)."""
+    return all(judged.get(case_of(e, kind)) is Judgement.SELECTS for e in expressions)

@@ -5,16 +5,21 @@ kube-scheduler's allocator gathers them; a pool with fewer slices of that
 generation than it announces is incomplete: its devices are used, but a request
 for all devices fails on its node. What a pod needs is resolved here
 (`needs`): its claims, or the requests of the template whose claim is not made
-yet, each with the devices already allocated to it.
+yet, each with the devices already allocated to it, or why it must wait: a claim
+whose selectors are not judged yet, or over budget (`selector_cases`). The
+judgements themselves come from outside the engine (`judge`), and are kept for
+as long as the book lives: a judgement is a fact about an expression and a kind of
+device, the same whenever it is made.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
 from muster.scheduler.decisions.results import PodKey
+from muster.scheduler.rules.device_selectors import Case, DeviceKind, Judgement, judge
 from muster.scheduler.state.device_intake import (
     ClaimRecord,
     ClaimSpec,
@@ -25,6 +30,7 @@ from muster.scheduler.state.device_intake import (
     Request,
     SliceRecord,
 )
+from muster.scheduler.state.selector_cases import problem, unjudged
 
 _Asked = tuple[str, str, tuple[PodClaim, ...]]  # namespace, pod, its claims
 CLAIM_MISSING = "waiting for resourceclaim {name} to be created"
@@ -60,7 +66,10 @@ class DeviceBook:
         self.claimants: dict[PodKey, tuple[PodClaim, ...]] = {}  # pods with claims
         self.version = 0  # counts changes of slices, classes, claims and templates
         self.slices_version = 0  # counts changes of slices
+        self.judged: dict[Case, Judgement] = {}  # shared by copies: facts, never revised
         self._pools: Pools | None = None
+        self._kinds: tuple[DeviceKind, ...] | None = None
+        self._unjudged: tuple[Hashable, list[Case]] | None = None
         self._allocated: frozenset[DeviceId] | None = None
         self._needs: dict[_Asked, tuple[Need, ...] | str] = {}
         self._asked_about: dict[tuple[str, str], set[_Asked]] = {}  # claim -> what read it
@@ -75,6 +84,7 @@ class DeviceBook:
         twin.claimants, twin.version = dict(self.claimants), self.version
         twin.slices_version = self.slices_version
         twin._pools, twin._allocated = self._pools, self._allocated
+        twin._kinds, twin.judged = self._kinds, self.judged
         twin.derived = dict(self.derived)
         return twin
 
@@ -92,6 +102,57 @@ class DeviceBook:
         if slices:
             self.slices_version += 1
             self._pools = None
+            self._kinds = None
+
+    def judge(self, found: Mapping[Case, Judgement]) -> bool:
+        """Take in judgements of selector cases; whether any was new (the needs of
+        pods that waited for them are resolved again)."""
+        fresh = {case: judgement for case, judgement in found.items() if case not in self.judged}
+        if not fresh:
+            return False
+        self.judged.update(fresh)
+        self.changed()
+        return True
+
+    def judge_in_place(self) -> None:
+        """Judge every case the claims need, here and now, under the cost limit alone:
+        for the offline commands, which have no loop to keep free. Once an expression
+        is over budget on one kind, its claims wait: it is judged on no other."""
+        while cases := self.unjudged():
+            found: dict[Case, Judgement] = {}
+            over: set[str] = set()
+            for case in cases:
+                if case[0] not in over:
+                    found[case] = judgement = judge(case)
+                    if judgement.over_budget:
+                        over.add(case[0])
+            self.judge(found)
+
+    def kinds(self) -> tuple[DeviceKind, ...]:
+        """The kinds of the devices that count, once each, in the pools' order."""
+        if self._kinds is None:
+            devices = self.pools().on_node.values()
+            self._kinds = tuple(dict.fromkeys(d.kind for on_node in devices for d in on_node))
+        return self._kinds
+
+    def unjudged(self) -> list[Case]:
+        """The selector cases to judge next for the claims still to allocate (and the
+        templates their claims are made from)."""
+        key = (self.version, len(self.judged))
+        if self._unjudged is not None and self._unjudged[0] == key:
+            return self._unjudged[1]
+        requests = {
+            *(
+                r
+                for claim in self.claims.values()
+                if claim.allocated is None
+                for r in claim.requests
+            ),
+            *(r for spec in self.templates.values() for r in spec.requests),
+        }
+        found = unjudged(requests, self.classes, self.kinds(), self.judged)
+        self._unjudged = (key, found)
+        return found
 
     def note_pod(self, key: PodKey, claims: tuple[PodClaim, ...]) -> None:
         if claims:
@@ -170,6 +231,11 @@ class DeviceBook:
             key: Hashable
             if record is not None:
                 key = (namespace, record.name)
+                if record.allocated is None:
+                    owner = f"resourceclaim {namespace}/{record.name}"
+                    why = problem(owner, record.requests, self.classes, self.kinds(), self.judged)
+                    if why is not None:
+                        return why
                 found.append(
                     Need(key, record.requests, record.allocated, claim.shared, record.constraints)
                 )
@@ -179,6 +245,10 @@ class DeviceBook:
                 spec = self.templates.get((namespace, claim.template))
                 if spec is None:
                     return TEMPLATE_MISSING.format(name=claim.template)
+                owner = f"resourceclaimtemplate {namespace}/{claim.template}"
+                why = problem(owner, spec.requests, self.classes, self.kinds(), self.judged)
+                if why is not None:
+                    return why
                 key = (namespace, claim.claim) if claim.claim else (namespace, pod, claim.name)
                 found.append(Need(key, spec.requests, None, False, spec.constraints))
         return tuple(found)

@@ -24,6 +24,7 @@ from muster.scheduler.memory.dropped_field import DroppedField
 from muster.scheduler.memory.release_failures import ReleaseFailure
 from muster.scheduler.objects.growable import grown
 from muster.scheduler.rules.budgets import Budget
+from muster.scheduler.rules.device_selectors import Case, Judgement
 from muster.scheduler.rules.volumes import Volumes
 from muster.scheduler.state.device_book import DeviceBook
 from muster.scheduler.state.intake import (
@@ -280,6 +281,11 @@ class ClusterState:
             self.release_failures.pop(pod, None)
         else:
             self.release_failures[pod] = failure
+
+    def judge_selectors(self, found: Mapping[Case, Judgement]) -> bool:
+        """Judgements of DRA selector cases, made outside the engine (which never
+        evaluates one itself): whether any was new."""
+        return self.devices.judge(found)
 
     def _remove_pod(self, key: PodKey) -> None:
         self.release_failures.pop(key, None)

@@ -14,6 +14,7 @@ from tests.unit.scheduler.device_builders import (
     DRIVER,
     claim,
     claim_spec,
+    claim_template,
     device_class,
     request,
     resource_slice,
@@ -29,7 +30,10 @@ def need(
 
 
 def ledger_of(*objects: Obj) -> DeviceLedger:
-    state = cluster(node("n1"), node("n2"), device_class(), *objects)
+    """The cycle's devices, with the selectors of the requests below judged (a template
+    asks for them, as a claim would)."""
+    asking = claim_template("asking", request(), request("h100", selectors=(H100,)))
+    state = cluster(node("n1"), node("n2"), device_class(), asking, *objects)
     found = cycle_ledger(state, state.node_table().size)
     assert found is not None
     return found
