@@ -29,6 +29,7 @@ from muster.operator.execution.estimates import EstimateWriter
 from muster.operator.execution.events import QueuedEventRecorder
 from muster.operator.execution.expansion import Expander
 from muster.operator.execution.loop import SchedulingLoop
+from muster.operator.execution.selector_judge import SelectorJudge
 from muster.operator.execution.trace import TraceFile
 from muster.operator.execution.uncounted import UncountedPodActions
 from muster.operator.execution.writer import StatusWriter
@@ -36,6 +37,7 @@ from muster.operator.intake.cache import LiveCache
 from muster.operator.intake.pod_views import CAPACITY_QUERY, MEMBER_QUERY, PodViews
 from muster.operator.intake.trigger import Trigger
 from muster.operator.metrics import Metrics
+from muster.scheduler.rules.device_selectors import Case, Judgement
 from muster.webhooks.priority import PriorityClassLister
 
 logger = logging.getLogger(__name__)
@@ -200,6 +202,7 @@ class Controller:
             for source in sources
         ]
         writer = StatusWriter(kube, self.cache)
+        self.selectors = SelectorJudge(self._judged)
         self.estimates = EstimateWriter(
             cache=self.cache,
             writer=writer,
@@ -216,9 +219,15 @@ class Controller:
             metrics=metrics,
             engine_config=engine,
             estimates=self.estimates,
+            selectors=self.selectors,
             still_leading=still_leading,
             record=record,
         )
+
+    def _judged(self, found: dict[Case, Judgement]) -> None:
+        """Selector judgements into the state; a cycle then decides on them."""
+        if self.cache.judge_selectors(found):
+            self.trigger.poke()
 
     def _adopter(
         self,
@@ -274,6 +283,7 @@ class Controller:
                 await asyncio.gather(*(informer.synced.wait() for informer in self.informers))
                 logger.info("cache synced: %d pod groups", len(self.cache.pod_groups))
                 tasks.create_task(self.loop.run(), name="scheduling loop")
+                tasks.create_task(self.selectors.run(), name="selector judge")
                 tasks.create_task(self.estimates.run(), name="start-time estimates")
         finally:
             if self.trace is not None:

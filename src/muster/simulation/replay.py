@@ -24,9 +24,11 @@ from muster.scheduler.state.trace import (
     APPLY,
     CYCLE,
     DELETE,
+    JUDGED,
     RELEASE,
     START,
     decisions,
+    observe_judged,
     observe_release,
 )
 
@@ -66,6 +68,8 @@ def replay(lines: Iterable[JsonObject]) -> list[ReplayedCycle]:
             state.delete(line["kind"], line["namespace"], line["name"])
         elif kind == RELEASE:
             observe_release(state, line)
+        elif kind == JUDGED:
+            observe_judged(state, line)
         elif kind == CYCLE:
             result = schedule(state, now=line["now"], config=config, carried=carried)
             carried = result.carried

@@ -28,8 +28,10 @@ gives back to the engine unread. Its warnings about single objects (member pods 
 PodGroup is missing, objects it cannot use) are the plan's notices, given after the
 steps. With a trace recorded (`--record-trace`), each cycle's decisions go into it
 before any of them is carried out, so that a replay decides on exactly the state this
-cycle saw. Start-time estimates are not decisions: their own writer (`estimates`) runs
-beside the loop, told when a cycle ended. Each step carried out whole is logged at
+cycle saw. Before each cycle the loop tells the selector judge (`selector_judge`)
+which DRA selector cases the claims still need judged; the engine evaluates none.
+Start-time estimates are not decisions: their own writer (`estimates`) runs beside
+the loop, told when a cycle ended. Each step carried out whole is logged at
 INFO in one line (`decision_log`), each notice at WARNING.
 """
 
@@ -46,6 +48,7 @@ from muster.operator.execution.decision_log import decision_line
 from muster.operator.execution.estimates import EstimateWriter
 from muster.operator.execution.events import NORMAL, WARNING, EventRecorder
 from muster.operator.execution.pods import PodActions
+from muster.operator.execution.selector_judge import SelectorJudge
 from muster.operator.execution.writer import StatusWriter
 from muster.operator.intake.cache import LiveCache
 from muster.operator.intake.trigger import Trigger
@@ -108,6 +111,7 @@ class SchedulingLoop:
         metrics: Metrics,
         engine_config: EngineConfig,
         estimates: EstimateWriter,
+        selectors: SelectorJudge | None = None,
         still_leading: Callable[[], bool] = lambda: True,
         record: Callable[[JsonObject], None] | None = None,
         clock: Callable[[], float] = time.time,
@@ -123,6 +127,7 @@ class SchedulingLoop:
         self.metrics = metrics
         self.engine_config = engine_config
         self.estimates = estimates
+        self.selectors = selectors
         self.record = record
         self.clock = clock
         self.carried = NOTHING_CARRIED  # what the last cycle handed on, for the next
@@ -148,6 +153,8 @@ class SchedulingLoop:
         """The engine's decisions on the state as it is, handed what the last cycle
         handed on, and written to the trace before any of them is carried out."""
         started = time.perf_counter()
+        if self.selectors is not None:
+            self.selectors.want(self.cache.state.devices.unjudged())
         result = schedule(
             self.cache.state, now=now, config=self.engine_config, carried=self.carried
         )

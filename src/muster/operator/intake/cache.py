@@ -14,7 +14,7 @@ warning names it; the reason and the version are the engine's).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from muster.api.wire import JsonObject
 from muster.client.name_index import NameIndex
@@ -25,9 +25,10 @@ from muster.scheduler.decisions.results import GroupKey, PodKey
 from muster.scheduler.memory.dropped_field import gated_for_field
 from muster.scheduler.memory.release_failures import ReleaseFailure
 from muster.scheduler.objects.keys import object_key, resource_version, revision
+from muster.scheduler.rules.device_selectors import Case, Judgement
 from muster.scheduler.rules.node_affinity import Term
 from muster.scheduler.state.kinds import Applied, ObjectKey, key_of
-from muster.scheduler.state.trace import apply_line, delete_line, release_line
+from muster.scheduler.state.trace import apply_line, delete_line, judged_line, release_line
 
 
 class LiveCache:
@@ -161,6 +162,13 @@ class LiveCache:
         if self.record is not None:
             self.record(release_line(pod, failure))
         self.state.observe_release(pod, failure)
+
+    def judge_selectors(self, found: Mapping[Case, Judgement]) -> bool:
+        """Selector judgements made beside the engine (`SelectorJudge`): whether any
+        was new, which a cycle must then see."""
+        if self.record is not None:
+            self.record(judged_line(found))
+        return self.state.judge_selectors(found)
 
 
 class _Sink:

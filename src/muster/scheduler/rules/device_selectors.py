@@ -53,9 +53,10 @@ Capacity = tuple[tuple[str, int], ...]  # qualified name -> amount in base units
 
 # Seconds one evaluation may take in the operator's judging process before it is
 # stopped: ten times what one at the cost limit takes there on a busy machine. It
-# bounds what the cost count cannot see (a regular expression that backtracks, which
-# cel-go's RE2 would not), and only the operator has it: offline, the cost limit
-# alone decides, to the same judgements.
+# bounds what the cost count cannot see (the work a function does inside one call,
+# which the count charges as one unit whatever its arguments' length; a machine far
+# slower than the one measured; a process that hangs), and only the operator has it:
+# offline, the cost limit alone decides, to the same judgements.
 TIME_BUDGET = 5.0
 
 

@@ -16,6 +16,8 @@ A trace is JSON lines, one of:
 - `{"line": "delete", "kind": K, "namespace": N, "name": M}`: one taken out of it;
 - `{"line": "release", "pod": "NS/NAME", "failure": {...} | null}`: what the API server
   answered to a pod's release (`ClusterState.observe_release`), null when it released it;
+- `{"line": "judged", "cases": [{"expression": E, "kind": {...}, "judgement": J}]}`:
+  DRA selector cases judged outside the engine (`ClusterState.judge_selectors`);
 - `{"line": "cycle", "now": T, "decisions": {...}}`: a cycle decided at T (`decisions`).
 
 The recorder adds `"at"` (seconds since the epoch) to each line; nothing reads it but
@@ -33,10 +35,18 @@ from muster.scheduler.config import EngineConfig
 from muster.scheduler.decisions.plan import Action, Evict, Release, TellJob, Ungate, WriteStatus
 from muster.scheduler.decisions.results import CycleResult, PodKey
 from muster.scheduler.memory.release_failures import ReleaseFailure
+from muster.scheduler.rules.device_selectors import Case, DeviceKind, Judgement
 from muster.scheduler.state.kinds import scoped
 from muster.scheduler.state.state import ClusterState
 
-START, APPLY, DELETE, RELEASE, CYCLE = "start", "apply", "delete", "release", "cycle"
+START, APPLY, DELETE, RELEASE, JUDGED, CYCLE = (
+    "start",
+    "apply",
+    "delete",
+    "release",
+    "judged",
+    "cycle",
+)
 
 
 def start_line(config: EngineConfig) -> JsonObject:
@@ -67,6 +77,38 @@ def observe_release(state: ClusterState, line: Mapping[str, Any]) -> None:
         PodKey(line["namespace"], line["name"]),
         None if failure is None else ReleaseFailure(**failure),
     )
+
+
+def judged_line(found: Mapping[Case, Judgement]) -> JsonObject:
+    return {
+        "line": JUDGED,
+        "cases": [
+            {
+                "expression": expression,
+                "kind": {
+                    "driver": kind.driver,
+                    "attributes": [list(item) for item in kind.attributes],
+                    "capacity": [list(item) for item in kind.capacity],
+                },
+                "judgement": str(judgement),
+            }
+            for (expression, kind), judgement in found.items()
+        ],
+    }
+
+
+def observe_judged(state: ClusterState, line: Mapping[str, Any]) -> None:
+    """Give the state the selector judgements read back from their trace line."""
+    found: dict[Case, Judgement] = {}
+    for entry in line["cases"]:
+        kind = entry["kind"]
+        device = DeviceKind(
+            kind["driver"],
+            tuple((name, value) for name, value in kind["attributes"]),
+            tuple((name, amount) for name, amount in kind["capacity"]),
+        )
+        found[(entry["expression"], device)] = Judgement(entry["judgement"])
+    state.judge_selectors(found)
 
 
 def cycle_line(now: float, result: CycleResult) -> JsonObject:

@@ -12,6 +12,7 @@ from muster.operator.config import OperatorConfig
 from muster.operator.execution.estimates import EstimateWriter
 from muster.operator.execution.loop import SchedulingLoop
 from muster.operator.execution.pods import BatchOutcome, Failure
+from muster.operator.execution.selector_judge import SelectorJudge
 from muster.operator.intake.cache import LiveCache
 from muster.operator.intake.trigger import Trigger
 from muster.operator.metrics import Metrics
@@ -115,6 +116,7 @@ def loop_over(
     still_leading: Callable[[], bool] = lambda: True,
     engine_config: EngineConfig | None = None,
     clock: Callable[[], float] = time.time,
+    selectors: SelectorJudge | None = None,
 ) -> SchedulingLoop:
     """The loop over this cache, with fakes for everything it talks to."""
     return SchedulingLoop(
@@ -126,6 +128,7 @@ def loop_over(
         metrics=Metrics(),
         engine_config=engine_config or EngineConfig(),
         estimates=idle_estimates(cache),
+        selectors=selectors,
         record=record,
         still_leading=still_leading,
         clock=clock,

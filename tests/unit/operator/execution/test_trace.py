@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
 
 from muster.api.times import rfc3339
@@ -10,6 +11,8 @@ from muster.operator.execution.loop import SchedulingLoop
 from muster.operator.execution.trace import TraceFile
 from muster.operator.intake.cache import LiveCache
 from muster.scheduler import EngineConfig
+from muster.scheduler.rules.device_selectors import Case
+from muster.scheduler.rules.device_selectors import judge as judge_case
 from muster.simulation.replay import first_difference, read_trace, replay
 from tests.unit.operator.execution.test_loop import (
     CREATED,
@@ -18,7 +21,14 @@ from tests.unit.operator.execution.test_loop import (
     two_pod_loop,
     unusable_pod,
 )
-from tests.unit.scheduler.builders import job, node, pod, pod_group
+from tests.unit.scheduler.builders import gang, job, node, pod, pod_group
+from tests.unit.scheduler.device_builders import (
+    claim_template,
+    device_class,
+    from_template,
+    request,
+    resource_slice,
+)
 
 ENGINE = EngineConfig()
 
@@ -155,3 +165,48 @@ async def test_the_warnings_a_loop_gave_replay_to_the_same_warnings(tmp_path: Pa
     assert cycles[0].replayed["wakeAt"] == CREATED + 10.0
     given = [reason for _, reason, _ in loop.events.recorded]  # type: ignore[attr-defined]
     assert given == ["IgnoredByScheduler", "PodGroupNotFound", "IgnoredByScheduler"]
+
+
+class WantedCases:
+    """A selector judge that is never run: it keeps what the loop asked of it."""
+
+    def __init__(self) -> None:
+        self.wanted: list[list[Case]] = []
+
+    def want(self, cases: Iterable[Case]) -> None:
+        self.wanted.append(list(cases))
+
+
+async def test_selector_judgements_are_in_the_trace_and_replay_to_the_same_admission(
+    tmp_path: Path,
+) -> None:
+    """The loop asks for the claims' cases before its cycle; the judgements made
+    beside it are traced, so a replay admits where the operator admitted."""
+    path = tmp_path / "trace.jsonl"
+    trace = TraceFile(path, ENGINE)
+    cache = LiveCache(record=trace.write)
+    judge = WantedCases()
+    loop = loop_over(cache, record=trace.write, selectors=judge)  # type: ignore[arg-type]
+    for obj in (
+        node("n1"),
+        device_class(),
+        resource_slice("n1", 2),
+        claim_template("gpus", request()),
+        *gang("g", 2, spec=from_template("gpus")),
+    ):
+        if obj["kind"] == "PodGroup":
+            cache.pod_group_sink.upsert(obj)
+        else:
+            cache.take_in(obj["kind"], obj)
+    await loop.cycle()  # waits for its selectors
+    (wanted,) = judge.wanted
+    assert wanted and cache.judge_selectors({case: judge_case(case) for case in wanted})
+    await loop.cycle()  # admits
+    trace.close()
+
+    lines = read_trace(path)
+    cycles = replay(lines)
+    assert first_difference(cycles) is None
+    assert [step["kind"] for step in cycles[1].replayed["steps"]] == ["admit"]
+    without = [line for line in lines if line["line"] != "judged"]
+    assert first_difference(replay(without)) is not None
