@@ -37,17 +37,14 @@ from tests.e2e.test_operator_devices import (
     h100,  # noqa: F401  (a fixture)
     one_gpu,
 )
+from tests.unit.scheduler.device_builders import nested_all
 
 pytestmark = pytest.mark.e2e
 
 TENANT = "tenant-a@example.com"
-NUMBERS = "[" + ",".join(str(n) for n in range(1, 31)) + "]"
 # Three nested `.all()` over 30 numbers: 27,000 steps on every device, under the API
 # server's estimated-cost limit; true wherever it ends, so kube-scheduler would place it.
-COSTLY = (
-    f"{NUMBERS}.all(a, {NUMBERS}.all(b, {NUMBERS}.all(c, "
-    f'device.attributes["{DRIVER}"].product.size() >= a-b-c)))'
-)
+COSTLY = nested_all(f'device.attributes["{DRIVER}"].product.size() >= a-b-c')
 OTHER_TEAM_STARTS = 60.0  # seconds the other team's gang may take to bind
 
 

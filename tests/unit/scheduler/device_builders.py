@@ -117,3 +117,14 @@ def from_template(template: str, claim_name: str = "gpu") -> Obj:
 def sharing(claim_name: str, entry: str = "gpu") -> Obj:
     """A pod spec fragment: one claim named in the spec (shared by the pods naming it)."""
     return {"resourceClaims": [{"name": entry, "resourceClaimName": claim_name}]}
+
+
+def nested_all(body: str, *, depth: int = 3, length: int = 30) -> str:
+    """A CEL selector of `depth` nested `.all()` over lists of `length` numbers, with
+    variables a, b, c, ... in `body`: cheap to write, and `length ** depth` steps to
+    evaluate on every device."""
+    numbers = "[" + ",".join(str(n) for n in range(1, length + 1)) + "]"
+    expression = body
+    for variable in reversed("abcdefgh"[:depth]):
+        expression = f"{numbers}.all({variable}, {expression})"
+    return expression

@@ -11,13 +11,13 @@ from collections.abc import AsyncIterator
 from muster.operator.execution.selector_judge import SelectorJudge
 from muster.scheduler.rules.device_selectors import Case, DeviceKind, Judgement, case_of
 from muster.scheduler.rules.selector_cost import API_SERVER_COST_LIMIT
+from tests.unit.scheduler.device_builders import nested_all
 
 H100 = DeviceKind("gpu.example.com", (("gpu.example.com/index", 3), ("product", "H100")), ())
-NUMBERS = "[" + ",".join(str(n) for n in range(1, 31)) + "]"
 BODY = 'device.attributes["gpu.example.com"].index + a + b + c >= 0'
 # Some 340,000 units: the API server admits it, and cel-python would take tens of
 # seconds of CPU over it under kube-scheduler's limit, minutes on a busy machine.
-COSTLY = case_of(f"{NUMBERS}.all(a, {NUMBERS}.all(b, {NUMBERS}.all(c, {BODY})))", H100)
+COSTLY = case_of(nested_all(BODY), H100)
 CHEAP = case_of('device.attributes["gpu.example.com"].product == "H100"', H100)
 
 

@@ -15,13 +15,13 @@ from muster.scheduler.rules.device_selectors import (
     selects,
 )
 from muster.scheduler.rules.selector_cost import API_SERVER_COST_LIMIT, COST_LIMIT
+from tests.unit.scheduler.device_builders import nested_all
 
 H100 = DeviceKind(
     "gpu.example.com",
     (("gpu.example.com/index", 3), ("numa.example.com/node", 1), ("product", "H100")),
     (("memory", 80 * 2**30),),
 )
-NUMBERS = "[" + ",".join(str(n) for n in range(1, 31)) + "]"
 
 
 def judged_selects(expressions: tuple[str, ...], kind: DeviceKind) -> bool:
@@ -104,8 +104,7 @@ def test_the_cost_limit_stops_an_expression_that_would_run_for_minutes() -> None
     """Four nested comprehensions over 30 numbers: 810,000 steps, which cel-python
     would take minutes over; the count stops it within the limit, whatever the speed."""
     body = 'device.attributes["gpu.example.com"].index + a + b + c + d >= 0'
-    inner = f"{NUMBERS}.all(d, {body})"
-    expression = f"{NUMBERS}.all(a, {NUMBERS}.all(b, {NUMBERS}.all(c, {inner})))"
+    expression = nested_all(body, depth=4)
     assert judge(case_of(expression, H100)) is Judgement.OVER_COST
 
 
@@ -113,14 +112,14 @@ def test_a_selector_the_api_server_admits_can_exceed_musters_limit() -> None:
     """Three nested comprehensions over 30 numbers cost some 340,000 units: under
     kube-scheduler's limit (the API server admits it), over Muster's."""
     body = 'device.attributes["gpu.example.com"].index + a + b + c >= 0'
-    expression = f"{NUMBERS}.all(a, {NUMBERS}.all(b, {NUMBERS}.all(c, {body})))"
+    expression = nested_all(body)
     assert COST_LIMIT < API_SERVER_COST_LIMIT
     assert judge(case_of(expression, H100)) is Judgement.OVER_COST
 
 
 def test_a_selector_within_the_limit_is_judged_on_its_value() -> None:
     body = 'device.attributes["gpu.example.com"].index + a + b >= 0'
-    expression = f"{NUMBERS}.all(a, {NUMBERS}.all(b, {body}))"  # 900 steps of 11 units
+    expression = nested_all(body, depth=2)  # 900 steps of 11 units
     assert judge(case_of(expression, H100), limit=20_000) is Judgement.SELECTS
     assert judge(case_of(expression, H100), limit=1000) is Judgement.OVER_COST
 

@@ -17,14 +17,14 @@ from tests.unit.scheduler.device_builders import (
     claim_template,
     device_class,
     from_template,
+    nested_all,
     request,
     resource_slice,
 )
 
 NOW = 1_798_761_600.0
-NUMBERS = "[" + ",".join(str(n) for n in range(1, 31)) + "]"
 BODY = f'device.attributes["{DRIVER}"].index + a + b + c >= 0'
-COSTLY = f"{NUMBERS}.all(a, {NUMBERS}.all(b, {NUMBERS}.all(c, {BODY})))"
+COSTLY = nested_all(BODY)
 H100 = f'device.attributes["{DRIVER}"].product == "H100"'
 
 
