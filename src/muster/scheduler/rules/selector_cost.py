@@ -2,10 +2,11 @@
 
 The API server refuses a selector whose *estimated* worst-case cost exceeds
 `API_SERVER_COST_LIMIT` (`resource.k8s.io` validation compares cel-go's
-`EstimateCost` with `CELSelectorExpressionMaxCost`), and kube-scheduler evaluates
-each selector on each device with that same number as its *runtime* cost limit
-(`k8s.io/dynamic-resource-allocation/cel`, `cel.CostLimit`): an evaluation that
-exceeds it fails, and so does the allocation of the claim
+`EstimateCost` with `CELSelectorExpressionMaxCost`, k8s.io/api `resource/v1/types.go`),
+and kube-scheduler evaluates each selector on each device with that same number as
+its *runtime* cost limit (k8s.io/dynamic-resource-allocation `cel/compile.go`:
+`cel.CostLimit(ptr.Deref(options.CostLimit, CELSelectorExpressionMaxCost))`): an
+evaluation that exceeds it fails, and so does the allocation of the claim
 (`class|claim ...: selector #i: CEL runtime error`).
 
 cel-python has no cost tracking, so it is counted here, as the interpreter visits the
@@ -17,10 +18,11 @@ nothing. The count is deterministic: the same expression on the same device stop
 the same step, wherever and however fast it runs.
 
 Muster stops at `COST_LIMIT`, a hundredth of kube-scheduler's. cel-go spends about
-0.1 s on its whole limit (the API server's own note on `PerCallLimit`); cel-python
-is some hundred times slower: it counted 100,000 units in 5.3 s of CPU time on a
-busy machine, so kube-scheduler's limit would hold one evaluation for up to a
-minute, per kind of device, and Muster's for half a second at most. Real selectors
+0.1 s on its whole limit (the API server's note on the same number as `PerCallLimit`,
+k8s.io/apiserver `pkg/apis/cel/config.go`); cel-python is some hundred times slower:
+it spent 0.6 s of CPU time on 10,000 units on a busy machine, so kube-scheduler's
+limit would hold one evaluation for a minute, per kind of device, and Muster's for
+well under a second. Real selectors
 cost tens of units (an attribute compared, a quantity measured); the limit still
 allows some 800 steps of a comprehension. A selector that kube-scheduler would run
 (the API server admits it) but that costs more than `COST_LIMIT` is refused by

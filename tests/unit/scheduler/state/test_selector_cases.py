@@ -126,3 +126,20 @@ def test_a_judgement_is_one_case_for_every_device_alike_in_what_it_reads() -> No
 def claims_of(name: str) -> tuple[PodClaim, ...]:
     """A pod's claims: one naming the claim in its spec, as intake reads it."""
     return (PodClaim("gpu", name, None, shared=True),)
+
+
+def test_an_unchanged_claim_or_another_with_the_same_selectors_needs_no_judgement() -> None:
+    """Judgements are kept per (expression, device attributes it reads): a claim seen
+    again, or a template of another namespace asking the same, is never judged twice."""
+    state = cluster(
+        node("n1"), device_class(), resource_slice("n1", 4), claim("c", request(selectors=(H100,)))
+    )
+    judged = dict(state.devices.judged)
+    seen_again = claim("c", request(selectors=(H100,)))
+    seen_again["metadata"]["resourceVersion"] = "2"
+    state.apply("ResourceClaim", seen_again)
+    state.apply(
+        "ResourceClaimTemplate", claim_template("t", request(selectors=(H100,)), namespace="b")
+    )
+    assert state.devices.unjudged() == []
+    assert state.devices.judged == judged
