@@ -152,7 +152,7 @@ class SelectorJudge:
                     continue
                 finally:
                     self._judging = None
-                if judgement.over_budget:
+                if judgement.stops:
                     self._queue.pop(case[0], None)
                 self.deliver({case: judgement})
         finally:

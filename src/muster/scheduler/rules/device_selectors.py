@@ -16,12 +16,13 @@ Quantities are the Kubernetes CEL library's `quantity("40Gi")`, compared with
 An expression that fails at run time (an attribute the device lacks, without
 `has()` or `.?`) selects nothing, as it makes kube-scheduler's allocation fail.
 
-An evaluation is judged once (`judge`), under a cost limit (`selector_cost`), and
-the engine reads only judgements (`selects`): each expression with the kind
-narrowed to what it reads is a `Case`, which the engine never evaluates itself. The
-operator judges cases in a process of its own, where a wall-clock budget also
-holds (`TIME_BUDGET`); the offline commands judge them in place, to the same
-judgements, as a case within the cost limit ends far within the time budget.
+An evaluation is judged once (`judge`): parsed (an expression cel-python cannot
+parse is judged so) and run under a cost limit (`selector_cost`); the engine reads
+only judgements (`selects`): each expression with the kind narrowed to what it
+reads is a `Case`, which the engine never parses nor evaluates itself. The operator
+judges cases in a process of its own, where a wall-clock budget also holds
+(`TIME_BUDGET`); the offline commands judge them in place, to the same judgements,
+as a case within the cost limit ends far within the time budget.
 """
 
 from __future__ import annotations
@@ -107,10 +108,13 @@ class Judgement(StrEnum):
     REJECTS = "rejects"  # false, not a boolean, or failed
     OVER_COST = "over-cost"  # stopped at the cost limit
     OVER_TIME = "over-time"  # stopped at the time budget (the operator's process)
+    UNCOMPILED = "uncompiled"  # cel-python cannot parse it (cel-go, which admitted it, can)
 
     @property
-    def over_budget(self) -> bool:
-        return self in (Judgement.OVER_COST, Judgement.OVER_TIME)
+    def stops(self) -> bool:
+        """Whether the claim cannot be allocated at all: kube-scheduler's allocation
+        fails on an evaluation error, and so does Muster's on these."""
+        return self in (Judgement.OVER_COST, Judgement.OVER_TIME, Judgement.UNCOMPILED)
 
 
 @lru_cache(maxsize=1)
@@ -191,10 +195,14 @@ def judge(case: Case, limit: int = COST_LIMIT) -> Judgement:
     """Evaluate the expression on the kind, stopping at the cost limit."""
     expression, kind = case
     try:
-        result = compiled(expression).evaluate_within(_activation(kind), limit)
+        program = compiled(expression)
+    except SelectorError:
+        return Judgement.UNCOMPILED
+    try:
+        result = program.evaluate_within(_activation(kind), limit)
     except CostLimitExceededError:
         return Judgement.OVER_COST
-    except (CELEvalError, SelectorError, ValueError, TypeError, RecursionError):
+    except (CELEvalError, ValueError, TypeError, RecursionError):
         return Judgement.REJECTS
     if isinstance(result, celtypes.BoolType) and result:
         return Judgement.SELECTS

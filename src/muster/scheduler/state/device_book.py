@@ -124,7 +124,7 @@ class DeviceBook:
             for case in cases:
                 if case[0] not in over:
                     found[case] = judgement = judge(case)
-                    if judgement.over_budget:
+                    if judgement.stops:
                         over.add(case[0])
             self.judge(found)
 

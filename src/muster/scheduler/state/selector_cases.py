@@ -31,6 +31,7 @@ OVER_COST = (
     "(Muster's limit; kube-scheduler's is {upstream})"
 )
 OVER_TIME = "{owner}: selector #{index}: CEL evaluation did not end within {seconds:g}s"
+UNCOMPILED = "{owner}: selector #{index}: a CEL expression Muster cannot parse"
 NOT_JUDGED = "waiting for the CEL selectors of {owner} to be evaluated"
 
 
@@ -53,7 +54,7 @@ def walk(
         cases = [case_of(expression, kind) for kind in remaining]
         found = [judged.get(case) for case in cases]
         for judgement in found:
-            if judgement is not None and judgement.over_budget:
+            if judgement is not None and judgement.stops:
                 return Walked(over=(index, judgement))
         missing = tuple(dict.fromkeys(c for c, j in zip(cases, found, strict=True) if j is None))
         if missing:
@@ -87,7 +88,8 @@ def problem(
     judged: Mapping[Case, Judgement],
 ) -> str | None:
     """Why a claim (named by `owner`) cannot be allocated yet, as far as its selectors
-    tell: one over budget, or some not judged; None when every case it needs is."""
+    tell: one over budget or unparsable, or some not judged; None when every case it
+    needs is."""
     for expressions, class_name, of_class in selections(requests, classes):
         walked = walk(expressions, kinds, judged)
         if walked.over is not None:
@@ -96,6 +98,8 @@ def problem(
             place = index - of_class if index >= of_class else index
             if judgement is Judgement.OVER_TIME:
                 return OVER_TIME.format(owner=where, index=place, seconds=TIME_BUDGET)
+            if judgement is Judgement.UNCOMPILED:
+                return UNCOMPILED.format(owner=where, index=place)
             return OVER_COST.format(
                 owner=where, index=place, limit=COST_LIMIT, upstream=API_SERVER_COST_LIMIT
             )

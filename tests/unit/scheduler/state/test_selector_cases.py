@@ -8,7 +8,7 @@ from muster.scheduler.decisions.results import GroupKey
 from muster.scheduler.rules.device_selectors import Judgement, case_of
 from muster.scheduler.rules.selector_cost import COST_LIMIT
 from muster.scheduler.state.device_intake import PodClaim
-from muster.scheduler.state.selector_cases import NOT_JUDGED
+from muster.scheduler.state.selector_cases import NOT_JUDGED, UNCOMPILED
 from muster.scheduler.state.state import ClusterState
 from tests.unit.scheduler.builders import Obj, cluster, gang, node
 from tests.unit.scheduler.device_builders import (
@@ -72,7 +72,7 @@ def test_a_claim_over_the_cost_limit_waits_with_the_claim_and_the_limit_named() 
     assert isinstance(why, str)
     assert why.startswith("resourceclaim default/c: selector #0: ")
     assert f"CEL cost limit of {COST_LIMIT} exceeded" in why
-    over = [case for case, judgement in state.devices.judged.items() if judgement.over_budget]
+    over = [case for case, judgement in state.devices.judged.items() if judgement.stops]
     assert len(over) == 1  # once one kind is over budget, the claim waits: no other is judged
 
 
@@ -143,3 +143,14 @@ def test_an_unchanged_claim_or_another_with_the_same_selectors_needs_no_judgemen
     )
     assert state.devices.unjudged() == []
     assert state.devices.judged == judged
+
+
+def test_a_claim_whose_selector_cel_python_cannot_parse_waits_with_it_named() -> None:
+    state = cluster(
+        node("n1"),
+        device_class(),
+        resource_slice("n1", 1),
+        claim("c", request(selectors=(H100, "device.driver =="))),
+    )
+    why = state.devices.needs("default", "p", claims_of("c"))
+    assert why == UNCOMPILED.format(owner="resourceclaim default/c", index=1)
