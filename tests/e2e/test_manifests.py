@@ -70,10 +70,11 @@ def test_the_operator_schedules_a_gang_with_only_the_manifests_rights(
     whoami = Kubectl(operator.service.credentials)("auth", "whoami", "-o", "json").stdout
     assert json.loads(whoami)["status"]["userInfo"]["username"] == USER
 
-    # The certificate the API server trusted: in the kubernetes.io/tls layout that
-    # cert-manager writes too, its CA patched into both configurations.
+    # The certificate the API server trusted: written into the Secret the manifests
+    # made empty (Opaque), in the layout of the files cert-manager writes too, its CA
+    # patched into both configurations.
     secret = kubectl.json("get", "secret", SECRET, "-n", NAMESPACE)
-    assert secret["type"] == "kubernetes.io/tls"
+    assert secret["type"] == "Opaque"
     assert set(secret["data"]) == {"tls.crt", "tls.key", "ca.crt"}
     for kind in WEBHOOK_KINDS:
         webhooks = kubectl.json("get", kind, WEBHOOK_CONFIGURATION)["webhooks"]

@@ -112,6 +112,11 @@ def test_with_cert_manager_the_operator_has_no_right_on_secrets_or_webhooks() ->
     ]
     resources = {resource for rule in rules for resource in rule["resources"]}
     assert not resources & {"secrets", "mutatingwebhookconfigurations"}
+    # cert-manager makes the Secret, and no policy is needed on rights not granted.
+    assert of_kind("Secret", CERT_MANAGER) == []
+    assert [policy["metadata"]["name"] for policy in of_kind(
+        "ValidatingAdmissionPolicy", CERT_MANAGER
+    )] == ["muster-operator-pod-rights"]  # fmt: skip
     [certificate] = of_kind("Certificate", CERT_MANAGER)
     for configuration in of_kind("MutatingWebhookConfiguration", CERT_MANAGER) + of_kind(
         "ValidatingWebhookConfiguration", CERT_MANAGER
@@ -119,6 +124,19 @@ def test_with_cert_manager_the_operator_has_no_right_on_secrets_or_webhooks() ->
         assert configuration["metadata"]["annotations"] == {
             "cert-manager.io/inject-ca-from": f"muster-system/{certificate['metadata']['name']}"
         }
+
+
+def test_the_operator_fills_a_secret_it_may_not_create() -> None:
+    """The chart makes the certificate's Secret, empty; the operator may read and
+    replace that one Secret by name and create none."""
+    [secret] = of_kind("Secret")
+    assert "data" not in secret and "stringData" not in secret
+    assert secret["metadata"]["name"] == environment()["MUSTER_WEBHOOK_SECRET"]
+    [role] = of_kind("Role")
+    for rule in role["rules"]:
+        if "secrets" in rule["resources"]:
+            assert rule["resourceNames"] == [secret["metadata"]["name"]]
+            assert set(rule["verbs"]) <= {"get", "update"}
 
 
 def test_the_replicas_run_on_different_nodes_with_a_priority_of_their_own() -> None:

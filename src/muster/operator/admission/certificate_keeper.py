@@ -1,8 +1,10 @@
 """Every replica's part in the webhooks' certificate: share it, renew it, serve it, trust it.
 
-The certificate lives in one Secret, so all replicas serve the same one. Whichever
-replica finds the Secret missing creates it (a losing racer reads the winner's), and
-whichever finds it due renews it, with the Secret's resourceVersion so two replicas
+The certificate lives in one Secret, so all replicas serve the same one. The chart
+creates that Secret empty, so that the operator needs no right to create Secrets; a
+Secret without a readable certificate is one due for renewal. Run without the chart,
+whichever replica finds the Secret missing creates it (a losing racer reads the
+winner's). Whichever finds it due renews it, with the Secret's resourceVersion so two replicas
 never both renew. Each replica then makes sure the webhook configurations trust the
 Secret's CA bundle *before* it serves a new certificate itself, and swaps the files
 kopf's webhook server reads (kopf reloads them when they change).
@@ -187,7 +189,10 @@ class CertificateKeeper:
                 return renewed
 
     async def _write(self, existing: JsonObject | None, certificate: ServingCertificate) -> bool:
-        """Create or replace the Secret; False when another replica wrote it first."""
+        """Create or replace the Secret; False when another replica wrote it first.
+
+        A replaced Secret keeps its type, labels and annotations: the chart creates it
+        (empty, and Opaque), and its installer's marks stay on it."""
         body: JsonObject = {
             "apiVersion": "v1",
             "kind": "Secret",
@@ -203,6 +208,10 @@ class CertificateKeeper:
             if existing is None:
                 await self.kube.request("POST", self.secret_path, body=body)
             else:
+                kept = existing.get("metadata") or {}
+                for field in ("labels", "annotations"):
+                    if field in kept:
+                        body["metadata"][field] = kept[field]
                 body["metadata"]["resourceVersion"] = resource_version(existing)
                 body["type"] = existing.get("type", body["type"])
                 await self.kube.request("PUT", f"{self.secret_path}/{self.secret}", body=body)

@@ -127,6 +127,36 @@ async def test_replicas_racing_for_a_missing_secret_serve_the_one_that_was_creat
     assert trusted_bundle(api, MUTATING) == {stored.ca_bundle}
 
 
+async def test_replicas_fill_the_empty_secret_the_chart_made_without_creating_one(
+    tmp_path: Path,
+) -> None:
+    """The chart creates the Secret empty (the operator may not create Secrets): it is
+    written once, keeping its type and the installer's labels and annotations."""
+    api = FakeApi()
+    made = {
+        "metadata": {
+            "name": "muster-webhook-tls",
+            "labels": {"app.kubernetes.io/managed-by": "Helm"},
+            "annotations": {"meta.helm.sh/release-name": "muster"},
+        },
+        "type": "Opaque",
+    }
+    api.put_object(SECRET, made)
+    api.put_object(MUTATING, configuration(["gate-pods.g"]))
+    first, second = keeper(api, tmp_path / "a"), keeper(api, tmp_path / "b")
+
+    await asyncio.gather(first.refresh(), second.refresh())
+
+    stored = api.objects[SECRET]
+    certificate = from_secret(stored)
+    assert certificate is not None and certificate == first.serving == second.serving
+    assert [write for write in api.requests if write[0] in ("POST", "PUT")] == [("PUT", SECRET)]
+    assert stored["type"] == "Opaque"
+    assert stored["metadata"]["labels"] == made["metadata"]["labels"]
+    assert stored["metadata"]["annotations"] == made["metadata"]["annotations"]
+    assert trusted_bundle(api, MUTATING) == {certificate.ca_bundle}
+
+
 class ApiJustStarted(FakeApi):
     """A kube-apiserver that has just started: its authorizer refuses what RBAC allows
     for its first answers."""
