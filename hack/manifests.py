@@ -39,11 +39,14 @@ RENDERED = {
     Path("manifests") / "base" / "muster.yaml": (),
     Path("manifests") / "overlays" / "cert-manager" / "muster.yaml": helm.CERT_MANAGER,
 }
-# Where the generated configurations name the release's namespace and Service.
+# The operator's user in the generated configurations: a ServiceAccount's name, as
+# only a ServiceAccount's writes are spared (`server.spared_user`).
+OPERATOR_USER = "system:serviceaccount:OPERATOR-NAMESPACE:OPERATOR-ACCOUNT"
+# Where the generated configurations name the release's namespace, Service and user.
 _MARKS = {
     "RELEASE-NAMESPACE": "{{ .Release.Namespace }}",
     "WEBHOOK-SERVICE": '{{ include "muster.service" . }}',
-    "OPERATOR-USER": '{{ include "muster.user" . }}',
+    OPERATOR_USER: '{{ include "muster.user" . }}',
 }
 SERVICE = server.ServiceReference(namespace="RELEASE-NAMESPACE", name="WEBHOOK-SERVICE")
 HEADER = (
@@ -96,7 +99,7 @@ def webhook_configurations_template() -> str:
         group=GROUP,
         service=SERVICE,
         adoption=_ADOPTION,
-        operator_user="OPERATOR-USER",
+        operator_user=OPERATOR_USER,
     )
     documents = [
         f"apiVersion: {configuration['apiVersion']}\nkind: {configuration['kind']}\n"

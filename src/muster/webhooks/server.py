@@ -12,7 +12,8 @@ Jobs that opt in through `spec.scheduling`, which no label marks). kopf's own
 managed configurations cannot express match conditions, hence this builder.
 
 The webhooks of Muster's own kinds (PodGroups, Workloads) leave the operator's own
-writes alone, by a match condition on the request's user (:func:`sparing`): what the
+writes alone, by a match condition on the request's user (:func:`sparing`), when
+that user is a ServiceAccount (:func:`spared_user`): what the
 operator creates or changes comes from a Job or Workload these webhooks admitted
 already, and it resolves its PodGroups' priority itself
 (:mod:`muster.operator.execution.expansion`). So a labelled Job costs one webhook
@@ -194,11 +195,36 @@ _MORE_CONDITIONS: dict[str, list[dict[str, str]]] = {
 
 
 SPARING = "not-the-operators-own"
+SERVICE_ACCOUNT_USER = "system:serviceaccount:"
+
+
+def is_service_account(user: str) -> bool:
+    """Whether `user` is a ServiceAccount's user name, `system:serviceaccount:NS:NAME`,
+    as the API server's ServiceAccount token authenticator names it
+    (k8s.io/apiserver/pkg/authentication/serviceaccount `MakeUsername`)."""
+    namespace, _, name = user.removeprefix(SERVICE_ACCOUNT_USER).partition(":")
+    return user.startswith(SERVICE_ACCOUNT_USER) and bool(namespace) and bool(name)
+
+
+def spared_user(user: str | None) -> str | None:
+    """The user whose writes the webhooks of Muster's kinds leave alone: the operator's,
+    and only when it is a ServiceAccount, an identity that belongs to the operator
+    alone. `muster run` may be given a person's kubeconfig; sparing that person would
+    let every request of theirs skip validation, so then nobody is spared (and the
+    operator's own writes are validated like anyone's), which the log says."""
+    if user is None or is_service_account(user):
+        return user
+    logger.warning(
+        "the webhooks validate the operator's own writes too: it runs as %s, not as a"
+        " ServiceAccount, and only a ServiceAccount's writes are left alone",
+        user,
+    )
+    return None
 
 
 def sparing(user: str) -> dict[str, str]:
     """The match condition of a webhook that leaves the writes of `user` (the
-    operator's) alone."""
+    operator's ServiceAccount) alone."""
     return {"name": SPARING, "expression": f"request.userInfo.username != {json.dumps(user)}"}
 
 
@@ -308,9 +334,11 @@ def webhook_configurations(
     """The Mutating- and ValidatingWebhookConfiguration serving these handlers.
 
     At `url`, or through `service` when given (the in-cluster installation). The
-    webhook of adopted pods only with an `adoption`. With `operator_user`, the
-    webhooks of Muster's kinds leave that user's writes alone.
+    webhook of adopted pods only with an `adoption`. With `operator_user`, a
+    ServiceAccount, the webhooks of Muster's kinds leave that user's writes alone
+    (:func:`spared_user`).
     """
+    operator_user = spared_user(operator_user)
     encoded = base64.b64encode(ca_bundle).decode("ascii")
     configurations = []
     for kind, reason in ((MUTATING, WebhookType.MUTATING), (VALIDATING, WebhookType.VALIDATING)):

@@ -9,6 +9,7 @@ from typing import Any
 
 import aiohttp
 import kopf
+import pytest
 from cryptography import x509
 from kopf._cogs.structs import references
 
@@ -106,6 +107,38 @@ def test_the_webhooks_of_muster_s_kinds_spare_the_operator_s_own_writes() -> Non
         for webhook in webhooks.values()
         for condition in webhook.get("matchConditions", [])
     )
+
+
+@pytest.mark.parametrize(
+    "user",
+    [
+        "kubernetes-admin",
+        "alice@example.com",
+        "system:serviceaccount:",
+        "system:serviceaccount:ms",
+        "system:serviceaccount::op",
+        "system:node:worker-1",
+    ],
+)
+def test_a_user_who_is_not_a_service_account_is_never_spared(
+    user: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """`muster run` with a person's kubeconfig: every request of that person would
+    skip validation if the operator's user were spared."""
+    built = configurations(operator_user=user)
+    assert not any(
+        condition["name"] == server.SPARING
+        for webhooks in built.values()
+        for webhook in webhooks.values()
+        for condition in webhook.get("matchConditions", [])
+    )
+    assert f"it runs as {user}, not as a ServiceAccount" in caplog.text
+
+
+def test_only_a_service_account_s_user_name_is_one() -> None:
+    assert server.is_service_account("system:serviceaccount:muster-system:muster-operator")
+    assert not server.is_service_account("system:serviceaccounts:muster-system")
+    assert not server.is_service_account("muster-operator")
 
 
 def test_a_labelled_job_is_validated_on_creation_by_its_gating_webhook_alone() -> None:
