@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import concurrent.futures
 import json
+import ssl
+import urllib.request
 from pathlib import Path
 from typing import Any
 
 import pytest
 from bench.spending import webhook_calls
 
+from muster.api.constants import BYPASSED_ANNOTATION
 from tests.e2e.cluster import Kubectl, wait_until
 from tests.e2e.harness import (
     GROUP_LABEL,
@@ -172,14 +175,16 @@ def test_a_pod_that_names_its_node_is_admitted_ungated_and_counts_as_a_bound_mem
     assert "bypasses gang admission" in created.stderr
     (pod,) = pods_of(kubectl, namespace, "restored")
     assert not is_gated(pod) and pod["spec"]["nodeName"] == node
+    assert pod["metadata"]["annotations"][BYPASSED_ANNOTATION] == node
     wait_until(
-        "a BypassedGangAdmission event on the PodGroup",
+        "a BypassedGangAdmission event on the pod, from the leader",
         lambda: any(
             event["reason"] == "BypassedGangAdmission"
             and event["type"] == "Warning"
-            and "restored-0" in event["message"]
-            and event["involvedObject"].get("uid")
-            for event in events_for(kubectl, namespace, "restored")
+            and "PodGroup restored" in event["message"]
+            and event["involvedObject"].get("uid") == pod["metadata"]["uid"]
+            and event["reportingInstance"] == operator.identity
+            for event in events_for(kubectl, namespace, "restored-0")
         ),
     )
 
@@ -196,6 +201,51 @@ def test_a_pod_that_names_its_node_is_admitted_ungated_and_counts_as_a_bound_mem
     pool.add(gpus=0, cpu="1")
     wait_all_bound(kubectl, namespace, "restored", 3)
     wait_for_reason(kubectl, namespace, "restored", "Scheduled")
+
+
+def test_a_forged_review_posted_to_the_pod_webhook_writes_nothing(
+    operator: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool
+) -> None:
+    """Anyone who reaches the webhook port may post a review of their own making: the
+    answer is all they get (the webhooks declare `sideEffects: None`). Before, such a
+    review of a pod that names its node made a Warning event in any namespace."""
+    forged = member("forged-0", "forged", pool, node="any-node")
+    forged["metadata"]["namespace"] = namespace
+    review = {
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": "b5a0d9bc-0000-4000-8000-000000000001",
+            "kind": {"group": "", "version": "v1", "kind": "Pod"},
+            "resource": {"group": "", "version": "v1", "resource": "pods"},
+            "requestKind": {"group": "", "version": "v1", "kind": "Pod"},
+            "requestResource": {"group": "", "version": "v1", "resource": "pods"},
+            "name": "forged-0",
+            "namespace": namespace,
+            "operation": "CREATE",
+            "userInfo": {"username": "system:anonymous"},
+            "object": forged,
+            "oldObject": None,
+            "dryRun": False,
+            "options": {"apiVersion": "meta.k8s.io/v1", "kind": "CreateOptions"},
+        },
+    }
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE  # the caller is anyone: no trust needed
+    request = urllib.request.Request(
+        f"https://127.0.0.1:{operator.webhook_port}/gate-pods",
+        data=json.dumps(review).encode(),
+        headers={"Content-Type": "application/json"},
+        method="POST",
+    )
+    with urllib.request.urlopen(request, context=context, timeout=10) as response:
+        answer = json.loads(response.read())["response"]
+    assert answer["allowed"] is True
+    assert any("bypasses gang admission" in warning for warning in answer["warnings"])
+    # The handler used to write its event before it answered: none is there now.
+    events = kubectl.json("get", "events", "-n", namespace)["items"]
+    assert events == [], events
 
 
 def min_count(kubectl: Kubectl, namespace: str, kind: str, name: str) -> int:
@@ -298,10 +348,10 @@ def test_a_job_pod_that_names_its_node_still_reaches_the_pod_webhook(
     (pod,) = wait_all_bound(kubectl, namespace, "pinned", 1)
     assert not is_gated(pod) and pod["spec"]["nodeName"] == node
     wait_until(
-        "a BypassedGangAdmission event on the PodGroup",
+        "a BypassedGangAdmission event on the pod",
         lambda: any(
             event["reason"] == "BypassedGangAdmission"
-            for event in events_for(kubectl, namespace, "pinned")
+            for event in events_for(kubectl, namespace, pod["metadata"]["name"])
         ),
     )
 

@@ -26,6 +26,10 @@ GANG_GATE: Final = f"{GROUP}/gang"
 # field after admission, and the stored Job then no longer says why its pods are gated.
 GATED_FOR_ANNOTATION: Final = f"{GROUP}/gated-for"
 GATED_FOR_FIELD: Final = "spec.scheduling"
+# On a member pod created bound to a node (spec.nodeName), by the pod webhook: the pod
+# bypassed gang admission. The leader tells it, by an event on the pod, from what it
+# observes (the webhook itself has no side effect); the value is the node it named.
+BYPASSED_ANNOTATION: Final = f"{GROUP}/bypassed-gang-admission"
 
 # Job opt-in: a label choosing the policy, annotations tuning it.
 POLICY_LABEL: Final = f"{GROUP}/policy"

@@ -50,14 +50,11 @@ from muster.operator.admission.workloads import WorkloadStore
 from muster.operator.config import OperatorConfig, adoption, topology_levels
 from muster.operator.controller import Controller, informer_of
 from muster.operator.dashboard.serving import ServedDashboard, serve_dashboard
-from muster.operator.execution.bypass import BypassReporter
-from muster.operator.execution.events import EventRecorder
 from muster.operator.health import build_app, serve
 from muster.operator.leader import LeaderElector, LeaseTiming
 from muster.operator.metrics import Metrics
 from muster.webhooks import server
 from muster.webhooks.adoption import ADOPTION_MEMO
-from muster.webhooks.gating import BYPASS_MEMO
 from muster.webhooks.memories import AdmissionMemories
 from muster.webhooks.priority import PRIORITY_CLASSES_MEMO
 from muster.webhooks.served_resources import ServedResources
@@ -117,7 +114,6 @@ class Operator:
         self.devices = False  # whether Dynamic Resource Allocation's is (its objects then)
         self.workloads: WorkloadStore | None = None
         self.workload_informer: Informer | None = None
-        self.bypass: BypassReporter | None = None
         self.adoption: Adoption | None = None  # what this replica adopts, once started
         self.webhook_ca = b""
         self.certificates: CertificateKeeper | None = None
@@ -153,7 +149,6 @@ class Operator:
         )
         informer_tasks = await self._start_informers(kube)
         dashboard = await self._dashboard()
-        self.bypass = BypassReporter(kube, EventRecorder(kube, instance=self.config.identity))
         kopf_task = asyncio.create_task(self._run_kopf(), name="kopf")
         stopping = asyncio.create_task(self.stop_requested.wait(), name="stop requested")
         # The Lease has a client of its own, unthrottled: a burst of releases must not
@@ -365,7 +360,6 @@ class Operator:
         memo = kopf.Memo()
         setattr(memo, PRIORITY_CLASSES_MEMO, self.priority_classes.list)
         setattr(memo, WORKLOADS_MEMO, self.workloads)
-        setattr(memo, BYPASS_MEMO, self.bypass)
         setattr(memo, ADOPTION_MEMO, self.adoption)
         setattr(memo, TOPOLOGY_LEVELS_MEMO, self.topology_levels.levels)
         vault = credentials.Vault()

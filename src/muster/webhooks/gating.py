@@ -23,18 +23,23 @@ Muster:
   So do pods that already name their node (``spec.nodeName``: restored from a
   backup, made by a tool that binds pods itself): the API server refuses a bound
   pod with scheduling gates, and such a pod is placed already. It counts as a bound
-  member of its gang; the user is warned that it bypassed gang admission, in the
-  response and by an event on its PodGroup (:data:`BYPASS_MEMO`).
+  member of its gang. Whoever creates it is warned that it bypassed gang admission,
+  in the response; and it is marked so (:data:`BYPASSED_ANNOTATION`), for the leader
+  to tell by an event once it sees the pod (`muster.scheduler.cycle.notices`), since
+  a pod a Job creates warns only its Job controller.
+
+Like every handler here, these only answer: no write, no event (the webhooks are
+declared `sideEffects: None`, and anyone who can reach the port can post a review).
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import kopf
 
-from muster.api.constants import POD_GROUP_LABEL, POLICY_LABEL
+from muster.api.constants import BYPASSED_ANNOTATION, POD_GROUP_LABEL, POLICY_LABEL
 from muster.api.expand import gated_pod_template
 from muster.api.gates import has_gang_gate, pod_group_name, with_gang_gate, without_gang_gate
 from muster.api.optin import OptInError, read_job_opt_in
@@ -58,13 +63,6 @@ def job_template(job: Mapping[str, Any]) -> dict[str, Any] | None:
     if template == (job.get("spec") or {}).get("template"):
         return None
     return template
-
-
-BypassReporter = Callable[[Mapping[str, Any]], Awaitable[None]]
-"""Tells the user, by an event, that a member pod was created bound to a node."""
-
-BYPASS_MEMO = "bypass_reporter"
-"""The kopf memo attribute that holds the operator's :data:`BypassReporter`."""
 
 
 def bypasses_gang(pod: Mapping[str, Any]) -> str | None:
@@ -170,23 +168,17 @@ the early returns of `pod_gates` say, and the e2e tests hold the two together.""
     operations=["CREATE"],
     labels={POD_GROUP_LABEL: kopf.PRESENT},
     persistent=True,
-    side_effects=True,
 )
-async def gate_pod(
-    body: kopf.Body,
-    patch: kopf.Patch,
-    memo: Any,
-    warnings: list[str],
-    dryrun: bool = False,
-    **_: Any,
-) -> None:
-    gates = pod_gates(body)
+def gate_pod(body: kopf.Body, patch: kopf.Patch, warnings: list[str], **_: Any) -> None:
+    gate_member_pod(body, patch, warnings)
+
+
+def gate_member_pod(pod: Mapping[str, Any], patch: kopf.Patch, warnings: list[str]) -> None:
+    """Gate the new member pod, or mark one created bound and warn its creator."""
+    gates = pod_gates(pod)
     if gates is not None:
         patch.spec["schedulingGates"] = gates
-    node = bypasses_gang(body)
-    if node is None:
-        return
-    warnings.append(bypass_warning(body, node))
-    reporter: BypassReporter | None = getattr(memo, BYPASS_MEMO, None)
-    if reporter is not None and not dryrun:
-        await reporter(body)
+    node = bypasses_gang(pod)
+    if node is not None:
+        warnings.append(bypass_warning(pod, node))
+        patch.metadata.annotations[BYPASSED_ANNOTATION] = node

@@ -84,6 +84,11 @@ def resource_names(path: Any = BASE) -> set[str]:
     }
 
 
+def test_no_webhook_has_a_side_effect() -> None:
+    """A webhook answers only; a review anyone posts to its port writes nothing."""
+    assert {webhook["sideEffects"] for webhook in webhooks()} == {"None"}
+
+
 def test_the_operator_is_pointed_at_the_names_its_roles_allow() -> None:
     env = environment()
     [service] = of_kind("Service")

@@ -7,10 +7,12 @@ from typing import Any, cast
 import kopf
 import pytest
 
+from muster.api.constants import BYPASSED_ANNOTATION
 from muster.webhooks.gating import (
     bypass_warning,
     bypasses_gang,
     gate_labelled_job,
+    gate_member_pod,
     job_template,
     pod_gates,
 )
@@ -117,6 +119,19 @@ def test_a_pod_that_names_its_node_is_not_gated_and_is_said_to_bypass_the_gang()
         "spec.nodeName is set (node-a): the pod bypasses gang admission and counts as"
         " a bound member of PodGroup train"
     )
+
+
+def test_the_pod_webhook_answers_a_bypass_with_a_warning_and_a_mark_and_writes_nothing() -> None:
+    """No memo, no client: the handler cannot write anything (`sideEffects: None`); the
+    leader tells the marked pod once it exists."""
+    pod = member({"nodeName": "node-a"})
+    patch = kopf.Patch(body=cast(kopf.Body, pod))
+    warnings: list[str] = []
+    gate_member_pod(pod, patch, warnings)
+    assert warnings == [bypass_warning(pod, "node-a")]
+    assert patch.as_json_patch() == [
+        {"op": "add", "path": "/metadata/annotations", "value": {BYPASSED_ANNOTATION: "node-a"}}
+    ]
 
 
 def test_a_bound_pod_from_a_gated_job_template_loses_the_gate() -> None:

@@ -8,6 +8,11 @@
   gang scheduling has (`spec.schedulingGroup`), pods of a Job whose opt-in the API
   server dropped (the engine lets them go, `let_go`, and tells their Job), and
   pods of a PodGroup the engine cannot use (that PodGroup is told about instead).
+- A member pod created bound to its node (`spec.nodeName`, marked so by the pod
+  webhook) bypassed gang admission and counts as a bound member of its gang. The
+  webhook warned whoever created it, which for a Job's pod is only the Job
+  controller; the pod itself is told, once it exists, from here rather than by the
+  webhook, which must have no side effect.
 - An object the engine cannot use is invisible to scheduling (a pod holds no
   capacity, a node offers none, a gang never runs), and without a word only the
   operator's log would say why. Each version of it is told once.
@@ -26,6 +31,7 @@ from muster.scheduler.state.state import ClusterState
 
 NOT_FOUND = "PodGroupNotFound"
 IGNORED = "IgnoredByScheduler"
+BYPASSED = "BypassedGangAdmission"
 
 
 def notices(
@@ -34,7 +40,7 @@ def notices(
     """The notices to give now, those standing (to hand to the next cycle as told),
     and when the next pod's grace ends, if one is still within it."""
     orphans, due = _orphans(state, now=now, grace=config.orphan_grace)
-    standing = (*orphans, *_rejections(state))
+    standing = (*orphans, *_bypasses(state), *_rejections(state))
     return tuple(n for n in standing if n not in told), frozenset(standing), due
 
 
@@ -67,6 +73,19 @@ def _orphan(key: GroupKey, name: str) -> Notice:
         "the pod stays gated until it is created"
     )
     return Notice("Pod", key.namespace, name, "", NOT_FOUND, message)
+
+
+def _bypasses(state: ClusterState) -> list[Notice]:
+    """Member pods created bound to their node, each told once while it exists."""
+    found = []
+    for key in sorted(state.bypassing):
+        record = state.pods[key].record
+        message = (
+            f"created bound to node {record.node_name} (spec.nodeName): the pod bypassed gang"
+            f" admission and counts as a bound member of PodGroup {record.group_name}"
+        )
+        found.append(Notice("Pod", key.namespace, key.name, "", BYPASSED, message))
+    return found
 
 
 def _rejections(state: ClusterState) -> list[Notice]:

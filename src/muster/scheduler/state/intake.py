@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from muster.api.constants import (
+    BYPASSED_ANNOTATION,
     COMPLETION_INDEX_KEY,
     CONDITION_INITIALLY_SCHEDULED,
     CONDITION_SCHEDULED,
@@ -108,6 +109,7 @@ class PodRecord:
     native: bool = False  # spec.schedulingGroup: the cluster's own gang scheduling has it
     index: int | None = None  # its Job's completion index: what orders a gang's slices
     device_claims: tuple[PodClaim, ...] = ()  # spec.resourceClaims, resolved (`device_intake`)
+    bypassed: bool = False  # created bound to its node, past gang admission (the webhook's mark)
 
     @property
     def placeable(self) -> bool:
@@ -281,6 +283,11 @@ def _claims(spec: Mapping[str, Any], pod_name: str) -> tuple[str, ...]:
     return tuple(sorted(claims))
 
 
+def _marked_bypassed(metadata: Mapping[str, Any]) -> bool:
+    annotations = metadata.get("annotations")
+    return isinstance(annotations, Mapping) and BYPASSED_ANNOTATION in annotations
+
+
 def pod_from(obj: Mapping[str, Any]) -> PodRecord:
     namespace, name = name_of(obj)
     metadata = mapping_field(obj.get("metadata"), "metadata")
@@ -328,6 +335,7 @@ def pod_from(obj: Mapping[str, Any]) -> PodRecord:
         native=bool(spec.get("schedulingGroup")),
         index=_completion_index(labels, metadata.get("annotations")),
         device_claims=pod_claims(spec, status),
+        bypassed=bool(node_name) and bool(group_name) and _marked_bypassed(metadata),
     )
 
 

@@ -120,6 +120,7 @@ class ClusterState:
         self.changes = 0
         self.changed: dict[GroupKey, int] = {}
         self.missing_groups: set[GroupKey] = set()  # named by member pods, not there
+        self.bypassing: set[PodKey] = set()  # members created bound (`PodRecord.bypassed`)
 
     def copy(self) -> ClusterState:
         """An independent copy for a what-if run (a forecast) that changes it.
@@ -264,6 +265,10 @@ class ClusterState:
         self.pod_demand[entry.slot] = self.demand_vector(entry.demand)
         self.pod_priority[entry.slot] = entry.priority
         self.devices.note_pod(record.key, record.device_claims)
+        if record.bypassed:
+            self.bypassing.add(record.key)
+        else:
+            self.bypassing.discard(record.key)
         self._join_group(entry)
         self._take_capacity(entry)
 
@@ -289,6 +294,7 @@ class ClusterState:
 
     def _remove_pod(self, key: PodKey) -> None:
         self.release_failures.pop(key, None)
+        self.bypassing.discard(key)
         entry = self.pods.pop(key, None)
         if entry is None:
             return

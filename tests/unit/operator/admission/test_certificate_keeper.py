@@ -133,7 +133,7 @@ async def test_replicas_fill_the_empty_secret_the_chart_made_without_creating_on
     """The chart creates the Secret empty (the operator may not create Secrets): it is
     written once, keeping its type and the installer's labels and annotations."""
     api = FakeApi()
-    made = {
+    made: dict[str, Any] = {
         "metadata": {
             "name": "muster-webhook-tls",
             "labels": {"app.kubernetes.io/managed-by": "Helm"},

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from muster.api.constants import BYPASSED_ANNOTATION
 from muster.api.times import rfc3339
 from muster.scheduler import ClusterState, EngineConfig, schedule
-from muster.scheduler.cycle.notices import IGNORED, NOT_FOUND, notices
+from muster.scheduler.cycle.notices import BYPASSED, IGNORED, NOT_FOUND, notices
 from muster.scheduler.decisions.plan import Notice
 from muster.scheduler.decisions.results import NOTHING_CARRIED, Carried
 from tests.unit.scheduler.builders import Obj, job, pod, pod_group
@@ -118,3 +119,37 @@ def test_a_cycle_handed_nothing_tells_again_what_still_stands() -> None:
     first, _ = given(state, CREATED + 10.0, NOTHING_CARRIED)
     again, _ = given(state, CREATED + 10.0, NOTHING_CARRIED)
     assert first == again == [f"Pod a {NOT_FOUND}", f"Pod broken {IGNORED}"]
+
+
+def bound_at_creation(name: str, *, marked: bool = True, node: str | None = "node-a") -> Obj:
+    made = pod(name, group="train", namespace="team", node_name=node)
+    if marked:
+        made["metadata"]["annotations"] = {BYPASSED_ANNOTATION: "node-a"}
+    return made
+
+
+def test_a_member_created_bound_to_its_node_is_told_once_that_it_bypassed_gang_admission() -> None:
+    """The pod webhook marks it and writes nothing; the engine tells the pod itself."""
+    state = ClusterState()
+    state.apply("PodGroup", pod_group("train", namespace="team"))
+    state.apply("Pod", bound_at_creation("restored-0"))
+    state.apply("Pod", bound_at_creation("bound-by-the-scheduler", marked=False))
+    told, carried = given(state, CREATED, NOTHING_CARRIED)
+    assert told == [f"Pod restored-0 {BYPASSED}"]
+    (notice,) = carried.told
+    assert notice.message == (
+        "created bound to node node-a (spec.nodeName): the pod bypassed gang admission and"
+        " counts as a bound member of PodGroup train"
+    )
+    told, carried = given(state, CREATED + 60.0, carried)
+    assert told == []
+    state.delete("Pod", "team", "restored-0")
+    assert given(state, CREATED + 120.0, carried)[1].told == frozenset()
+
+
+def test_a_mark_on_a_pod_not_bound_is_no_bypass() -> None:
+    """The mark alone, as anyone may write it on their pod, tells nothing."""
+    state = ClusterState()
+    state.apply("PodGroup", pod_group("train", namespace="team"))
+    state.apply("Pod", bound_at_creation("pending-0", node=None))
+    assert given(state, CREATED, NOTHING_CARRIED)[0] == []
