@@ -126,9 +126,19 @@ def test_another_release_in_another_namespace_is_wired_to_itself() -> None:
     [deployment] = of_kind(documents, "Deployment")
     assert deployment["spec"]["replicas"] == 3
     assert deployment["metadata"]["namespace"] == "scheduling"
-    [policy] = of_kind(documents, "ValidatingAdmissionPolicy")
-    [condition] = policy["spec"]["matchConditions"]
-    assert "'system:serviceaccount:scheduling:batch-muster-operator'" in condition["expression"]
+    policies = of_kind(documents, "ValidatingAdmissionPolicy")
+    assert {policy["metadata"]["name"] for policy in policies} == {
+        "batch-muster-operator-pod-rights",
+        "batch-muster-operator-webhook-rights",
+    }
+    for policy in policies:
+        [condition] = policy["spec"]["matchConditions"]
+        assert "'system:serviceaccount:scheduling:batch-muster-operator'" in condition["expression"]
+    [secret] = of_kind(documents, "Secret")
+    assert (secret["metadata"]["namespace"], secret["metadata"]["name"]) == (
+        "scheduling",
+        "batch-muster-webhook-tls",
+    )
     for kind in ("ClusterRoleBinding", "RoleBinding"):
         [binding] = of_kind(documents, kind)
         assert binding["subjects"] == [
