@@ -1,5 +1,6 @@
 """What the installed operator may do to pods and webhook configurations, on the real
-API server: RBAC and the pod-rights admission policy of the chart, as installed.
+API server: RBAC and the pod-rights and webhook-rights admission policies of the
+chart, as installed.
 
 Requests are made with `kubectl --as` the installation's ServiceAccount, so they are
 judged exactly as the operator's own would be. `kubectl patch` reads the pod before
@@ -9,6 +10,7 @@ a read, which changes nothing of what it may write.
 
 from __future__ import annotations
 
+import base64
 import json
 from typing import Any
 
@@ -35,6 +37,7 @@ MANIFESTS = ROOT / "manifests"
 NAMESPACE = "muster-system"
 OPERATOR = f"system:serviceaccount:{NAMESPACE}:muster-operator"
 POLICY = "muster-operator-pod-rights"
+WEBHOOK_POLICY = "muster-operator-webhook-rights"
 CONFIGURATION = "muster.scheduling.muster.dev"
 # A node that does not exist: a released pod stays pending rather than run.
 NOWHERE = "no-such-node"
@@ -49,16 +52,16 @@ def of_kind(kubectl: Kubectl, directory: str, kind: str) -> list[dict[str, Any]]
 @pytest.fixture(scope="module")
 def installed(operator: OperatorProcess, kubectl: Kubectl) -> None:
     """The installation the session's operator runs under (`hack/installed.py`): its
-    ServiceAccount, roles and pod-rights policy, type-checked without warnings."""
-    wait_until(
-        "the pod-rights policy to be type-checked",
-        lambda: (
-            "typeChecking"
-            in (kubectl.json("get", "validatingadmissionpolicy", POLICY).get("status") or {})
-        ),
-    )
-    status = kubectl.json("get", "validatingadmissionpolicy", POLICY)["status"]
-    assert not status["typeChecking"].get("expressionWarnings"), status
+    ServiceAccount, roles and admission policies, type-checked without warnings."""
+    for policy in (POLICY, WEBHOOK_POLICY):
+
+        def checked(policy: str = policy) -> bool:
+            found = kubectl.json("get", "validatingadmissionpolicy", policy)
+            return "typeChecking" in (found.get("status") or {})
+
+        wait_until(f"the policy {policy} to be type-checked", checked)
+        status = kubectl.json("get", "validatingadmissionpolicy", policy)["status"]
+        assert not status["typeChecking"].get("expressionWarnings"), status
 
 
 @pytest.fixture
@@ -321,6 +324,8 @@ def test_the_operator_may_patch_only_its_own_webhook_configurations(
     assert can_i(kubectl, "patch", "validatingadmissionpolicies/muster-operator-pod-rights") == "no"
     assert can_i(kubectl, "delete", "validatingadmissionpolicybindings") == "no"
 
+    assert can_i(kubectl, "patch", f"validatingadmissionpolicies/{WEBHOOK_POLICY}") == "no"
+
     # With cert-manager, its cainjector keeps the caBundle: the operator may not even
     # patch its own configurations.
     # The session's operator runs under the base ClusterRole: it comes back after.
@@ -333,3 +338,98 @@ def test_the_operator_may_patch_only_its_own_webhook_configurations(
     finally:
         base = of_kind(kubectl, ".", "ClusterRole")
         kubectl.apply({"apiVersion": "v1", "kind": "List", "items": base})
+
+
+def patch_configuration(
+    kubectl: Kubectl, kind: str, patch: list[dict[str, Any]]
+) -> tuple[bool, str]:
+    """(allowed, stderr) of the operator's JSON patch of its webhook configuration of
+    `kind`, as a dry run: what is allowed is not kept (the session's operator serves
+    through it)."""
+    result = kubectl(
+        "patch", kind, CONFIGURATION, f"--as={OPERATOR}", "--type=json",
+        "--dry-run=server", "-p", json.dumps(patch), check=False,
+    )  # fmt: skip
+    return result.returncode == 0, result.stderr
+
+
+def refused_by_webhook_rights(outcome: tuple[bool, str]) -> bool:
+    allowed, stderr = outcome
+    return not allowed and f"ValidatingAdmissionPolicy '{WEBHOOK_POLICY}'" in stderr
+
+
+def widenings(configuration: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """What a taken-over operator would change to see, or change, more of the cluster."""
+    first = configuration["webhooks"][0]
+    url = "https://attacker.example/mutate"
+    other = {**first, "name": "more.scheduling.muster.dev"}
+    every_namespace = {
+        "matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "Exists"}]
+    }
+    anything = {"name": "anything", "expression": "true"}
+    flipped = "Ignore" if first["failurePolicy"] == "Fail" else "Fail"
+    return {
+        "a rule's operations": [
+            {"op": "replace", "path": "/webhooks/0/rules/0/operations", "value": ["*"]}
+        ],
+        "a rule's resources": [
+            {"op": "replace", "path": "/webhooks/0/rules/0/resources", "value": ["*/*"]}
+        ],
+        "where the requests go": [
+            {"op": "add", "path": "/webhooks/0/clientConfig/url", "value": url}
+        ],
+        "the failure policy": [
+            {"op": "replace", "path": "/webhooks/0/failurePolicy", "value": flipped}
+        ],
+        "the namespace selector": [
+            {"op": "add", "path": "/webhooks/0/namespaceSelector", "value": every_namespace}
+        ],
+        "the match conditions": [
+            {"op": "add", "path": "/webhooks/0/matchConditions", "value": [anything]}
+        ],
+        "a webhook added": [{"op": "add", "path": "/webhooks/-", "value": other}],
+        "a webhook removed": [{"op": "remove", "path": "/webhooks/0"}],
+        "an annotation": [
+            {
+                "op": "add",
+                "path": "/metadata/annotations",
+                "value": {"cert-manager.io/inject-ca-from": "elsewhere/certificate"},
+            }
+        ],
+    }
+
+
+def test_the_operator_may_change_only_the_ca_bundle_of_its_webhook_configurations(
+    installed: None, kubectl: Kubectl
+) -> None:
+    """RBAC lets it patch its two configurations, for their caBundle; the
+    webhook-rights policy refuses any other change of them by its ServiceAccount."""
+    for kind in ("mutatingwebhookconfigurations", "validatingwebhookconfigurations"):
+        configuration = kubectl.json("get", kind, CONFIGURATION)
+        attempts = widenings(configuration)
+        widened = attempts["the failure policy"]
+
+        def judged(kind: str = kind, widened: list[dict[str, Any]] = widened) -> bool:
+            return refused_by_webhook_rights(patch_configuration(kubectl, kind, widened))
+
+        wait_until(f"the policy {WEBHOOK_POLICY} to judge the operator's patches of {kind}", judged)
+        for change, patch in attempts.items():
+            outcome = patch_configuration(kubectl, kind, patch)
+            assert refused_by_webhook_rights(outcome), (kind, change, outcome)
+
+        # A new bundle for every webhook (one certificate twice, as a renewal lists the
+        # old and the new): allowed.
+        bundle = base64.b64decode(configuration["webhooks"][0]["clientConfig"]["caBundle"])
+        renewed = base64.b64encode(bundle + b"\n" + bundle).decode()
+        patch = [
+            {"op": "replace", "path": f"/webhooks/{index}/clientConfig/caBundle", "value": renewed}
+            for index in range(len(configuration["webhooks"]))
+        ]
+        allowed, stderr = patch_configuration(kubectl, kind, patch)
+        assert allowed, stderr
+        # A widening by someone else is not the policy's business: it judges the operator.
+        admin = kubectl(
+            "patch", kind, CONFIGURATION, "--type=json", "--dry-run=server",
+            "-p", json.dumps(widened),
+        )  # fmt: skip
+        assert admin.returncode == 0
