@@ -433,3 +433,24 @@ def test_the_operator_may_change_only_the_ca_bundle_of_its_webhook_configuration
             "-p", json.dumps(widened),
         )  # fmt: skip
         assert admin.returncode == 0
+
+
+def test_the_operator_evicts_no_pod_of_kube_system(installed: None, kubectl: Kubectl) -> None:
+    """The API server judges an eviction by its Eviction object, not by the pod: the
+    policy holds its namespace. The probe is a pod of the test's own making."""
+    kubectl.apply(gated_pod("system-probe", member=True), "kube-system")
+    try:
+        eviction = {
+            "apiVersion": "policy/v1",
+            "kind": "Eviction",
+            "metadata": {"name": "system-probe", "namespace": "kube-system"},
+        }
+        path = "/api/v1/namespaces/kube-system/pods/system-probe/eviction"
+        refused = kubectl(
+            "create", "--raw", path, f"--as={OPERATOR}", "-f", "-",
+            input=json.dumps(eviction), check=False,
+        )  # fmt: skip
+        assert refused.returncode != 0
+        assert "the operator evicts no pod of kube-system" in refused.stderr, refused.stderr
+    finally:
+        kubectl("delete", "pod", "system-probe", "-n", "kube-system", "--ignore-not-found")
