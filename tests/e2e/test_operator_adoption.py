@@ -17,9 +17,11 @@ in test_operator_frameworks.py.
 from __future__ import annotations
 
 import pytest
+from hack import installed
 
 from muster.api.adoption import SCHEDULER_PLUGINS, VOLCANO, AdoptedApi
 from tests.e2e.adoption import (
+    RESOURCES,
     adopt,
     create_gang,
     foreign_group,
@@ -232,4 +234,49 @@ def test_outside_the_adopted_namespaces_nothing_is_touched_until_one_is_labelled
             ).returncode
             == 0
         ),
+    )
+
+
+ADOPTION_RIGHTS = "muster-operator-adoption-rights"
+
+
+def annotate_as_operator(
+    kubectl: Kubectl, api: AdoptedApi, namespace: str, name: str
+) -> tuple[bool, str]:
+    """(allowed, stderr) of a change of another scheduler's PodGroup by the operator's
+    ServiceAccount, as a dry run."""
+    result = kubectl(
+        "patch", RESOURCES[api], name, "-n", namespace, f"--as={installed.USER}",
+        "--type=merge", "--dry-run=server", "-p", '{"metadata":{"annotations":{"x":"y"}}}',
+        check=False,
+    )  # fmt: skip
+    return result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize("api", [VOLCANO, SCHEDULER_PLUGINS], ids=lambda api: api.name)
+def test_the_operator_changes_their_podgroups_only_in_the_namespaces_it_adopts(
+    adopting: OperatorProcess, kubectl: Kubectl, namespace: str, api: AdoptedApi
+) -> None:
+    """RBAC lets it patch their PodGroups in every namespace; the adoption-rights
+    policy refuses it where the namespace is not adopted. `kubectl patch` reads before
+    it writes: the ServiceAccount is granted `get` on them in the test's namespace."""
+    kubectl(
+        "create", "role", "read-groups", "--verb=get", f"--resource={RESOURCES[api]}",
+        "-n", namespace,
+    )  # fmt: skip
+    kubectl(
+        "create", "rolebinding", "read-groups", "--role=read-groups",
+        f"--serviceaccount={installed.NAMESPACE}:{installed.SERVICE_ACCOUNT}", "-n", namespace,
+    )  # fmt: skip
+    kubectl.apply(foreign_group(api, "theirs", 1), namespace)
+
+    def refused() -> bool:
+        allowed, stderr = annotate_as_operator(kubectl, api, namespace, "theirs")
+        return not allowed and f"ValidatingAdmissionPolicy '{ADOPTION_RIGHTS}'" in stderr
+
+    wait_until("the operator's change to be refused outside the adopted namespaces", refused)
+    adopt(kubectl, namespace)
+    wait_until(
+        "the operator's change to be allowed once the namespace is adopted",
+        lambda: annotate_as_operator(kubectl, api, namespace, "theirs")[0],
     )

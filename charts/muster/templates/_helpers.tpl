@@ -60,3 +60,26 @@ system:serviceaccount:{{ .Release.Namespace }}:{{ include "muster.operator" . }}
 {{- define "muster.dashboardViewer" -}}
 {{- include "muster.fullname" . }}-dashboard-viewer
 {{- end -}}
+
+{{/* A label selector as CEL over `variables.labels` (a namespace's labels), for the
+adoption-rights policy: matchLabels and matchExpressions (In, NotIn, Exists,
+DoesNotExist), all of them required; an empty selector selects every namespace. */}}
+{{- define "muster.adoptedNamespace" -}}
+{{- $terms := list -}}
+{{- range $key, $value := .matchLabels -}}
+{{- $terms = append $terms (printf "(%s in variables.labels && variables.labels[%s] == %s)" (squote $key) (squote $key) (squote $value)) -}}
+{{- end -}}
+{{- range .matchExpressions -}}
+{{- $key := squote .key -}}
+{{- $values := list -}}
+{{- range .values }}{{ $values = append $values (squote .) }}{{ end -}}
+{{- $in := printf "(%s in variables.labels && variables.labels[%s] in [%s])" $key $key (join ", " $values) -}}
+{{- if eq .operator "In" }}{{ $terms = append $terms $in }}
+{{- else if eq .operator "NotIn" }}{{ $terms = append $terms (printf "!%s" $in) }}
+{{- else if eq .operator "Exists" }}{{ $terms = append $terms (printf "%s in variables.labels" $key) }}
+{{- else if eq .operator "DoesNotExist" }}{{ $terms = append $terms (printf "!(%s in variables.labels)" $key) }}
+{{- else }}{{ fail (printf "adoption.namespaceSelector: unknown operator %q" .operator) }}
+{{- end -}}
+{{- end -}}
+{{- join " && " $terms | default "true" -}}
+{{- end -}}

@@ -10,12 +10,15 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
+import celpy
 import pytest
 import yaml
+from celpy.adapter import json_to_cel
 from hack import helm
 
 from muster.operator.config import OperatorConfig
 from muster.operator.dashboard.access import BOARD_RIGHT
+from muster.scheduler.rules.pod_terms import label_selector
 
 VALUES = helm.CHART / "values.yaml"
 SCHEMA = json.loads((helm.CHART / "values.schema.json").read_text())
@@ -110,6 +113,64 @@ def test_adoption_brings_its_webhook_rights_and_settings_only_when_on() -> None:
     assert json.loads(env(on)["MUSTER_ADOPT_NAMESPACE_SELECTOR"]) == webhook["namespaceSelector"]
     with pytest.raises(RuntimeError, match="adoption"):
         objects("adoption.apis={yunikorn}")
+    assert adoption_rights(off) == []
+    [policy] = adoption_rights(on)
+    [condition] = policy["spec"]["matchConditions"]
+    assert "'system:serviceaccount:muster-system:muster-operator'" in condition["expression"]
+
+
+def adoption_rights(documents: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [
+        policy
+        for policy in of_kind(documents, "ValidatingAdmissionPolicy")
+        if policy["metadata"]["name"].endswith("-adoption-rights")
+    ]
+
+
+SELECTOR: dict[str, Any] = {
+    "matchLabels": {"scheduling.muster.dev/adopt": "true"},
+    "matchExpressions": [
+        {"key": "team", "operator": "In", "values": ["ml", "vision"]},
+        {"key": "tier", "operator": "NotIn", "values": ["prod"]},
+        {"key": "gpu", "operator": "Exists"},
+        {"key": "frozen", "operator": "DoesNotExist"},
+    ],
+}
+ADOPTED = {"scheduling.muster.dev/adopt": "true", "team": "ml", "gpu": "a100"}
+
+
+@pytest.mark.parametrize(
+    "labels",
+    [
+        ADOPTED,
+        ADOPTED | {"tier": "dev"},
+        ADOPTED | {"tier": "prod"},
+        ADOPTED | {"team": "web"},
+        ADOPTED | {"frozen": ""},
+        {k: v for k, v in ADOPTED.items() if k != "gpu"},
+        ADOPTED | {"scheduling.muster.dev/adopt": "false"},
+        {},
+    ],
+)
+def test_the_adoption_rights_policy_selects_the_namespaces_the_selector_does(
+    labels: dict[str, str],
+) -> None:
+    """The policy's CEL, rendered from adoption.namespaceSelector, agrees with the
+    selector as a label selector reads it (`label_selector`, the engine's reading)."""
+    expressions = [
+        f"adoption.namespaceSelector.matchExpressions[{index}].{field}={value}"
+        for index, requirement in enumerate(SELECTOR["matchExpressions"])
+        for field, value in requirement.items()
+        if field != "values"
+    ] + ["adoption.namespaceSelector.matchExpressions[0].values={ml,vision}"]
+    expressions.append("adoption.namespaceSelector.matchExpressions[1].values={prod}")
+    [policy] = adoption_rights(objects("adoption.apis={volcano}", *expressions))
+    [validation] = policy["spec"]["validations"]
+    program = celpy.Environment().program(celpy.Environment().compile(validation["expression"]))
+    judged = program.evaluate({"variables": json_to_cel({"labels": labels})})
+    expected = label_selector(SELECTOR, "adoption.namespaceSelector")
+    assert expected is not None
+    assert bool(judged) == expected.matches(labels)
 
 
 def test_an_unknown_value_is_refused() -> None:
