@@ -102,3 +102,7 @@ HIGHEST_USER_PRIORITY: Final = 1_000_000_000
 # Muster's own bounds on what a PodGroup's status remembers of kube-scheduler's refusals.
 MAX_REFUSED_NODES: Final = 32
 MAX_REFUSAL_MESSAGE: Final = 1024
+
+UNEVICTABLE_NAMESPACE: Final = "kube-system"
+"""The namespace whose pods the operator may not evict (the chart's pod-rights policy):
+the cluster's own components. The engine never plans one of them as a victim."""

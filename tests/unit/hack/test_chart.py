@@ -16,6 +16,7 @@ import yaml
 from celpy.adapter import json_to_cel
 from hack import helm
 
+from muster.api.constants import UNEVICTABLE_NAMESPACE
 from muster.operator.config import OperatorConfig
 from muster.operator.dashboard.access import BOARD_RIGHT
 from muster.scheduler.rules.pod_terms import label_selector
@@ -320,3 +321,13 @@ def test_the_page_brings_its_review_rights_and_the_viewers_role_only_when_enable
             "verbs": [BOARD_RIGHT["verb"]],
         }
     ]
+
+
+def test_the_namespace_the_policy_keeps_from_evictions_is_the_one_the_engine_spares() -> None:
+    [policy] = [
+        document
+        for document in of_kind(objects(), "ValidatingAdmissionPolicy")
+        if document["metadata"]["name"] == "muster-operator-pod-rights"
+    ]
+    expressions = [validation["expression"] for validation in policy["spec"]["validations"]]
+    assert any(f"request.namespace != '{UNEVICTABLE_NAMESPACE}'" in e for e in expressions)

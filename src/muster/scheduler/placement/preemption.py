@@ -30,6 +30,11 @@ With a topology key, the domains where more of the gang fits before any victim l
 are tried first (the domain choice is not searched exhaustively for the fewest
 victims). The gang is never admitted with victims unless its placement fits after they
 are gone, and a pod is a victim at most once per cycle.
+
+Unlike kube-scheduler, the engine never takes a pod of `kube-system` as a victim: the
+installation's pod-rights policy refuses the operator's evictions there, so that an
+operator that errs, or is taken over, cannot take the cluster's own components down,
+and a plan that needed one could never be carried out.
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from muster.api.constants import UNEVICTABLE_NAMESPACE
 from muster.scheduler.decisions.results import GroupKey, PodKey, Victim
 from muster.scheduler.placement.fit import Counts, Matrix
 from muster.scheduler.placement.topology import GangPlacement
@@ -134,7 +140,15 @@ class PreemptionSearch:
         self.demand = state.pod_demand[:size]
         if self.held is not None:
             self.demand = np.hstack([self.demand, self.held()[:size, None]])
-        self.live = self.node_of >= 0
+        unevictable = np.fromiter(
+            (
+                key is not None and key.namespace == UNEVICTABLE_NAMESPACE
+                for key in state.pod_keys[:size]
+            ),
+            dtype=np.bool_,
+            count=size,
+        )
+        self.live = (self.node_of >= 0) & ~unevictable
         self.levels: IntArray = np.unique(self.priority[self.live])
         self.priority_rank = np.searchsorted(self.levels, self.priority)
         self.violating = self._violating()

@@ -190,3 +190,26 @@ def test_a_gang_is_preempted_at_its_pods_priority_when_its_group_names_more() ->
     (admission,) = schedule(state, now=NOW, config=CONFIG).admissions
     assert admission.group == GroupKey("default", "next")
     assert victims_of(admission) == ["shield-0"]
+
+
+def test_a_pod_of_kube_system_is_never_a_victim() -> None:
+    """The operator may not evict there (the pod-rights policy): a lower pod of
+    kube-system is passed over for one elsewhere, and alone it makes no room."""
+    state = cluster(
+        node("n1", gpu="4"),
+        node("n2", gpu="4"),
+        pod("agent", namespace="kube-system", gpu="4", node_name="n1", priority=0),
+        pod("batch", gpu="4", node_name="n2", priority=1),
+        *gang("high", 1, gpu="4", priority=10),
+    )
+    (admission,) = schedule(state, now=NOW, config=CONFIG).admissions
+    assert victims_of(admission) == ["batch"]
+
+    alone = cluster(
+        node("n1", gpu="4"),
+        pod("agent", namespace="kube-system", gpu="4", node_name="n1", priority=0),
+        *gang("high", 1, gpu="4", priority=10),
+    )
+    result = schedule(alone, now=NOW, config=CONFIG)
+    assert result.admissions == ()
+    assert result.verdicts[GroupKey("default", "high")].reason is Reason.UNSCHEDULABLE
