@@ -82,3 +82,7 @@ def test_elsewhere_a_skip_stays_a_skip(tmp_path: Path, ci: str | None) -> None:
     result = run(tmp_path, ci)
     assert result.returncode == 0, result.stdout
     assert "1 passed, 2 skipped, 1 xfailed" in result.stdout
+
+
+def test_the_ci_entry_point_sets_ci() -> None:
+    assert "export CI=1" in (ROOT / ".ci" / "run").read_text().splitlines()
