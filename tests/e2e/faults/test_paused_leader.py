@@ -57,6 +57,7 @@ def test_a_leader_paused_past_its_lease_makes_no_write_after_the_takeover(
     namespace: str,
     pool: NodePool,
 ) -> None:
+    began_at = datetime.now(UTC)
     for _ in range(3):
         pool.add(gpus=2)
     kubectl.apply(gang_job("before", pool, workers=2), namespace)
@@ -94,27 +95,36 @@ def test_a_leader_paused_past_its_lease_makes_no_write_after_the_takeover(
         standby.stop()  # gives the Lease back
     wait_until("the first replica to lead again", lambda: holder(kubectl) == LEADER, 30)
 
-    assert_no_write_after_the_takeover(cluster, paused_at, resumed_at, exited_at)
+    assert_no_write_after_the_takeover(cluster, began_at, paused_at, resumed_at, exited_at)
 
 
 def assert_no_write_after_the_takeover(
-    cluster: LocalCluster, paused_at: datetime, resumed_at: datetime, exited_at: datetime
+    cluster: LocalCluster,
+    began_at: datetime,
+    paused_at: datetime,
+    resumed_at: datetime,
+    exited_at: datetime,
 ) -> list[Request]:
     """The audit log's word: the standby took the Lease over while the leader was
-    frozen (its first Lease write after the pause: the log holds earlier tests' too),
-    and the old leader, which wrote before, wrote nothing from the takeover until it
-    exited (after which the same identity is a new process). Its writes before the
-    pause, returned."""
+    frozen (its first Lease write after the pause), and the old leader, which wrote
+    since the test began, wrote nothing from the takeover until it exited (after which
+    the same identity is a new process). The log holds the earlier tests' requests
+    too, so each window is bounded by a moment of this test's. The leader's writes
+    between the test's start and the pause, returned."""
     requests = audit_log(cluster.state_dir)
     takeover = min(
-        r.received
-        for r in requests
-        if r.user_agent == user_agent(STANDBY) and r.resource == "leases" and r.write
-        if r.code in (200, 201) and r.received > paused_at
+        (
+            r.received
+            for r in requests
+            if r.user_agent == user_agent(STANDBY) and r.resource == "leases" and r.write
+            if r.code in (200, 201) and r.received > paused_at
+        ),
+        default=None,
     )
+    assert takeover is not None, "the standby never took the Lease after the pause"
     assert takeover < resumed_at, "the takeover did not happen during the pause"
     old = [r for r in requests if r.user_agent == user_agent(LEADER) and r.write]
-    before = [r for r in old if r.received < paused_at]
+    before = [r for r in old if began_at <= r.received < paused_at]
     assert before, "the leader wrote nothing before the pause"
     after_takeover = [r for r in old if takeover <= r.received <= exited_at]
     assert after_takeover == [], f"the old leader wrote after the takeover: {after_takeover}"
@@ -128,6 +138,7 @@ def test_a_leader_frozen_mid_release_lands_none_of_its_due_releases_after_the_ta
     namespace: str,
     pool: NodePool,
 ) -> None:
+    began_at = datetime.now(UTC)
     standby = operator.replica(STANDBY, *OPERATOR_FLAGS)
     try:
         begin_a_slow_held_release(
@@ -173,5 +184,9 @@ def test_a_leader_frozen_mid_release_lands_none_of_its_due_releases_after_the_ta
         thawed = log.read().decode(errors="replace").splitlines()
     turned_away = [line for line in thawed if "NotLeading" in line and "/pods/train-" in line]
     assert turned_away, "the thawed leader had no release due: the fault missed its window"
-    before = assert_no_write_after_the_takeover(cluster, paused_at, resumed_at, exited_at)
+    before = assert_no_write_after_the_takeover(cluster, began_at, paused_at, resumed_at, exited_at)
     assert any(r.resource == "pods" and r.verb == "patch" for r in before)
+    print(
+        f"leader frozen mid-release: {released} of {WORKERS} pods released at the pause; "
+        f"thawed, it turned {len(turned_away)} due releases away unsent"
+    )
