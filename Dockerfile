@@ -1,25 +1,39 @@
-# Muster operator image: multi-stage, slim, runs as a non-root user with a
-# read-only root filesystem (see charts/muster/templates/deployment.yaml).
+# Muster operator image: multi-stage, runs as a non-root user (65532) with a
+# read-only root file system (see charts/muster/templates/deployment.yaml).
 #
-# Reproducible: the base image is one exact Python release, and every Python package
-# comes from requirements/runtime.txt, checked against its hash (`make lock` renews
-# it). For a release, pin the base by digest too:
-#   docker build --build-arg BASE=python:3.11.7-slim-bookworm@sha256:<digest> .
-# (`docker buildx imagetools inspect python:3.11.7-slim-bookworm` prints it).
-ARG BASE=python:3.11.7-slim-bookworm
+# `make image` builds it (hack/image.sh): BASE and BUILD_BASE are Debian bookworm's
+# essential packages and python3 (BUILD_BASE adds python3-venv), made by mmdebstrap
+# and imported into podman's store, so the build needs no registry.
+#
+# Reproducible: every Python package comes from requirements/runtime.txt, a wheel
+# (build/image/wheels, which hack/image.sh downloads) checked against its hash
+# (`make lock` renews it), so nothing is compiled; the
+# modules' bytecode is checked by hash rather than by mtime (SOURCE_DATE_EPOCH), and
+# `podman build --timestamp` dates every file and the image itself. pip, used to
+# install, is not in the final image.
+ARG BASE
+ARG BUILD_BASE
 
-FROM ${BASE} AS build
-RUN python -m venv /opt/muster
+FROM ${BUILD_BASE} AS build
+ARG SOURCE_DATE_EPOCH
+ENV SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH}
+RUN python3 -m venv /opt/muster
 COPY requirements/runtime.txt /src/requirements/
-RUN /opt/muster/bin/pip install --no-cache-dir --require-hashes --no-deps \
-        -r /src/requirements/runtime.txt
+COPY build/image/wheels /src/wheels
+RUN /opt/muster/bin/pip install --no-cache-dir --require-hashes --no-deps --only-binary :all: \
+        --no-index --find-links /src/wheels -r /src/requirements/runtime.txt
 COPY pyproject.toml README.md /src/
 COPY src /src/src
-RUN /opt/muster/bin/pip install --no-cache-dir --no-deps --no-build-isolation /src
+RUN /opt/muster/bin/pip install --no-cache-dir --no-deps --no-build-isolation /src \
+    && /opt/muster/bin/pip uninstall --yes --quiet pip \
+    && rm /opt/muster/bin/[Aa]ctivate*
 
 FROM ${BASE}
 COPY --from=build /opt/muster /opt/muster
-RUN useradd --uid 65532 --no-create-home --shell /usr/sbin/nologin muster
+# The user, written rather than made by useradd, which dates /etc/shadow by the day
+# and fills /var/log/lastlog up to the uid's record.
+RUN echo 'muster:x:65532:65532:Muster:/nonexistent:/usr/sbin/nologin' >> /etc/passwd \
+    && echo 'muster:x:65532:' >> /etc/group
 USER 65532:65532
 ENV PATH=/opt/muster/bin:$PATH PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
 EXPOSE 9443 8080

@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
 .PHONY: test unit e2e faults lint lock crds docs manifests helm browser cluster-up cluster-down cluster-status \
-        control-plane run run-stop demo demo-down bench bench-engine bench-admission clean
+        control-plane image run run-stop demo demo-down bench bench-engine bench-admission clean
 
 # Dependencies come from the lock only, every file checked against its hash; Muster
 # itself is then installed on top, with nothing else fetched.
@@ -80,6 +80,12 @@ helm:
 ## (installed with apt-get when missing).
 browser:
 	hack/browser.sh
+
+## The operator image from the Dockerfile, built with podman on a base made from
+## Debian's packages (no registry needed): muster:<version> in podman's store and
+## dist/muster-<version>.oci.tar (hack/image.sh; docs/operations.md#the-image).
+image: $(STAMP)
+	hack/image.sh
 
 ## The dev cluster; `cluster.py up` builds what it runs on first use (Kueue only with
 ## CLUSTER_FLAGS=--kueue).

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Builds the operator image from the repository's Dockerfile with no registry and no
+# container daemon: the base images' root file systems are made from Debian's
+# packages by mmdebstrap and imported into podman's store, and `podman build` runs the
+# Dockerfile's steps in a chroot. The result is tagged muster:<version> in podman's
+# store and exported to dist/muster-<version>.oci.tar, which
+#   skopeo copy oci-archive:dist/muster-<version>.oci.tar docker://REGISTRY/muster:<version>
+# pushes. Arguments go to `podman build` (`hack/image.sh --no-cache` builds every step
+# afresh).
+#
+# Reproducible: every time in the image (its creation, its history, each file's mtime)
+# is the last commit's time (SOURCE_DATE_EPOCH); the bases are cached under
+# ~/.cache/muster/image by suite, packages and UTC day (Debian's mirror moves, so a
+# day's builds share one), and made with that day's midnight as their time. Two builds
+# from one commit on one base give the same image digest.
+set -euo pipefail
+shopt -s inherit_errexit
+cd "$(dirname "$0")/.."
+
+SUITE=bookworm
+MIRROR=${MUSTER_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+# The runtime base holds only what `muster run` needs (numpy and re2 need libstdc++); the build stage's adds what
+# creates a virtualenv (Debian's ensurepip, whose pip never reaches the final image).
+RUNTIME_PACKAGES=python3,ca-certificates,libstdc++6
+BUILD_PACKAGES=$RUNTIME_PACKAGES,python3-venv
+VERSION=$(sed -n 's/^version = "\(.*\)"$/\1/p' pyproject.toml)
+IMAGE=localhost/muster:$VERSION
+ARCHIVE=dist/muster-$VERSION.oci.tar
+CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/muster/image
+DAY=${MUSTER_BASE_DAY:-$(date -u +%Y-%m-%d)}
+PIP=${PIP:-.venv/bin/pip}
+SOURCE_DATE_EPOCH=$(git log -1 --format=%ct)
+export SOURCE_DATE_EPOCH
+
+# The base image named for `packages`, made and imported unless podman has it.
+base() {
+  local packages=$1 key tarball epoch
+  key=$SUITE-$DAY-$(printf '%s' "$MIRROR $packages" | sha256sum | cut -c1-12)
+  if podman image exists "localhost/muster-base:$key"; then
+    echo "localhost/muster-base:$key"
+    return
+  fi
+  tarball=$CACHE/$key.tar
+  epoch=$(date -u -d "$DAY" +%s)
+  if [ ! -f "$tarball" ]; then
+    echo "==> making the base $key ($packages) with mmdebstrap" >&2
+    mkdir -p "$CACHE"
+    # Documentation and translations are left out; each package's copyright stays.
+    SOURCE_DATE_EPOCH=$epoch nice mmdebstrap --quiet --variant=essential --format=tar \
+      --include="$packages" \
+      --dpkgopt='path-exclude=/usr/share/doc/*' \
+      --dpkgopt='path-include=/usr/share/doc/*/copyright' \
+      --dpkgopt='path-exclude=/usr/share/man/*' \
+      --dpkgopt='path-exclude=/usr/share/info/*' \
+      --dpkgopt='path-exclude=/usr/share/locale/*' \
+      "$SUITE" "$tarball.part" "$MIRROR" >&2
+    mv "$tarball.part" "$tarball"
+  fi
+  # podman import dates the image by the file's mtime.
+  touch -d "@$epoch" "$tarball"
+  podman import --quiet "$tarball" "localhost/muster-base:$key" >/dev/null
+  echo "localhost/muster-base:$key"
+}
+
+# The lock's wheels, for Debian's Python 3.11 on this architecture, downloaded (and
+# checked) here once per lock: the build itself reaches no index.
+wheels() {
+  local cache arch platforms=() minor
+  arch=$(uname -m)
+  # Debian bookworm's glibc is 2.36: every manylinux tag up to it fits.
+  for minor in $(seq 5 36); do
+    platforms+=(--platform "manylinux_2_${minor}_$arch")
+  done
+  platforms+=(--platform "manylinux1_$arch" --platform "manylinux2010_$arch")
+  platforms+=(--platform "manylinux2014_$arch" --platform any)
+  cache=$CACHE/wheels-$(sha256sum requirements/runtime.txt | cut -c1-12)
+  if [ ! -f "$cache/.complete" ]; then
+    echo "==> downloading the wheels of requirements/runtime.txt" >&2
+    nice "$PIP" download --quiet --require-hashes --no-deps --only-binary :all: \
+      --implementation cp --python-version 3.11 --abi cp311 --abi abi3 --abi none \
+      "${platforms[@]}" \
+      --dest "$cache" -r requirements/runtime.txt >&2
+    touch "$cache/.complete"
+  fi
+  rm -rf build/image
+  mkdir -p build/image
+  cp -r "$cache" build/image/wheels
+}
+
+hack/container-tools.sh
+wheels
+runtime_base=$(base "$RUNTIME_PACKAGES")
+build_base=$(base "$BUILD_PACKAGES")
+
+echo "==> building $IMAGE (SOURCE_DATE_EPOCH=$SOURCE_DATE_EPOCH)"
+# runc: crun refuses some hosts' cgroup layouts; the ulimits: podman's defaults may be
+# above the host's hard limits.
+nice podman build --quiet --pull=never --isolation chroot --network host --runtime runc \
+  --ulimit nofile=16384:16384 --ulimit nproc=1024:1024 \
+  --timestamp "$SOURCE_DATE_EPOCH" \
+  --build-arg "BASE=$runtime_base" --build-arg "BUILD_BASE=$build_base" \
+  --build-arg "SOURCE_DATE_EPOCH=$SOURCE_DATE_EPOCH" \
+  --tag "$IMAGE" "$@" . >/dev/null
+
+mkdir -p dist
+rm -f "$ARCHIVE"
+skopeo copy --quiet "containers-storage:$IMAGE" "oci-archive:$ARCHIVE:muster:$VERSION"
+echo "==> $IMAGE $(podman image inspect --format '{{.Id}}' "$IMAGE")"
+echo "==> $ARCHIVE $(skopeo inspect --format '{{.Digest}}' "oci-archive:$ARCHIVE")"
