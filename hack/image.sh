@@ -87,7 +87,8 @@ wheels() {
   cp -r "$cache" build/image/wheels
 }
 
-hack/container-tools.sh
+# mmdebstrap makes the bases, podman and buildah build, skopeo exports, runc runs.
+hack/debian-install.sh "the image build" mmdebstrap podman buildah skopeo runc
 wheels
 runtime_base=$(base "$RUNTIME_PACKAGES")
 build_base=$(base "$BUILD_PACKAGES")
