@@ -158,6 +158,22 @@ def proxy_from_environment(server: str) -> str | None:
     return urllib.request.getproxies().get(url.scheme or "https")
 
 
+def in_cluster_server(environment: Mapping[str, str]) -> str | None:
+    """The API server's URL as client-go's InClusterConfig takes it, from
+    `KUBERNETES_SERVICE_HOST` and `KUBERNETES_SERVICE_PORT` (joined as
+    net.JoinHostPort joins them); None unless both are set.
+
+    kubernetes_asyncio's in-cluster configuration reads them too, while kopf's
+    service-account login names `https://kubernetes.default.svc`, which needs the
+    cluster's DNS and the port 443: both clients must reach the same server.
+    """
+    host = environment.get("KUBERNETES_SERVICE_HOST")
+    port = environment.get("KUBERNETES_SERVICE_PORT")
+    if not host or not port:
+        return None
+    return f"https://[{host}]:{port}" if ":" in host else f"https://{host}:{port}"
+
+
 def is_loopback_host(host: str) -> bool:
     """Whether a URL's host is this machine's loopback: `localhost`, or a loopback address."""
     if host == "localhost":

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import os
 from collections.abc import Mapping, Sequence
@@ -32,7 +33,14 @@ from muster.api.adoption import Adoption
 from muster.api.constants import GROUP
 from muster.client import paths
 from muster.client.informer import Informer
-from muster.client.kube import Kube, apply_object, connect, own_user, served
+from muster.client.kube import (
+    Kube,
+    apply_object,
+    connect,
+    in_cluster_server,
+    own_user,
+    served,
+)
 from muster.client.throttle import RateLimiter
 from muster.client.tls_buffers import limit_read_buffers
 from muster.operator.admission.adopted_schedulers import (
@@ -393,7 +401,11 @@ class Operator:
         if self.config.kubeconfig:
             os.environ["KUBECONFIG"] = self.config.kubeconfig
             return kopf.login_with_kubeconfig(**kwargs)
-        return kopf.login_with_service_account(**kwargs)
+        found = kopf.login_with_service_account(**kwargs)
+        server = in_cluster_server(os.environ)
+        if found is None or server is None:
+            return found
+        return dataclasses.replace(found, server=server)
 
     @staticmethod
     def _exit_code(task: asyncio.Task[None]) -> int:

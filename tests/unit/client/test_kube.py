@@ -20,6 +20,7 @@ from muster.client.kube import (
     connect,
     get_or_none,
     go_duration,
+    in_cluster_server,
     proxy_from_environment,
 )
 from muster.client.retry import ExponentialBackoff
@@ -291,3 +292,17 @@ async def test_the_client_reads_no_environment_per_request(tmp_path: Any) -> Non
     session = kube.api_client.rest_client.pool_manager
     assert session.trust_env is False
     await kube.api_client.close()
+
+
+def test_the_in_cluster_server_is_the_one_the_service_variables_name() -> None:
+    """As client-go's InClusterConfig: both variables, joined as net.JoinHostPort."""
+    assert (
+        in_cluster_server({"KUBERNETES_SERVICE_HOST": "10.0.0.1", "KUBERNETES_SERVICE_PORT": "443"})
+        == "https://10.0.0.1:443"
+    )
+    assert (
+        in_cluster_server({"KUBERNETES_SERVICE_HOST": "fd00::1", "KUBERNETES_SERVICE_PORT": "6443"})
+        == "https://[fd00::1]:6443"
+    )
+    assert in_cluster_server({"KUBERNETES_SERVICE_HOST": "10.0.0.1"}) is None
+    assert in_cluster_server({}) is None
