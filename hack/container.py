@@ -48,7 +48,9 @@ def mount_service_account(kubeconfig: Path, directory: Path) -> Path:
     the operator's ServiceAccount (the TokenRequest API), the API server's CA and the
     namespace, readable by any user (the projected volume's default mode, 0644)."""
     admin = json.loads(
-        installed.kubectl(kubeconfig, "config", "view", "--raw", "--minify", "-o", "json")
+        installed.kubectl(
+            kubeconfig, "config", "view", "--raw", "--flatten", "--minify", "-o", "json"
+        )
     )
     authority = admin["clusters"][0]["cluster"]["certificate-authority-data"]
     token = installed.kubectl(

@@ -9,7 +9,8 @@
 # afresh).
 #
 # Reproducible: every time in the image (its creation, its history, each file's mtime)
-# is the last commit's time (SOURCE_DATE_EPOCH); the bases are cached under
+# is that of the last commit that changed what the image is built from
+# (SOURCE_DATE_EPOCH); the bases are cached under
 # ~/.cache/muster/image by suite, packages and UTC day (Debian's mirror moves, so a
 # day's builds share one), and made with that day's midnight as their time. Two builds
 # from one commit on one base give the same image digest.
@@ -29,7 +30,11 @@ ARCHIVE=dist/muster-$VERSION.oci.tar
 CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/muster/image
 DAY=${MUSTER_BASE_DAY:-$(date -u +%Y-%m-%d)}
 PIP=${PIP:-.venv/bin/pip}
-SOURCE_DATE_EPOCH=$(git log -1 --format=%ct)
+# The image's inputs: the time of the last commit that changed one dates the image, so
+# that a build whose every step podman's layer cache holds gives the same image as a
+# build from scratch.
+INPUTS=(Dockerfile .dockerignore pyproject.toml README.md requirements/runtime.txt src hack/image.sh)
+SOURCE_DATE_EPOCH=$(git log -1 --format=%ct -- "${INPUTS[@]}")
 export SOURCE_DATE_EPOCH
 
 # The base image named for `packages`, made and imported unless podman has it.
