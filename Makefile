@@ -96,8 +96,9 @@ cluster-down:
 	$(PYTHON) hack/cluster.py down
 
 ## Muster on the dev cluster, as the manifests install it (hack/run.py); after cluster-up.
-run: $(STAMP)
-	$(BIN)/python -m hack.run
+## With IMAGE=1, the image (built first) run with podman as the Deployment runs it.
+run: $(STAMP) $(if $(IMAGE),image)
+	$(BIN)/python -m hack.run $(if $(IMAGE),--image)
 
 run-stop: $(STAMP)
 	$(BIN)/python -m hack.run --stop

@@ -80,6 +80,28 @@ def service_environment(kubeconfig: Path) -> dict[str, str]:
     }
 
 
+def local_environment(
+    kubeconfig: Path,
+    settings: dict[str, str],
+    *,
+    webhook_port: int,
+    health_port: int,
+    identity: str,
+) -> dict[str, str]:
+    """The container's environment: the Deployment's `settings`
+    (`installed.install`), the API server's address, and on the host's network the
+    addresses and identity a local process would choose."""
+    return {
+        **settings,
+        **service_environment(kubeconfig),
+        "MUSTER_WEBHOOK_HOST": "127.0.0.1",
+        "MUSTER_WEBHOOK_PORT": str(webhook_port),
+        "MUSTER_HEALTH_HOST": "127.0.0.1",
+        "MUSTER_HEALTH_PORT": str(health_port),
+        "MUSTER_IDENTITY": identity,
+    }
+
+
 def run_command(
     *,
     name: str,

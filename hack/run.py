@@ -4,23 +4,28 @@ Installs the manifests (hack/installed.py), starts `muster run` in the backgroun
 the ServiceAccount muster-system/muster-operator, waits until it is ready, and says
 where its log is, how to stop it and which kubectl to use. `--stop` stops it, takes
 its webhook configurations away and puts back the warning that Muster is absent;
-`make cluster-down` stops it too.
+`make cluster-down` stops it too. `make run IMAGE=1` (`--image`) runs the image
+instead, as the chart's Deployment runs it (hack/container.py).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
+import subprocess
 import sys
 import time
 import urllib.request
 from pathlib import Path
 
-from hack import cluster, installed
+from hack import cluster, container, installed
 
 OPERATOR_KUBECONFIG = cluster.STATE / "muster-operator.kubeconfig"
 HEALTH_PORT = cluster.STATE / "muster-health-port"
+SERVICE_ACCOUNT = cluster.STATE / "muster-serviceaccount"
 IDENTITY = "muster-local"
+CONTAINER = f"muster-{IDENTITY}"
 
 
 def muster_command() -> Path:
@@ -36,8 +41,10 @@ def ready() -> bool:
         return False
 
 
-def start_muster() -> None:
-    """Install Muster and start it, unless it runs already; return once it is ready."""
+def start_muster(*, image: bool = False) -> None:
+    """Install Muster and start it, unless it runs already; return once it is ready.
+    With `image`, the image `make image` built, run with podman as the Deployment runs
+    it (hack/container.py), instead of a local process."""
     if cluster.alive(cluster.pid_of(cluster.MUSTER)):
         cluster.log("Muster is already running")
         return
@@ -49,22 +56,38 @@ def start_muster() -> None:
     settings = installed.install(cluster.KUBECONFIG, f"https://127.0.0.1:{webhook_port}")
     installed.service_account_kubeconfig(cluster.KUBECONFIG, OPERATOR_KUBECONFIG)
     HEALTH_PORT.write_text(f"{health_port}\n")
-    command = [
-        str(muster_command()),
-        "run",
-        f"--kubeconfig={OPERATOR_KUBECONFIG}",
-        "--webhook-host=127.0.0.1",
-        f"--webhook-port={webhook_port}",
-        "--health-host=127.0.0.1",
-        f"--health-port={health_port}",
-        f"--identity={IDENTITY}",
-    ]
+    if image:
+        # podman passes the SIGTERM of `make run-stop` on to the operator.
+        command = container.run_command(
+            name=CONTAINER,
+            deployment=installed.deployment(installed.rendered(cluster.KUBECONFIG)),
+            environment=container.local_environment(
+                cluster.KUBECONFIG,
+                settings,
+                webhook_port=webhook_port,
+                health_port=health_port,
+                identity=IDENTITY,
+            ),
+            service_account=container.mount_service_account(cluster.KUBECONFIG, SERVICE_ACCOUNT),
+            tag=container.image(),
+        )
+    else:
+        command = [
+            str(muster_command()),
+            "run",
+            f"--kubeconfig={OPERATOR_KUBECONFIG}",
+            "--webhook-host=127.0.0.1",
+            f"--webhook-port={webhook_port}",
+            "--health-host=127.0.0.1",
+            f"--health-port={health_port}",
+            f"--identity={IDENTITY}",
+        ]
     cluster.start(cluster.MUSTER, command, env={**os.environ, **settings})
     cluster.wait_for("Muster to be ready", ready, cluster.MUSTER, timeout=90)
 
 
-def start() -> None:
-    start_muster()
+def start(*, image: bool) -> None:
+    start_muster(image=image)
     log = cluster.STATE / "logs" / f"{cluster.MUSTER}.log"
     print(
         f"""
@@ -79,6 +102,8 @@ Then: kubectl apply -f examples/training-job.yaml && kubectl get podgroups -w"""
 
 def stop() -> None:
     cluster.stop(cluster.MUSTER)
+    if shutil.which("podman"):  # the container of `--image`, should it outlive its podman
+        subprocess.run(["podman", "rm", "--force", "--ignore", CONTAINER], check=False)
     (cluster.STATE / "pids" / f"{cluster.MUSTER}.pid").unlink(missing_ok=True)
     if cluster.healthy():
         installed.remove_webhooks(cluster.KUBECONFIG)
@@ -89,9 +114,14 @@ def stop() -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--stop", action="store_true", help="stop Muster")
+    parser.add_argument(
+        "--image",
+        action="store_true",
+        help="run the image `make image` built, with podman, as the Deployment runs it",
+    )
     args = parser.parse_args()
     started = time.monotonic()
-    stop() if args.stop else start()
+    stop() if args.stop else start(image=args.image)
     cluster.log(f"done in {time.monotonic() - started:.1f}s")
 
 

@@ -39,15 +39,13 @@ class ImageReplica(OperatorProcess):
         return f"muster-{self.identity}"
 
     def command(self, extra: tuple[str, ...]) -> list[str]:
-        environment = {
-            **self.service.settings,
-            **container.service_environment(self.kubeconfig),
-            "MUSTER_WEBHOOK_HOST": "127.0.0.1",
-            "MUSTER_WEBHOOK_PORT": str(self.webhook_port),
-            "MUSTER_HEALTH_HOST": "127.0.0.1",
-            "MUSTER_HEALTH_PORT": str(self.health_port),
-            "MUSTER_IDENTITY": self.identity,
-        }
+        environment = container.local_environment(
+            self.kubeconfig,
+            self.service.settings,
+            webhook_port=self.webhook_port,
+            health_port=self.health_port,
+            identity=self.identity,
+        )
         return [
             *container.run_command(
                 name=self.container_name,
