@@ -108,8 +108,12 @@ nice podman build --quiet --pull=never --isolation chroot --network host --runti
   --build-arg "SOURCE_DATE_EPOCH=$SOURCE_DATE_EPOCH" \
   --tag "$IMAGE" "$@" . >/dev/null
 
+# The OCI layout, then tarred with its times, owners and order fixed: skopeo's own
+# oci-archive would date its entries by the clock.
+rm -rf build/image/oci "$ARCHIVE"
+skopeo copy --quiet "containers-storage:$IMAGE" "oci:build/image/oci:muster:$VERSION"
 mkdir -p dist
-rm -f "$ARCHIVE"
-skopeo copy --quiet "containers-storage:$IMAGE" "oci-archive:$ARCHIVE:muster:$VERSION"
+tar --create --file "$ARCHIVE" --directory build/image/oci --format=gnu --sort=name \
+  --mtime="@$SOURCE_DATE_EPOCH" --owner=0 --group=0 --numeric-owner .
 echo "==> $IMAGE $(podman image inspect --format '{{.Id}}' "$IMAGE")"
 echo "==> $ARCHIVE $(skopeo inspect --format '{{.Digest}}' "oci-archive:$ARCHIVE")"
