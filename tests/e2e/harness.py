@@ -663,6 +663,15 @@ def events_for(kubectl: Kubectl, namespace: str, name: str) -> list[dict[str, An
     return events
 
 
+def job_scheduled_by(kubectl: Kubectl, namespace: str, name: str) -> set[str]:
+    """The replicas (`reportingInstance`) that reported the Job `name` Scheduled."""
+    return {
+        event["reportingInstance"]
+        for event in events_for(kubectl, namespace, name)
+        if event["reason"] == "Scheduled" and event["involvedObject"]["kind"] == "Job"
+    }
+
+
 @pytest.fixture
 def volumes(kubectl: Kubectl) -> Iterator[list[str]]:
     """PersistentVolumes a test makes (cluster-scoped: its namespace does not take them)."""

@@ -16,8 +16,8 @@ from tests.e2e.harness import (
     LEASE,
     NodePool,
     OperatorProcess,
-    events_for,
     gang_job,
+    job_scheduled_by,
     wait_all_bound,
     wait_for_reason,
 )
@@ -70,12 +70,7 @@ def test_the_image_leads_as_uid_65532_on_a_read_only_root_and_runs_a_gang_whole(
         kubectl.apply(gang_job("train", pool, workers=4), namespace)
         wait_all_bound(kubectl, namespace, "train", 4)
         wait_for_reason(kubectl, namespace, "train", "Scheduled")
-        scheduled = [
-            event
-            for event in events_for(kubectl, namespace, "train")
-            if event["reason"] == "Scheduled" and event["involvedObject"]["kind"] == "Job"
-        ]
-        assert {event["reportingInstance"] for event in scheduled} == {IDENTITY}
+        assert job_scheduled_by(kubectl, namespace, "train") == {IDENTITY}
     finally:
         replica.stop()
         operator.start()

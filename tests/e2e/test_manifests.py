@@ -21,8 +21,8 @@ from tests.e2e.harness import (
     WEBHOOK_CONFIGURATION,
     NodePool,
     OperatorProcess,
-    events_for,
     gang_job,
+    job_scheduled_by,
     wait_all_bound,
     wait_for_reason,
 )
@@ -61,12 +61,7 @@ def test_the_operator_schedules_a_gang_with_only_the_manifests_rights(
 
     wait_all_bound(kubectl, namespace, "train", 4)
     wait_for_reason(kubectl, namespace, "train", "Scheduled")
-    scheduled = [
-        event
-        for event in events_for(kubectl, namespace, "train")
-        if event["reason"] == "Scheduled" and event["involvedObject"]["kind"] == "Job"
-    ]
-    assert {event["reportingInstance"] for event in scheduled} == {operator.identity}
+    assert job_scheduled_by(kubectl, namespace, "train") == {operator.identity}
     whoami = Kubectl(operator.service.credentials)("auth", "whoami", "-o", "json").stdout
     assert json.loads(whoami)["status"]["userInfo"]["username"] == USER
 
