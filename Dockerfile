@@ -5,12 +5,11 @@
 # essential packages and python3 (BUILD_BASE adds python3-venv), made by mmdebstrap
 # and imported into podman's store, so the build needs no registry.
 #
-# Reproducible: every Python package comes from requirements/runtime.txt, a wheel
+# Reproducible: every Python package comes from requirements/runtime.txt as a wheel
 # (build/image/wheels, which hack/image.sh downloads) checked against its hash
-# (`make lock` renews it), so nothing is compiled; the
-# modules' bytecode is checked by hash rather than by mtime (SOURCE_DATE_EPOCH), and
-# `podman build --timestamp` dates every file and the image itself. pip, used to
-# install, is not in the final image.
+# (`make lock` renews it), so nothing is compiled; the modules' bytecode is checked by
+# hash rather than by mtime (SOURCE_DATE_EPOCH), and `podman build --timestamp` dates
+# every file and the image itself. pip, used to install, is not in the final image.
 ARG BASE
 ARG BUILD_BASE
 

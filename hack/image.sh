@@ -12,16 +12,18 @@
 # is that of the last commit that changed what the image is built from
 # (SOURCE_DATE_EPOCH); the bases are cached under
 # ~/.cache/muster/image by suite, packages and UTC day (Debian's mirror moves, so a
-# day's builds share one), and made with that day's midnight as their time. Two builds
-# from one commit on one base give the same image digest.
+# day's builds share one; MUSTER_BASE_DAY=YYYY-MM-DD takes a cached day's), and made
+# with that day's midnight as their time. Two builds from one commit on one base give
+# the same image digest and the same archive.
 set -euo pipefail
 shopt -s inherit_errexit
 cd "$(dirname "$0")/.."
 
 SUITE=bookworm
 MIRROR=${MUSTER_DEBIAN_MIRROR:-http://deb.debian.org/debian}
-# The runtime base holds only what `muster run` needs (numpy and re2 need libstdc++); the build stage's adds what
-# creates a virtualenv (Debian's ensurepip, whose pip never reaches the final image).
+# The runtime base holds only what `muster run` needs (numpy's and re2's wheels need
+# libstdc++); the build stage's adds what makes a virtualenv (Debian's ensurepip,
+# whose pip never reaches the final image).
 RUNTIME_PACKAGES=python3,ca-certificates,libstdc++6
 BUILD_PACKAGES=$RUNTIME_PACKAGES,python3-venv
 VERSION=$(sed -n 's/^version = "\(.*\)"$/\1/p' pyproject.toml)
