@@ -28,6 +28,10 @@ RUN /opt/muster/bin/pip install --no-cache-dir --no-deps --no-build-isolation /s
     && rm /opt/muster/bin/[Aa]ctivate*
 
 FROM ${BASE}
+# The image's date, first: podman's layer cache does not know --timestamp, and a step
+# it keeps from a build of another date would keep that date's file times.
+ARG CREATED
+LABEL org.opencontainers.image.created=${CREATED}
 COPY --from=build /opt/muster /opt/muster
 # The user, written rather than made by useradd, which dates /etc/shadow by the day
 # and fills /var/log/lastlog up to the uid's record.

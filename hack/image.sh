@@ -108,6 +108,7 @@ nice podman build --quiet --pull=never --isolation chroot --network host --runti
   --timestamp "$SOURCE_DATE_EPOCH" \
   --build-arg "BASE=$runtime_base" --build-arg "BUILD_BASE=$build_base" \
   --build-arg "SOURCE_DATE_EPOCH=$SOURCE_DATE_EPOCH" \
+  --build-arg "CREATED=$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y-%m-%dT%H:%M:%SZ)" \
   --tag "$IMAGE" "$@" . >/dev/null
 
 # The OCI layout, then tarred with its times, owners and order fixed: skopeo's own
