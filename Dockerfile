@@ -28,15 +28,16 @@ RUN /opt/muster/bin/pip install --no-cache-dir --no-deps --no-build-isolation /s
     && rm /opt/muster/bin/[Aa]ctivate*
 
 FROM ${BASE}
-# The image's date, first: podman's layer cache does not know --timestamp, and a step
-# it keeps from a build of another date would keep that date's file times.
+# The image's date comes first, in a RUN step: podman's layer cache knows neither
+# --timestamp nor a LABEL's value, only the build arguments a RUN step sees, and a step
+# it kept from a build of another date would keep that date's file times.
 ARG CREATED
 LABEL org.opencontainers.image.created=${CREATED}
-COPY --from=build /opt/muster /opt/muster
 # The user, written rather than made by useradd, which dates /etc/shadow by the day
 # and fills /var/log/lastlog up to the uid's record.
 RUN echo 'muster:x:65532:65532:Muster:/nonexistent:/usr/sbin/nologin' >> /etc/passwd \
     && echo 'muster:x:65532:' >> /etc/group
+COPY --from=build /opt/muster /opt/muster
 USER 65532:65532
 ENV PATH=/opt/muster/bin:$PATH PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
 EXPOSE 9443 8080
