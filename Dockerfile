@@ -28,9 +28,6 @@ RUN /opt/muster/bin/pip install --no-cache-dir --no-deps --no-build-isolation /s
     && rm /opt/muster/bin/[Aa]ctivate*
 
 FROM ${BASE}
-# The image's date comes first, in a RUN step: podman's layer cache knows neither
-# --timestamp nor a LABEL's value, only the build arguments a RUN step sees, and a step
-# it kept from a build of another date would keep that date's file times.
 ARG CREATED
 LABEL org.opencontainers.image.created=${CREATED}
 # The user, written rather than made by useradd, which dates /etc/shadow by the day

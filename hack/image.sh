@@ -5,8 +5,7 @@
 # Dockerfile's steps in a chroot. The result is tagged muster:<version> in podman's
 # store and exported to dist/muster-<version>.oci.tar, which
 #   skopeo copy oci-archive:dist/muster-<version>.oci.tar docker://REGISTRY/muster:<version>
-# pushes. Arguments go to `podman build` (`hack/image.sh --no-cache` builds every step
-# afresh).
+# pushes. Arguments go to `podman build`.
 #
 # Reproducible: every time in the image (its creation, its history, each file's mtime)
 # is that of the last commit that changed what the image is built from
@@ -32,9 +31,7 @@ ARCHIVE=dist/muster-$VERSION.oci.tar
 CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/muster/image
 DAY=${MUSTER_BASE_DAY:-$(date -u +%Y-%m-%d)}
 PIP=${PIP:-.venv/bin/pip}
-# The image's inputs: the time of the last commit that changed one dates the image, so
-# that a build whose every step podman's layer cache holds gives the same image as a
-# build from scratch.
+# The image's inputs: the time of the last commit that changed one dates the image.
 INPUTS=(Dockerfile .dockerignore pyproject.toml README.md requirements/runtime.txt src hack/image.sh)
 SOURCE_DATE_EPOCH=$(git log -1 --format=%ct -- "${INPUTS[@]}")
 export SOURCE_DATE_EPOCH
@@ -102,8 +99,10 @@ build_base=$(base "$BUILD_PACKAGES")
 
 echo "==> building $IMAGE (SOURCE_DATE_EPOCH=$SOURCE_DATE_EPOCH)"
 # runc: crun refuses some hosts' cgroup layouts; the ulimits: podman's defaults may be
-# above the host's hard limits.
-nice podman build --quiet --pull=never --isolation chroot --network host --runtime runc \
+# above the host's hard limits. Every step runs afresh: podman's layer cache knows
+# neither --timestamp nor a LABEL's value, so a step it kept from a build of another
+# date would keep that date's file times.
+nice podman build --quiet --no-cache --pull=never --isolation chroot --network host --runtime runc \
   --ulimit nofile=16384:16384 --ulimit nproc=1024:1024 \
   --timestamp "$SOURCE_DATE_EPOCH" \
   --build-arg "BASE=$runtime_base" --build-arg "BUILD_BASE=$build_base" \
