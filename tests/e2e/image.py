@@ -18,8 +18,8 @@ from tests.e2e.harness import OperatorProcess
 
 @pytest.fixture(scope="session")
 def image() -> str:
-    """The image of this checkout, built unless podman's store has it from its layers
-    (hack/image.sh caches the bases, the wheels and every step)."""
+    """The image of this checkout, built afresh (hack/image.sh, on the bases and wheels
+    it caches), so that the test runs what this checkout's `make image` gives."""
     subprocess.run([str(ROOT / "hack" / "image.sh")], check=True, cwd=ROOT)
     return container.image()
 
