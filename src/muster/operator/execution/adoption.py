@@ -144,10 +144,8 @@ class Adopter:
         self.busy: set[Key] = set()
         self.again: set[Key] = set()
         self.backoffs: dict[Key, ExponentialBackoff] = {}
-        self.conflicts: set[tuple[Key, str]] = set()  # told once per adopted object's uid
-        self.refusals: set[tuple[str, str]] = set()  # (uid, problem) told
         self.capacity = capacity
-        self.prechecked: set[tuple[str, str]] = set()  # (uid, message) told
+        self.told: set[tuple[str, str, str]] = set()  # (uid, reason, message) warned of
 
     def foreign_sink(self, api: AdoptedApi) -> _ForeignPodGroups:
         return _ForeignPodGroups(self, api)
@@ -283,37 +281,32 @@ class Adopter:
             self.foreign[key] = answer  # what the next comparison starts from
 
     async def _tell_conflict(self, key: Key, foreign: JsonObject) -> None:
-        told = (key, str((foreign.get("metadata") or {}).get("uid", "")))
-        if told in self.conflicts:
-            return
-        self.conflicts.add(told)
-        await self.events.record(
-            reference(foreign),
-            WARNING,
+        await self._warn_once(
+            foreign,
             "AdoptionConflict",
             f"a Muster PodGroup {key[2]} exists that this PodGroup does not own; "
             "Muster leaves both alone",
         )
 
     async def _tell_refusal(self, foreign: JsonObject, problem: str) -> None:
-        """Tell once, per adopted object and problem, why no Muster PodGroup is made."""
-        told = (str((foreign.get("metadata") or {}).get("uid", "")), problem)
-        if told in self.refusals:
-            return
-        self.refusals.add(told)
-        await self.events.record(
-            reference(foreign), WARNING, "AdoptionRefused", f"not gang-scheduled: {problem}"
-        )
+        """Why no Muster PodGroup is made for it."""
+        await self._warn_once(foreign, "AdoptionRefused", f"not gang-scheduled: {problem}")
 
     async def _precheck(self, foreign: JsonObject) -> None:
-        """Tell once, per adopted object and message, a `minResources` beyond what the
-        schedulable nodes hold together; the gang is still judged by its pods."""
+        """A `minResources` beyond what the schedulable nodes hold together; the gang
+        is still judged by its pods."""
         allocatable = self.capacity()
         if allocatable is None:
             return
         message = beyond_cluster((foreign.get("spec") or {}).get("minResources"), allocatable)
-        told = (str((foreign.get("metadata") or {}).get("uid", "")), message or "")
-        if message is None or told in self.prechecked:
+        if message is not None:
+            await self._warn_once(foreign, "MinResourcesBeyondCluster", message)
+
+    async def _warn_once(self, foreign: JsonObject, reason: str, message: str) -> None:
+        """A Warning event on the adopted object, once per object (by uid), reason and
+        message: each cycle finds the same again until the object changes."""
+        told = (str((foreign.get("metadata") or {}).get("uid", "")), reason, message)
+        if told in self.told:
             return
-        self.prechecked.add(told)
-        await self.events.record(reference(foreign), WARNING, "MinResourcesBeyondCluster", message)
+        self.told.add(told)
+        await self.events.record(reference(foreign), WARNING, reason, message)
