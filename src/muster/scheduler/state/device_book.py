@@ -7,9 +7,13 @@ for all devices fails on its node. What a pod needs is resolved here
 (`needs`): its claims, or the requests of the template whose claim is not made
 yet, each with the devices already allocated to it, or why it must wait: a claim
 whose selectors are not judged yet, or over budget (`selector_cases`). The
-judgements themselves come from outside the engine (`judge`), and are kept for
-as long as the book lives: a judgement is a fact about an expression and a kind of
-device, the same whenever it is made.
+judgements themselves come from outside the engine (`judge`): a judgement is a
+fact about an expression and a kind of device, the same whenever it is made, so it
+is kept while a class, a claim still to allocate or a template uses its expression.
+Those of expressions nothing uses any more are forgotten once the judgements
+outgrow `KEPT_JUDGEMENTS` (and twice what was kept at the last forgetting): tenants
+write the expressions, and a stream of new ones must not grow the leader's memory
+without end.
 """
 
 from __future__ import annotations
@@ -30,9 +34,10 @@ from muster.scheduler.state.device_intake import (
     Request,
     SliceRecord,
 )
-from muster.scheduler.state.selector_cases import problem, unjudged
+from muster.scheduler.state.selector_cases import problem, selections, unjudged
 
 _Asked = tuple[str, str, tuple[PodClaim, ...]]  # namespace, pod, its claims
+KEPT_JUDGEMENTS = 1024  # judgements kept before those of unused expressions go
 CLAIM_MISSING = "waiting for resourceclaim {name} to be created"
 TEMPLATE_MISSING = "resourceclaimtemplate {name} not found"
 
@@ -70,6 +75,7 @@ class DeviceBook:
         self._pools: Pools | None = None
         self._kinds: tuple[DeviceKind, ...] | None = None
         self._unjudged: tuple[Hashable, list[Case]] | None = None
+        self._forget_above = KEPT_JUDGEMENTS
         self._allocated: frozenset[DeviceId] | None = None
         self._needs: dict[_Asked, tuple[Need, ...] | str] = {}
         self._asked_about: dict[tuple[str, str], set[_Asked]] = {}  # claim -> what read it
@@ -85,6 +91,7 @@ class DeviceBook:
         twin.slices_version = self.slices_version
         twin._pools, twin._allocated = self._pools, self._allocated
         twin._kinds, twin.judged = self._kinds, self.judged
+        twin._forget_above = self._forget_above
         twin.derived = dict(self.derived)
         return twin
 
@@ -110,9 +117,22 @@ class DeviceBook:
         fresh = {case: judgement for case, judgement in found.items() if case not in self.judged}
         if not fresh:
             return False
+        if len(self.judged) + len(fresh) > self._forget_above:
+            self._forget_unused()
         self.judged.update(fresh)
         self.changed()
         return True
+
+    def _forget_unused(self) -> None:
+        """Drop the judgements of expressions no class, claim to allocate or template
+        uses (a new dictionary: copies keep the one they share)."""
+        used = {
+            e
+            for expressions, _, _ in selections(self._to_allocate(), self.classes)
+            for e in expressions
+        }
+        self.judged = {case: j for case, j in self.judged.items() if case[0] in used}
+        self._forget_above = max(KEPT_JUDGEMENTS, 2 * len(self.judged))
 
     def judge_in_place(self) -> None:
         """Judge every case the claims need, here and now, under the cost limit alone:
@@ -141,7 +161,14 @@ class DeviceBook:
         key = (self.version, len(self.judged))
         if self._unjudged is not None and self._unjudged[0] == key:
             return self._unjudged[1]
-        requests = {
+        found = unjudged(self._to_allocate(), self.classes, self.kinds(), self.judged)
+        self._unjudged = (key, found)
+        return found
+
+    def _to_allocate(self) -> set[Request]:
+        """The requests of the claims still to allocate and of the templates their
+        claims are made from: those whose selectors are judged."""
+        return {
             *(
                 r
                 for claim in self.claims.values()
@@ -150,9 +177,6 @@ class DeviceBook:
             ),
             *(r for spec in self.templates.values() for r in spec.requests),
         }
-        found = unjudged(requests, self.classes, self.kinds(), self.judged)
-        self._unjudged = (key, found)
-        return found
 
     def note_pod(self, key: PodKey, claims: tuple[PodClaim, ...]) -> None:
         if claims:

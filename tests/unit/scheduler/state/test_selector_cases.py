@@ -3,10 +3,13 @@ they leave it in: for a judgement, or over budget with the claim and the limit n
 
 from __future__ import annotations
 
+import pytest
+
 from muster.scheduler import EngineConfig, schedule
 from muster.scheduler.decisions.results import GroupKey
 from muster.scheduler.rules.device_selectors import Judgement, case_of
 from muster.scheduler.rules.selector_cost import COST_LIMIT
+from muster.scheduler.state import device_book
 from muster.scheduler.state.device_intake import PodClaim
 from muster.scheduler.state.selector_cases import NOT_JUDGED, UNCOMPILED
 from muster.scheduler.state.state import ClusterState
@@ -26,6 +29,7 @@ NOW = 1_798_761_600.0
 BODY = f'device.attributes["{DRIVER}"].index + a + b + c >= 0'
 COSTLY = nested_all(BODY)
 H100 = f'device.attributes["{DRIVER}"].product == "H100"'
+KEPT = 16  # judgements kept, lowered so that a short stream outgrows them
 
 
 def unjudged_state(*objects: Obj) -> ClusterState:
@@ -154,3 +158,27 @@ def test_a_claim_whose_selector_cel_python_cannot_parse_waits_with_it_named() ->
     )
     why = state.devices.needs("default", "p", claims_of("c"))
     assert why == UNCOMPILED.format(owner="resourceclaim default/c", index=1)
+
+
+def test_judgements_of_expressions_no_claim_uses_are_forgotten_as_new_ones_come(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(device_book, "KEPT_JUDGEMENTS", KEPT)
+    state = unjudged_state(
+        node("n1"),
+        device_class(),
+        resource_slice("n1", 1),
+        claim("kept", request(selectors=(H100,))),
+    )
+    state.devices.judge_in_place()
+    for index in range(3 * KEPT):
+        expression = f'device.attributes["{DRIVER}"].index >= {index}'
+        state.apply("ResourceClaim", claim("passing", request(selectors=(expression,))))
+        state.devices.judge_in_place()
+        state.delete("ResourceClaim", "default", "passing")
+    judged = state.devices.judged
+    assert len(judged) <= 2 * KEPT + 1
+    assert any(expression == H100 for expression, _ in judged)  # in use: kept
+    assert state.devices.needs("default", "p", claims_of("kept")) != NOT_JUDGED.format(
+        owner="resourceclaim default/kept"
+    )
