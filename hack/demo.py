@@ -61,16 +61,18 @@ class Demo:
         )
         print((result.stdout + result.stderr).rstrip(), flush=True)
 
-    def events(self, selector: str) -> None:
-        self.show(
-            "get",
-            "events",
-            "-n",
-            NAMESPACE,
-            "--field-selector",
-            selector,
-            "--sort-by=.lastTimestamp",
+    def events(self, group: str, last: str) -> None:
+        """The gang's events, where Muster tells them (on its PodGroup), once the last
+        of the story (`last`) is there: they are posted just after the status they tell."""
+        selector = ("--field-selector", f"involvedObject.kind=PodGroup,involvedObject.name={group}")
+        self.wait(
+            f"the {last} event on PodGroup {group}",
+            lambda: any(
+                event["reason"] == last
+                for event in self.get("events", "-n", NAMESPACE, *selector)["items"]
+            ),
         )
+        self.show("get", "events", "-n", NAMESPACE, *selector, "--sort-by=.lastTimestamp")
 
     def ok(self, text: str) -> None:
         print(f"{GREEN}    ✔ {text}{RESET}", flush=True)
@@ -220,7 +222,7 @@ class Demo:
         self.wait("all 4 workers of the gang bound", lambda: len(self.bound("big")) == 4)
         self.wait("the PodGroup to count them", lambda: self.counted("big") == 4)
         self.show("get", "podgroups", "-n", NAMESPACE)
-        self.events("involvedObject.kind=PodGroup,involvedObject.name=big")
+        self.events("big", "Scheduled")
         self.pause()
         self.cleanup("big")
         self.kubectl("delete", "pod", "someone-else", "-n", NAMESPACE, "--wait=true")
@@ -298,7 +300,7 @@ class Demo:
         self.ok("the low Job counted no failure (its backoffLimit is 0)")
         self.show("get", "podgroups", "-n", NAMESPACE)
         self.show("get", "jobs", "-n", NAMESPACE)
-        self.events("involvedObject.kind=PodGroup,involvedObject.name=low")
+        self.events("low", "Preempted")
         self.pause()
         print(
             "    The low Job survives, with backoffLimit 0 and no podFailurePolicy: before\n"

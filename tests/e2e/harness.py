@@ -663,12 +663,12 @@ def events_for(kubectl: Kubectl, namespace: str, name: str) -> list[dict[str, An
     return events
 
 
-def job_scheduled_by(kubectl: Kubectl, namespace: str, name: str) -> set[str]:
-    """The replicas (`reportingInstance`) that reported the Job `name` Scheduled."""
+def gang_scheduled_by(kubectl: Kubectl, namespace: str, name: str) -> set[str]:
+    """The replicas (`reportingInstance`) that reported the PodGroup `name` Scheduled."""
     return {
         event["reportingInstance"]
         for event in events_for(kubectl, namespace, name)
-        if event["reason"] == "Scheduled" and event["involvedObject"]["kind"] == "Job"
+        if event["reason"] == "Scheduled" and event["involvedObject"]["kind"] == "PodGroup"
     }
 
 

@@ -17,7 +17,7 @@ from tests.e2e.harness import (
     NodePool,
     OperatorProcess,
     gang_job,
-    job_scheduled_by,
+    gang_scheduled_by,
     wait_all_bound,
     wait_for_reason,
 )
@@ -70,7 +70,7 @@ def test_the_image_leads_as_uid_65532_on_a_read_only_root_and_runs_a_gang_whole(
         kubectl.apply(gang_job("train", pool, workers=4), namespace)
         wait_all_bound(kubectl, namespace, "train", 4)
         wait_for_reason(kubectl, namespace, "train", "Scheduled")
-        assert job_scheduled_by(kubectl, namespace, "train") == {IDENTITY}
+        assert gang_scheduled_by(kubectl, namespace, "train") == {IDENTITY}
     finally:
         replica.stop()
         operator.start()

@@ -22,7 +22,7 @@ from tests.e2e.harness import (
     NodePool,
     OperatorProcess,
     gang_job,
-    job_scheduled_by,
+    gang_scheduled_by,
     wait_all_bound,
     wait_for_reason,
 )
@@ -61,7 +61,7 @@ def test_the_operator_schedules_a_gang_with_only_the_manifests_rights(
 
     wait_all_bound(kubectl, namespace, "train", 4)
     wait_for_reason(kubectl, namespace, "train", "Scheduled")
-    assert job_scheduled_by(kubectl, namespace, "train") == {operator.identity}
+    assert gang_scheduled_by(kubectl, namespace, "train") == {operator.identity}
     whoami = Kubectl(operator.service.credentials)("auth", "whoami", "-o", "json").stdout
     assert json.loads(whoami)["status"]["userInfo"]["username"] == USER
 

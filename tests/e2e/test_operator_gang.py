@@ -64,14 +64,23 @@ def test_four_worker_job_with_four_free_gpus_is_admitted_at_once(
     }
     listing = kubectl("get", POD_GROUPS, "-n", namespace).stdout
     assert "train" in listing
-    reasons = {event["reason"] for event in events_for(kubectl, namespace, "train")}
-    assert "Scheduled" in reasons
-    job_reasons = {
-        event["reason"]
-        for event in events_for(kubectl, namespace, "train")
-        if event["involvedObject"]["kind"] == "Job"
-    }
-    assert "Scheduled" in job_reasons
+
+    def told() -> list[tuple[str, str]]:
+        """Muster's events about the gang: (the object each is on, its reason)."""
+        return sorted(
+            (event["involvedObject"]["kind"], event["reason"])
+            for event in events_for(kubectl, namespace, "train")
+            if event.get("reportingComponent") == "muster"
+        )
+
+    # Two events for the gang, each on one object: the Job's PodGroup made, on the
+    # Job; its admission, on the PodGroup, where `describe` shows it.
+    wait_until(
+        "the Job told Created and its PodGroup Scheduled, once each",
+        lambda: told() == [("Job", "Created"), ("PodGroup", "Scheduled")],
+    )
+    described = kubectl("describe", POD_GROUPS, "train", "-n", namespace).stdout
+    assert "4 pods placed" in described.split("Events:")[-1], described
     metrics = operator.metrics()
     for name in (
         "muster_gangs_admitted_total",

@@ -1,8 +1,10 @@
 """Kubernetes Events for what Muster does, on PodGroups, their Jobs and member pods.
 
 Users look at `kubectl describe` first; every transition of a gang is told there,
-once, in the words of the condition it changed: on the Job that owns the PodGroup, or
-on the PodGroup when no Job does.
+once, in the words of the condition it changed, on its PodGroup (the object whose
+condition changed); what concerns a Job itself (its PodGroup made, its opt-in
+refused, its size followed) is told on the Job, whose `Created` event names the
+PodGroup to describe.
 A failure to post an event, of whatever kind, is logged and otherwise ignored: events
 are a courtesy, never a reason to stop scheduling. A replica that cannot prove it
 still leads posts none (the client would refuse them anyway).

@@ -260,11 +260,13 @@ class Expander:
                     await self._follow_min_count(job, child, opt_in.min_count)
         if created:  # one event for both: a burst of Jobs tells one per Job
             names = " and ".join(f"{made['kind']} {made['metadata']['name']}" for made in created)
+            pod_group = expansion.pod_group["metadata"]["name"]
             await self.events.record(
                 reference(job),
                 NORMAL,
                 "Created",
-                f"created {names} ({opt_in.policy}, from the {opt_in.source})",
+                f"created {names} ({opt_in.policy}, from the {opt_in.source}); why the gang "
+                f"waits or runs: kubectl describe podgroup {pod_group}",
             )
 
     async def _native_workload(self, job: JsonObject) -> str | None:

@@ -43,7 +43,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 
 from muster.api.wire import JsonObject
-from muster.client.object_references import owner_references, reference
+from muster.client.object_references import reference
 from muster.operator.execution.decision_log import decision_line
 from muster.operator.execution.estimates import EstimateWriter
 from muster.operator.execution.events import NORMAL, WARNING, EventRecorder
@@ -270,14 +270,14 @@ class SchedulingLoop:
         return True
 
     async def _tell(self, action: RecordEvent) -> bool:
-        """Once, where users look first: on the Job that owns the PodGroup, or on the
-        PodGroup when no Job does. Told on both, every gang of a burst cost the API
-        server one more write than its transition needs."""
+        """On the PodGroup, the gang's own object: `kubectl describe podgroup` shows
+        why the gang waits or ran beside the condition that says so. Once, not on its
+        Job too: told on both, every gang of a burst cost the API server one more
+        write than its transition needs (the Job's `Created` event names the PodGroup)."""
         pod_group = self.cache.pod_groups.get(action.group)
         if pod_group is not None:
             kind = WARNING if action.warning else NORMAL
-            for target in owner_references(pod_group, "Job") or [reference(pod_group)]:
-                await self.events.record(target, kind, action.reason, action.message)
+            await self.events.record(reference(pod_group), kind, action.reason, action.message)
         return True
 
     def _count(self, step: Step) -> None:

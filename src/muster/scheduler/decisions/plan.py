@@ -61,9 +61,8 @@ class Release:
 
 @dataclass(frozen=True, slots=True)
 class RecordEvent:
-    """Tell a transition as an Event, on the group's PodGroup and on the Job that owns
-    it; it follows the write that records the transition, and is told only once that
-    write succeeded."""
+    """Tell a transition as an Event on the group's PodGroup; it follows the write that
+    records the transition, and is told only once that write succeeded."""
 
     group: GroupKey
     warning: bool

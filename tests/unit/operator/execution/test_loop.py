@@ -474,16 +474,16 @@ def loop_with_a_job_gang(writer_refuses: bool, *, owned_by_job: bool = True) -> 
     return loop_over(cache, writer=writer)
 
 
-async def test_the_plan_s_events_are_told_once_on_the_job_once_written() -> None:
+async def test_the_plan_s_events_are_told_once_on_the_pod_group_once_written() -> None:
     loop = loop_with_a_job_gang(writer_refuses=False)
     events: FakeEvents = loop.events  # type: ignore[assignment]
     await loop.cycle()
-    assert [(name, reason) for name, reason, _ in events.recorded] == [("trainer-job", "Scheduled")]
+    assert [(name, reason) for name, reason, _ in events.recorded] == [("trainer", "Scheduled")]
     await loop.cycle()  # nothing changed: nothing more to tell
     assert len(events.recorded) == 1
 
 
-async def test_a_pod_group_no_job_owns_is_told_its_events_itself() -> None:
+async def test_a_pod_group_no_job_owns_is_told_its_events_the_same_way() -> None:
     loop = loop_with_a_job_gang(writer_refuses=False, owned_by_job=False)
     await loop.cycle()
     recorded = loop.events.recorded  # type: ignore[attr-defined]
