@@ -144,6 +144,20 @@ def remove_webhooks(kubeconfig: Path) -> None:
         kubectl(kubeconfig, "delete", kind.lower(), WEBHOOK_CONFIGURATION, "--ignore-not-found")
 
 
+def uninstall(kubeconfig: Path) -> None:
+    """Delete what `install` applied, but for the namespace and the CRDs (and so every
+    PodGroup and Workload, which outlive the operator as a Helm release's do): the
+    webhook configurations first (`remove_webhooks`), then the rest. None of it carries
+    Helm's ownership annotations, so `helm install` would refuse to adopt any of it
+    (`invalid ownership metadata`): once it is gone the chart installs where `make
+    run` ran, and the chart's CRDs, which Helm skips when they exist, are the same."""
+    remove_webhooks(kubeconfig)
+    kept = {"Namespace", "CustomResourceDefinition", "Deployment"}
+    objects = [document for document in rendered(kubeconfig) if document["kind"] not in kept]
+    kubectl(kubeconfig, "delete", "--ignore-not-found", "--wait=false", "-f", "-",
+            stdin=json.dumps(as_list(objects)))  # fmt: skip
+
+
 def as_list(objects: list[dict[str, Any]]) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "List", "items": objects}
 

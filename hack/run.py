@@ -3,7 +3,8 @@
 Installs the manifests (hack/installed.py), starts `muster run` in the background as
 the ServiceAccount muster-system/muster-operator, waits until it is ready, and says
 where its log is, how to stop it and which kubectl to use. `--stop` stops it, takes
-its webhook configurations away and puts back the warning that Muster is absent;
+away what it installed but the namespace and the CRDs (so that the chart installs
+there next: `installed.uninstall`) and puts back the warning that Muster is absent;
 `make cluster-down` stops it too. `make run IMAGE=1` (`--image`) runs the image
 instead, as the chart's Deployment runs it (hack/container.py).
 """
@@ -106,7 +107,7 @@ def stop() -> None:
         subprocess.run(["podman", "rm", "--force", "--ignore", CONTAINER], check=False)
     (cluster.STATE / "pids" / f"{cluster.MUSTER}.pid").unlink(missing_ok=True)
     if cluster.healthy():
-        installed.remove_webhooks(cluster.KUBECONFIG)
+        installed.uninstall(cluster.KUBECONFIG)
         cluster.kubectl("apply", "-f", str(cluster.MUSTER_ABSENT))
     cluster.log("Muster stopped")
 

@@ -6,7 +6,8 @@ cluster lives in (`$PWD/.cluster` becomes this test's own, through
 MUSTER_CLUSTER_DIR), so that a developer's own dev cluster is left alone. Between the
 lines the test checks what the README promises: a warning for an opted-in Job while
 Muster does not run, Muster running as its ServiceAccount, the example gang bound
-whole, and the warning back once Muster is stopped.
+whole, and the warning back once Muster is stopped, with nothing left behind that
+keeps the chart from being installed there.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hack import helm
 from hack.installed import USER
 
 from tests.e2e.cluster import ROOT, Kubectl, wait_until
@@ -97,6 +99,12 @@ def test_the_readme_takes_a_new_user_from_cluster_up_to_a_running_gang(state: Pa
     shell(lines[stop_at])
     # Stopped, Muster takes its webhooks away and the warning is back.
     wait_until("the warning that Muster is absent", lambda: warned(kubectl))
+    # Nothing it installed is left that the chart would refuse to adopt: the chart
+    # installs where it ran (as docs/operations.md says), the API server says so.
+    helm.helm(
+        "install", helm.RELEASE, str(helm.CHART), "-n", helm.NAMESPACE, "--dry-run=server",
+        kubeconfig=state / "kubeconfig",
+    )  # fmt: skip
     for line in lines[stop_at + 1 :]:
         shell(line)
     assert not (state / "kubeconfig").exists()
