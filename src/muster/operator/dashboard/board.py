@@ -8,6 +8,12 @@ a few thousand small rows, not the state. Each waiting gang's `Explanation` (for
 own page) travels pickled and stays so until that page is asked for: at the
 benchmark's size they are tens of thousands of objects, whose unpickling would hold the
 page's event loop for a tenth of a second at every board.
+
+Each row carries the gang's `Facts` (its scarcest resource requested, priority, time
+waited). Gangs whose pods have all finished leave the running rows for the finished
+ones, with their waits; the board remembers the last `FINISHED_KEPT` of them from one
+board to the next (`board_of`'s `finished_before`), so that a gang whose Job is
+deleted once done is still listed, and the memory stays bounded however many finish.
 """
 
 from __future__ import annotations
@@ -17,13 +23,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from muster.operator.dashboard.domains import ZONE, Domain, domains
+from muster.operator.dashboard.facts import Facts, allocatable_totals, facts_of
 from muster.scheduler import ClusterState, EngineConfig
-from muster.scheduler.decisions.results import Explanation, GroupKey
+from muster.scheduler.decisions.results import Explanation, GroupKey, Verdict
 from muster.scheduler.forecast.estimate_words import clock_time, starts_in, waiting_for
-from muster.scheduler.forecast.forecast import Estimate, Forecast, Run, forecast
+from muster.scheduler.forecast.forecast import Estimate, Forecast, Outcome, Run, forecast
 from muster.scheduler.memory.runtimes import format_duration
 
 FITS_NOW = "fits now: the operator admits it on its next cycle"
+FINISHED_KEPT = 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +44,8 @@ class Waiting:
     message: str
     start: str  # `~12m (at 10:42 UTC)`, `now`, `unknown`, `never`, `>24h`
     starts_at: float | None
-    waits_for: str
+    waits_for: str  # empty for a gang that never starts: its message says why
+    facts: Facts
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +53,17 @@ class Running:
     group: GroupKey
     domain: str  # `topology.kubernetes.io/zone=zone-a`, or its nodes
     since: float | None
-    end: str  # `~1h (at 11:42 UTC)`, `unknown`, or that it ended
+    end: str  # `~1h (at 11:42 UTC)`, or `unknown`
+    facts: Facts
+
+
+@dataclass(frozen=True, slots=True)
+class Finished:
+    """A gang all of whose pods have finished, with what it waited for its start."""
+
+    group: GroupKey
+    since: float | None  # its admission
+    facts: Facts
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +83,7 @@ class Board:
     levels: tuple[str, ...]
     waiting: tuple[Waiting, ...]
     running: tuple[Running, ...]
+    finished: tuple[Finished, ...]  # the last `FINISHED_KEPT`, the latest first
     domains: tuple[Domain, ...]
     timeline: tuple[Bar, ...]
     explanations: Mapping[GroupKey, bytes]  # pickled, of the waiting gangs
@@ -96,26 +116,36 @@ def board_of(
     horizon: float,
     keep_going: Callable[[], bool] = lambda: True,
     owned: bool = False,
+    finished_before: tuple[Finished, ...] = (),
 ) -> Board:
-    """The board of `state` at `now`; with `owned`, the forecast runs on `state` itself."""
+    """The board of `state` at `now`; with `owned`, the forecast runs on `state` itself.
+    `finished_before` is the last board's finished gangs, remembered on this one."""
     levels = levels_of(state, config)
     filled = domains(state, levels)
     running = _running(state, levels)
     keys = {key: state.groups[key].topology_key for key in state.unadmitted_gangs}
     nodes = sum(1 for record in state.node_table().records if record is not None)
     pods = len(state.pods)
+    totals = allocatable_totals(state)
+    facts = {key: facts_of(state, key, totals, now) for key in (*keys, *(r[0] for r in running))}
     ahead = forecast(
         state, now=now, config=config, horizon=horizon, keep_going=keep_going, owned=owned
     )
     ends = {run.group: run for run in ahead.timeline if run.running}
+    done = {key for key, run in ends.items() if run.finished}
     return Board(
         now=now,
         horizon=horizon,
         levels=levels,
-        waiting=_waiting(ahead, keys),
+        waiting=_waiting(ahead, keys, facts),
         running=tuple(
-            Running(key, domain, since, _end_words(ends.get(key), now))
+            Running(key, domain, since, _end_words(ends.get(key), now), facts[key])
             for key, domain, since in running
+            if key not in done
+        ),
+        finished=remembered(
+            tuple(Finished(key, since, facts[key]) for key, _, since in running if key in done),
+            finished_before,
         ),
         domains=filled,
         timeline=_bars(ahead),
@@ -143,10 +173,33 @@ def levels_of(state: ClusterState, config: EngineConfig) -> tuple[str, ...]:
     return tuple(sorted(named)) or (ZONE,)
 
 
-def _waiting(ahead: Forecast, keys: Mapping[GroupKey, str | None]) -> tuple[Waiting, ...]:
+def remembered(found: tuple[Finished, ...], before: tuple[Finished, ...]) -> tuple[Finished, ...]:
+    """The finished gangs to show: those found finished now that the last board did not
+    list first (the latest admitted first), then the last board's, at most
+    `FINISHED_KEPT`. A gang listed before keeps its place (and its first facts)."""
+    listed = {row.group for row in before}
+    new = sorted(
+        (row for row in found if row.group not in listed),
+        key=lambda row: (-(row.since or 0.0), row.group),
+    )
+    return (*new, *before)[:FINISHED_KEPT]
+
+
+def _waiting(
+    ahead: Forecast, keys: Mapping[GroupKey, str | None], facts: Mapping[GroupKey, Facts]
+) -> tuple[Waiting, ...]:
     verdicts = ahead.first_cycle.verdicts
     rows = [
-        Waiting(admission.group, 0, "Fits", FITS_NOW, "now", ahead.now, "it fits now")
+        Waiting(
+            admission.group,
+            0,
+            "Fits",
+            FITS_NOW,
+            "now",
+            ahead.now,
+            "it fits now",
+            facts[admission.group],
+        )
         for admission in ahead.first_cycle.admissions
         if admission.group in keys
     ]
@@ -161,10 +214,22 @@ def _waiting(ahead: Forecast, keys: Mapping[GroupKey, str | None]) -> tuple[Wait
                 verdict.message,
                 start_words(estimate, ahead),
                 estimate.start if estimate is not None else None,
-                "" if estimate is None else waiting_for(estimate, verdict, keys.get(key)),
+                _waits_for(estimate, verdict, keys.get(key)),
+                facts[key],
             )
         )
     return tuple(sorted(rows, key=lambda row: (row.position, row.group)))
+
+
+def _waits_for(estimate: Estimate | None, verdict: Verdict, topology_key: str | None) -> str:
+    """What the start waits for; nothing for a gang that never starts, whose reason
+    the message says already (the estimate's `why` is that same sentence)."""
+    if estimate is None:
+        return ""
+    words = waiting_for(estimate, verdict, topology_key)
+    if estimate.outcome is Outcome.NEVER and words in verdict.message:
+        return ""
+    return words
 
 
 def _running(
@@ -195,8 +260,6 @@ def _domain_of(
 
 
 def _end_words(run: Run | None, now: float) -> str:
-    if run is not None and run.finished:
-        return "ended: every pod has finished"
     if run is None or run.end is None:
         return "unknown"
     return f"~{format_duration(max(0.0, run.end - now))} (at {clock_time(run.end)})"

@@ -8,7 +8,8 @@ operator's start-time estimates do (`forecast_process`: at scale a forecast is
 seconds of CPU that would otherwise stall the pages), on the same budget; the child
 renders the board's pages too (`rendering`) and sends back the board and its pages.
 Boards are made one at a time, at most every `spacing` seconds, and at least every
-`refresh` seconds, so that the words "~12m" follow the clock.
+`refresh` seconds, so that the words "~12m" follow the clock. Each board is handed the
+last one's finished gangs (`Board.finished`, bounded), which it remembers on.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from muster.client.kube import Kube
 from muster.client.object_references import owner_references
 from muster.operator.config import OperatorConfig, engine_config
 from muster.operator.controller import informer_of, scheduling_sources
-from muster.operator.dashboard.board import Board, board_of
+from muster.operator.dashboard.board import Board, Finished, board_of
 from muster.operator.dashboard.rendering import Shown, shown, templates
 from muster.operator.execution.forecast_process import Budget, Request, forecast_elsewhere
 from muster.operator.intake.cache import LiveCache
@@ -99,7 +100,13 @@ class Feed:
             horizon=self.config.estimate_horizon,
             budget=self.config.estimate_budget,
         )
-        work = partial(shown_in_child, version=version, environment=self.environment)
+        board = self.shown.board
+        work = partial(
+            shown_in_child,
+            version=version,
+            environment=self.environment,
+            finished=() if board is None else board.finished,
+        )
         return await forecast_elsewhere(self.cache.state, request, work)
 
     async def events(self, key: GroupKey) -> list[JsonObject]:
@@ -120,14 +127,22 @@ class Feed:
 
 
 def shown_in_child(
-    state: ClusterState, request: Request, *, version: int, environment: Environment
+    state: ClusterState,
+    request: Request,
+    *,
+    version: int,
+    environment: Environment,
+    finished: tuple[Finished, ...] = (),
 ) -> Shown:
     """The child's work: the board, and its pages rendered (off the parent's loop)."""
-    return shown(board_in_child(state, request), version, environment)
+    return shown(board_in_child(state, request, finished), version, environment)
 
 
-def board_in_child(state: ClusterState, request: Request) -> Board:
-    """The child's work: the board, the forecast on the child's own state."""
+def board_in_child(
+    state: ClusterState, request: Request, finished: tuple[Finished, ...] = ()
+) -> Board:
+    """The child's work: the board, the forecast on the child's own state; `finished`,
+    the last board's finished gangs."""
     return board_of(
         state,
         now=request.now,
@@ -135,6 +150,7 @@ def board_in_child(state: ClusterState, request: Request) -> Board:
         horizon=request.horizon,
         keep_going=Budget(request.budget),
         owned=True,
+        finished_before=finished,
     )
 
 

@@ -75,6 +75,14 @@ async def gang(request: web.Request) -> web.Response:
     except KubeError as error:
         events, events_error = [], str(error)
     board = feed.shown.board
+    rows = (
+        (None, None, None)
+        if board is None
+        else tuple(
+            next((row for row in rows if row.group == key), None)
+            for rows in (board.waiting, board.running, board.finished)
+        )
+    )
     text = render(
         request,
         "gang.html",
@@ -84,8 +92,9 @@ async def gang(request: web.Request) -> web.Response:
         events=events,
         events_error=events_error,
         explanation=None if board is None else board.explanation(key),
-        waiting=None if board is None else next((w for w in board.waiting if w.group == key), None),
-        running=None if board is None else next((r for r in board.running if r.group == key), None),
+        waiting=rows[0],
+        running=rows[1],
+        finished=rows[2],
         now=time.time(),
     )
     return web.Response(text=text, content_type="text/html", headers=HEADERS)

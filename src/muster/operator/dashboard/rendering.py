@@ -5,11 +5,15 @@ every two seconds: rendering per request would render the same board again and
 again, on the event loop that serves the operator (at 5,000 nodes the overview is
 1.1 MB of HTML, tens of milliseconds of CPU). So both are rendered once, in the child
 process that made the board (`feed`), and every request is sent the same text. A
-gang's page is rendered per request: it shows the events read for it then.
+gang's page is rendered per request: it shows the events read for it then. For the
+same reason the namespace filter is the page's: the board carries a link per
+namespace and each row its namespace, and the page's script shows the rows of the
+namespace its address names (`?namespace=NS`).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +23,7 @@ from muster.api.times import rfc3339
 from muster.operator.dashboard.board import Board
 from muster.operator.dashboard.pictures import SHOWN_BARS, domain_bars, timeline
 from muster.scheduler.forecast.estimate_words import clock_time
+from muster.scheduler.memory.runtimes import format_duration
 from muster.scheduler.placement.explain import nodes_line
 
 
@@ -41,6 +46,9 @@ def templates() -> Environment:
     )
     environment.filters["clock"] = lambda moment: "" if moment is None else clock_time(moment)
     environment.filters["rfc3339"] = lambda moment: "" if moment is None else rfc3339(moment)
+    environment.filters["duration"] = lambda took: (
+        "unknown" if took is None else format_duration(took)
+    )
     environment.globals["nodes_line"] = nodes_line
     return environment
 
@@ -69,10 +77,19 @@ def board_values(board: Board | None, version: int) -> dict[str, Any]:
     return {
         "board": board,
         "version": version,
+        "namespaces": namespaces(board),
         "pictures": [(level, resource, svg) for level, resource, svg in pictures if svg],
         "timeline": timeline(board.timeline, board.now, board.horizon),
         "shown_bars": min(SHOWN_BARS, len(board.timeline)),
     }
+
+
+def namespaces(board: Board) -> list[tuple[str, int]]:
+    """Each namespace (a team's) with gangs on the board, and how many: the filter's
+    links."""
+    groups = [row.group for rows in (board.waiting, board.running, board.finished) for row in rows]
+    counted = Counter(group.namespace for group in groups)
+    return sorted(counted.items())
 
 
 def _ordered(resources: set[str]) -> list[str]:

@@ -46,7 +46,8 @@ class StillFeed(Feed):
         self.config = OperatorConfig()
         self.cache = LiveCache()
         self.cache.state = scene()
-        self.cache.pod_groups.put(GroupKey("default", "wait"), pod_group("wait", min_count=2))
+        for name in ("wait", "big"):
+            self.cache.pod_groups.put(GroupKey("default", name), pod_group(name, min_count=2))
         self.environment = templates()
         board = board_of(self.cache.state, now=NOW, config=EngineConfig(), horizon=86400)
         self.shown = shown(board, 3, self.environment)

@@ -6,10 +6,13 @@ from __future__ import annotations
 from functools import partial
 
 from muster.api.wire import JsonObject
+from muster.operator.dashboard.board import Finished
+from muster.operator.dashboard.facts import Facts
 from muster.operator.dashboard.feed import _event_time, board_in_child, shown_in_child
 from muster.operator.dashboard.rendering import templates
 from muster.operator.execution.forecast_process import Request, forecast_elsewhere
 from muster.scheduler import EngineConfig
+from muster.scheduler.decisions.results import GroupKey
 from tests.unit.operator.dashboard.scene import NOW, scene
 
 
@@ -32,6 +35,17 @@ async def test_the_child_sends_the_board_with_its_pages_rendered_under_its_numbe
     assert shown.version == 7 and shown.board is not None
     assert b'<div id="board" data-version="7">' in shown.overview
     assert shown.live.startswith(b'<div class="board" data-version="7">')
+
+
+async def test_the_child_s_board_remembers_the_finished_gangs_it_is_handed() -> None:
+    """A gang listed finished stays listed once its PodGroup is gone (its Job deleted)."""
+    before = (Finished(GroupKey("gone", "done"), NOW - 60, Facts("1 cpu", 0, 5.0)),)
+    work = partial(shown_in_child, version=2, environment=templates(), finished=before)
+    shown = await forecast_elsewhere(
+        scene(), Request(NOW, EngineConfig(), horizon=86400, budget=5), work
+    )
+    assert shown.board is not None and shown.board.finished == before
+    assert b'<tr data-gang="gone/done" data-namespace="gone">' in shown.overview
 
 
 def test_events_are_ordered_by_their_last_time_whichever_field_holds_it() -> None:

@@ -21,12 +21,35 @@ async def test_the_overview_shows_the_queue_the_running_gangs_and_the_pictures()
     assert (
         'id="freshness" class="visually-hidden" role="status"' in page
     )  # announced, not the board
-    assert re.search(r'<tr data-gang="default/wait">\s*<td>1</td>', page)
+    assert re.search(r'<tr data-gang="default/wait" data-namespace="default">\s*<td>1</td>', page)
     assert '<a href="/gangs/default/wait">default/wait</a>' in page
     assert "topology.kubernetes.io/zone=a" in page  # where the running gang runs
     assert page.count('<svg class="domains"') == 2  # GPUs and CPU per zone
     assert '<svg class="timeline"' in page
     assert '<script src="/static/dashboard.js">' in page and "<script>" not in page
+
+
+async def test_each_gang_row_shows_its_requests_priority_and_wait_and_its_namespace_links() -> None:
+    async with TestClient(TestServer(build_app(StillFeed()))) as client:
+        page = await (await client.get("/?namespace=default")).text()
+    assert '<td class="requests">16 nvidia.com/gpu</td>' in page  # the big gang's 4 x 4
+    assert '<td class="priority">0</td>' in page
+    assert '<td class="waited">8759h58m</td>' in page  # a year in the queue, less 2 minutes
+    # The filter's links: every namespace with gangs, with how many, and all of them.
+    assert '<a href="/" data-namespace="">all</a>' in page
+    assert '<a href="/?namespace=default" data-namespace="default">default (3)</a>' in page
+    assert "No gang has finished since the page began watching." in page
+
+
+async def test_a_gang_that_never_fits_gives_its_reason_once() -> None:
+    async with TestClient(TestServer(build_app(StillFeed()))) as client:
+        overview = await (await client.get("/")).text()
+        page = await (await client.get("/gangs/default/big")).text()
+    [row] = re.findall(r'<tr data-gang="default/big".*?</tr>', overview, re.DOTALL)
+    assert row.count("even on an empty cluster") == 1 and "see its reason" in row
+    assert page.count("even on an empty cluster") == 1 and "Waits for" not in page
+    assert '<dd class="requests">16 nvidia.com/gpu</dd>' in page
+    assert '<a href="/?namespace=default">The gangs of default</a>' in page
 
 
 async def test_the_live_part_answers_only_when_the_board_is_new() -> None:
