@@ -1,7 +1,9 @@
 """`muster dashboard` in a real browser, against the real control plane and the
 operator as installed: a waiting gang shows its reason and predicted start, then, with
 no reload, runs in its domain; the keyboard reaches it and keeps its place while the
-board changes; its page shows its events; the console stays clean. The browser reaches
+board changes; each gang shows its GPUs requested, priority and wait, and a gang that
+ended is listed finished with its wait; its page shows its events; its namespace's
+link shows that team's gangs only; the console stays clean. The browser reaches
 the page as a user does, by `muster dashboard` on the workstation; a request for
 another host name is refused.
 
@@ -37,7 +39,7 @@ from selenium.webdriver.common.keys import Keys
 
 from muster.api.constants import EXPECTED_RUNTIME_ANNOTATION
 from tests.e2e.browser import browser, screenshot  # noqa: F401  (the browser fixture)
-from tests.e2e.cluster import ROOT, Kubectl, wait_until
+from tests.e2e.cluster import ROOT, Kubectl, fresh_namespace, wait_until
 from tests.e2e.harness import (
     TEST_FLAGS,
     NodePool,
@@ -128,6 +130,12 @@ def _text(driver: webdriver.Chrome, selector: str) -> str:
         return ""
 
 
+@pytest.fixture
+def other_namespace(kubectl: Kubectl, request: pytest.FixtureRequest) -> Iterator[str]:
+    """Another team's namespace, for the namespace filter."""
+    yield from fresh_namespace(kubectl, f"other-{request.node.name}")
+
+
 def test_a_gang_waits_with_its_reason_and_start_then_runs_in_its_domain_live(
     kubectl: Kubectl,
     namespace: str,
@@ -160,6 +168,9 @@ def test_a_gang_waits_with_its_reason_and_start_then_runs_in_its_domain_live(
     )
     row = _text(browser, waiting)
     assert "Unschedulable" in row and "nvidia.com/gpu" in row, row
+    assert _text(browser, f"{waiting} td.requests") == "4 nvidia.com/gpu"
+    assert _text(browser, f"{waiting} td.priority") == "0"
+    assert _text(browser, f"{waiting} td.waited")[:1].isdigit(), row  # `12s`, `2m`...
     assert "UTC" in _text(browser, f"{waiting} td.start")
     assert f"when {namespace}/a ends (expected runtime 40s, declared)" in row, row
     screenshot(browser, kubectl.kubeconfig, "dashboard-waiting")
@@ -174,6 +185,11 @@ def test_a_gang_waits_with_its_reason_and_start_then_runs_in_its_domain_live(
         timeout=20,
     )
     assert not _text(browser, waiting)
+    # a ended for b to start: it is among the finished gangs, with what it waited.
+    finished = f'#finished tr[data-gang="{namespace}/a"]'
+    wait_until("a among the finished", lambda: bool(_text(browser, finished)), timeout=20)
+    assert _text(browser, f"{finished} td.requests") == "4 nvidia.com/gpu"
+    assert _text(browser, f"{finished} td.waited")[:1].isdigit()
     screenshot(browser, kubectl.kubeconfig, "dashboard-running")
 
     # The board was swapped under the keyboard: b's link (now in the running table)
@@ -185,7 +201,56 @@ def test_a_gang_waits_with_its_reason_and_start_then_runs_in_its_domain_live(
     reasons = [cell.text for cell in browser.find_elements(By.CSS_SELECTOR, "table.events th")]
     assert reasons[5:], reasons  # the header's five, then one per event
     assert _text(browser, "dd.domain") == f"{ZONE}={zone}"
+    assert _text(browser, "dd.requests") == "4 nvidia.com/gpu"
     screenshot(browser, kubectl.kubeconfig, "dashboard-gang")
+
+
+def test_a_team_s_link_shows_its_namespace_s_gangs_only_and_keeps_to_it_live(
+    kubectl: Kubectl,
+    namespace: str,
+    pool: NodePool,
+    *,
+    other_namespace: str,
+    dashboard: str,
+    browser: webdriver.Chrome,  # noqa: F811
+) -> None:
+    pool.add(gpus=4)
+    kubectl.apply(gang_job("a", pool, workers=2), namespace)
+    wait_all_bound(kubectl, namespace, "a", 2)
+    kubectl.apply(gang_job("c", pool, workers=4), other_namespace)  # waits for a's GPUs
+    ours, theirs = f"{namespace}/a", f"{other_namespace}/c"
+
+    browser.get(f"{dashboard}/?namespace={namespace}")
+    wait_until("the filter to say what it shows", lambda: bool(_text(browser, "#filtered")))
+    wait_until("the other team's gang on the board", lambda: theirs in _gangs(browser))
+    assert _gangs(browser, shown=True) == {ours}
+    current = browser.find_element(By.CSS_SELECTOR, "#namespaces a[aria-current]")
+    assert current.get_attribute("data-namespace") == namespace
+    # The board changes (another gang of theirs): the page keeps to our namespace.
+    kubectl.apply(gang_job("d", pool, workers=4), other_namespace)
+    wait_until("the new board", lambda: f"{other_namespace}/d" in _gangs(browser), timeout=20)
+    assert _gangs(browser, shown=True) == {ours}
+
+    theirs_link = f'#namespaces a[data-namespace="{other_namespace}"]'
+    browser.find_element(By.CSS_SELECTOR, theirs_link).click()
+    wait_until(
+        "the other team's gangs only",
+        lambda: _gangs(browser, shown=True) == {theirs, f"{other_namespace}/d"},
+    )
+    browser.find_element(By.CSS_SELECTOR, '#namespaces a[data-namespace=""]').click()
+    wait_until("every gang again", lambda: {ours, theirs} <= _gangs(browser, shown=True))
+    screenshot(browser, kubectl.kubeconfig, "dashboard-namespace")
+
+
+def _gangs(driver: webdriver.Chrome, *, shown: bool = False) -> set[str]:
+    """The gangs in the page's tables; with `shown`, only those it shows."""
+    try:
+        rows = driver.find_elements(By.CSS_SELECTOR, "tr[data-namespace]")
+        return {
+            str(row.get_attribute("data-gang")) for row in rows if not shown or row.is_displayed()
+        }
+    except StaleElementReferenceException:
+        return set()
 
 
 def _tab(driver: webdriver.Chrome) -> str:
