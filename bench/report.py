@@ -197,6 +197,7 @@ ROWS: tuple[tuple[str, Callable[[Figures], str]], ...] = (
     ("operator API requests per admitted pod", _operator("api_requests_per_admitted_pod", 2)),
     ("operator scheduling cycles", _cycles),
     ("operator status writes per gang", _per_job("update podgroups/status")),
+    ("operator Events per gang", _per_job("create events")),
     ("webhook calls per Job", _webhook_calls),
     ("floor client CPU (s)", _process("muster-floor", "cpu_seconds")),
     (

@@ -9,6 +9,7 @@ into a `LiveCache` and ask the same engine (`forecast`, whose first cycle is
 
 - `domains`: capacity per topology domain, occupied, reserved and free (pure);
 - `board`: everything the overview shows, from one engine run (pure);
+- `facts`: each gang's scarcest resource requested, priority and time waited (pure);
 - `pictures`: the domains and the forecast's timeline as SVG (pure);
 - `feed`: the watches, and a board made afresh in a child process after changes;
 - `rendering`: the templates, and the overview rendered once per board;
