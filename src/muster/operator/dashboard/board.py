@@ -127,7 +127,7 @@ def board_of(
     nodes = sum(1 for record in state.node_table().records if record is not None)
     pods = len(state.pods)
     totals = allocatable_totals(state)
-    facts = {key: facts_of(state, key, totals, now) for key in (*keys, *(r[0] for r in running))}
+    facts = {key: facts_of(state, key, totals, now) for key in state.groups}
     ahead = forecast(
         state, now=now, config=config, horizon=horizon, keep_going=keep_going, owned=owned
     )
