@@ -9,7 +9,13 @@ import contextlib
 from collections.abc import AsyncIterator
 
 from muster.operator.execution.selector_judge import SelectorJudge
-from muster.scheduler.rules.device_selectors import Case, DeviceKind, Judgement, case_of
+from muster.scheduler.rules.device_selectors import (
+    TIME_BUDGET,
+    Case,
+    DeviceKind,
+    Judgement,
+    case_of,
+)
 from muster.scheduler.rules.selector_cost import API_SERVER_COST_LIMIT
 from tests.unit.scheduler.device_builders import nested_all
 
@@ -51,9 +57,11 @@ async def running(judge: SelectorJudge) -> AsyncIterator[None]:
 
 async def test_the_time_budget_stops_an_evaluation_that_would_run_for_minutes() -> None:
     """Under the API server's own cost limit the count would let it run on; the
-    wall-clock budget kills the process, and the loop turned all the while."""
+    wall-clock budget kills the process, and the loop turned all the while. The
+    budget is the operator's own: a shorter one would judge even the cheap case (the
+    child's first parse) over time on a busy machine."""
     delivered = Delivered()
-    judge = SelectorJudge(delivered, budget=1.0, limit=API_SERVER_COST_LIMIT)
+    judge = SelectorJudge(delivered, budget=TIME_BUDGET, limit=API_SERVER_COST_LIMIT)
     turns = 0
 
     async def turning() -> None:
@@ -78,8 +86,10 @@ async def test_the_time_budget_stops_an_evaluation_that_would_run_for_minutes() 
 
 
 async def test_the_cost_limit_answers_first_where_it_is_the_engines() -> None:
+    """The count stops the evaluation before any wall-clock budget would (a long
+    one here: on a busy machine the operator's 5 s could end first)."""
     delivered = Delivered()
-    judge = SelectorJudge(delivered)
+    judge = SelectorJudge(delivered, budget=60.0)
     async with running(judge):
         judge.want([COSTLY])
         assert await delivered.next() == {COSTLY: Judgement.OVER_COST}
