@@ -35,6 +35,7 @@ BYTE_RESOURCES = frozenset({"memory", "ephemeral-storage"})
 CLOSED_FOR_OLDER_GANG = "node(s) closed for a gang waiting longer"
 PREEMPTION_WOULD_NOT_HELP = "preempting every lower-priority pod would not make room"
 NEVER_FITS = "it does not fit even on an empty cluster"
+NO_NODE_CARRIES = "no node carries"
 SHOWN_DOMAINS = 6
 TOO_MANY_PODS = "Too many pods"
 INSUFFICIENT = "Insufficient "
@@ -233,9 +234,12 @@ def unschedulable_message(
     node, or, when only resources keep its pods out and enough is free in total, that
     the free capacity is fragmented (unless `spread_limited`: pods that must not share
     a node are then the likelier cause). A gang that does not fit even on the empty
-    cluster is told so first, with the counts of the empty cluster.
+    cluster is told so first, with the counts of the empty cluster; one whose topology
+    key no node carries (it has no domain at all), that first of all.
     """
     head = nodes_line(explanation)
+    if topology_key is not None and not explanation.domains:
+        head = f"{NO_NODE_CARRIES} {topology_key}; {head}"
     if explanation.shortages:
         reasons = ", ".join(f"{item.nodes} {item.reason}" for item in explanation.shortages)
         head = f"{head}: {reasons}"

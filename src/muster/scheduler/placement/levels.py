@@ -20,6 +20,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from muster.scheduler.placement.explain import NO_NODE_CARRIES
 from muster.scheduler.placement.topology import Domains, GangPlacement
 from muster.scheduler.rules.labels import LabelIndex
 
@@ -82,10 +83,13 @@ def fit_preferring(
     passed_over: list[str] = []
     inner: Domains | None = None
     for key in steps:
+        if not labels.vocabulary(key):
+            passed_over.append(f"{NO_NODE_CARRIES} {key}")
+            continue
         domains = level_domains(labels, key, required)
         placement = fit_in(domains, inner)
         if placement.placements:
-            return _with(placement, passed_over)
+            return _with(_named_by_constraint(placement, labels, required), passed_over)
         passed_over.append(shortfall(key, placement, needed, sliced))
         inner = domains
     placement = fallback(inner)
@@ -106,6 +110,30 @@ def shortfall(
     return (
         words + ": " + ", ".join(f"{fit.domain.split('=', 1)[1]} takes {fit.fits}" for fit in best)
     )
+
+
+def _named_by_constraint(
+    placement: GangPlacement, labels: LabelIndex, required: str | None
+) -> GangPlacement:
+    """The placement named for the domain that constrained it: the required one when
+    it lies inside one domain of the preferred level, which is wider (a required rack
+    inside a preferred zone: the zone keeps the gang in no narrower place than the
+    rack does); else the preferred level's, the narrower (or, for one and the same
+    set of nodes, the one the gang asked for last)."""
+    if required is None or placement.key in (None, required):
+        return placement
+    outer = labels.values_of(required)
+    level = labels.values_of(placement.key)
+    slot = next(iter(placement.placements.values()))
+    value_id, level_id = int(outer[slot]), int(level[slot])
+    in_required = outer == value_id
+    uncut = bool((level[in_required] == level_id).all())
+    wider = bool((level[~in_required] == level_id).any())
+    if not (uncut and wider):
+        return placement
+    vocabulary = labels.vocabulary(required)
+    name = next(value for value, index in vocabulary.items() if index == value_id)
+    return replace(placement, key=required, domain=name)
 
 
 def _with(placement: GangPlacement, passed_over: list[str]) -> GangPlacement:

@@ -342,7 +342,7 @@ def test_a_topology_key_no_node_carries() -> None:
     state = cluster(node("n1"), *gang("g", 1, topology_key="rack"))
     result = schedule(state, now=NOW, config=EngineConfig(starvation_seconds=0))
     assert result.verdicts[key("g")].message.startswith(
-        "it does not fit even on an empty cluster: "
+        "it does not fit even on an empty cluster: no node carries rack; "
         "0/1 nodes can host a pod of the gang: 1 node(s) had no rack label; "
         "the gang needs 1 pods, at most 0 fit at once"
     )

@@ -233,3 +233,31 @@ def test_a_gang_that_falls_back_to_a_block_fills_it_rack_by_rack() -> None:
     (admission,) = result.admissions
     assert admission.domain == (BLOCK, "a1")
     assert placed_on(result, "g") == {"q1", "q2", "p2"}
+
+
+def test_a_preferred_level_no_node_carries_is_named_as_such() -> None:
+    """Not as a level whose domains have no room: it has no domain at all."""
+    result = run(*gang("g", 4, cpu="1", preferred_key="example.com/rack"))
+    (admission,) = result.admissions
+    assert admission.passed_over == ("no node carries example.com/rack",)
+    status = result.plan.statuses[GroupKey("default", "g")]
+    (condition,) = [c for c in status["conditions"] if c["type"] == "PodGroupScheduled"]
+    assert condition["message"] == "4 pods placed (no node carries example.com/rack)"
+
+
+def test_a_required_rack_inside_a_preferred_zone_is_named_for_the_rack() -> None:
+    """With no order of levels known, the zone is tried cut by the racks; each rack
+    lies inside one zone, so the rack is what kept the gang together."""
+    config = EngineConfig(starvation_seconds=10**12)
+    result = run(*gang("g", 3, cpu="1", preferred_key=ZONE, topology_key=RACK), config=config)
+    (admission,) = result.admissions
+    assert admission.domain == (RACK, "r3")
+    status = result.plan.statuses[GroupKey("default", "g")]
+    (condition,) = [c for c in status["conditions"] if c["type"] == "PodGroupScheduled"]
+    assert condition["message"] == "3 pods placed in rack=r3"
+
+
+def test_a_preferred_rack_inside_a_required_zone_is_still_named_for_the_rack() -> None:
+    config = EngineConfig(starvation_seconds=10**12)
+    result = run(*gang("g", 3, cpu="1", preferred_key=RACK, topology_key=ZONE), config=config)
+    assert result.admissions[0].domain == (RACK, "r3")
