@@ -128,6 +128,13 @@ def validate_object(
     return [Problem("kind", f"unknown kind {json.dumps(kind)} in {GROUP}")]
 
 
+def required_keys(manifest: Mapping[str, Any]) -> list[str]:
+    """The required topology keys a PodGroup or a Workload's templates name."""
+    kind = manifest.get("kind")
+    gangs = _templates_of(manifest) if kind == WORKLOAD_KIND else [_gang_of(manifest)]
+    return [gang.required for gang in gangs if gang.required is not None]
+
+
 def _gang_of(template: Mapping[str, Any], where: str = "the gang") -> GangShape:
     """The minCount and required key of a PodGroup's spec or a Workload's template
     (what is malformed the schema reports; here it is only absent)."""

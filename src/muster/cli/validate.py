@@ -7,6 +7,12 @@ Jobs against the rules of Muster's admission webhook. Other objects pass
 untouched. Each problem is one line, ``file:document: field: message``
 (documents count from 1), and the exit status is 1 when there is any; a clean run
 says in one line what it checked.
+
+What admission would warn about is printed too, as ``file:document: warning: ...``
+lines that change no exit status (`muster.api.advice`): keys under
+``scheduling.muster.dev/`` that Muster does not know, and topology levels that no
+node carries, judged on the Nodes among the input (such as the output of
+``kubectl get nodes -o yaml``); without any, the run says it could not check them.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from muster.api.advice import bounded, named_levels, topology_warnings, unknown_key_warnings
 from muster.api.constants import GROUP, POD_GROUP_KIND, WORKLOAD_KIND
 from muster.api.manifests import ManifestSyntaxError, parse_manifests
 from muster.api.problems import Problem
@@ -57,14 +64,53 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
-    """Check every file, print every problem, or one line saying what was checked."""
+    """Check every file, print every problem and warning; when there is no problem,
+    one line saying what was checked (and, when topology levels could not be, why)."""
     documents, unreadable = _read(args.files)
     lines = [*unreadable, *_problem_lines(documents, args.topology_levels)]
-    for line in lines:
+    node_keys = _node_label_keys(documents)
+    for line in [*lines, *_warning_lines(documents, node_keys)]:
         print(line)
     if not lines:
-        print(summary(len(args.files), [document.body for document in documents]))
+        unchecked = "" if node_keys is not None or not _name_levels(documents) else NO_NODES
+        clean = summary(len(args.files), [document.body for document in documents])
+        print(f"{clean}; {unchecked}" if unchecked else clean)
     return EXIT_PROBLEMS if lines else EXIT_VALID
+
+
+NO_NODES = "topology levels not checked against nodes: no Node among the input"
+
+
+def _node_label_keys(documents: Sequence[_Document]) -> set[str] | None:
+    """The label keys of the Nodes among the input (those of a List too, as `kubectl
+    get nodes -o yaml` prints them); None when there is none."""
+    nodes: list[dict[str, Any]] = []
+    for body in (document.body for document in documents):
+        if not isinstance(body, dict):
+            continue
+        items = body.get("items") if body.get("kind") == "List" else [body]
+        nodes.extend(
+            item for item in items or [] if isinstance(item, dict) and item.get("kind") == "Node"
+        )
+    if not nodes:
+        return None
+    return {key for node in nodes for key in (node.get("metadata") or {}).get("labels") or {}}
+
+
+def _name_levels(documents: Sequence[_Document]) -> bool:
+    return any(isinstance(d.body, dict) and named_levels(d.body) for d in documents)
+
+
+def _warning_lines(documents: Sequence[_Document], node_keys: set[str] | None) -> Iterator[str]:
+    """``file:document: warning: ...`` for what admission would warn about."""
+    for document in documents:
+        if not isinstance(document.body, dict):
+            continue
+        found = unknown_key_warnings(document.body)
+        if node_keys is not None:
+            found.extend(topology_warnings(document.body, node_keys))
+        for warning in bounded(found):
+            yield f"{document.file}:{document.index}: warning: {warning}"
 
 
 def summary(files: int, bodies: Sequence[Any]) -> str:

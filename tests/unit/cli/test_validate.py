@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -158,3 +159,43 @@ def test_stdin(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[st
     bad = next(case for case in CASES if case.name == "min-count-zero")
     monkeypatch.setattr("sys.stdin", __import__("io").StringIO(yaml.safe_dump(bad.manifest)))
     assert run_validate(capsys, "-") == (1, [f"-:1: {bad.problems[0]}"])
+
+
+def _job_with(annotations: dict[str, str]) -> dict[str, Any]:
+    job: dict[str, Any] = yaml.safe_load((EXAMPLES_DIR / "training-job.yaml").read_text())
+    job["metadata"]["annotations"] = annotations
+    return job
+
+
+def test_a_typo_of_a_key_is_a_warning_naming_the_key_meant(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "job.yaml"
+    path.write_text(yaml.safe_dump(_job_with({"scheduling.muster.dev/topology-prefered": "r"})))
+    assert main(["validate", str(path)]) == 0  # a warning fails nothing
+    assert capsys.readouterr().out.splitlines() == [
+        f"{path}:1: warning: unknown key scheduling.muster.dev/topology-prefered:"
+        " did you mean scheduling.muster.dev/topology-preferred?",
+        "ok: 1 file, 1 document (1 Job)",  # it names no level: nothing left unchecked
+    ]
+
+
+def test_topology_levels_are_checked_against_the_nodes_given(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    job = tmp_path / "job.yaml"
+    job.write_text(
+        yaml.safe_dump(
+            _job_with({"scheduling.muster.dev/topology-key": "topology.kubernetes.io/zon"})
+        )
+    )
+    nodes = tmp_path / "nodes.yaml"  # as `kubectl get nodes -o yaml` prints them
+    labels = {"topology.kubernetes.io/zone": "a"}
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n", "labels": labels}}
+    nodes.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [node]}))
+    assert main(["validate", str(job), str(nodes)]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        f"{job}:1: warning: no node carries the topology key topology.kubernetes.io/zon"
+        " (did you mean topology.kubernetes.io/zone?)",
+        "ok: 2 files, 2 documents (1 Job, 1 other)",
+    ]
