@@ -32,6 +32,7 @@ from muster.api.constants import (
 from muster.api.names import LABEL_NAME_MAX_LENGTH
 
 PREFIX: Final = f"{GROUP}/"
+NEAR_PREFIX: Final = 0.8  # how alike a prefix must be to Muster's to be its typo
 
 KNOWN_KEYS: Final = frozenset(
     {
@@ -66,9 +67,6 @@ def is_unknown(key: str) -> bool:
         return True
     near = prefix[: len(GROUP) + 8]
     return "muster" in near and difflib.SequenceMatcher(None, near, GROUP).ratio() >= NEAR_PREFIX
-
-
-NEAR_PREFIX: Final = 0.8  # how alike a prefix must be to Muster's to be its typo
 
 
 def nearest_key(key: str) -> str | None:

@@ -52,6 +52,7 @@ from muster.operator.admission.certificate_keeper import (
     keeper_for,
     service_reference,
 )
+from muster.operator.admission.node_labels import NodeLabelKeys
 from muster.operator.admission.priority_classes import PriorityClassStore
 from muster.operator.admission.topology_levels import TopologyLevels
 from muster.operator.admission.workloads import WorkloadStore
@@ -63,6 +64,7 @@ from muster.operator.leader import LeaderElector, LeaseTiming
 from muster.operator.metrics import Metrics
 from muster.webhooks import server
 from muster.webhooks.adoption import ADOPTION_MEMO
+from muster.webhooks.advice import NODE_LABEL_KEYS_MEMO
 from muster.webhooks.memories import AdmissionMemories
 from muster.webhooks.priority import PRIORITY_CLASSES_MEMO
 from muster.webhooks.served_resources import ServedResources
@@ -118,6 +120,8 @@ class Operator:
         self.priority_informer: Informer | None = None
         self.topology_levels = TopologyLevels(topology_levels(config.topology_levels))
         self.topology_informer: Informer | None = None
+        self.node_labels = NodeLabelKeys()
+        self.node_informer: Informer | None = None
         self.kueue = False  # whether Kueue's API is served (its Topologies then watched)
         self.devices = False  # whether Dynamic Resource Allocation's is (its objects then)
         self.workloads: WorkloadStore | None = None
@@ -210,9 +214,10 @@ class Operator:
         return True
 
     async def _start_informers(self, kube: Kube) -> list[asyncio.Task[None]]:
-        """The PriorityClasses, Workloads and Kueue Topologies that every replica's
-        webhooks read; first, which optional APIs the cluster serves (Kueue's, whose
-        Topologies are then watched, and Dynamic Resource Allocation's)."""
+        """The PriorityClasses, Workloads, node label keys and Kueue Topologies that
+        every replica's webhooks read; first, which optional APIs the cluster serves
+        (Kueue's, whose Topologies are then watched, and Dynamic Resource Allocation's).
+        Readiness does not wait for the node label keys: they only ever warn."""
         self.kueue = await served(kube, paths.KUEUE_API)
         self.devices = await served(kube, paths.RESOURCE_API)
         self.priority_informer = informer_of(
@@ -224,13 +229,17 @@ class Operator:
             kube, paths.WORKLOADS, self.workloads, on_change=lambda: None
         )
         workload_task = asyncio.create_task(self.workload_informer.run(), name="workloads")
+        self.node_informer = informer_of(
+            kube, (paths.NODES, {}, self.node_labels), self.config, self.metrics
+        )
+        node_task = asyncio.create_task(self.node_informer.run(), name="node labels")
         if not self.kueue:
-            return [priority_task, workload_task]
+            return [priority_task, workload_task, node_task]
         self.topology_informer = informer_of(
             kube, (paths.KUEUE_TOPOLOGIES, {}, self.topology_levels), self.config, self.metrics
         )
         topology_task = asyncio.create_task(self.topology_informer.run(), name="topologies")
-        return [priority_task, workload_task, topology_task]
+        return [priority_task, workload_task, node_task, topology_task]
 
     async def _dashboard(self) -> ServedDashboard | None:
         """The read-only page, when `--dashboard-port` asks for it: a client, watches and
@@ -304,6 +313,12 @@ class Operator:
                 "registered the %s %s", configuration["kind"], self.config.webhook_configuration
             )
 
+    def _node_label_keys(self) -> frozenset[str] | None:
+        """The label keys the nodes carry, once the replica's watch has listed them."""
+        if self.node_informer is None or not self.node_informer.synced.is_set():
+            return None
+        return self.node_labels.carried
+
     async def _synced_priority_classes(self) -> Sequence[Mapping[str, Any]]:
         """Every PriorityClass, once the replica's watch has listed them all."""
         if self.priority_informer is not None:
@@ -370,6 +385,7 @@ class Operator:
         setattr(memo, WORKLOADS_MEMO, self.workloads)
         setattr(memo, ADOPTION_MEMO, self.adoption)
         setattr(memo, TOPOLOGY_LEVELS_MEMO, self.topology_levels.levels)
+        setattr(memo, NODE_LABEL_KEYS_MEMO, self._node_label_keys)
         vault = credentials.Vault()
         rescans = asyncio.create_task(
             self.served.keep_resolved(

@@ -44,6 +44,7 @@ from muster.api.expand import gated_pod_template
 from muster.api.gates import has_gang_gate, pod_group_name, with_gang_gate, without_gang_gate
 from muster.api.optin import OptInError, read_job_opt_in
 from muster.api.wire import controller_name
+from muster.webhooks.advice import advise, node_label_keys
 from muster.webhooks.validation import check_job, levels_of
 
 
@@ -112,6 +113,7 @@ def pod_gates(pod: Mapping[str, Any]) -> list[dict[str, Any]] | None:
 )
 def gate_job(body: kopf.Body, patch: kopf.Patch, warnings: list[str], memo: Any, **_: Any) -> None:
     gate_labelled_job(body, patch, warnings, levels_of(memo))
+    advise(body, warnings, node_label_keys(memo))
 
 
 def gate_labelled_job(
@@ -132,8 +134,11 @@ def gate_labelled_job(
     value=kopf.PRESENT,
     persistent=True,
 )
-def gate_native_job(body: kopf.Body, patch: kopf.Patch, **_: Any) -> None:
+def gate_native_job(
+    body: kopf.Body, patch: kopf.Patch, warnings: list[str], memo: Any, **_: Any
+) -> None:
     _gate_template(body, patch)
+    advise(body, warnings, node_label_keys(memo))
 
 
 def _gate_template(job: kopf.Body, patch: kopf.Patch) -> None:
@@ -171,6 +176,7 @@ the early returns of `pod_gates` say, and the e2e tests hold the two together.""
 )
 def gate_pod(body: kopf.Body, patch: kopf.Patch, warnings: list[str], **_: Any) -> None:
     gate_member_pod(body, patch, warnings)
+    advise(body, warnings, None)
 
 
 def gate_member_pod(pod: Mapping[str, Any], patch: kopf.Patch, warnings: list[str]) -> None:

@@ -46,6 +46,7 @@ from kopf._core.intents.handlers import WebhookHandler
 
 # Imported for their registration of webhook handlers with kopf.
 import muster.webhooks.adoption
+import muster.webhooks.advice
 import muster.webhooks.gating
 import muster.webhooks.priority
 import muster.webhooks.validation  # noqa: F401
@@ -53,6 +54,7 @@ from muster.api.adoption import Adoption
 from muster.api.constants import GROUP
 from muster.webhooks import serving
 from muster.webhooks.adoption import ADOPT_PODS, ADOPT_PODS_CONDITION
+from muster.webhooks.advice import WARN_DROPPED_FIELD, WARN_DROPPED_FIELD_CONDITION
 from muster.webhooks.certificates import issue
 from muster.webhooks.gating import GATE_PODS, GATE_PODS_CONDITION
 from muster.webhooks.served_resources import ServedResources
@@ -191,6 +193,7 @@ def _object_selector(handler: WebhookHandler) -> dict[str, Any]:
 _MORE_CONDITIONS: dict[str, list[dict[str, str]]] = {
     GATE_PODS: [GATE_PODS_CONDITION],
     ADOPT_PODS: [ADOPT_PODS_CONDITION],
+    WARN_DROPPED_FIELD: [WARN_DROPPED_FIELD_CONDITION],
 }
 
 

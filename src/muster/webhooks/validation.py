@@ -39,6 +39,7 @@ from muster.api.optin import OptInError, read_job_opt_in
 from muster.api.problems import Problem
 from muster.api.references import is_forbidden
 from muster.api.validation import validate_job, validate_pod_group, validate_workload
+from muster.webhooks.advice import advise, node_label_keys
 from muster.webhooks.priority import list_priority_classes
 from muster.webhooks.workloads import reference_problems
 
@@ -131,6 +132,7 @@ def check_job(
 async def validate_pod_group_admission(
     body: kopf.Body,
     memo: Any,
+    warnings: list[str],
     namespace: str | None = None,
     old: kopf.Body | None = None,
     **_: Any,
@@ -141,6 +143,7 @@ async def validate_pod_group_admission(
         names = {pc.get("metadata", {}).get("name") for pc in await list_priority_classes(memo)}
         reference = await reference_problems(body, namespace or "", memo)
     check_pod_group(body, old, names, reference, levels_of(memo))
+    advise(body, warnings, node_label_keys(memo))
 
 
 @kopf.on.validate(
@@ -152,9 +155,10 @@ async def validate_pod_group_admission(
     persistent=True,
 )
 def validate_workload_admission(
-    body: kopf.Body, memo: Any, old: kopf.Body | None = None, **_: Any
+    body: kopf.Body, memo: Any, warnings: list[str], old: kopf.Body | None = None, **_: Any
 ) -> None:
     check_workload(body, old, levels_of(memo))
+    advise(body, warnings, node_label_keys(memo))
 
 
 @kopf.on.validate(
@@ -171,3 +175,4 @@ def validate_labelled_job_admission(
     body: kopf.Body, warnings: list[str], memo: Any, old: kopf.Body | None = None, **_: Any
 ) -> None:
     check_job(body, warnings, old, levels_of(memo))
+    advise(body, warnings, node_label_keys(memo))

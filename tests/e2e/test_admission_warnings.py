@@ -1,0 +1,117 @@
+"""Admission warnings, as `kubectl apply` prints them, from Muster as installed: a typo
+of one of Muster's keys names the key meant, a topology level no node carries is
+said to be one at apply time and again in the gang's status, and a tenant's key
+comes back bounded however long it is sent."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from muster.api.advice import MAX_WARNING_LENGTH, MAX_WARNINGS
+from muster.webhooks.advice import DROPPED_FIELD_WARNING
+from tests.e2e.cluster import Kubectl
+from tests.e2e.harness import NodePool, OperatorProcess, events_for, gang_job, wait_for_reason
+
+pytestmark = pytest.mark.e2e
+
+WARNING = "Warning: "
+
+
+def applied(kubectl: Kubectl, namespace: str, job: dict[str, Any]) -> tuple[int, list[str]]:
+    """`kubectl apply` of the Job: its exit code and the warnings it printed."""
+    result = kubectl("apply", "-n", namespace, "-f", "-", input=json.dumps(job), check=False)
+    lines = result.stderr.splitlines()
+    return result.returncode, [line.removeprefix(WARNING) for line in lines if WARNING in line]
+
+
+def test_a_typo_of_a_key_is_warned_at_apply_with_the_key_meant(
+    operator: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool
+) -> None:
+    job = gang_job(
+        "typo", pool, workers=2, annotations={"scheduling.muster.dev/topology-prefered": "x.io/r"}
+    )
+    code, warnings = applied(kubectl, namespace, job)
+    assert code == 0, "a warning refuses nothing"
+    assert warnings == [
+        "unknown key scheduling.muster.dev/topology-prefered:"
+        " did you mean scheduling.muster.dev/topology-preferred?"
+    ]
+
+
+def test_a_preferred_level_no_node_carries_is_warned_and_the_gang_is_told(
+    operator: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool
+) -> None:
+    pool.add(4)
+    level = "example.com/no-such-rack"
+    job = gang_job(
+        "unheld", pool, workers=2, annotations={"scheduling.muster.dev/topology-preferred": level}
+    )
+    code, warnings = applied(kubectl, namespace, job)
+    assert code == 0
+    assert warnings == [f"no node carries the preferred level {level}"]
+
+    condition = wait_for_reason(kubectl, namespace, "unheld", "Scheduled")
+    assert condition["message"] == f"2 pods placed (no node carries {level})"
+    told = [
+        e["message"] for e in events_for(kubectl, namespace, "unheld") if e["reason"] == "Scheduled"
+    ]
+    assert f"(no node carries {level})" in " ".join(told)
+
+
+def test_a_required_key_no_node_carries_is_warned_and_the_gang_is_told(
+    operator: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool
+) -> None:
+    pool.add(4)
+    job = gang_job(
+        "zonless",
+        pool,
+        workers=2,
+        annotations={"scheduling.muster.dev/topology-key": "topology.kubernetes.io/zon"},
+    )
+    code, warnings = applied(kubectl, namespace, job)
+    assert code == 0
+    assert warnings == [
+        "no node carries the topology key topology.kubernetes.io/zon"
+        " (did you mean topology.kubernetes.io/zone?)"
+    ]
+    condition = wait_for_reason(kubectl, namespace, "zonless", "Unschedulable")
+    assert "no node carries topology.kubernetes.io/zon;" in condition["message"]
+
+
+def test_a_hostile_key_comes_back_cut_and_warnings_stay_few(
+    operator: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool
+) -> None:
+    """A 60 KB key under Muster's prefix, and a hundred more: the API server refuses
+    such keys only after mutating admission, so the gating webhook sees them all."""
+    hostile = "scheduling.muster.dev/" + "x" * 60_000
+    annotations = {hostile: "v", **{f"scheduling.muster.dev/k{i}": "v" for i in range(100)}}
+    job = gang_job("hostile", pool, workers=1, annotations=annotations)
+    _, warnings = applied(kubectl, namespace, job)
+    assert 1 <= len(warnings) <= MAX_WARNINGS
+    assert all(len(warning) <= MAX_WARNING_LENGTH for warning in warnings)
+    assert "x" * 100 not in "".join(warnings)
+
+
+def test_a_native_job_whose_field_the_api_server_drops_is_warned_at_apply(
+    operator: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool
+) -> None:
+    """The validating webhook sees the Job as the API server stores it: gated for the
+    field (by the mutating webhook, which saw it) and without it."""
+    job = gang_job("native", pool, workers=2)
+    del job["metadata"]["labels"]["scheduling.muster.dev/policy"]
+    job["spec"]["scheduling"] = {"schedulingPolicy": {"gang": {}}}
+    dry_run = kubectl(
+        "apply", "-n", namespace, "--dry-run=server", "-o", "json", "-f", "-", input=json.dumps(job)
+    )
+    if "scheduling" in json.loads(dry_run.stdout)["spec"]:
+        pytest.skip("this API server keeps Job spec.scheduling")
+    assert dry_run.stderr.count(WARNING) == 1  # a dry run is warned too
+    code, warnings = applied(kubectl, namespace, job)
+    assert code == 0
+    assert warnings == [DROPPED_FIELD_WARNING]
+    plain = gang_job("plain", pool, workers=1)
+    del plain["metadata"]["labels"]["scheduling.muster.dev/policy"]
+    assert applied(kubectl, namespace, plain) == (0, [])  # nor is any other Job
