@@ -189,10 +189,15 @@ class _Cycle:
 
     def _grow_admitted(self, admitted: list[Gang], followed: dict[GroupKey, Following]) -> None:
         """Members beyond minCount, as they fit; a gang left short releases none of its
-        held members (it is followed again, as such)."""
+        held members (it is followed again, as such). A quiet gang whose members found
+        room (a node added, a pod gone: nothing of its own changed) is followed now, so
+        that its growth is planned."""
         for gang in admitted:
             if gang.key not in self.short:
                 self._grow(gang, limit=len(gang.pending))
+        for key in sorted(self.growths.keys() - followed.keys()):
+            group = self.state.groups[key]
+            followed[key] = follow(self.state, group, now=self.now, config=self.config)
         for key in self.short:
             group = self.state.groups[key]
             followed[key] = follow(

@@ -95,3 +95,19 @@ def test_waiting_gangs_whose_status_is_written_cost_no_step_in_later_cycles() ->
         state.apply("PodGroup", {**group, "metadata": metadata, "status": first.plan.statuses[key]})
     later = schedule(state, now=waited + 1, config=CONFIG, carried=first.carried)
     assert later.plan.steps == ()
+
+
+def test_a_quiet_gang_s_members_beyond_min_count_join_when_a_node_appears() -> None:
+    """A gang admitted with minCount of its pods bound, the rest fitting nowhere, is
+    quiet; a node added changes none of its pods, yet its waiting members fit there."""
+    state, group, _ = running_gang()
+    state.apply("Pod", pod("train-2", group="train", cpu="4"))
+    written(state, group)
+    carried = schedule(state, now=NOW, config=CONFIG).carried
+    steps, carried = steps_for_train(state, carried)
+    assert steps == []
+    assert KEY in carried.quiet
+    state.apply("Node", node("n2", cpu="4"))
+    result = schedule(state, now=NOW, config=CONFIG, carried=carried)
+    assert [growth.placements for growth in result.growths] == [{"train-2": "n2"}]
+    assert [str(step.kind) for step in result.plan.steps if step.group == KEY] == ["grow"]
