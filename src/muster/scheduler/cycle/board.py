@@ -23,8 +23,8 @@ from muster.scheduler.placement.devices import (
     shape_part,
 )
 from muster.scheduler.placement.fit import Matrix, NodeOrder, Shape, scarce_columns
-from muster.scheduler.placement.interplay import HOSTNAME, GangInterplay, Member
-from muster.scheduler.placement.interpod_view import InterPodView
+from muster.scheduler.placement.interplay import HOSTNAME, GangInterplay
+from muster.scheduler.placement.interpod_view import InterPodView, Member
 from muster.scheduler.placement.levels import fit_preferring, ladder, level_domains
 from muster.scheduler.placement.slices import SliceMember, Slicing, slicing_of
 from muster.scheduler.placement.topology import (

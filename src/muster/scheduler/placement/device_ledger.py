@@ -15,7 +15,7 @@ slices and of the node set), so a cycle only copies it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -128,20 +128,28 @@ class DeviceLedger:
         self.taken_on = np.zeros(self.size, dtype=np.int64)  # devices taken per slot
         self.made: dict[Hashable, int] = {}  # claim -> the slot it was allocated on
         self.devices_of: dict[Hashable, list[int]] = {}  # claim -> the devices it was given
+        self.pinned: dict[Hashable, int] = {}  # claim -> the only slot to allocate it on
         self._free: dict[Selection, Counts] = {}
         if not empty:
             number = where.number
             self._mark([number[device] for device in book.allocated() if device in number])
 
-    def copy(self) -> DeviceLedger:
+    def copy(self, pins: Mapping[Hashable, int] | None = None) -> DeviceLedger:
+        """A copy to take devices from, with these claims pinned to these slots."""
         twin = DeviceLedger.__new__(DeviceLedger)
         twin.book, twin.where, twin.size = self.book, self.where, self.size
         twin.taken = self.taken.copy()
         twin.taken_on = self.taken_on.copy()
         twin.made = dict(self.made)
         twin.devices_of = dict(self.devices_of)
+        twin.pinned = {**self.pinned, **(pins or {})}
         twin._free = {selection: free.copy() for selection, free in self._free.items()}
         return twin
+
+    def free_per_slot(self) -> Counts:
+        """Per slot: its devices no claim holds."""
+        free: Counts = self.where.total - self.taken_on
+        return free
 
     def taken_ids(self) -> set[DeviceId]:
         return {self.where.ids[number] for number in np.flatnonzero(self.taken)}
@@ -227,6 +235,8 @@ class DeviceLedger:
             elif slot is not None:
                 allowed &= np.arange(self.size) == slot
             else:
+                if need.key in self.pinned:
+                    allowed &= np.arange(self.size) == self.pinned[need.key]
                 for request in need.requests:
                     if request.alternatives:  # any of them may do (counted alone)
                         allowed &= np.logical_or.reduce(

@@ -80,6 +80,7 @@ class NodeOrder:
     name_rank: IntArray
     scarce_columns: tuple[int, ...]  # resources a pod should not strand (GPUs, ...)
     cost: Counts | None = None  # per node, lower first; None: all nodes cost the same
+    stranded: Counts | None = None  # per node, scarce capacity outside `free` (devices)
 
     def with_cost(self, cost: Counts) -> NodeOrder:
         return replace(self, cost=cost)
@@ -112,15 +113,19 @@ def domain_counts(per_node: Counts, values: IntArray, domains: int) -> Counts:
 
 
 def _strands(free: Matrix, demand: Counts, candidates: IntArray, order: NodeOrder) -> Counts:
-    """Scarce capacity a pod would leave unused on each candidate (lower is better)."""
+    """Scarce capacity a pod would leave unused on each candidate (lower is better).
+    `order.stranded` (free devices) counts whatever the pod claims: it claims as many on
+    every candidate, so the fewest left is the fewest free."""
     strands = np.zeros(candidates.size, dtype=np.int64)
     for column in order.scarce_columns:
         if demand[column] == 0:
             strands += np.maximum(free[candidates, column], 0)
+    if order.stranded is not None:
+        strands += order.stranded[candidates]
     return strands
 
 
-def _fill_order(free: Matrix, demand: Counts, copies: Counts, order: NodeOrder) -> IntArray:
+def fill_order(free: Matrix, demand: Counts, copies: Counts, order: NodeOrder) -> IntArray:
     candidates = np.flatnonzero(copies).astype(np.int32)
     strands = _strands(free, demand, candidates, order)
     keys: list[npt.NDArray[np.integer[Any]]] = [
@@ -135,7 +140,7 @@ def _fill_order(free: Matrix, demand: Counts, copies: Counts, order: NodeOrder) 
 
 
 def best_slot(free: Matrix, demand: Counts, copies: Counts, order: NodeOrder) -> int:
-    """The node `_fill_order` would fill first (copies must not be all zero)."""
+    """The node `fill_order` would fill first (copies must not be all zero)."""
     candidates = np.flatnonzero(copies).astype(np.int32)
     if order.cost is not None:
         cost = order.cost[candidates]
@@ -155,7 +160,7 @@ def place_shape(
     wanted = min(limit, len(shape.pods))
     if wanted == 0 or not copies.any():
         return []
-    nodes = _fill_order(free, shape.demand, copies, order)
+    nodes = fill_order(free, shape.demand, copies, order)
     taken = copies[nodes]
     reach = int(np.searchsorted(np.cumsum(taken), wanted))
     nodes, taken = nodes[: reach + 1], taken[: reach + 1].copy()

@@ -39,11 +39,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
-import numpy.typing as npt
 
 from muster.scheduler.placement.device_ledger import DeviceLedger
 from muster.scheduler.placement.devices import CANNOT_ALLOCATE, GangDevices
+from muster.scheduler.placement.exhaustive import assign
 from muster.scheduler.placement.fit import (
+    BoolArray,
+    Counts,
+    IntArray,
     Matrix,
     NodeOrder,
     Shape,
@@ -51,33 +54,17 @@ from muster.scheduler.placement.fit import (
     copies_per_node,
     domain_counts,
 )
-from muster.scheduler.placement.interpod_reasons import (
-    REASONS,
-)
-from muster.scheduler.placement.interpod_view import InterPodView
+from muster.scheduler.placement.interpod_reasons import REASONS
+from muster.scheduler.placement.interpod_view import InterPodView, Member
+from muster.scheduler.placement.shared_claims import Pins, pin_choices
 from muster.scheduler.rules.node_affinity import matching_nodes
-from muster.scheduler.rules.pod_terms import InterPodRules, PodTerm, SpreadConstraint, matches_all
+from muster.scheduler.rules.pod_terms import PodTerm, SpreadConstraint, matches_all
 from muster.scheduler.rules.taints import first_untolerated
 from muster.scheduler.state.device_book import Need
-from muster.scheduler.state.intake import PlacementRules
 from muster.scheduler.state.predicates import PASSES, NodeTable, StaticFilter, with_refusals
-
-BoolArray = npt.NDArray[np.bool_]
-IntArray = npt.NDArray[np.int32]
-Counts = npt.NDArray[np.int64]
 
 HOSTNAME = "kubernetes.io/hostname"
 DOMAINS_TRIED = 32
-
-
-@dataclass(frozen=True, slots=True)
-class Member:
-    """What the rules need to know of a shape's pods (every pod of a shape shares it)."""
-
-    namespace: str
-    labels: Mapping[str, str]
-    rules: InterPodRules
-    node_rules: PlacementRules
 
 
 def _at(counts: Counts, values: IntArray) -> Counts:
@@ -377,12 +364,13 @@ class GangInterplay:
         limit: int,
         *,
         session: Session | None = None,
+        pins: Pins | None = None,
     ) -> dict[str, int]:
         work = free.copy()
         session = self.session() if session is None else session
         remaining = [list(shape.pods) for shape in shapes]
         used = [np.zeros(self.table.size, dtype=np.bool_) for _ in shapes]
-        ledger = self._ledger()
+        ledger = self._ledger(pins)
         refused = [np.zeros(self.table.size, dtype=np.bool_) for _ in shapes]  # claims
         placed: dict[str, int] = {}
         progress = True
@@ -401,7 +389,8 @@ class GangInterplay:
                     copies = copies_per_node(work, shape.demand, allowed)
                     if not copies.any():
                         break
-                    slot = best_slot(work, shape.demand, copies, order)
+                    stranded = None if ledger is None else ledger.free_per_slot()
+                    slot = best_slot(work, shape.demand, copies, replace(order, stranded=stranded))
                     if ledger is not None and not ledger.take(
                         self._needs(remaining[index][0]), slot
                     ):
@@ -414,9 +403,10 @@ class GangInterplay:
                     progress = True
         return placed
 
-    def _ledger(self) -> DeviceLedger | None:
-        """A copy of the cycle's devices for one attempt, or None without claims."""
-        return None if self.devices is None else self.devices.ledger.copy()
+    def _ledger(self, pins: Pins | None = None) -> DeviceLedger | None:
+        """A copy of the cycle's devices for one attempt (`pins`: where shared claims
+        go), or None without claims."""
+        return None if self.devices is None else self.devices.ledger.copy(pins)
 
     def _needs(self, pod: str) -> tuple[Need, ...]:
         return () if self.devices is None else self.devices.needs.get(pod, ())
@@ -433,17 +423,26 @@ class GangInterplay:
     ) -> dict[str, int]:
         """Pod name -> node slot for as many members as fit (up to `limit`), placed one by
         one under the rules; may hold fewer than `needed`. `shapes` are the members'
-        shapes, in the order the members were given."""
+        shapes, in the order the members were given. Falling short, it tries again in
+        each open domain, then with each node for the claims the pods share."""
         cap = limit if limit is not None else sum(len(shape.pods) for shape in shapes)
         best = self._place_once(free, shapes, within, order, cap)
         if len(best) >= needed:
             return best
-        for domain in self.open_domains(free, shapes, within=within):
-            attempt = self._place_once(free, shapes, domain, order, cap)
+        tries: list[tuple[BoolArray, Pins | None]] = [
+            (domain, None) for domain in self.open_domains(free, shapes, within=within)
+        ]
+        if self.devices is not None:
+            choices = pin_choices(self.devices, free, shapes, within=within, order=order)
+            tries += [(within, pins) for pins in choices]
+        for nodes, pins in tries:
+            attempt = self._place_once(free, shapes, nodes, order, cap, pins=pins)
             if len(attempt) >= needed:
                 return attempt
-            if len(attempt) > len(best):
-                best = attempt
+            best = attempt if len(attempt) > len(best) else best
+        if self.devices is not None and not any(member.rules for member in self.members):
+            found = assign(self.devices, free, shapes, within=within, needed=needed, limit=cap)
+            return best if found is None else found
         return best
 
     def open_domains(

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from muster.scheduler.rules.pod_terms import PodTerm
-from muster.scheduler.state.intake import PodRecord
+from muster.scheduler.rules.pod_terms import InterPodRules, PodTerm
+from muster.scheduler.state.intake import PlacementRules, PodRecord
 from muster.scheduler.state.placed import PlacedPods, term_anchors
 
 Counts = npt.NDArray[np.int64]
@@ -27,6 +27,16 @@ Predicate = Callable[[str, Mapping[str, str]], bool]  # (namespace, labels) -> c
 
 NO_LABELS: Mapping[str, str] = {}
 Label = tuple[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class Member:
+    """What the rules need to know of a shape's pods (every pod of a shape shares it)."""
+
+    namespace: str
+    labels: Mapping[str, str]
+    rules: InterPodRules
+    node_rules: PlacementRules
 
 
 @dataclass(slots=True)

@@ -219,3 +219,21 @@ def test_a_gang_kept_in_one_zone_goes_to_the_zone_whose_nodes_have_its_devices()
         *gang("g", 2, spec=from_template("one-gpu"), topology_key=zone),
     )
     assert placements == {"g-0": "b1", "g-1": "b1"}
+
+
+def test_a_shared_claim_is_tried_on_every_node_that_could_hold_it() -> None:
+    """The fullest node (n1, room for two) is tried first; the claim tied to it would
+    strand the third member: the search moves the claim to n3, which holds all three."""
+    placements, verdict = run(
+        node("n1", cpu="2"),
+        node("n2", cpu="1"),
+        node("n3", cpu="3"),
+        device_class(),
+        resource_slice("n1", 2),
+        resource_slice("n2", 2),
+        resource_slice("n3", 2),
+        claim("team", request(count=2)),
+        *gang("g", 3, spec=sharing("team")),
+    )
+    assert verdict is None
+    assert placements == {"g-0": "n3", "g-1": "n3", "g-2": "n3"}
