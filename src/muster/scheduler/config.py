@@ -31,6 +31,12 @@ class EngineConfig:
     that its PodGroup does not exist. A Job's pods exist before the operator has
     made the Job's PodGroup, so warning at once would tell most pods of every new Job.
 
+    `arrival_grace`: seconds from a gang's newest pod's creation during which more of
+    its pods may still be on their way: a framework or a controller creates a gang's
+    pods over seconds, and the first of them alone may not fit where the whole gang
+    does. Meanwhile a gang that does not fit is told why as of the cluster now, never
+    that it does not fit even on an empty cluster.
+
     `topology_levels`: node label keys of the cluster's topology, widest first (zone,
     block, rack, ...). A gang preferring one level falls back to the wider ones in
     this order (see `placement.levels`).
@@ -43,6 +49,7 @@ class EngineConfig:
     rollback_backoff: float = 10.0
     rollback_backoff_max: float = 300.0
     orphan_grace: float = 10.0
+    arrival_grace: float = 10.0
     topology_levels: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
@@ -52,6 +59,12 @@ class EngineConfig:
             raise ValueError("starvation_seconds must not be negative")
         if self.max_rollbacks < 0:
             raise ValueError("max_rollbacks must not be negative")
-        for name in ("release_timeout", "victims_timeout", "rollback_backoff", "orphan_grace"):
+        for name in (
+            "release_timeout",
+            "victims_timeout",
+            "rollback_backoff",
+            "orphan_grace",
+            "arrival_grace",
+        ):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must not be negative")

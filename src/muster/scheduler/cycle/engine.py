@@ -108,6 +108,7 @@ class _Cycle:
         self.benched: set[GroupKey] = set()
         self.short: set[GroupKey] = set()  # admitted, minCount raised beyond what fits
         self.crowded = False  # a pending gang was tried and did not fit
+        self.wake: list[float] = []  # when to decide again though nothing changes
 
     def run(self) -> CycleResult:
         followed = self._follow_admitted()
@@ -127,7 +128,7 @@ class _Cycle:
         told, standing, due = notices(
             self.state, now=self.now, config=self.config, told=self.carried.told
         )
-        wake_at = min((m for m in (plan.wake_at, due) if m is not None), default=None)
+        wake_at = min((m for m in (plan.wake_at, due, *self.wake) if m is not None), default=None)
         return CycleResult(
             admissions=tuple(self.admissions),
             growths=tuple(
@@ -264,12 +265,15 @@ class _Cycle:
         never = refusal.never(self.board, gang)  # then no victim would make room either
         if never is None and record.preempt and self._preempt(gang, shapes, interplay):
             return
+        arriving = refusal.arriving_until(gang, self.now, self.config)
+        if arriving is not None:  # told "never" once its pods have stopped arriving
+            self.wake.append(arriving)
         self.verdicts[gang.key] = refusal.refuse(
             self.board,
             gang,
             refusal.Attempt(shapes, interplay, placement),
             position,
-            never=never,
+            never=never if arriving is None else None,
             preemption_tried=(
                 never is None and record.preempt and self.preemption.has_candidates(gang.priority)
             ),

@@ -53,6 +53,16 @@ def never(board: Board, gang: Gang) -> Attempt | None:
     return Attempt(shapes, interplay, placement)
 
 
+def arriving_until(gang: Gang, now: float, config: EngineConfig) -> float | None:
+    """Until when more of the gang's pods may still be on their way (its newest pod's
+    creation, plus `arrival_grace`), if they may be now; None otherwise."""
+    created = [entry.record.created for entry in gang.pending]
+    newest = max((moment for moment in created if moment is not None), default=None)
+    if newest is None or newest + config.arrival_grace <= now:
+        return None
+    return newest + config.arrival_grace
+
+
 def _alone_key(board: Board, gang: Gang) -> Hashable:
     """All that decides whether a gang fits on the empty cluster, besides the node
     table: its pending pods (whose placement rules do not change while they wait),

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from muster.scheduler import EngineConfig
+from datetime import UTC, datetime
+
+from muster.scheduler import EngineConfig, schedule
 from muster.scheduler.cycle import refusal
 from muster.scheduler.cycle.board import Board
 from muster.scheduler.cycle.queue import Gang, gangs_of
-from muster.scheduler.decisions.results import Reason
+from muster.scheduler.decisions.results import GroupKey, Reason
+from muster.scheduler.placement.explain import NEVER_FITS
 from tests.unit.scheduler.builders import Obj, cluster, gang, node, pod
 
 NOW = 1_798_761_600.0
@@ -59,3 +62,22 @@ def test_a_starving_gang_closes_the_nodes_it_would_use_to_the_gangs_behind_it() 
     )
     assert "(2 node(s) closed to the gangs behind it)" in starving.message
     assert board.closed_for_older.all()
+
+
+def test_a_gang_whose_pods_are_still_arriving_is_not_told_it_never_fits() -> None:
+    """Two of a gang's pods, created a second ago, fit no node; more may be on their
+    way. It is told why as of the cluster now, and decided again once its pods have
+    stopped arriving: then, if nothing came, that it never fits."""
+    created = datetime.fromtimestamp(NOW - 1, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    members = gang("g", 2, min_count=2, cpu="3")
+    for member in members[1:]:
+        member["metadata"]["creationTimestamp"] = created
+    state = cluster(node("n1", cpu="4"), *members)
+    config = EngineConfig(arrival_grace=10.0)
+    soon = schedule(state, now=NOW, config=config)
+    verdict = soon.verdicts[GroupKey("default", "g")]
+    assert verdict.explanation is not None and not verdict.explanation.never
+    assert not verdict.message.startswith(NEVER_FITS)
+    assert soon.plan.wake_at == NOW - 1 + 10.0
+    later = schedule(state, now=NOW + 10.0, config=config)
+    assert later.verdicts[GroupKey("default", "g")].message.startswith(NEVER_FITS)
