@@ -6,7 +6,8 @@ claim, and refuses the node when it cannot ("cannot allocate all claims"); a cla
 already allocated (to another pod sharing it, or earlier) binds its pods to the node
 of its devices. A gang is placed pod by pod (`interplay`), so each pod sees the
 devices its gang's pods placed before it took, and a claim shared by several pods of
-the gang is allocated once, for the first of them. The devices themselves, and the
+the gang is allocated once, for the first of them (on each node that could hold it in
+turn, when the first falls short: `shared_claims`). The devices themselves, and the
 allocation on one node, are the `device_ledger`'s.
 """
 

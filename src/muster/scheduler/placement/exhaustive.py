@@ -10,9 +10,11 @@ can still be placed; a branch that leads nowhere is undone. Pods of one shape ar
 interchangeable, so they take nodes in slot order only, and once one is left out
 the rest of its shape are too.
 
-The search stops after `STEPS` nodes tried in all, and is not run for gangs of more
-than `MAX_PODS` pods: exact for small gangs on small clusters (the unit tests compare
-it with a brute force), bounded for any other, whatever its pods or claims. It is run
+The search stops after `STEPS` nodes tried in all, fewer on a large cluster (each try
+reads every node, so at most `NODE_READS` node reads in all), and is not run for gangs
+of more than `MAX_PODS` pods: exact for small gangs on small clusters (the unit tests
+compare it with a brute force), bounded for any other, whatever its pods or claims,
+so a tenant's many waiting gangs cannot slow the cycle beyond that per gang. It is run
 only where no inter-pod rule ties the gang's pods to one another (then each pod's node
 changes where the rules let the next one go, which best fit follows pod by pod).
 """
@@ -29,6 +31,7 @@ from muster.scheduler.placement.devices import GangDevices
 from muster.scheduler.placement.fit import BoolArray, Matrix, Shape
 
 STEPS = 2048
+NODE_READS = 1 << 17
 MAX_PODS = 32
 LEFT_OUT = 1 << 30  # a shape's next node once one of its pods was left out
 
@@ -96,7 +99,8 @@ def assign(
     pods = [(index, pod) for index, shape in enumerate(shapes) for pod in shape.pods]
     if len(pods) > MAX_PODS or needed > limit:
         return None
-    search = _Search(devices, shapes, within, needed, limit, pods)
+    steps = min(STEPS, NODE_READS // max(len(within), 1))
+    search = _Search(devices, shapes, within, needed, limit, pods, steps)
     start = [-1] * len(shapes)
     search.visit(0, free.copy(), devices.ledger.copy(), {}, start)
     return search.found
