@@ -37,8 +37,9 @@ class Attempt:
 def never(board: Board, gang: Gang) -> Attempt | None:
     """How the gang fares on the empty cluster (every node's allocatable, no other
     pod placed, no node closed to others), if it does not fit even there; None if
-    it does. A fit is remembered: the question is asked of every waiting gang, every
-    cycle, and the answer holds until the nodes or the gang change."""
+    it does, or if the search could not tell (`retries`). A fit is remembered: the
+    question is asked of every waiting gang, every cycle, and the answer holds until
+    the nodes or the gang change."""
     key = _alone_key(board, gang)
     if board.table.fits_alone(key):
         return None
@@ -50,6 +51,8 @@ def never(board: Board, gang: Gang) -> Attempt | None:
     if placement.placements:
         board.table.remember_fits_alone(key)
         return None
+    if interplay is not None and interplay.unsure:
+        return None  # a placement may exist that the bounded search did not reach
     return Attempt(shapes, interplay, placement)
 
 

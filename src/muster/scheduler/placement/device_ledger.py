@@ -151,6 +151,10 @@ class DeviceLedger:
         free: Counts = self.where.total - self.taken_on
         return free
 
+    def free_on(self, slot: int) -> int:
+        """The slot's devices no claim holds."""
+        return int(self.where.total[slot] - self.taken_on[slot])
+
     def taken_ids(self) -> set[DeviceId]:
         return {self.where.ids[number] for number in np.flatnonzero(self.taken)}
 

@@ -93,14 +93,17 @@ def assign(
     within: BoolArray,
     needed: int,
     limit: int,
-) -> dict[str, int] | None:
+) -> tuple[dict[str, int] | None, bool]:
     """Pod name -> node slot for `needed` to `limit` pods, or None when the search
-    finds none within its bounds."""
+    finds none within its bounds; and whether it searched everywhere (a None is then
+    a proof that none exists)."""
     pods = [(index, pod) for index, shape in enumerate(shapes) for pod in shape.pods]
-    if len(pods) > MAX_PODS or needed > limit:
-        return None
+    if needed > limit:
+        return None, True
+    if len(pods) > MAX_PODS:
+        return None, False
     steps = min(STEPS, NODE_READS // max(len(within), 1))
     search = _Search(devices, shapes, within, needed, limit, pods, steps)
     start = [-1] * len(shapes)
     search.visit(0, free.copy(), devices.ledger.copy(), {}, start)
-    return search.found
+    return search.found, search.steps >= 0

@@ -42,7 +42,6 @@ import numpy as np
 
 from muster.scheduler.placement.device_ledger import DeviceLedger
 from muster.scheduler.placement.devices import CANNOT_ALLOCATE, GangDevices
-from muster.scheduler.placement.exhaustive import assign
 from muster.scheduler.placement.fit import (
     BoolArray,
     Counts,
@@ -56,7 +55,8 @@ from muster.scheduler.placement.fit import (
 )
 from muster.scheduler.placement.interpod_reasons import REASONS
 from muster.scheduler.placement.interpod_view import InterPodView, Member
-from muster.scheduler.placement.shared_claims import Pins, pin_choices
+from muster.scheduler.placement.retries import retried
+from muster.scheduler.placement.shared_claims import Pins
 from muster.scheduler.rules.node_affinity import matching_nodes
 from muster.scheduler.rules.pod_terms import PodTerm, SpreadConstraint, matches_all
 from muster.scheduler.rules.taints import first_untolerated
@@ -144,6 +144,7 @@ class GangInterplay:
         self.table = table
         self.devices = devices  # the pods' device claims, allocated as the pods are placed
         self.dynamic = any(member.rules for member in members) or devices is not None
+        self.unsure = False  # a bounded search fell short: a placement may still exist
         self._base = [self._rules_of(member) for member in members]
         self._effects: dict[tuple[int, int], _Effects] = {}
 
@@ -353,9 +354,9 @@ class GangInterplay:
         the slices before it); and the session with these added, a copy."""
         carried = [rules.copy() for rules in session]
         limit = sum(len(shape.pods) for shape in shapes)
-        return self._place_once(free, shapes, within, order, limit, session=carried), carried
+        return self.place_once(free, shapes, within, order, limit, session=carried), carried
 
-    def _place_once(
+    def place_once(
         self,
         free: Matrix,
         shapes: Sequence[Shape],
@@ -371,6 +372,8 @@ class GangInterplay:
         remaining = [list(shape.pods) for shape in shapes]
         used = [np.zeros(self.table.size, dtype=np.bool_) for _ in shapes]
         ledger = self._ledger(pins)
+        stranded = None if ledger is None else ledger.free_per_slot()  # best fit's, below
+        order = replace(order, stranded=stranded)
         refused = [np.zeros(self.table.size, dtype=np.bool_) for _ in shapes]  # claims
         placed: dict[str, int] = {}
         progress = True
@@ -389,13 +392,13 @@ class GangInterplay:
                     copies = copies_per_node(work, shape.demand, allowed)
                     if not copies.any():
                         break
-                    stranded = None if ledger is None else ledger.free_per_slot()
-                    slot = best_slot(work, shape.demand, copies, replace(order, stranded=stranded))
-                    if ledger is not None and not ledger.take(
-                        self._needs(remaining[index][0]), slot
-                    ):
-                        refused[index][slot] = True  # the shape's claims do not fit there
-                        continue
+                    slot = best_slot(work, shape.demand, copies, order)
+                    if ledger is not None:
+                        if not ledger.take(self._needs(remaining[index][0]), slot):
+                            refused[index][slot] = True  # its claims do not fit there
+                            continue
+                        if stranded is not None:
+                            stranded[slot] = ledger.free_on(slot)
                     work[slot] -= shape.demand
                     used[index][slot] = True
                     placed[remaining[index].pop(0)] = slot
@@ -424,26 +427,15 @@ class GangInterplay:
         """Pod name -> node slot for as many members as fit (up to `limit`), placed one by
         one under the rules; may hold fewer than `needed`. `shapes` are the members'
         shapes, in the order the members were given. Falling short, it tries again in
-        each open domain, then with each node for the claims the pods share."""
+        each open domain, then with each node for the claims the pods share
+        (`retries`)."""
         cap = limit if limit is not None else sum(len(shape.pods) for shape in shapes)
-        best = self._place_once(free, shapes, within, order, cap)
+        best = self.place_once(free, shapes, within, order, cap)
         if len(best) >= needed:
             return best
-        tries: list[tuple[BoolArray, Pins | None]] = [
-            (domain, None) for domain in self.open_domains(free, shapes, within=within)
-        ]
-        if self.devices is not None:
-            choices = pin_choices(self.devices, free, shapes, within=within, order=order)
-            tries += [(within, pins) for pins in choices]
-        for nodes, pins in tries:
-            attempt = self._place_once(free, shapes, nodes, order, cap, pins=pins)
-            if len(attempt) >= needed:
-                return attempt
-            best = attempt if len(attempt) > len(best) else best
-        if self.devices is not None and not any(member.rules for member in self.members):
-            found = assign(self.devices, free, shapes, within=within, needed=needed, limit=cap)
-            return best if found is None else found
-        return best
+        return retried(
+            self, best, free, shapes, within=within, order=order, needed=needed, limit=cap
+        )
 
     def open_domains(
         self, free: Matrix, shapes: Sequence[Shape], *, within: BoolArray
@@ -477,7 +469,7 @@ class GangInterplay:
         as kube-scheduler would tell it once the others are bound; what is free then, and
         how many are placed. None when the rules leave out no pod."""
         total = sum(len(shape.pods) for shape in shapes)
-        placed = self._place_once(free, shapes, within, order, total)
+        placed = self.place_once(free, shapes, within, order, total)
         session = [rules.copy() for rules in self._base]
         work = free.copy()
         shape_of = {pod: index for index, shape in enumerate(shapes) for pod in shape.pods}

@@ -4,13 +4,23 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
+
 from muster.scheduler import EngineConfig, schedule
 from muster.scheduler.cycle import refusal
 from muster.scheduler.cycle.board import Board
 from muster.scheduler.cycle.queue import Gang, gangs_of
 from muster.scheduler.decisions.results import GroupKey, Reason
+from muster.scheduler.placement.exhaustive import MAX_PODS
 from muster.scheduler.placement.explain import NEVER_FITS
 from tests.unit.scheduler.builders import Obj, cluster, gang, node, pod
+from tests.unit.scheduler.device_builders import (
+    claim_template,
+    device_class,
+    from_template,
+    request,
+    resource_slice,
+)
 
 NOW = 1_798_761_600.0
 CONFIG = EngineConfig(starvation_seconds=60.0)
@@ -81,3 +91,26 @@ def test_a_gang_whose_pods_are_still_arriving_is_not_told_it_never_fits() -> Non
     assert soon.plan.wake_at == NOW - 1 + 10.0
     later = schedule(state, now=NOW + 10.0, config=config)
     assert later.verdicts[GroupKey("default", "g")].message.startswith(NEVER_FITS)
+
+
+@pytest.mark.parametrize(("size", "never"), [(16, True), (17, False)])
+def test_never_is_said_only_where_the_search_could_prove_it(size: int, never: bool) -> None:
+    """A gang of two shapes, each pod of one with a GPU claim of its own, on a node with
+    one GPU: no placement exists. Up to `MAX_PODS` pods the search proves it, and the
+    gang is told it never fits; beyond, it cannot tell, and the gang is not told so."""
+    claims = [*gang("g", size, min_count=2 * size, cpu="1", spec=from_template("one"))]
+    for member in claims[1:]:
+        member["metadata"]["name"] = member["metadata"]["name"].replace("g-", "g-own-")
+    plain = gang("g", size, cpu="1")[1:]
+    state = cluster(
+        node("n1", cpu="64"),
+        device_class(),
+        resource_slice("n1", 1),
+        claim_template("one", request()),
+        *claims,
+        *plain,
+    )
+    assert (2 * size <= MAX_PODS) is never
+    result = schedule(state, now=NOW, config=CONFIG)
+    message = result.verdicts[GroupKey("default", "g")].message
+    assert message.startswith(NEVER_FITS) is never
