@@ -10,7 +10,9 @@ pinned in turn to each node it could be allocated on (`pin_choices`), so the sea
 refuses only after every such node was tried.
 
 Its cost is bounded whatever the gang, its claims or the cluster: at most
-`ATTEMPTS` more pod-by-pod placements per decision, each costing what the first did.
+`ATTEMPTS` more pod-by-pod placements per decision, each costing what the first did,
+for at most `PINNED_CLAIMS` claims (those whose pods are placed first; the others go
+where best fit puts their first pod).
 Nodes are tried for a claim the roomiest for its pods first (then in best-fit order),
 and a set of pins (one node per claim, claims with no pod in common) is tried before
 any set that uses a later node for some claim. A claim with as many candidate nodes
@@ -37,6 +39,7 @@ from muster.scheduler.placement.fit import (
 from muster.scheduler.state.device_book import Need
 
 ATTEMPTS = 64
+PINNED_CLAIMS = 8
 
 Pins = Mapping[Hashable, int]  # claim -> the node slot it is allocated on
 
@@ -60,7 +63,7 @@ def pin_choices(
     order: NodeOrder,
 ) -> list[Pins]:
     """The pins to try, best first, at most `ATTEMPTS`; none when no claim is shared."""
-    claims = _unallocated_shared(devices.ledger, devices.needs, shapes)
+    claims = _unallocated_shared(devices.ledger, devices.needs, shapes)[:PINNED_CLAIMS]
     if not claims:
         return []
     nodes = [_candidates(devices, free, claim, within=within, order=order) for claim in claims]
@@ -89,8 +92,8 @@ def _unallocated_shared(
                 if need.shared and need.allocated is None and need.key not in ledger.made
             ]
             new = [key for key in keys if key not in pods_of]
-            if len(new) < len(keys) or len(new) > 1:
-                following.update(new[1:] if len(new) == len(keys) else new)
+            joined = len(new) < len(keys)  # the pod uses a claim met before
+            following.update(new if joined else new[1:])
             for key in keys:
                 pods_of.setdefault(key, set()).add(pod)
                 first.setdefault(key, (pod, shape))
