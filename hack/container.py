@@ -20,6 +20,7 @@ from __future__ import annotations
 import base64
 import json
 import tomllib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -53,9 +54,7 @@ def mount_service_account(kubeconfig: Path, directory: Path) -> Path:
         )
     )
     authority = admin["clusters"][0]["cluster"]["certificate-authority-data"]
-    token = installed.kubectl(
-        kubeconfig, "create", "token", installed.SERVICE_ACCOUNT, "-n", installed.NAMESPACE
-    ).strip()
+    token = installed.service_account_token(kubeconfig)
     directory.mkdir(parents=True, exist_ok=True)
     directory.chmod(0o755)
     for name, content in (
@@ -102,41 +101,63 @@ def local_environment(
     }
 
 
-def run_command(
-    *,
-    name: str,
-    deployment: dict[str, Any],
-    environment: dict[str, str],
-    service_account: Path,
-    tag: str,
-) -> list[str]:
-    """`podman run` of `tag` in the foreground as the Deployment's container, named
-    `name`, with `environment` (the Deployment's settings and the API server's
-    address) and `service_account` mounted where the kubelet mounts it."""
-    pod = deployment["spec"]["template"]["spec"]
-    [container] = pod["containers"]
-    pod_security = pod.get("securityContext", {})
-    security = {**pod_security, **container.get("securityContext", {})}
-    arguments = ["podman", "run", "--rm", "--replace", f"--name={name}", *RUNTIME]
-    arguments.append(f"--user={security['runAsUser']}:{security['runAsGroup']}")
-    if security.get("readOnlyRootFilesystem"):
-        # Only the Deployment's volumes are writable, not podman's usual /run and /tmp.
-        arguments += ["--read-only", "--read-only-tmpfs=false"]
-    if security.get("allowPrivilegeEscalation") is False:
-        arguments.append("--security-opt=no-new-privileges")
-    arguments += [f"--cap-drop={capability}" for capability in security["capabilities"]["drop"]]
-    empty_dirs = {
-        volume["name"]: volume["emptyDir"] for volume in pod["volumes"] if "emptyDir" in volume
-    }
-    for mount in container["volumeMounts"]:
-        if mount["name"] in empty_dirs:
-            size = empty_dirs[mount["name"]].get("sizeLimit")
-            options = f":size={tmpfs_size(size)}" if size else ""
-            arguments.append(f"--tmpfs={mount['mountPath']}{options}")
-    arguments.append(f"--volume={service_account}:{SERVICE_ACCOUNT_DIR}:ro")
-    arguments += [f"--env={key}={value}" for key, value in sorted(environment.items())]
-    arguments.append(tag)
-    return arguments
+@dataclass(frozen=True)
+class ImageRun:
+    """The image run as the Deployment's container: `tag`, the rendered `deployment`
+    whose container and pod settings it takes, and the directory mounted as the
+    ServiceAccount's (`mount_service_account`)."""
+
+    tag: str
+    deployment: dict[str, Any]
+    service_account: Path
+
+    @classmethod
+    def prepared(cls, kubeconfig: Path, tag: str, service_account: Path) -> ImageRun:
+        """`tag` run as the installed Deployment of the cluster of `kubeconfig`, with a
+        token of its ServiceAccount mounted from `service_account`."""
+        return cls(
+            tag=tag,
+            deployment=installed.deployment(installed.rendered(kubeconfig)),
+            service_account=mount_service_account(kubeconfig, service_account),
+        )
+
+    def command(
+        self,
+        *,
+        name: str,
+        environment: dict[str, str],
+        volumes: dict[Path, str] | None = None,
+        arguments: tuple[str, ...] = (),
+    ) -> list[str]:
+        """`podman run` in the foreground as the Deployment's container, named `name`,
+        with `environment` (the Deployment's settings and the API server's address),
+        the ServiceAccount mounted where the kubelet mounts it, `volumes` (host
+        directory: path in the container) mounted writable beyond the Deployment's
+        own, and `arguments` after the image's entry point (`muster run`)."""
+        pod = self.deployment["spec"]["template"]["spec"]
+        [container] = pod["containers"]
+        pod_security = pod.get("securityContext", {})
+        security = {**pod_security, **container.get("securityContext", {})}
+        command = ["podman", "run", "--rm", "--replace", f"--name={name}", *RUNTIME]
+        command.append(f"--user={security['runAsUser']}:{security['runAsGroup']}")
+        if security.get("readOnlyRootFilesystem"):
+            # Only the Deployment's volumes are writable, not podman's usual /run and /tmp.
+            command += ["--read-only", "--read-only-tmpfs=false"]
+        if security.get("allowPrivilegeEscalation") is False:
+            command.append("--security-opt=no-new-privileges")
+        command += [f"--cap-drop={capability}" for capability in security["capabilities"]["drop"]]
+        empty_dirs = {
+            volume["name"]: volume["emptyDir"] for volume in pod["volumes"] if "emptyDir" in volume
+        }
+        for mount in container["volumeMounts"]:
+            if mount["name"] in empty_dirs:
+                size = empty_dirs[mount["name"]].get("sizeLimit")
+                options = f":size={tmpfs_size(size)}" if size else ""
+                command.append(f"--tmpfs={mount['mountPath']}{options}")
+        command.append(f"--volume={self.service_account}:{SERVICE_ACCOUNT_DIR}:ro")
+        command += [f"--volume={host}:{path}" for host, path in (volumes or {}).items()]
+        command += [f"--env={key}={value}" for key, value in sorted(environment.items())]
+        return [*command, self.tag, *arguments]
 
 
 def tmpfs_size(quantity: str) -> str:

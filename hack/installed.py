@@ -162,13 +162,18 @@ def as_list(objects: list[dict[str, Any]]) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "List", "items": objects}
 
 
-def service_account_kubeconfig(kubeconfig: Path, path: Path, duration: str = "48h") -> Path:
-    """A kubeconfig for the same API server that authenticates as the operator's
-    ServiceAccount only, with a token from the TokenRequest API."""
-    token = kubectl(
+def service_account_token(kubeconfig: Path, duration: str = "48h") -> str:
+    """A token of the operator's ServiceAccount from the TokenRequest API, as the
+    kubelet gets one for a pod; it outlasts any test run rather than being renewed."""
+    return kubectl(
         kubeconfig, "create", "token", SERVICE_ACCOUNT, "-n", NAMESPACE, f"--duration={duration}"
     ).strip()
-    return token_kubeconfig(kubeconfig, token, path)
+
+
+def service_account_kubeconfig(kubeconfig: Path, path: Path) -> Path:
+    """A kubeconfig for the same API server that authenticates as the operator's
+    ServiceAccount only (`service_account_token`)."""
+    return token_kubeconfig(kubeconfig, service_account_token(kubeconfig), path)
 
 
 def token_kubeconfig(kubeconfig: Path, token: str, path: Path) -> Path:

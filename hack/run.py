@@ -12,6 +12,7 @@ instead, as the chart's Deployment runs it (hack/container.py).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import shutil
 import subprocess
@@ -26,7 +27,13 @@ OPERATOR_KUBECONFIG = cluster.STATE / "muster-operator.kubeconfig"
 HEALTH_PORT = cluster.STATE / "muster-health-port"
 SERVICE_ACCOUNT = cluster.STATE / "muster-serviceaccount"
 IDENTITY = "muster-local"
-CONTAINER = f"muster-{IDENTITY}"
+
+
+def container_name() -> str:
+    """The container of `--image`: named for the dev cluster's directory, since podman's
+    names are the machine's, and another checkout's dev cluster may run one too."""
+    digest = hashlib.sha256(str(cluster.STATE.resolve()).encode()).hexdigest()[:8]
+    return f"{IDENTITY}-{digest}"
 
 
 def muster_command() -> Path:
@@ -59,9 +66,9 @@ def start_muster(*, image: bool = False) -> None:
     HEALTH_PORT.write_text(f"{health_port}\n")
     if image:
         # podman passes the SIGTERM of `make run-stop` on to the operator.
-        command = container.run_command(
-            name=CONTAINER,
-            deployment=installed.deployment(installed.rendered(cluster.KUBECONFIG)),
+        run = container.ImageRun.prepared(cluster.KUBECONFIG, container.image(), SERVICE_ACCOUNT)
+        command = run.command(
+            name=container_name(),
             environment=container.local_environment(
                 cluster.KUBECONFIG,
                 settings,
@@ -69,8 +76,6 @@ def start_muster(*, image: bool = False) -> None:
                 health_port=health_port,
                 identity=IDENTITY,
             ),
-            service_account=container.mount_service_account(cluster.KUBECONFIG, SERVICE_ACCOUNT),
-            tag=container.image(),
         )
     else:
         command = [
@@ -104,7 +109,7 @@ Then: kubectl apply -f examples/training-job.yaml && kubectl get podgroups -w"""
 def stop() -> None:
     cluster.stop(cluster.MUSTER)
     if shutil.which("podman"):  # the container of `--image`, should it outlive its podman
-        subprocess.run(["podman", "rm", "--force", "--ignore", CONTAINER], check=False)
+        subprocess.run(["podman", "rm", "--force", "--ignore", container_name()], check=False)
     (cluster.STATE / "pids" / f"{cluster.MUSTER}.pid").unlink(missing_ok=True)
     if cluster.healthy():
         installed.uninstall(cluster.KUBECONFIG)

@@ -33,7 +33,7 @@ from tests.e2e.harness import (  # noqa: F401  (fixtures of the operator tests)
     priorities,
     volumes,
 )
-from tests.e2e.image import image  # noqa: F401  (the image's tests' fixture)
+from tests.e2e.image import image, replicas  # noqa: F401  (replicas from the image)
 from tests.e2e.kueue import kueue, kueue_queue  # noqa: F401  (fixtures of the Kueue tests)
 from tests.e2e.observer import GRACE_SECONDS, GangObserver, observing
 

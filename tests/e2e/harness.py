@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hack import installed
+from hack import container, installed
 
 from muster.api.gates import has_gang_gate
 from muster.simulation.replay import ReplayedCycle, first_difference, read_trace, replay
@@ -56,6 +56,8 @@ LEASE = ("lease", "muster-operator", "-n", installed.NAMESPACE)
 # What the e2e operator sets beyond the Deployment's settings, and why: a rolled-back
 # gang is tried again after 2 s instead of 10, so the rollback tests take seconds.
 TEST_FLAGS = ("--rollback-backoff=2",)
+# Where a replica from the image has its trace's directory mounted.
+TRACE_MOUNT = "/var/run/muster-trace"
 # How long a replica stays among the Service's endpoints after its readiness was last
 # seen true: the chart's readinessProbe takes it out after 2 failures 5 s apart.
 READINESS_GRACE = 10.0
@@ -75,7 +77,11 @@ class OperatorProcess:
 
     `kubeconfig` is the cluster's admin kubeconfig (the tests' own); the replica
     authenticates with `service.credentials`, a token of the installed ServiceAccount,
-    and takes the Deployment's settings from `service.settings`.
+    and takes the Deployment's settings from `service.settings`. With `image`, it runs
+    from the image instead, with podman, as the Deployment runs its container
+    (hack/container.py: a mounted token, no kubeconfig): `podman run` in the
+    foreground is then its process, so its output goes to the log and SIGTERM reaches
+    the operator (podman passes signals on).
     """
 
     service: WebhookService
@@ -87,6 +93,7 @@ class OperatorProcess:
     webhook_port: int = field(default_factory=free_port)
     process: subprocess.Popen[bytes] | None = None
     ready_at: float | None = None  # when its readiness was last seen true
+    image: container.ImageRun | None = None
 
     def __post_init__(self) -> None:
         self.service.replicas.append(self)
@@ -102,12 +109,30 @@ class OperatorProcess:
             log_path=self.log_path.with_name(f"{identity}.log"),
             identity=identity,
             flags=flags,
+            image=self.image,
         )
 
     @property
     def trace_path(self) -> Path:
-        """Where the operator records its trace (`--record-trace`), afresh at each start."""
-        return self.log_path.with_suffix(".trace.jsonl")
+        """Where the operator records its trace (`--record-trace`), afresh at each start:
+        a directory of its own, which a replica from the image has mounted writable."""
+        return self.log_path.with_name(f"{self.log_path.stem}.trace") / "trace.jsonl"
+
+    @property
+    def container_name(self) -> str:
+        """Its container's name when run from the image: podman's names are the
+        machine's, and ports are unique on it while the replica lives."""
+        return f"muster-{self.identity}-{self.health_port}"
+
+    @property
+    def credentials(self) -> Path:
+        """A kubeconfig that authenticates as the replica does: the token it was given,
+        mounted or in `service.credentials`."""
+        if self.image is None:
+            return self.service.credentials
+        token = (self.image.service_account / "token").read_text()
+        path = self.log_path.with_suffix(".token.kubeconfig")
+        return installed.token_kubeconfig(self.kubeconfig, token, path)
 
     def replayed(self) -> list[ReplayedCycle]:
         """Every cycle of the running operator so far, decided again from its trace; the
@@ -119,6 +144,9 @@ class OperatorProcess:
         return cycles
 
     def command(self, extra: tuple[str, ...]) -> list[str]:
+        flags = (*TEST_FLAGS, *self.flags, *extra)
+        if self.image is not None:
+            return self.image_command(flags)
         return [
             sys.executable,
             "-c",
@@ -130,13 +158,33 @@ class OperatorProcess:
             "--health-host=127.0.0.1",
             f"--health-port={self.health_port}",
             f"--identity={self.identity}",
-            *TEST_FLAGS,
             *([f"--record-trace={self.trace_path}"] if self.record_trace else []),
-            *self.flags,
-            *extra,
+            *flags,
         ]
 
+    def image_command(self, flags: tuple[str, ...]) -> list[str]:
+        """`podman run` of the image with the addresses and identity in the environment
+        (as the Deployment sets them), the trace's directory mounted writable."""
+        assert self.image is not None
+        environment = container.local_environment(
+            self.kubeconfig,
+            self.service.settings,
+            webhook_port=self.webhook_port,
+            health_port=self.health_port,
+            identity=self.identity,
+        )
+        volumes = {}
+        if self.record_trace:
+            self.trace_path.parent.chmod(0o1777)  # the container's user writes, as to an emptyDir
+            volumes[self.trace_path.parent] = TRACE_MOUNT
+            flags = (f"--record-trace={TRACE_MOUNT}/{self.trace_path.name}", *flags)
+        return self.image.command(
+            name=self.container_name, environment=environment, volumes=volumes, arguments=flags
+        )
+
     def start(self, *extra: str) -> None:
+        if self.record_trace:
+            self.trace_path.parent.mkdir(exist_ok=True)
         with self.log_path.open("ab") as log:
             log.write(f"\n=== start {' '.join(extra)} ===\n".encode())
             self.process = subprocess.Popen(
@@ -193,7 +241,10 @@ class OperatorProcess:
             return text
 
     def kill(self) -> None:
-        """SIGKILL: no cleanup of any kind, as when a node dies under the operator."""
+        """SIGKILL: no cleanup of any kind, as when a node dies under the operator (from
+        the image: its container's process killed, then podman)."""
+        if self.image is not None:
+            podman("kill", "--signal=KILL", self.container_name)
         if self.process is not None:
             self.process.send_signal(signal.SIGKILL)
             self.process.wait(timeout=10)
@@ -201,16 +252,18 @@ class OperatorProcess:
             self.ready_at = None
 
     def stop(self) -> None:
-        if self.process is None:
-            return
-        self.process.send_signal(signal.SIGTERM)
-        try:
-            self.process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(timeout=10)
-        self.process = None
-        self.ready_at = None
+        """SIGTERM, and SIGKILL after 15 s; a container from the image is removed too."""
+        if self.process is not None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+            self.process = None
+            self.ready_at = None
+        if self.image is not None:
+            podman("rm", "--force", "--ignore", self.container_name)
 
     def restart(self, *extra: str) -> None:
         self.stop()
@@ -273,6 +326,11 @@ class WebhookService:
         # As a Service without ready endpoints: the connection is refused.
         for replica in self.replicas:
             replica.note("webhook service: a connection refused, no replica is an endpoint")
+
+
+def podman(*args: str) -> None:
+    """A podman command whose failure (its container already gone) does not matter."""
+    subprocess.run(["podman", *args], capture_output=True, check=False)
 
 
 def _pump(source: socket.socket, sink: socket.socket) -> None:

@@ -1,105 +1,100 @@
-"""A replica of the installed operator run from the image (`make image`) with podman,
-as the chart's Deployment runs it (hack/container.py), beside or instead of the
-session's local process: the same installation, ServiceAccount and webhook stand-in."""
+"""Replicas of the installed operator run from the image (`make image`) with podman, as
+the chart's Deployment runs them (hack/container.py), beside or instead of the
+session's local process: the same installation, ServiceAccount and webhook stand-in.
+
+A test marked `process_and_image` runs twice: with its replicas as local processes,
+then from the image. In the second run the test's operator (the session's, or the
+fault suite's) is stopped and started again from the image with its identity, flags
+and trace, and every replica it makes (`replica()`) runs from the image too; after
+the test it runs as a local process again. The image is built once per test run.
+"""
 
 from __future__ import annotations
 
+import os
 import subprocess
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from hack import container, installed
+from hack import container
 
 from tests.e2e.cluster import ROOT
 from tests.e2e.harness import OperatorProcess
 
+PROCESS = "process"
+IMAGE = "image"
+# The mark of a test that runs both ways (`replicas` says which, in the test's id too).
+process_and_image = pytest.mark.parametrize("replicas", [PROCESS, IMAGE], indirect=True)
+
 
 @pytest.fixture(scope="session")
 def image() -> str:
-    """The image of this checkout, built afresh (hack/image.sh, on the bases and wheels
-    it caches), so that the test runs what this checkout's `make image` gives."""
-    subprocess.run([str(ROOT / "hack" / "image.sh")], check=True, cwd=ROOT)
-    return container.image()
+    """The image of this checkout, by its ID (which no later build of another checkout
+    on the machine retags): built afresh (hack/image.sh, on the bases and wheels it
+    caches), unless MUSTER_E2E_IMAGE_BUILT says that `make image` has just built it
+    (`make test` builds it once for its e2e and fault runs)."""
+    if not os.environ.get("MUSTER_E2E_IMAGE_BUILT"):
+        subprocess.run([str(ROOT / "hack" / "image.sh")], check=True, cwd=ROOT)
+    inspected = subprocess.run(
+        ["podman", "image", "inspect", "--format={{.Id}}", container.image()],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return inspected.stdout.strip()
 
 
-@dataclass
-class ImageReplica(OperatorProcess):
-    """One replica as a container: `podman run` in the foreground is its process, so
-    its output goes to the log and SIGTERM reaches the operator (podman passes
-    signals on); a kill or a stop that times out removes the container too."""
-
-    tag: str = ""
-    deployment: dict[str, Any] = field(default_factory=dict)
-    service_account: Path = Path()
-
-    @property
-    def container_name(self) -> str:
-        return f"muster-{self.identity}"
-
-    def command(self, extra: tuple[str, ...]) -> list[str]:
-        environment = container.local_environment(
-            self.kubeconfig,
-            self.service.settings,
-            webhook_port=self.webhook_port,
-            health_port=self.health_port,
-            identity=self.identity,
-        )
-        return [
-            *container.run_command(
-                name=self.container_name,
-                deployment=self.deployment,
-                environment=environment,
-                service_account=self.service_account,
-                tag=self.tag,
-            ),
-            *self.flags,
-            *extra,
-        ]
-
-    def kill(self) -> None:
-        subprocess.run(
-            ["podman", "kill", "--signal=KILL", self.container_name],
-            capture_output=True,
-            check=False,
-        )
-        super().kill()
-
-    def stop(self) -> None:
-        super().stop()
-        subprocess.run(
-            ["podman", "rm", "--force", "--ignore", self.container_name],
-            capture_output=True,
-            check=False,
-        )
-
-    def status(self, field_name: str) -> str:
-        """A line of /proc/<pid>/status of the container's first process (the
-        operator: the image's entry point runs no shell), e.g. its `Uid`."""
-        pid = subprocess.run(
-            ["podman", "inspect", "--format={{.State.Pid}}", self.container_name],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith(f"{field_name}:"):
-                return line.split(":", 1)[1].strip()
-        raise AssertionError(f"no {field_name} in /proc/{pid}/status")
+@pytest.fixture(autouse=True)
+def replicas(request: pytest.FixtureRequest) -> Iterator[str]:
+    """How the test's replicas run: `process` unless the test is marked
+    `process_and_image` and this is its run from the image. A test without an
+    operator (the README's own `make run`, test_day_one.py) reads the choice itself."""
+    chosen: str = getattr(request, "param", PROCESS)
+    if chosen == PROCESS or "operator" not in request.fixturenames:
+        yield chosen
+        return
+    tag: str = request.getfixturevalue("image")
+    operator: OperatorProcess = request.getfixturevalue("operator")
+    directory: Path = request.getfixturevalue("tmp_path")
+    run = image_run(operator, tag, directory)
+    operator.stop()  # the Lease given up, so the image's replica leads at once
+    operator.image = run
+    try:
+        operator.start()
+        yield chosen
+    finally:
+        operator.stop()
+        operator.image = None
+        operator.start()
 
 
 def image_replica(
     operator: OperatorProcess, tag: str, identity: str, directory: Path
-) -> ImageReplica:
-    """A replica of `operator`'s installation from the image `tag`, with a token of the
+) -> OperatorProcess:
+    """A replica of `operator`'s installation from the image `tag`, not yet started,
+    with a token of the ServiceAccount mounted from `directory`."""
+    replica = operator.replica(identity)
+    replica.image = image_run(operator, tag, directory)
+    return replica
+
+
+def image_run(operator: OperatorProcess, tag: str, directory: Path) -> container.ImageRun:
+    """`tag` run as the Deployment of `operator`'s installation, with a token of its
     ServiceAccount mounted from `directory`."""
-    kubeconfig = operator.kubeconfig
-    return ImageReplica(
-        service=operator.service,
-        log_path=directory / f"{identity}.log",
-        identity=identity,
-        tag=tag,
-        deployment=installed.deployment(installed.rendered(kubeconfig)),
-        service_account=container.mount_service_account(kubeconfig, directory / "serviceaccount"),
-    )
+    return container.ImageRun.prepared(operator.kubeconfig, tag, directory / "serviceaccount")
+
+
+def process_status(replica: OperatorProcess, field_name: str) -> str:
+    """A line of /proc/<pid>/status of the container's first process (the operator:
+    the image's entry point runs no shell), e.g. its `Uid`."""
+    pid = subprocess.run(
+        ["podman", "inspect", "--format={{.State.Pid}}", replica.container_name],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(f"{field_name}:"):
+            return line.split(":", 1)[1].strip()
+    raise AssertionError(f"no {field_name} in /proc/{pid}/status")

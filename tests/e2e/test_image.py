@@ -21,7 +21,7 @@ from tests.e2e.harness import (
     wait_all_bound,
     wait_for_reason,
 )
-from tests.e2e.image import ImageReplica, image_replica
+from tests.e2e.image import image_replica, process_status
 
 pytestmark = pytest.mark.e2e
 
@@ -42,14 +42,14 @@ def probe_paths(deployment: dict[str, object]) -> set[str]:
 
 
 @pytest.fixture
-def replica(operator: OperatorProcess, image: str, tmp_path: Path) -> ImageReplica:
+def replica(operator: OperatorProcess, image: str, tmp_path: Path) -> OperatorProcess:
     """A replica from the image, not yet started, its token mounted from `tmp_path`."""
     return image_replica(operator, image, IDENTITY, tmp_path)
 
 
 def test_the_image_leads_as_uid_65532_on_a_read_only_root_and_runs_a_gang_whole(
     operator: OperatorProcess,
-    replica: ImageReplica,
+    replica: OperatorProcess,
     kubectl: Kubectl,
     namespace: str,
     pool: NodePool,
@@ -58,11 +58,12 @@ def test_the_image_leads_as_uid_65532_on_a_read_only_root_and_runs_a_gang_whole(
     try:
         replica.start()
         wait_until(f"{IDENTITY} to hold the Lease", lambda: holder(kubectl) == IDENTITY)
-        assert replica.status("Uid").split() == ["65532"] * 4
-        assert replica.status("Gid").split() == ["65532"] * 4
-        assert replica.status("CapEff") == "0000000000000000"
-        assert replica.status("NoNewPrivs") == "1"
-        for path in probe_paths(replica.deployment):
+        assert process_status(replica, "Uid").split() == ["65532"] * 4
+        assert process_status(replica, "Gid").split() == ["65532"] * 4
+        assert process_status(replica, "CapEff") == "0000000000000000"
+        assert process_status(replica, "NoNewPrivs") == "1"
+        assert replica.image is not None
+        for path in probe_paths(replica.image.deployment):
             with urllib.request.urlopen(replica.url(path), timeout=5) as response:
                 assert response.status == 200, path
 
