@@ -175,7 +175,10 @@ class OperatorProcess:
         )
         volumes = {}
         if self.record_trace:
-            self.trace_path.parent.chmod(0o1777)  # the container's user writes, as to an emptyDir
+            # The container's user writes there, as to an emptyDir, and makes the file
+            # afresh: one a local process left it may not open.
+            self.trace_path.parent.chmod(0o1777)
+            self.trace_path.unlink(missing_ok=True)
             volumes[self.trace_path.parent] = TRACE_MOUNT
             flags = (f"--record-trace={TRACE_MOUNT}/{self.trace_path.name}", *flags)
         return self.image.command(

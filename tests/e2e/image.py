@@ -3,10 +3,11 @@ the chart's Deployment runs them (hack/container.py), beside or instead of the
 session's local process: the same installation, ServiceAccount and webhook stand-in.
 
 A test marked `process_and_image` runs twice: with its replicas as local processes,
-then from the image. In the second run the test's operator (the session's, or the
-fault suite's) is stopped and started again from the image with its identity, flags
-and trace, and every replica it makes (`replica()`) runs from the image too; after
-the test it runs as a local process again. The image is built once per test run.
+then from the image. For the second runs of a module's marked tests (pytest runs them
+one after the other) the operator (the session's, or the fault suite's) is stopped
+and started again from the image with its identity, flags and trace, and every
+replica it makes (`replica()`) runs from the image too; after them it runs as a
+local process again. The image is built once per test run.
 """
 
 from __future__ import annotations
@@ -24,8 +25,11 @@ from tests.e2e.harness import OperatorProcess
 
 PROCESS = "process"
 IMAGE = "image"
-# The mark of a test that runs both ways (`replicas` says which, in the test's id too).
-process_and_image = pytest.mark.parametrize("replicas", [PROCESS, IMAGE], indirect=True)
+# The mark of a test that runs both ways (`replicas` says which, in the test's id too);
+# by module, so that the operator changes how it runs once per module and way.
+process_and_image = pytest.mark.parametrize(
+    "replicas", [PROCESS, IMAGE], indirect=True, scope="module"
+)
 
 
 @pytest.fixture(scope="session")
@@ -45,8 +49,10 @@ def image() -> str:
     return inspected.stdout.strip()
 
 
-@pytest.fixture(autouse=True)
-def replicas(request: pytest.FixtureRequest) -> Iterator[str]:
+@pytest.fixture(scope="module", autouse=True)
+def replicas(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
     """How the test's replicas run: `process` unless the test is marked
     `process_and_image` and this is its run from the image. A test without an
     operator (the README's own `make run`, test_day_one.py) reads the choice itself."""
@@ -56,7 +62,7 @@ def replicas(request: pytest.FixtureRequest) -> Iterator[str]:
         return
     tag: str = request.getfixturevalue("image")
     operator: OperatorProcess = request.getfixturevalue("operator")
-    directory: Path = request.getfixturevalue("tmp_path")
+    directory = tmp_path_factory.mktemp("image")
     run = image_run(operator, tag, directory)
     operator.stop()  # the Lease given up, so the image's replica leads at once
     operator.image = run

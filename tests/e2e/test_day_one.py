@@ -7,7 +7,9 @@ MUSTER_CLUSTER_DIR), so that a developer's own dev cluster is left alone. Betwee
 lines the test checks what the README promises: a warning for an opted-in Job while
 Muster does not run, Muster running as its ServiceAccount, the example gang bound
 whole, and the warning back once Muster is stopped, with nothing left behind that
-keeps the chart from being installed there.
+keeps the chart from being installed there. It runs again with `make run IMAGE=1`,
+as the README offers: Muster from the image (built once for the test run, so `-o
+image` keeps make from building it again), its mounted token its only credentials.
 """
 
 from __future__ import annotations
@@ -20,9 +22,11 @@ from pathlib import Path
 
 import pytest
 from hack import helm
-from hack.installed import USER
+from hack.container import SERVICE_ACCOUNT_DIR
+from hack.installed import USER, token_kubeconfig
 
 from tests.e2e.cluster import ROOT, Kubectl, wait_until
+from tests.e2e.image import IMAGE, process_and_image
 
 pytestmark = pytest.mark.e2e
 
@@ -68,9 +72,15 @@ class Shell:
         return done.stdout + done.stderr
 
 
-def test_the_readme_takes_a_new_user_from_cluster_up_to_a_running_gang(state: Path) -> None:
+@process_and_image
+def test_the_readme_takes_a_new_user_from_cluster_up_to_a_running_gang(
+    state: Path, replicas: str, request: pytest.FixtureRequest
+) -> None:
     lines = readme_block("Development cluster")
     assert lines[0].startswith("make cluster-up") and lines[1].startswith("make run ")
+    if replicas == IMAGE:
+        request.getfixturevalue("image")
+        lines[1] = lines[1].replace("make run ", "make run IMAGE=1 -o image ", 1)
     shell = Shell(state)
     shell(lines[0])
     kubectl = Kubectl(state / "kubeconfig")
@@ -90,10 +100,7 @@ def test_the_readme_takes_a_new_user_from_cluster_up_to_a_running_gang(state: Pa
         if line.startswith("kubectl get podgroups"):
             assert "train" in said, said
     wait_until("the example gang bound whole", lambda: bound(kubectl) == 4, timeout=60)
-    pid = (state / "pids" / "muster.pid").read_text().strip()
-    command = Path(f"/proc/{pid}/cmdline").read_text().split("\0")
-    [credentials] = [arg.partition("=")[2] for arg in command if arg.startswith("--kubeconfig=")]
-    whoami = Kubectl(Path(credentials))("auth", "whoami").stdout
+    whoami = Kubectl(credentials(state, kubectl))("auth", "whoami").stdout
     assert USER in whoami
 
     shell(lines[stop_at])
@@ -108,6 +115,26 @@ def test_the_readme_takes_a_new_user_from_cluster_up_to_a_running_gang(state: Pa
     for line in lines[stop_at + 1 :]:
         shell(line)
     assert not (state / "kubeconfig").exists()
+
+
+def credentials(state: Path, kubectl: Kubectl) -> Path:
+    """A kubeconfig that authenticates as Muster does, read from its command line: the
+    kubeconfig it was given, or the token mounted into its container (and then no
+    kubeconfig at all)."""
+    pid = (state / "pids" / "muster.pid").read_text().strip()
+    command = Path(f"/proc/{pid}/cmdline").read_text().split("\0")
+    given = [arg.partition("=")[2] for arg in command if arg.startswith("--kubeconfig=")]
+    mounted = [
+        arg.partition("=")[2].split(":")[0]
+        for arg in command
+        if arg.startswith("--volume=") and f":{SERVICE_ACCOUNT_DIR}:" in arg
+    ]
+    if not mounted:
+        [kubeconfig] = given
+        return Path(kubeconfig)
+    assert not given, command
+    token = (Path(mounted[0]) / "token").read_text()
+    return token_kubeconfig(kubectl.kubeconfig, token, state / "mounted.kubeconfig")
 
 
 def bound(kubectl: Kubectl) -> int:

@@ -26,6 +26,7 @@ from tests.e2e.harness import (
     wait_all_bound,
     wait_for_reason,
 )
+from tests.e2e.image import process_and_image
 
 pytestmark = pytest.mark.e2e
 
@@ -51,18 +52,20 @@ def test_the_manifests_apply_with_a_server_side_dry_run(
 # ---- the operator as its ServiceAccount ----------------------------------------------
 
 
+@process_and_image
 def test_the_operator_schedules_a_gang_with_only_the_manifests_rights(
     operator: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool
 ) -> None:
-    """The session's operator runs as installed (tests/e2e/harness.py): its rights are
-    the manifests' and nothing it asked for was refused."""
+    """The session's operator runs as installed (tests/e2e/harness.py), as a local
+    process or from the image: its rights are the manifests' and nothing it asked for
+    was refused."""
     pool.add(gpus=4)
     kubectl.apply(gang_job("train", pool, workers=4), namespace)
 
     wait_all_bound(kubectl, namespace, "train", 4)
     wait_for_reason(kubectl, namespace, "train", "Scheduled")
     assert gang_scheduled_by(kubectl, namespace, "train") == {operator.identity}
-    whoami = Kubectl(operator.service.credentials)("auth", "whoami", "-o", "json").stdout
+    whoami = Kubectl(operator.credentials)("auth", "whoami", "-o", "json").stdout
     assert json.loads(whoami)["status"]["userInfo"]["username"] == USER
 
     # The certificate the API server trusted: written into the Secret the manifests

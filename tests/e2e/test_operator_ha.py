@@ -1,5 +1,5 @@
 """Two replicas: one leads through the Lease, the other takes over when it dies, and at
-once when it stops cleanly."""
+once when it stops cleanly; as local processes, and from the image."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import pytest
 from muster.operator.config import OperatorConfig
 from tests.e2e.cluster import Kubectl, wait_until
 from tests.e2e.harness import LEASE, NodePool, OperatorProcess, gang_job, wait_all_bound
+from tests.e2e.image import process_and_image
 
 pytestmark = pytest.mark.e2e
 
@@ -76,6 +77,7 @@ def leader_metric(process: OperatorProcess) -> float:
     return float(line.split()[1])
 
 
+@process_and_image
 def test_a_standby_takes_over_when_the_leader_is_killed(
     operator: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool
 ) -> None:
@@ -105,6 +107,7 @@ def test_a_standby_takes_over_when_the_leader_is_killed(
     assert any(record.get("message", "").startswith("leading as") for record in records)
 
 
+@process_and_image
 def test_a_stopped_leader_hands_the_lease_to_the_standby_within_its_retry_period(
     operator: OperatorProcess, kubectl: Kubectl
 ) -> None:

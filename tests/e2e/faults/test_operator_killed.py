@@ -31,10 +31,12 @@ from tests.e2e.harness import (
     scheduled_condition,
     wait_all_bound,
 )
+from tests.e2e.image import process_and_image
 
 WORKERS = 8
 
 
+@process_and_image
 def test_an_operator_killed_mid_release_finishes_it_after_a_restart_and_the_gang_runs_whole(
     operator: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool
 ) -> None:
