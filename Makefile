@@ -19,25 +19,29 @@ $(STAMP): pyproject.toml requirements/dev.txt
 
 venv: $(STAMP)
 
+# The e2e runs take the image `make image` has just built rather than build it again.
+BUILT_IMAGE := MUSTER_E2E_IMAGE_BUILT=1
+
 ## All tests: static checks, unit and property tests, then e2e on a real control plane,
-## then the fault suite on a control plane of its own (one cluster up at a time).
-test: $(STAMP) control-plane browser lint
+## then the fault suite on a control plane of its own (one cluster up at a time). The
+## image is built once, for both e2e runs (tests/e2e/image.py).
+test: $(STAMP) control-plane browser lint image
 	$(BIN)/pytest -m "not e2e" -q
-	$(BIN)/pytest -m "e2e and not faults" -q
-	$(BIN)/pytest -m faults -q
+	$(BUILT_IMAGE) $(BIN)/pytest -m "e2e and not faults" -q
+	$(BUILT_IMAGE) $(BIN)/pytest -m faults -q
 
 ## Fast tests only (no cluster; helm, built on first use, renders the chart).
 unit: $(STAMP) helm
 	$(BIN)/pytest -m "not e2e" -q
 
-e2e: $(STAMP) control-plane browser
-	$(BIN)/pytest -m "e2e and not faults" -q
+e2e: $(STAMP) control-plane browser image
+	$(BUILT_IMAGE) $(BIN)/pytest -m "e2e and not faults" -q
 
 ## Faults injected into a real control plane: a paused leader, an API server restart,
 ## an etcd compaction, the webhooks down, the operator killed mid-release, a member
 ## pod deleted mid-release, a planned node deleted, a policy refusing a release.
-faults: $(STAMP) control-plane
-	$(BIN)/pytest -m faults -q
+faults: $(STAMP) control-plane image
+	$(BUILT_IMAGE) $(BIN)/pytest -m faults -q
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench hack

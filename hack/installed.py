@@ -8,17 +8,20 @@ the ServiceAccount `muster-system/muster-operator` with exactly the manifests' r
 the pod-rights policy that judges it, the webhook configurations, the PriorityClass,
 the Service and its budgets), and the operator with the Deployment's own settings,
 authenticated as that ServiceAccount. The operator is a local process rather than a
-pod (there is no container engine), which changes three things and nothing else:
+pod (no kubelet runs it), which changes three things and nothing else:
 
 - it authenticates with a token of the ServiceAccount (the TokenRequest API, as the
-  kubelet gets one for a pod) instead of a mounted one;
+  kubelet gets one for a pod) in a kubeconfig instead of a mounted one;
 - the webhook configurations call `https://127.0.0.1:PORT` where the manifests name
   the Service, since no Service routes to a local process;
 - the Deployment's addresses, identity and log format (`MUSTER_*_HOST`, `*_PORT`,
   `MUSTER_IDENTITY`, `MUSTER_LOG_FORMAT`) are chosen by the caller.
 
-`make run` starts Muster this way against the dev cluster; the e2e harness does the
-same on its clusters.
+Or it is the image, run with podman as the Deployment runs its container
+(hack/container.py): the token is then mounted where the kubelet mounts it, and only
+the last two differ. `make run` (`IMAGE=1`: from the image) starts Muster this way
+against the dev cluster; the e2e harness does the same on its clusters, each replica
+from the image where a test asks (tests/e2e/image.py).
 """
 
 from __future__ import annotations

@@ -9,7 +9,9 @@ Service, the webhook configurations call a stand-in on 127.0.0.1 that forwards e
 connection to a ready replica, as the Service's endpoints would. A test may kill the
 operator with SIGKILL and start it again to check restart safety, or start a second
 replica. The session's operator records its trace, which a test may replay
-(`OperatorProcess.replayed`).
+(`OperatorProcess.replayed`). A replica runs from the image instead when given one
+(`OperatorProcess.image`); a test marked `process_and_image` runs a second time with
+every replica so (tests/e2e/image.py).
 
 Helpers build what the scenarios need: simulated GPU nodes of their own (tainted and
 labelled for one test, so no other test's pods land there) and gang Jobs that
