@@ -23,6 +23,7 @@ from tests.e2e.harness import (
     OperatorProcess,
     gang_job,
     gang_scheduled_by,
+    releases_for,
     wait_all_bound,
     wait_for_reason,
 )
@@ -58,13 +59,16 @@ def test_the_operator_schedules_a_gang_with_only_the_manifests_rights(
 ) -> None:
     """The session's operator runs as installed (tests/e2e/harness.py), as a local
     process or from the image: its rights are the manifests' and nothing it asked for
-    was refused."""
+    was refused; the trace it records (from the image: to a mounted directory)
+    replays to its decisions."""
     pool.add(gpus=4)
     kubectl.apply(gang_job("train", pool, workers=4), namespace)
 
-    wait_all_bound(kubectl, namespace, "train", 4)
+    pods = wait_all_bound(kubectl, namespace, "train", 4)
     wait_for_reason(kubectl, namespace, "train", "Scheduled")
     assert gang_scheduled_by(kubectl, namespace, "train") == {operator.identity}
+    released = releases_for(operator.replayed(), namespace, "train")
+    assert sorted(released) == sorted(pod["metadata"]["name"] for pod in pods)
     whoami = Kubectl(operator.credentials)("auth", "whoami", "-o", "json").stdout
     assert json.loads(whoami)["status"]["userInfo"]["username"] == USER
 
