@@ -442,7 +442,7 @@ class NodePool:
             }
         )
         self.nodes.append(node)
-        wait_until(f"node {node} to be Ready", lambda: self._ready(node), timeout=30)
+        wait_until(f"node {node} to be Ready", lambda: self.ready(node), timeout=30)
         return node
 
     @property
@@ -455,7 +455,8 @@ class NodePool:
         """What keeps a pod on the pool's nodes: a nodeSelector."""
         return {POOL_LABEL: self.name}
 
-    def _ready(self, node: str) -> bool:
+    def ready(self, node: str) -> bool:
+        """Whether the node exists, is Ready and carries no taint of the node controllers."""
         found = self.kubectl("get", "node", node, "-o", "json", check=False)
         if found.returncode != 0:
             return False

@@ -9,6 +9,7 @@ kubeconfig are told apart there.
 
 from __future__ import annotations
 
+import copy
 import json
 import subprocess
 import threading
@@ -19,13 +20,16 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from tests.e2e.cluster import Kubectl, bin_dir
 from tests.e2e.harness import (
     GROUP_LABEL,
     LEASE,
+    WEBHOOK_CONFIGURATION,
     NodePool,
     OperatorProcess,
+    free_port,
     gang_job,
     held,
     is_gated,
@@ -231,3 +235,31 @@ def death_of(operator: object) -> str | None:
     if code is None:
         return None
     return f"the operator died during this test (exit status {code}):\n{operator.log_tail()}"
+
+
+WEBHOOK_KINDS = ("mutatingwebhookconfiguration", "validatingwebhookconfiguration")
+
+
+def _replace(kubectl: Kubectl, configuration: dict[str, Any]) -> None:
+    configuration = copy.deepcopy(configuration)
+    configuration["metadata"].pop("resourceVersion", None)
+    kubectl("replace", "-f", "-", input=json.dumps(configuration))
+
+
+@contextmanager
+def webhooks_down(kubectl: Kubectl) -> Iterator[None]:
+    """The admission webhooks unreachable (pointed at a port nothing listens on, as a
+    Service without ready endpoints) until the block ends."""
+    saved = [kubectl.json("get", kind, WEBHOOK_CONFIGURATION) for kind in WEBHOOK_KINDS]
+    dead = f"127.0.0.1:{free_port()}"
+    for configuration in saved:
+        broken = copy.deepcopy(configuration)
+        for webhook in broken["webhooks"]:
+            url = urlsplit(webhook["clientConfig"]["url"])
+            webhook["clientConfig"]["url"] = url._replace(netloc=dead).geturl()
+        _replace(kubectl, broken)
+    try:
+        yield
+    finally:
+        for configuration in saved:
+            _replace(kubectl, configuration)

@@ -7,6 +7,10 @@ its requests wait on accepted connections instead, and reach the server together
 the moment the test releases them: the moment the server answers again. TLS passes
 through untouched (the proxy only copies bytes), so the server's certificate, made
 for 127.0.0.1, still matches.
+
+The soak uses it for two faults of the operator's connection: `cut()` closes every
+connection open through it (as a network partition ends them), and `latency` delays
+each chunk it copies (a slow link).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import contextlib
 import json
 import socket
 import threading
+import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -31,6 +36,11 @@ class HeldProxy:
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port: int = self.listener.getsockname()[1]
         self.held = 0  # connections that waited for a release
+        self.latency = 0.0  # seconds each copied chunk waits
+        self.delayed = 0  # chunks that waited for `latency`
+        self.cuts = 0  # connections closed by `cut()`
+        self._open: set[socket.socket] = set()
+        self._lock = threading.Lock()
         threading.Thread(target=self._accept, name="held-proxy", daemon=True).start()
 
     @classmethod
@@ -52,6 +62,15 @@ class HeldProxy:
 
     def release(self) -> None:
         self.released.set()
+
+    def cut(self) -> None:
+        """Close every connection open through the proxy, both ways."""
+        with self._lock:
+            connections, self._open = list(self._open), set()
+        for end in connections:
+            with contextlib.suppress(OSError):
+                end.shutdown(socket.SHUT_RDWR)
+        self.cuts += len(connections) // 2
 
     def close(self) -> None:
         self.released.set()
@@ -75,21 +94,27 @@ class HeldProxy:
             client.close()
             return
         server.settimeout(None)
-        threading.Thread(target=_copy, args=(server, client), daemon=True).start()
-        _copy(client, server)
+        with self._lock:
+            self._open.update((client, server))
+        threading.Thread(target=self._copy, args=(server, client), daemon=True).start()
+        self._copy(client, server)
 
-
-def _copy(source: socket.socket, target: socket.socket) -> None:
-    try:
-        while data := source.recv(CHUNK):
-            target.sendall(data)
-    except OSError:
-        pass
-    finally:
-        for end in (source, target):
-            with contextlib.suppress(OSError):
-                end.shutdown(socket.SHUT_RDWR)
-            end.close()
+    def _copy(self, source: socket.socket, target: socket.socket) -> None:
+        try:
+            while data := source.recv(CHUNK):
+                if self.latency:
+                    self.delayed += 1
+                    time.sleep(self.latency)
+                target.sendall(data)
+        except OSError:
+            pass
+        finally:
+            with self._lock:
+                self._open.difference_update((source, target))
+            for end in (source, target):
+                with contextlib.suppress(OSError):
+                    end.shutdown(socket.SHUT_RDWR)
+                end.close()
 
 
 def _server(kubeconfig: Path) -> str:

@@ -11,51 +11,21 @@ Job exists, and every gang starts whole, each pod pinned by Muster.
 
 from __future__ import annotations
 
-import copy
 import json
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Any
-from urllib.parse import urlsplit
 
 from tests.e2e.cluster import Kubectl
+from tests.e2e.faults.faults import webhooks_down
 from tests.e2e.harness import (
-    WEBHOOK_CONFIGURATION,
     NodePool,
     OperatorProcess,
-    free_port,
     gang_job,
     pinned_to,
     pods_of,
     wait_all_bound,
 )
 
-KINDS = ("mutatingwebhookconfiguration", "validatingwebhookconfiguration")
 OUTAGE_SECONDS = 10.0
-
-
-def _replace(kubectl: Kubectl, configuration: dict[str, Any]) -> None:
-    configuration = copy.deepcopy(configuration)
-    configuration["metadata"].pop("resourceVersion", None)
-    kubectl("replace", "-f", "-", input=json.dumps(configuration))
-
-
-@contextmanager
-def webhooks_down(kubectl: Kubectl) -> Iterator[None]:
-    saved = [kubectl.json("get", kind, WEBHOOK_CONFIGURATION) for kind in KINDS]
-    dead = f"127.0.0.1:{free_port()}"
-    for configuration in saved:
-        broken = copy.deepcopy(configuration)
-        for webhook in broken["webhooks"]:
-            url = urlsplit(webhook["clientConfig"]["url"])
-            webhook["clientConfig"]["url"] = url._replace(netloc=dead).geturl()
-        _replace(kubectl, broken)
-    try:
-        yield
-    finally:
-        for configuration in saved:
-            _replace(kubectl, configuration)
 
 
 def test_gang_jobs_created_while_the_webhooks_are_down_wait_and_then_start(
