@@ -8,7 +8,8 @@ works before any virtualenv exists.
 
     cluster.py up [--nodes FILE] [--job-scheduling-field | --native-gang] [--kueue] [--audit]
                   [--kueue-pods-ready-timeout DURATION]
-                  [--no-watch-cache] [--nodes-timeout SECONDS] [--node-lease-seconds SECONDS]
+                  [--no-watch-cache] [--priority-and-fairness]
+                  [--nodes-timeout SECONDS] [--node-lease-seconds SECONDS]
     cluster.py down
     cluster.py status
     cluster.py restart COMPONENT    (stop one component and start it as it was started)
@@ -553,7 +554,7 @@ def start_control_plane(args: argparse.Namespace) -> None:
         f"--service-account-signing-key-file={pki / 'sa.key'}",
         "--service-cluster-ip-range=10.0.0.0/24",
         "--authorization-mode=Node,RBAC",
-        "--enable-priority-and-fairness=false",
+        f"--enable-priority-and-fairness={str(args.priority_and_fairness).lower()}",
         "--max-requests-inflight=2000",
         "--max-mutating-requests-inflight=1000",
     ]
@@ -814,6 +815,12 @@ def main() -> None:
         "--audit",
         action="store_true",
         help="log every API request at Metadata level to logs/audit.log (for benchmarks)",
+    )
+    up_parser.add_argument(
+        "--priority-and-fairness",
+        action="store_true",
+        help="API Priority and Fairness on (off by default: one client must not wait on "
+        "another's seats in benchmarks; the soak throttles the operator with it)",
     )
     up_parser.add_argument(
         "--no-watch-cache",
