@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
 .PHONY: test unit e2e faults lint lock crds docs manifests helm browser cluster-up cluster-down cluster-status \
-        control-plane image run run-stop demo demo-down bench bench-engine bench-admission clean
+        control-plane image run run-stop demo demo-down bench bench-engine bench-admission soak clean
 
 # Dependencies come from the lock only, every file checked against its hash; Muster
 # itself is then installed on top, with nothing else fetched.
@@ -133,3 +133,12 @@ bench-admission: $(STAMP)
 
 clean: cluster-down
 	rm -rf $(VENV) .cluster-e2e
+
+## The soak (not part of `make test`): a cluster of its own, Muster with two replicas,
+## a seeded stream of gang Jobs under random faults for DURATION seconds, every
+## invariant watched; writes bench/results/soak.json and docs/soak.md's report, and
+## fails on any violation (docs/soak.md).
+DURATION ?= 600
+SEED ?= $(shell date +%s)
+soak: $(STAMP) control-plane
+	nice $(BIN)/python -m hack.soak --duration=$(DURATION) --seed=$(SEED)
