@@ -136,9 +136,10 @@ clean: cluster-down
 
 ## The soak (not part of `make test`): a cluster of its own, Muster with two replicas,
 ## a seeded stream of gang Jobs under random faults for DURATION seconds, every
-## invariant watched; writes bench/results/soak.json and docs/soak.md's report, and
+## invariant watched; writes bench/results/soak-SEED.json and docs/soak.md's report, and
 ## fails on any violation (docs/soak.md).
 DURATION ?= 600
 SEED ?= $(shell date +%s)
+FAULT_EVERY ?= 20
 soak: $(STAMP) control-plane
-	nice $(BIN)/python -m hack.soak --duration=$(DURATION) --seed=$(SEED)
+	nice $(BIN)/python -m hack.soak --duration=$(DURATION) --seed=$(SEED) --fault-every=$(FAULT_EVERY)

@@ -2,7 +2,7 @@
 
 Pure: the same seed and duration give the same schedule, so a violation found at a
 moment of a run can be replayed with its seed. Jobs arrive as a Poisson stream; faults
-too, each drawn from the catalogue, so that a fault often strikes while another lasts,
+at steadier gaps, each drawn from the catalogue, so that a fault often strikes while another lasts,
 but never more than MOST_AT_ONCE at once (one due while two last waits for the first
 of them to end), and never one of a kind that still lasts (a second SIGSTOP of KWOK
 would be undone by the first one's SIGCONT). Nothing is scheduled in the last
@@ -42,7 +42,7 @@ DURATIONS = {
     "apf-throttled": (10.0, 25.0),
 }
 JOB_EVERY_SECONDS = 8.0
-FAULT_EVERY_SECONDS = 10.0
+FAULT_EVERY_SECONDS = 20.0
 MOST_AT_ONCE = 2
 QUIET_SECONDS = 60.0
 WARMUP_SECONDS = 20.0
@@ -78,12 +78,20 @@ class Schedule:
     seed: int
     duration: float
     kinds: tuple[str, ...]  # the kinds faults were drawn from
+    fault_every: float
     jobs: tuple[JobPlan, ...]
     faults: tuple[FaultPlan, ...]
 
 
-def schedule(seed: int, duration: float, kinds: tuple[str, ...] = FAULT_KINDS) -> Schedule:
-    """The whole run's arrivals, decided before it starts."""
+def schedule(
+    seed: int,
+    duration: float,
+    kinds: tuple[str, ...] = FAULT_KINDS,
+    fault_every: float = FAULT_EVERY_SECONDS,
+) -> Schedule:
+    """The whole run's arrivals, decided before it starts; a fault every `fault_every`
+    seconds on average, each gap drawn between half and one and a half of it (so the
+    count of a run varies little)."""
     rng = random.Random(seed)
     end = duration - QUIET_SECONDS
     jobs: list[JobPlan] = []
@@ -92,7 +100,7 @@ def schedule(seed: int, duration: float, kinds: tuple[str, ...] = FAULT_KINDS) -
         jobs.append(_job(rng, len(jobs), at))
         at += rng.expovariate(1 / JOB_EVERY_SECONDS)
     faults: list[FaultPlan] = []
-    at = WARMUP_SECONDS + rng.expovariate(1 / FAULT_EVERY_SECONDS)
+    at = WARMUP_SECONDS + rng.uniform(0.0, fault_every)
     while at < end:
         lasting = [f for f in faults if f.at + f.lasts > at]
         if len(lasting) >= MOST_AT_ONCE:  # two already last: this one waits for the first end
@@ -100,8 +108,8 @@ def schedule(seed: int, duration: float, kinds: tuple[str, ...] = FAULT_KINDS) -
             continue
         free = tuple(k for k in kinds if k not in {f.kind for f in lasting}) or kinds
         faults.append(_fault(rng, round(at, 2), free))
-        at += rng.expovariate(1 / FAULT_EVERY_SECONDS)
-    return Schedule(seed, duration, kinds, tuple(jobs), tuple(faults))
+        at += fault_every * rng.uniform(0.5, 1.5)
+    return Schedule(seed, duration, kinds, fault_every, tuple(jobs), tuple(faults))
 
 
 def _job(rng: random.Random, index: int, at: float) -> JobPlan:

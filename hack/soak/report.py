@@ -53,6 +53,7 @@ def build(
     *,
     seed: int,
     kinds: Sequence[str],
+    fault_every: float,
     duration: float,
     started: str,
     faults: Sequence[FaultRecord],
@@ -68,6 +69,7 @@ def build(
     return {
         "seed": seed,
         "drawn_from": list(kinds),  # `--faults`, to replay the run
+        "fault_every": fault_every,  # `--fault-every`
         "duration": duration,
         "started": started,
         "faults": {
@@ -103,7 +105,8 @@ def section(report: Mapping[str, Any], results: str) -> str:
     jobs = report["jobs"]
     return "\n".join(
         [
-            f"Seed {report['seed']}, {report['duration']:g} s from {report['started']} "
+            f"Seed {report['seed']}, {report['duration']:g} s from {report['started']}, "
+            f"a fault every {report['fault_every']:g} s on average "
             f"(`bench/results/{results}`): {faults['injected']} faults injected, "
             f"{faults['hit']} hit, of {faults['kinds']} kinds; "
             f"{jobs['submitted']} Jobs submitted, {jobs['completed']} completed; "

@@ -17,6 +17,7 @@ def report() -> dict[str, object]:
     return build(
         seed=42,
         kinds=("etcd-restart", "proxy-cut"),
+        fault_every=20,
         duration=600,
         started="2026-12-07T13:00:00+00:00",
         faults=[
