@@ -4,7 +4,8 @@ the watcher, the judgement and the report.
 The cluster is the soak's own (`.cluster-soak/`, or MUSTER_SOAK_CLUSTER_DIR), started
 with the audit log (`--audit`, for the writes of each replica) and node Leases of 10 s
 (KWOK renews every 2.5 s; the controller-manager's node monitor grace is then 20 s,
-so a silent node is NotReady within a fault). Muster is installed as the fault suite
+so a silent node is NotReady within a fault) and API Priority and Fairness on (for
+the throttling fault). Muster is installed as the fault suite
 installs it (`installed_operator`), then talks to the API server through the held
 proxy, and a second replica joins; each is restarted whenever it exits, as its
 Deployment would (`supervised`).

@@ -1,7 +1,8 @@
 """The soak's independent watcher: the e2e gang observer's own watch of `muster-soak`'s pods
 (tests/e2e/observer.py: list, then watch, resumed or relisted through restarts of
 the API server and etcd), each pod it delivers also judged for over-commit and pins
-(`hack/soak/judge.py`). It shares no code with the operator's informers or engine.
+(`hack/soak/judge.py`). It shares nothing with the operator's informers or decisions
+(only the parsing of a quantity).
 """
 
 from __future__ import annotations
