@@ -92,7 +92,8 @@ image: $(STAMP)
 	hack/image.sh
 
 ## The dev cluster; `cluster.py up` builds what it runs on first use (Kueue only with
-## CLUSTER_FLAGS=--kueue).
+## CLUSTER_FLAGS=--kueue). KUBE_VERSION=vX.Y.Z runs that version (hack/versions.env
+## keeps the default), built on first use like the default.
 cluster-up:
 	$(PYTHON) hack/cluster.py up $(CLUSTER_FLAGS)
 

@@ -42,8 +42,12 @@ for arg in "$@"; do
 done
 
 here=$(cd "$(dirname "$0")" && pwd)
+# KUBE_VERSION from the environment (or make's command line) wins over versions.env's
+# default, so that `make cluster-up KUBE_VERSION=v1.34.4` builds and runs that version.
+kube_version_asked=${KUBE_VERSION:-}
 # shellcheck source=versions.env
 source "$here/versions.env"
+KUBE_VERSION=${kube_version_asked:-$KUBE_VERSION}
 
 cache=${MUSTER_CACHE:-$HOME/.cache/muster}
 bin="$cache/k8s/$KUBE_VERSION/bin"
@@ -83,25 +87,58 @@ step() {
   echo "    $name built in $(( $(date +%s) - t0 ))s"
 }
 
+# Go builds a Kubernetes release with the Go its go.mod names (`go 1.27.0` from 1.38 on):
+# the local Go when it is new enough, else GO_TOOLCHAIN from versions.env, fetched by
+# the go command from the module proxy. The one place a release's Go is decided.
+use_toolchain_of() {
+  local wanted local_go
+  wanted=$(sed -n 's/^go \([0-9.]*\)$/\1/p' "$1")
+  local_go=$(go env GOVERSION); local_go=${local_go#go}
+  if [ "$(printf '%s\n%s\n' "$wanted" "$local_go" | sort -V | tail -n 1)" != "$local_go" ]; then
+    echo "Kubernetes $KUBE_VERSION needs Go $wanted (local: $local_go): building with $GO_TOOLCHAIN"
+    export GOTOOLCHAIN=$GO_TOOLCHAIN
+  fi
+}
+
+# The published version of a staging module for this release: the release's own
+# (v0.MINOR.PATCH), or, when the module proxy does not serve that one (it lacks
+# k8s.io/endpointslice v0.32.13), the newest patch of the same minor before it, said
+# on stderr. Patch releases of a staging module within a minor keep their API.
+published_version() {
+  local module=$1 wanted=$2
+  if go mod download "$module@$wanted" 2>/dev/null; then
+    echo "$wanted"; return
+  fi
+  local fallback="" version
+  for version in $(go list -m -versions "$module" 2>/dev/null); do
+    if [ "${version%.*}" = "${wanted%.*}" ] &&
+      [ "$(printf '%s\n%s\n' "$version" "$wanted" | sort -V | head -n 1)" = "$version" ]; then
+      fallback=$version
+    fi
+  done
+  # None at all: the build imports nothing of it (the sample modules), so the
+  # replacement never has to be fetched.
+  if [ -z "$fallback" ]; then echo "$wanted"; return; fi
+  echo "    $module $wanted is not served by the module proxy: using $fallback" >&2
+  echo "$fallback"
+}
+
 build_kubernetes() {
+  cd "$work"
+  local gomod
+  gomod=$(go mod download -json "k8s.io/kubernetes@$KUBE_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
+  use_toolchain_of "$gomod"
+  # Every staging module the kubernetes go.mod replaces with ./staging/... must be
+  # replaced by its published version instead (looked up outside the scratch module).
+  local staging_version="v0.${KUBE_VERSION#v1.}" replaces="" staging
+  for staging in $(sed -n 's/^[[:space:]]*\(k8s\.io\/[^ ]*\) => \.\/staging\/.*/\1/p' "$gomod"); do
+    replaces+="replace $staging => $staging $(published_version "$staging" "$staging_version")"$'\n'
+  done
   local mod="$work/kubernetes"
   mkdir -p "$mod"
   cd "$mod"
-  local gomod
-  gomod=$(go mod download -json "k8s.io/kubernetes@$KUBE_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
-  local staging_version="v0.${KUBE_VERSION#v1.}"
-  {
-    echo "module muster.local/controlplane"
-    echo
-    echo "go 1.26"
-    echo
-    echo "require k8s.io/kubernetes $KUBE_VERSION"
-    echo
-    # Every staging module the kubernetes go.mod replaces with ./staging/... must
-    # be replaced by its published version instead.
-    grep -E '^\s*k8s\.io/[^ ]+ => \./staging/' "$gomod" |
-      awk -v v="$staging_version" '{print "replace " $1 " => " $1 " " v}'
-  } >go.mod
+  printf 'module muster.local/controlplane\n\ngo %s\n\nrequire k8s.io/kubernetes %s\n\n%s' \
+    "$(sed -n 's/^go \([0-9.]*\)$/\1/p' "$gomod")" "$KUBE_VERSION" "$replaces" >go.mod
   cat >tools.go <<'EOF'
 //go:build tools
 

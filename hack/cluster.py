@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -53,8 +54,14 @@ MUSTER_ABSENT = HACK / "manifests" / "muster-absent.yaml"
 
 # Feature gates for the two optional API server modes (see docs/native-job-field.md):
 # the Job `spec.scheduling` field alone, or the whole native gang scheduling stack.
-JOB_FIELD_GATES = "GenericWorkload=true,WorkloadWithJob=true"
-NATIVE_GANG_GATES = "GenericWorkload=true,WorkloadWithJob=true,TopologyAwareWorkloadScheduling=true"
+# GenericWorkload is a gate from 1.35 on, WorkloadWithJob and
+# TopologyAwareWorkloadScheduling from 1.36 (pkg/features/kube_features.go of each
+# release); the Job field itself from 1.37 (pkg/apis/batch/types.go). An older API
+# server refuses to start with a gate it does not know, so `mode_gates` asks the
+# binary which it knows.
+JOB_FIELD_GATES = ("GenericWorkload", "WorkloadWithJob")
+NATIVE_GANG_GATES = (*JOB_FIELD_GATES, "TopologyAwareWorkloadScheduling")
+MODE_GATES = {"job-field": JOB_FIELD_GATES, "native-gang": NATIVE_GANG_GATES}
 
 # KWOK renews node Leases every quarter of this; thousands of nodes renewing every 10 s
 # would keep two cores busy, so large benchmarks ask for longer Leases.
@@ -79,13 +86,20 @@ rules:
 
 
 def versions() -> dict[str, str]:
-    """Read the pinned component versions from versions.env (the one place they live)."""
+    """Read the pinned component versions from versions.env (the one place they live);
+    KUBE_VERSION from the environment wins over its default, as in build.sh."""
     pairs = {}
     for line in (HACK / "versions.env").read_text().splitlines():
         if "=" in line and not line.lstrip().startswith("#"):
             key, value = line.split("=", 1)
             pairs[key.strip()] = value.strip()
+    pairs["KUBE_VERSION"] = os.environ.get("KUBE_VERSION") or pairs["KUBE_VERSION"]
     return pairs
+
+
+def supported_versions() -> list[str]:
+    """The Kubernetes versions `make test-versions` runs on (versions.env)."""
+    return versions()["SUPPORTED_KUBE_VERSIONS"].split(",")
 
 
 def cache_dir() -> Path:
@@ -473,6 +487,9 @@ def up(args: argparse.Namespace) -> None:
     them), so nothing is left running that nobody stops."""
     try:
         if healthy():
+            running, asked = running_version(), versions()["KUBE_VERSION"]
+            if running != asked:
+                fail(f"Kubernetes {running} is up here, not {asked}: `down` first", None)
             log(f"already up; KUBECONFIG={KUBECONFIG}")
         else:
             start_with_free_ports(args)
@@ -537,7 +554,8 @@ def start_control_plane(args: argparse.Namespace) -> None:
     )
     wait_for("etcd health", lambda: http_ok(f"{etcd_url}/health"), "etcd")
 
-    gates = {"job-field": JOB_FIELD_GATES, "native-gang": NATIVE_GANG_GATES}.get(args.mode, "")
+    args.mode = mode_for_version(args.mode, bins)
+    gates = ",".join(f"{gate}=true" for gate in MODE_GATES.get(args.mode, ()))
     apiserver = [
         str(bins / "kube-apiserver"),
         f"--etcd-servers={etcd_url}",
@@ -653,9 +671,44 @@ def start_control_plane(args: argparse.Namespace) -> None:
     )
     kubectl("apply", "-f", str(MUSTER_ABSENT))
     (STATE / "mode").write_text(args.mode + "\n")
-    log(f"up in {time.monotonic() - t0:.1f}s with {count} nodes ({args.mode})")
+    (STATE / "version").write_text(versions()["KUBE_VERSION"] + "\n")
+    log(
+        f"up in {time.monotonic() - t0:.1f}s with {count} nodes "
+        f"(Kubernetes {versions()['KUBE_VERSION']}, {args.mode})"
+    )
     log(f"export KUBECONFIG={KUBECONFIG}")
     log(f"kubectl: {bins / 'kubectl'}")
+
+
+def running_version() -> str:
+    """The Kubernetes version the cluster in STATE was started with."""
+    recorded = STATE / "version"
+    return recorded.read_text().strip() if recorded.exists() else versions()["KUBE_VERSION"]
+
+
+def known_gates(bins: Path) -> set[str]:
+    """The feature gates this version's kube-apiserver knows (from its `--help`)."""
+    text = run(str(bins / "kube-apiserver"), "--help").stdout
+    return set(re.findall(r"(?:kube:)?(\w+)=true\|false", text))
+
+
+def mode_for_version(mode: str, bins: Path) -> str:
+    """The mode asked for, where this version has its gates; else plain, said.
+
+    The field alone (`--job-scheduling-field`, which the e2e cluster asks for) falls
+    back to plain on a version without its gates: such an API server drops the field
+    as a plain one does, so the tests of the field skip as they do there. The
+    cluster's own gang scheduling has no such fallback: asked for, it fails.
+    """
+    wanted = MODE_GATES.get(mode, ())
+    missing = [gate for gate in wanted if gate not in known_gates(bins)]
+    if not missing:
+        return mode
+    version = versions()["KUBE_VERSION"]
+    if mode == "native-gang":
+        fail(f"Kubernetes {version} has no feature gate {', '.join(missing)}", None)
+    log(f"Kubernetes {version} has no feature gate {', '.join(missing)}: plain mode")
+    return "plain"
 
 
 def build(*, with_kueue: bool) -> None:
@@ -761,7 +814,7 @@ def status(_: argparse.Namespace) -> None:
                     rss = f"  rss {int(line.split()[1]) // 1024} MiB"
         log(f"{name:<24} {state} (pid {pid}){rss}")
     mode = (STATE / "mode").read_text().strip() if (STATE / "mode").exists() else "?"
-    log(f"mode {mode}; KUBECONFIG={KUBECONFIG}")
+    log(f"Kubernetes {running_version()}, mode {mode}; KUBECONFIG={KUBECONFIG}")
     if ok:
         print(kubectl("get", "nodes", "-L", "topology.kubernetes.io/zone").stdout, end="")
     sys.exit(0 if ok else 1)
