@@ -63,6 +63,10 @@ class Kubectl:
         """`kubectl get ... -o json`, parsed."""
         return json.loads(self(*args, "-o", "json").stdout)
 
+    def serves(self, group_version: str) -> bool:
+        """Whether the API server serves `group_version` (`resource.k8s.io/v1`)."""
+        return self("get", "--raw", f"/apis/{group_version}", check=False).returncode == 0
+
     def apply(self, manifest: Mapping[str, Any] | str, namespace: str | None = None) -> None:
         text = manifest if isinstance(manifest, str) else json.dumps(manifest)
         ns = ["-n", namespace] if namespace else []
@@ -98,8 +102,11 @@ class LocalCluster:
             return cls(Path(given), started_here=False, state_dir=Path(given).parent)
         state = Path(os.environ.get("MUSTER_E2E_CLUSTER_DIR", ROOT / ".cluster-e2e"))
         # The API server keeps the Job `spec.scheduling` field, so the native-field tests
-        # run; Kueue runs beside it for the tests of Muster with Kueue.
-        return cls.at(state, "--job-scheduling-field", "--kueue")
+        # run; Kueue runs beside it for the tests of Muster with Kueue. A run of a few
+        # tests that need no Kueue (hack/versions.py) asks for other flags; the version
+        # is KUBE_VERSION's, as for every cluster (hack/cluster.py).
+        flags = os.environ.get("MUSTER_E2E_CLUSTER_FLAGS", "--job-scheduling-field --kueue")
+        return cls.at(state, *flags.split())
 
     @classmethod
     def at(cls, state: Path, *flags: str) -> LocalCluster:

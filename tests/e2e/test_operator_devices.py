@@ -34,6 +34,14 @@ DRIVER = "gpu.e2e.muster.dev"
 RESOURCE = "resource.k8s.io/v1"
 
 
+@pytest.fixture(autouse=True)
+def devices_served(kubectl: Kubectl) -> None:
+    """Where the API server does not serve DRA (before 1.34), claims are refused
+    instead (test_operator_features.py)."""
+    if not kubectl.serves(RESOURCE):
+        pytest.skip(f"{RESOURCE} is not served by this API server")
+
+
 def published(pool: NodePool, node: str, devices: int, product: str) -> dict[str, Any]:
     """The ResourceSlice a driver would publish for the node's GPUs."""
     return {

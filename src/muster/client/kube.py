@@ -490,12 +490,6 @@ async def get_or_none(kube: Kube, path: str) -> JsonObject | None:
         raise
 
 
-async def served(kube: Kube, api: str) -> bool:
-    """Whether the API server serves the group version at `api` (`/apis/GROUP/VERSION`):
-    an optional API, such as Kueue's, is watched only where it is installed."""
-    return await get_or_none(kube, api) is not None
-
-
 SELF_SUBJECT_REVIEWS = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
 
 

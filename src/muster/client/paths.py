@@ -7,6 +7,7 @@ own.
 
 from __future__ import annotations
 
+from muster.api import features
 from muster.api.constants import API_VERSION, POD_GROUP_PLURAL, WORKLOAD_PLURAL
 
 NODES = "/api/v1/nodes"
@@ -22,9 +23,9 @@ BUDGETS = "/apis/policy/v1/poddisruptionbudgets"
 POD_GROUPS = f"/apis/{API_VERSION}/{POD_GROUP_PLURAL}"
 WORKLOADS = f"/apis/{API_VERSION}/{WORKLOAD_PLURAL}"
 JOBS = "/apis/batch/v1/jobs"
-KUEUE_API = "/apis/kueue.x-k8s.io/v1beta2"  # served only where Kueue is installed
+KUEUE_API = f"/apis/{features.KUEUE_API}"  # served only where Kueue is installed
 KUEUE_TOPOLOGIES = f"{KUEUE_API}/topologies"
-RESOURCE_API = "/apis/resource.k8s.io/v1"  # Dynamic Resource Allocation, from 1.34 on
+RESOURCE_API = f"/apis/{features.DEVICES_API}"  # Dynamic Resource Allocation, from 1.34 on
 RESOURCE_SLICES = f"{RESOURCE_API}/resourceslices"
 DEVICE_CLASSES = f"{RESOURCE_API}/deviceclasses"
 RESOURCE_CLAIMS = f"{RESOURCE_API}/resourceclaims"

@@ -31,7 +31,9 @@ from kopf._cogs.structs import credentials, references
 
 from muster.api.adoption import Adoption
 from muster.api.constants import GROUP
+from muster.api.features import ServedFeatures
 from muster.client import paths
+from muster.client.discovery import served_features
 from muster.client.informer import Informer
 from muster.client.kube import (
     Kube,
@@ -39,7 +41,6 @@ from muster.client.kube import (
     connect,
     in_cluster_server,
     own_user,
-    served,
 )
 from muster.client.throttle import RateLimiter
 from muster.client.tls_buffers import limit_read_buffers
@@ -68,7 +69,7 @@ from muster.webhooks.advice import NODE_LABEL_KEYS_MEMO
 from muster.webhooks.memories import AdmissionMemories
 from muster.webhooks.priority import PRIORITY_CLASSES_MEMO
 from muster.webhooks.served_resources import ServedResources
-from muster.webhooks.validation import TOPOLOGY_LEVELS_MEMO
+from muster.webhooks.validation import FEATURES_MEMO, TOPOLOGY_LEVELS_MEMO
 from muster.webhooks.workloads import WORKLOADS_MEMO
 
 logger = logging.getLogger(__name__)
@@ -122,8 +123,9 @@ class Operator:
         self.topology_informer: Informer | None = None
         self.node_labels = NodeLabelKeys()
         self.node_informer: Informer | None = None
-        self.kueue = False  # whether Kueue's API is served (its Topologies then watched)
-        self.devices = False  # whether Dynamic Resource Allocation's is (its objects then)
+        # Which optional APIs are served: Kueue's (its Topologies then watched) and
+        # Dynamic Resource Allocation's (its objects then; claims refused without it).
+        self.features = ServedFeatures(devices=False, kueue=False)
         self.workloads: WorkloadStore | None = None
         self.workload_informer: Informer | None = None
         self.adoption: Adoption | None = None  # what this replica adopts, once started
@@ -216,10 +218,11 @@ class Operator:
     async def _start_informers(self, kube: Kube) -> list[asyncio.Task[None]]:
         """The PriorityClasses, Workloads, node label keys and Kueue Topologies that
         every replica's webhooks read; first, which optional APIs the cluster serves
-        (Kueue's, whose Topologies are then watched, and Dynamic Resource Allocation's).
-        Readiness does not wait for the node label keys: they only ever warn."""
-        self.kueue = await served(kube, paths.KUEUE_API)
-        self.devices = await served(kube, paths.RESOURCE_API)
+        (Kueue's, whose Topologies are then watched, and Dynamic Resource Allocation's),
+        said in one line with what is off and why. Readiness does not wait for the node
+        label keys: they only ever warn."""
+        self.features = await served_features(kube)
+        logger.info("%s", self.features.summary())
         self.priority_informer = informer_of(
             kube, (paths.PRIORITY_CLASSES, {}, self.priority_classes), self.config, self.metrics
         )
@@ -233,7 +236,7 @@ class Operator:
             kube, (paths.NODES, {}, self.node_labels), self.config, self.metrics
         )
         node_task = asyncio.create_task(self.node_informer.run(), name="node labels")
-        if not self.kueue:
+        if not self.features.kueue:
             return [priority_task, workload_task, node_task]
         self.topology_informer = informer_of(
             kube, (paths.KUEUE_TOPOLOGIES, {}, self.topology_levels), self.config, self.metrics
@@ -276,8 +279,8 @@ class Operator:
             self.metrics,
             priority_classes=self._synced_priority_classes,
             still_leading=elector.still_leading,
-            kueue=self.kueue,
-            devices=self.devices,
+            kueue=self.features.kueue,
+            devices=self.features.devices,
             adoption=self.adoption,
         )
         controller_task = asyncio.create_task(self.controller.run(), name="controller")
@@ -386,6 +389,7 @@ class Operator:
         setattr(memo, ADOPTION_MEMO, self.adoption)
         setattr(memo, TOPOLOGY_LEVELS_MEMO, self.topology_levels.levels)
         setattr(memo, NODE_LABEL_KEYS_MEMO, self._node_label_keys)
+        setattr(memo, FEATURES_MEMO, self.features)
         vault = credentials.Vault()
         rescans = asyncio.create_task(
             self.served.keep_resolved(

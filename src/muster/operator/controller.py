@@ -21,8 +21,9 @@ from pathlib import Path
 from muster.api.adoption import Adoption
 from muster.api.wire import JsonObject
 from muster.client import paths
+from muster.client.discovery import served_features
 from muster.client.informer import Informer, Sink
-from muster.client.kube import Kube, served
+from muster.client.kube import Kube
 from muster.operator.config import OperatorConfig, engine_config
 from muster.operator.execution.adoption import Adopter
 from muster.operator.execution.estimates import EstimateWriter
@@ -90,9 +91,9 @@ def scheduling_sources(
 async def load_snapshot(kube: Kube) -> LiveCache:
     """A cache filled by one list of each scheduling source: the cluster, right now."""
     cache = LiveCache()
-    kueue = await served(kube, paths.KUEUE_API)
-    devices = await served(kube, paths.RESOURCE_API)
-    for path, query, sink in scheduling_sources(cache, kueue=kueue, devices=devices):
+    served = await served_features(kube)
+    sources = scheduling_sources(cache, kueue=served.kueue, devices=served.devices)
+    for path, query, sink in sources:
         items, _ = await kube.list_all(path, query=query)
         for item in items:
             sink.upsert(item)

@@ -28,6 +28,11 @@ Muster:
   to tell by an event once it sees the pod (`muster.scheduler.cycle.notices`), since
   a pod a Job creates warns only its Job controller.
 
+Where the cluster cannot allocate devices (no `resource.k8s.io/v1`: Kubernetes before
+1.34), a gang Job or member pod that claims them is refused with the reason
+(:meth:`muster.api.features.ServedFeatures.claim_problems`): such an API server drops
+the claims as it stores the pods, which would then run without their devices.
+
 Like every handler here, these only answer: no write, no event (the webhooks are
 declared `sideEffects: None`, and anyone who can reach the port can post a review).
 """
@@ -41,11 +46,12 @@ import kopf
 
 from muster.api.constants import BYPASSED_ANNOTATION, POD_GROUP_LABEL, POLICY_LABEL
 from muster.api.expand import gated_pod_template
+from muster.api.features import ServedFeatures
 from muster.api.gates import has_gang_gate, pod_group_name, with_gang_gate, without_gang_gate
 from muster.api.optin import OptInError, read_job_opt_in
 from muster.api.wire import controller_name
 from muster.webhooks.advice import advise, node_label_keys
-from muster.webhooks.validation import check_job, levels_of
+from muster.webhooks.validation import EVERY_FEATURE, check_job, features_of, levels_of, refuse
 
 
 def job_template(job: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -112,15 +118,21 @@ def pod_gates(pod: Mapping[str, Any]) -> list[dict[str, Any]] | None:
     persistent=True,
 )
 def gate_job(body: kopf.Body, patch: kopf.Patch, warnings: list[str], memo: Any, **_: Any) -> None:
-    gate_labelled_job(body, patch, warnings, levels_of(memo))
+    gate_labelled_job(body, patch, warnings, levels_of(memo), features_of(memo))
     advise(body, warnings, node_label_keys(memo))
 
 
 def gate_labelled_job(
-    job: kopf.Body, patch: kopf.Patch, warnings: list[str], levels: Sequence[str]
+    job: kopf.Body,
+    patch: kopf.Patch,
+    warnings: list[str],
+    levels: Sequence[str],
+    features: ServedFeatures = EVERY_FEATURE,
 ) -> None:
-    """Refuse the new labelled Job whose opt-in cannot be honoured, else gate it."""
+    """Refuse the new labelled Job whose opt-in cannot be honoured, or that asks for
+    what this cluster cannot offer; else gate it."""
     check_job(job, warnings, None, levels)
+    refuse(features.claim_problems(_template_spec(job), TEMPLATE_SPEC))
     _gate_template(job, patch)
 
 
@@ -137,8 +149,16 @@ def gate_labelled_job(
 def gate_native_job(
     body: kopf.Body, patch: kopf.Patch, warnings: list[str], memo: Any, **_: Any
 ) -> None:
+    refuse(features_of(memo).claim_problems(_template_spec(body), TEMPLATE_SPEC))
     _gate_template(body, patch)
     advise(body, warnings, node_label_keys(memo))
+
+
+TEMPLATE_SPEC = "spec.template.spec"
+
+
+def _template_spec(job: Mapping[str, Any]) -> Mapping[str, Any]:
+    return ((job.get("spec") or {}).get("template") or {}).get("spec") or {}
 
 
 def _gate_template(job: kopf.Body, patch: kopf.Patch) -> None:
@@ -174,13 +194,20 @@ the early returns of `pod_gates` say, and the e2e tests hold the two together.""
     labels={POD_GROUP_LABEL: kopf.PRESENT},
     persistent=True,
 )
-def gate_pod(body: kopf.Body, patch: kopf.Patch, warnings: list[str], **_: Any) -> None:
-    gate_member_pod(body, patch, warnings)
+def gate_pod(body: kopf.Body, patch: kopf.Patch, warnings: list[str], memo: Any, **_: Any) -> None:
+    gate_member_pod(body, patch, warnings, features_of(memo))
     advise(body, warnings, None)
 
 
-def gate_member_pod(pod: Mapping[str, Any], patch: kopf.Patch, warnings: list[str]) -> None:
-    """Gate the new member pod, or mark one created bound and warn its creator."""
+def gate_member_pod(
+    pod: Mapping[str, Any],
+    patch: kopf.Patch,
+    warnings: list[str],
+    features: ServedFeatures = EVERY_FEATURE,
+) -> None:
+    """Gate the new member pod, or mark one created bound and warn its creator; refuse
+    one that claims devices where this cluster cannot allocate them."""
+    refuse(features.claim_problems(pod.get("spec") or {}, "spec"))
     gates = pod_gates(pod)
     if gates is not None:
         patch.spec["schedulingGates"] = gates

@@ -35,6 +35,7 @@ from typing import Any
 import kopf
 
 from muster.api.constants import GROUP, POD_GROUP_PLURAL, POLICY_LABEL, VERSION, WORKLOAD_PLURAL
+from muster.api.features import ServedFeatures
 from muster.api.optin import OptInError, read_job_opt_in
 from muster.api.problems import Problem
 from muster.api.references import is_forbidden
@@ -47,6 +48,11 @@ from muster.webhooks.workloads import reference_problems
 # Kueue Topology's, else `--topology-levels`): a preferred level must be one of them,
 # when there are any.
 TOPOLOGY_LEVELS_MEMO = "topology_levels"
+
+# Where the operator puts what its API server serves (:mod:`muster.api.features`),
+# so that what needs an API that is off is refused with the reason.
+FEATURES_MEMO = "features"
+EVERY_FEATURE = ServedFeatures()
 
 # The status codes of refusals, as the API server answers: an invalid object, and
 # one that refers to what may not be referred to.
@@ -105,6 +111,12 @@ def levels_of(memo: Any) -> tuple[str, ...]:
     """The cluster's topology levels, or none (then any label key may be preferred)."""
     levels: Callable[[], tuple[str, ...]] | None = getattr(memo, TOPOLOGY_LEVELS_MEMO, None)
     return () if levels is None else levels()
+
+
+def features_of(memo: Any) -> ServedFeatures:
+    """What the cluster serves, as the operator found at start (all, when not told)."""
+    features: ServedFeatures | None = getattr(memo, FEATURES_MEMO, None)
+    return EVERY_FEATURE if features is None else features
 
 
 def check_job(

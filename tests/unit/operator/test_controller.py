@@ -76,7 +76,9 @@ class ListingKube:
         self.listed: list[tuple[str, Mapping[str, str] | None]] = []
 
     async def request(self, method: str, path: str, **_: Any) -> JsonObject:
-        assert method == "GET" and path in self.served
+        assert method == "GET" and path in {*self.served, "/version"}
+        if path == "/version":
+            return {"gitVersion": "v1.37.2"}
         if self.served[path]:
             return {"kind": "APIResourceList"}
         raise KubeError(404, "NotFound", "the server could not find the requested resource")

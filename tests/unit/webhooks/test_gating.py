@@ -8,6 +8,7 @@ import kopf
 import pytest
 
 from muster.api.constants import BYPASSED_ANNOTATION
+from muster.api.features import ServedFeatures
 from muster.webhooks.gating import (
     bypass_warning,
     bypasses_gang,
@@ -153,3 +154,20 @@ def test_a_job_template_that_names_its_node_is_labelled_but_not_gated() -> None:
     assert template is not None
     assert template["metadata"]["labels"][GROUP_LABEL] == "train"
     assert "schedulingGates" not in template["spec"]
+
+
+def test_a_job_or_pod_claiming_devices_is_refused_where_dra_is_not_served() -> None:
+    """An API server without resource.k8s.io/v1 would drop the claims as it stores the
+    pods; the gang is refused with the reason, naming the field, and not gated."""
+    no_dra = ServedFeatures("v1.32.13", devices=False)
+    claiming = job({"scheduling.muster.dev/policy": "gang"})
+    claiming["spec"]["template"]["spec"]["resourceClaims"] = [{"name": "gpu"}]
+    patch = kopf.Patch()
+    with pytest.raises(kopf.AdmissionError, match=r"spec\.template\.spec\.resourceClaims: DRA"):
+        gate_labelled_job(kopf.Body(cast(Any, claiming)), patch, [], (), no_dra)
+    assert not patch
+    gate_labelled_job(kopf.Body(cast(Any, claiming)), patch, [], ())
+    assert patch["spec"]["template"]["spec"]["schedulingGates"] == [GATE]
+    pod = {"metadata": {"labels": {GROUP_LABEL: "g"}}, "spec": {"resourceClaims": [{}]}}
+    with pytest.raises(kopf.AdmissionError, match=r"spec\.resourceClaims: DRA off"):
+        gate_member_pod(pod, kopf.Patch(), [], no_dra)

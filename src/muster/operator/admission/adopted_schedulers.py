@@ -17,7 +17,8 @@ from dataclasses import replace
 from typing import Any
 
 from muster.api.adoption import Adoption
-from muster.client.kube import Kube, served
+from muster.client.discovery import served
+from muster.client.kube import Kube
 
 logger = logging.getLogger(__name__)
 
