@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: test unit e2e faults lint lock crds docs manifests helm browser cluster-up cluster-down cluster-status \
+.PHONY: test unit e2e faults test-versions lint lock crds docs manifests helm browser cluster-up cluster-down cluster-status \
         control-plane image run run-stop demo demo-down bench bench-engine bench-admission soak clean
 
 # Dependencies come from the lock only, every file checked against its hash; Muster
@@ -42,6 +42,12 @@ e2e: $(STAMP) control-plane browser image
 ## pod deleted mid-release, a planned node deleted, a policy refusing a release.
 faults: $(STAMP) control-plane image
 	$(BUILT_IMAGE) $(BIN)/pytest -m faults -q
+
+## The smoke set on every Kubernetes version of SUPPORTED_KUBE_VERSIONS (hack/versions.env;
+## VERSIONS=v1.32.13,v1.38.0-beta.0 for some), each built on first use; writes the table
+## of docs/versions.md. Not part of `make test`: run before each release.
+test-versions: $(STAMP)
+	$(BIN)/python -m hack.versions $(if $(VERSIONS),--versions=$(VERSIONS))
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench hack
