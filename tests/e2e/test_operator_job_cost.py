@@ -88,19 +88,21 @@ def test_five_rollbacks_in_a_row_cost_a_plain_job_nothing_and_it_then_runs_whole
     kubectl.apply(job, namespace)
     assert kubectl.json("get", "job", "train", "-n", namespace)["spec"]["backoffLimit"] == 6
 
-    seen: set[int] = set()
+    seen: list[int] = []
 
     def rolled_back_again() -> bool:
         # Checked at every step: a failure counted after the first rollback would
         # already be one too many.
         assert_nothing_counted(kubectl, namespace, "train")
-        seen.add(rollbacks_in_a_row(kubectl, namespace, "train"))
+        seen.append(rollbacks_in_a_row(kubectl, namespace, "train"))
         return ROLLBACKS in seen
 
     # Without the Job controller's backoff, each rollback's new pods come at once;
     # with it, the fourth pod set alone would wait 10 minutes (12 failures before it).
     wait_until(f"{ROLLBACKS} rollbacks in a row", rolled_back_again, timeout=300)
-    assert set(range(1, ROLLBACKS + 1)) <= seen
+    # In a row: the count never fell back. A poll of a loaded machine may miss a step
+    # (two rollbacks between two reads), so the steps are not each required.
+    assert seen == sorted(seen), seen
     wait_for_reason(kubectl, namespace, "train", "Unschedulable", timeout=60)
     assert_nothing_counted(kubectl, namespace, "train")
     uids = {pod["metadata"]["uid"] for pod in pods_of(kubectl, namespace, "train")}
