@@ -40,6 +40,12 @@ class EngineConfig:
     `topology_levels`: node label keys of the cluster's topology, widest first (zone,
     block, rack, ...). A gang preferring one level falls back to the wider ones in
     this order (see `placement.levels`).
+
+    `keep_verdicts`: a waiting gang refused in one cycle is not decided again while
+    nothing its refusal read has changed; its verdict is kept (`cycle.memo`). Off, every
+    waiting gang is decided in every cycle, with the same decisions, at a cost growing
+    with the queue. `verdict_flush_seconds`: a kept verdict is decided afresh after this
+    long all the same, kube-scheduler's safety net for its unschedulable pods (5 minutes).
     """
 
     starvation_seconds: float = 600.0
@@ -51,6 +57,8 @@ class EngineConfig:
     orphan_grace: float = 10.0
     arrival_grace: float = 10.0
     topology_levels: tuple[str, ...] = ()
+    keep_verdicts: bool = True
+    verdict_flush_seconds: float = 300.0
 
     def __post_init__(self) -> None:
         # A replayed trace gives a list (JSON has no tuples): keep the config hashable.
@@ -65,6 +73,7 @@ class EngineConfig:
             "rollback_backoff",
             "orphan_grace",
             "arrival_grace",
+            "verdict_flush_seconds",
         ):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must not be negative")

@@ -81,6 +81,9 @@ class Board:
         self._slicings: dict[GroupKey, Slicing | None] = {}
         self.devices = cycle_ledger(state, nodes)  # None: no device is claimed or published
         self._capacity_digest: str | None = None
+        # Whether anything was taken or closed yet this cycle: a kept verdict was decided
+        # on the view as the cycle starts, and holds only on that view (`memo`).
+        self.touched = False
 
     def capacity_digest(self) -> str:
         """Every node's allocatable, hashed once per cycle (a cache key)."""
@@ -297,6 +300,7 @@ class Board:
     def note_placed(self, gang: Gang, placements: dict[str, int]) -> None:
         """Host ports and pods of this cycle's placements, for the gangs decided after."""
         pending = {entry.record.key.name: entry for entry in gang.pending}
+        self.touched = self.touched or bool(placements)
         for pod, slot in placements.items():
             record = pending[pod].record
             for port in record.host_ports:

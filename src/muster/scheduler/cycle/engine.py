@@ -36,6 +36,7 @@ from functools import partial
 from muster.scheduler.config import EngineConfig
 from muster.scheduler.cycle import refusal
 from muster.scheduler.cycle.board import Board
+from muster.scheduler.cycle.memo import Memo
 from muster.scheduler.cycle.notices import notices
 from muster.scheduler.cycle.packing import better_packed, largest_first
 from muster.scheduler.cycle.queue import Gang, gangs_of
@@ -101,6 +102,7 @@ class _Cycle:
         ledger = self.board.devices
         held = None if ledger is None else partial(held_devices, state, ledger)
         self.preemption = PreemptionSearch(state, self.board.table, held)
+        self.memo = Memo(self.board, config, now, carried.kept)
         self.gangs = gangs_of(state, now)
         self.admissions: list[Admission] = []
         self.growths: dict[GroupKey, dict[str, str]] = {}
@@ -136,7 +138,7 @@ class _Cycle:
             ),
             verdicts=self.verdicts,
             plan=replace(plan, wake_at=wake_at, notices=told),
-            carried=Carried(self._quiet_to_hand_on(), self.state.changes, standing),
+            carried=Carried(self._quiet_to_hand_on(), self.state.changes, standing, self.memo.kept),
         )
 
     def _quiet_to_hand_on(self) -> frozenset[GroupKey]:
@@ -252,6 +254,11 @@ class _Cycle:
         if benched is not None:
             self.verdicts[gang.key] = benched
             return
+        kept = self.memo.recall(gang, position, self.preemption)
+        if kept is not None:  # refused before, and nothing it read has changed since
+            self.crowded = True
+            self.verdicts[gang.key] = kept
+            return
         shapes, interplay = self.board.shapes(gang.pending, record)
         if not shapes:
             self.admissions.append(Admission(gang.key, {}))
@@ -268,18 +275,25 @@ class _Cycle:
         arriving = refusal.arriving_until(gang, self.now, self.config)
         if arriving is not None:  # told "never" once its pods have stopped arriving
             self.wake.append(arriving)
-        self.verdicts[gang.key] = refusal.refuse(
+        preemption_tried = (
+            never is None and record.preempt and self.preemption.has_candidates(gang.priority)
+        )
+        verdict = refusal.refuse(
             self.board,
             gang,
             refusal.Attempt(shapes, interplay, placement),
             position,
             never=never if arriving is None else None,
-            preemption_tried=(
-                never is None and record.preempt and self.preemption.has_candidates(gang.priority)
-            ),
+            preemption_tried=preemption_tried,
             waited=self.now - gang.waiting_since,
             config=self.config,
         )
+        self.verdicts[gang.key] = verdict
+        ruled = interplay is not None or self.board.view.anyone_repels
+        ruled = ruled or self.board.devices is not None
+        ruled = ruled or any(entry.record.inter_pod for entry in gang.pending)
+        if arriving is None:  # while its pods arrive, the verdict changes with the time
+            self.memo.keep(gang, verdict, preemption_tried=preemption_tried, ruled=ruled)
 
     def _benched(self, gang: Gang) -> Verdict | None:
         """Why the gang is not even tried this cycle, if it is not: benched (backoff,

@@ -114,6 +114,7 @@ def refuse(
         message = f"{message}; {PREEMPTION_WOULD_NOT_HELP}"
     if waited > config.starvation_seconds and never is None:  # never: it closes none
         closed = close_nodes(board, gang, now_tried)
+        board.touched = board.touched or closed > 0
         after = f"closing nodes for it after {waited:.0f}s in the queue"
         if closed:
             message = f"{message}; {after} ({closed} node(s) closed to the gangs behind it)"

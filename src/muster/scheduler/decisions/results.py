@@ -7,8 +7,12 @@ what lets all three share one engine.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+
+import numpy as np
+import numpy.typing as npt
 
 from muster.api.constants import (
     REASON_PREEMPTED,
@@ -31,7 +35,9 @@ __all__ = [
     "Explanation",
     "GroupKey",
     "Growth",
+    "KeptVerdict",
     "PodKey",
+    "Reads",
     "Reason",
     "Shortage",
     "Shortfall",
@@ -154,6 +160,29 @@ class Growth:
     placements: dict[str, str]
 
 
+class Reads(StrEnum):
+    """What of the cluster's capacity a kept verdict read (`KeptVerdict`)."""
+
+    NOTHING = "nothing"  # it fits nowhere even on the empty cluster, rules or not
+    NODES = "nodes"  # the capacity of the nodes its pods' rules allow
+    EVERYTHING = "everything"  # all of it (inter-pod rules, devices): any change wakes it
+    VICTIMS = "victims"  # all of it and the groups holding it: preemption was weighed
+
+
+@dataclass(frozen=True, slots=True)
+class KeptVerdict:
+    """A waiting gang's verdict, kept with what could change it (`cycle.memo`)."""
+
+    verdict: Verdict
+    decided_at: float  # the safety flush counts from here
+    as_of: int  # `Marks.count` when it was decided
+    own: object  # the gang's own inputs then: its record, its pods (`memo.own_inputs`)
+    priority: int
+    devices: int  # the device book's version then
+    reads: Reads
+    nodes: npt.NDArray[np.bool_] | None = None  # Reads.NODES: which nodes
+
+
 @dataclass(frozen=True, slots=True)
 class Carried:
     """What a cycle hands to the next one besides the cluster's state: the engine
@@ -165,11 +194,13 @@ class Carried:
     the state's count when they were found), instead of deriving again, for each of
     thousands of running gangs, the status they already have. `told`: the notices
     already given that still stand (a notice is given again only once it stopped
-    standing)."""
+    standing). `kept`: the verdicts of waiting gangs, each with what could change it, so
+    that a later cycle decides again only those whose inputs changed (`cycle.memo`)."""
 
     quiet: frozenset[GroupKey] = frozenset()
     as_of: int = field(default=0, compare=False)  # counts the state's events, not decisions
     told: frozenset[Notice] = frozenset()
+    kept: Mapping[GroupKey, KeptVerdict] = field(default_factory=dict, compare=False)
 
     def still_quiet(self, changed: dict[GroupKey, int]) -> set[GroupKey]:
         """The quiet groups that did not change since (`changed`: the state's counts,

@@ -242,6 +242,11 @@ _KINDS: dict[str, Kind] = {
 }
 
 
+# Kinds whose objects mark what they change themselves (a pod its node's capacity or
+# its group, a PodGroup itself); a change to any other kind changes the world (`marks`).
+_OWN_MARKS = frozenset({"Pod", "PodGroup"})
+
+
 def apply(state: ClusterState, kind: str, obj: Mapping[str, Any]) -> Applied:
     """Take in an object: an object the engine cannot use replaces its previous version
     by nothing (that version no longer describes the cluster), and is kept in
@@ -258,6 +263,8 @@ def apply(state: ClusterState, kind: str, obj: Mapping[str, Any]) -> Applied:
     else:
         state.rejected.pop(key, None)
     after = door.record(state, key[1], key[2]), state.rejected.get(key)
+    if before != after and kind not in _OWN_MARKS:
+        state.marks.world_changed()
     return Applied(after[1].reason if after[1] else None, before != after)
 
 
@@ -267,4 +274,6 @@ def delete(state: ClusterState, kind: str, namespace: str, name: str) -> Applied
     door = _KINDS[kind]
     before = door.record(state, key[1], name), state.rejected.pop(key, None)
     door.remove(state, key[1], name)
+    if before != (None, None) and kind not in _OWN_MARKS:
+        state.marks.world_changed()
     return Applied(None, before != (None, None))

@@ -44,6 +44,7 @@ from muster.scheduler.state.kinds import (
     delete,
     resolved_priority,
 )
+from muster.scheduler.state.marks import Marks
 from muster.scheduler.state.min_resources import schedulable_allocatable
 from muster.scheduler.state.node_columns import NodeColumns
 from muster.scheduler.state.placed import PlacedPods
@@ -121,6 +122,7 @@ class ClusterState:
         self.changed: dict[GroupKey, int] = {}
         self.missing_groups: set[GroupKey] = set()  # named by member pods, not there
         self.bypassing: set[PodKey] = set()  # members created bound (`PodRecord.bypassed`)
+        self.marks = Marks()  # what refusals read, when it last changed (`marks`)
 
     def copy(self) -> ClusterState:
         """An independent copy for a what-if run (a forecast) that changes it.
@@ -249,6 +251,7 @@ class ClusterState:
         self.release_failures.pop(record.key, None)  # said of the pod as it was
         if record.node_name and (entry is None or not entry.record.node_name):
             self._note_bind(record.bound)
+        previous_claims = () if entry is None else entry.record.device_claims
         if entry is None:
             slot = self._pod_slots.take()
             if slot >= self.pod_node.shape[0]:
@@ -264,6 +267,8 @@ class ClusterState:
             entry.priority = self._priority_of(record)
         self.pod_demand[entry.slot] = self.demand_vector(entry.demand)
         self.pod_priority[entry.slot] = entry.priority
+        if record.device_claims or previous_claims:
+            self.marks.world_changed()
         self.devices.note_pod(record.key, record.device_claims)
         if record.bypassed:
             self.bypassing.add(record.key)
@@ -290,7 +295,10 @@ class ClusterState:
     def judge_selectors(self, found: Mapping[Case, Judgement]) -> bool:
         """Judgements of DRA selector cases, made outside the engine (which never
         evaluates one itself): whether any was new."""
-        return self.devices.judge(found)
+        new = self.devices.judge(found)
+        if new:
+            self.marks.world_changed()
+        return new
 
     def _remove_pod(self, key: PodKey) -> None:
         self.release_failures.pop(key, None)
@@ -300,6 +308,8 @@ class ClusterState:
             return
         self._free_capacity(entry)
         self._leave_group(entry)
+        if entry.record.device_claims:
+            self.marks.world_changed()
         self.devices.note_pod(key, ())
         self.pod_keys[entry.slot] = None
         self.pod_demand[entry.slot] = 0
@@ -407,6 +417,7 @@ class ClusterState:
             users = self.host_ports.setdefault(port, {})
             users[node] = users.get(node, 0) + 1
         slot = self._node_slot.get(node)
+        self.marks.capacity_moved(slot)
         self.pod_node[entry.slot] = NO_NODE if slot is None else slot
         if slot is not None:
             self._add_demand(slot, entry.demand)
@@ -429,6 +440,7 @@ class ClusterState:
                 if not users:
                     del self.host_ports[port]
         slot = self._node_slot.get(node)
+        self.marks.capacity_moved(slot)
         if slot is not None:
             self._add_demand(slot, entry.demand, sign=-1)
         entry.taken_on = None
@@ -439,6 +451,8 @@ class ClusterState:
     def put_pod_group(self, record: GroupRecord) -> None:
         """Set a PodGroup from its record (a forecast admits gangs without manifests)."""
         previous = self.groups.get(record.key)
+        if previous is not None and _holds(previous, self.placed_members):
+            self.marks.holder_changed()
         self.groups[record.key] = record
         self.missing_groups.discard(record.key)
         self._touch(record.key)
@@ -451,6 +465,7 @@ class ClusterState:
             self._retake_members(record.key)
 
     def _remove_pod_group(self, key: GroupKey) -> None:
+        self.marks.holder_changed()
         self.unadmitted_gangs.discard(key)
         self.changed.pop(key, None)
         if key in self.members:
@@ -461,6 +476,8 @@ class ClusterState:
     def _touch(self, key: GroupKey) -> None:
         """Count a change of an existing group (one that does not exist is never quiet)."""
         if key in self.groups:
+            if _holds(self.groups[key], self.placed_members):
+                self.marks.holder_changed()
             self.changes += 1
             self.changed.pop(key, None)  # to the end: the most recent last
             self.changed[key] = self.changes
@@ -523,3 +540,8 @@ class ClusterState:
         """The summed allocatable of the nodes that take new pods (an adopted
         PodGroup's `minResources` is checked against it)."""
         return schedulable_allocatable(r for r in self._node_columns.records if r is not None)
+
+
+def _holds(record: GroupRecord, placed_members: dict[GroupKey, int]) -> bool:
+    """Whether a group holds capacity, or may: what preemption weighs (`marks`)."""
+    return record.admitted or not record.gang or record.key in placed_members
