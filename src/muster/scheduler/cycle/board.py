@@ -81,9 +81,11 @@ class Board:
         self._slicings: dict[GroupKey, Slicing | None] = {}
         self.devices = cycle_ledger(state, nodes)  # None: no device is claimed or published
         self._capacity_digest: str | None = None
-        # Whether anything was taken or closed yet this cycle: a kept verdict was decided
-        # on the view as the cycle starts, and holds only on that view (`memo`).
-        self.touched = False
+        # The nodes taken from or closed so far this cycle, and how many times: a kept
+        # verdict was decided on the view as a cycle starts, and holds only where the
+        # view is still so (`memo`).
+        self.touched = np.zeros(nodes, dtype=np.bool_)
+        self.touches = 0
 
     def capacity_digest(self) -> str:
         """Every node's allocatable, hashed once per cycle (a cache key)."""
@@ -300,7 +302,8 @@ class Board:
     def note_placed(self, gang: Gang, placements: dict[str, int]) -> None:
         """Host ports and pods of this cycle's placements, for the gangs decided after."""
         pending = {entry.record.key.name: entry for entry in gang.pending}
-        self.touched = self.touched or bool(placements)
+        if placements:
+            self.touch(sorted(set(placements.values())))
         for pod, slot in placements.items():
             record = pending[pod].record
             for port in record.host_ports:
@@ -310,6 +313,11 @@ class Board:
                 needs = needs_of(self.state, record)
                 if not isinstance(needs, str):
                     self.devices.take(needs, slot)
+
+    def touch(self, nodes: BoolArray | list[int]) -> None:
+        """Note nodes whose free capacity, ports, pods or closure changed this cycle."""
+        self.touched[nodes] = True
+        self.touches += 1
 
     def node_names(self, placements: dict[str, int]) -> dict[str, str]:
         return {pod: self.table.name(slot) for pod, slot in sorted(placements.items())}

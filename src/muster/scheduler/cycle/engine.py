@@ -33,6 +33,8 @@ from __future__ import annotations
 from dataclasses import replace
 from functools import partial
 
+import numpy as np
+
 from muster.scheduler.config import EngineConfig
 from muster.scheduler.cycle import refusal
 from muster.scheduler.cycle.board import Board
@@ -215,8 +217,8 @@ class _Cycle:
             if key not in planner.statuses:
                 planner.follow(self.state.groups[key], following, self.growths.get(key, {}))
         for key, verdict in sorted(self.verdicts.items()):
-            if key in planner.statuses:
-                continue
+            if key in planner.statuses or (key in self.quiet and key in self.memo.recalled):
+                continue  # refused as before, and its status already says so
             group = self.state.groups[key]
             if key in self.benched and released_members(self.state, key):
                 planner.take_down(group)
@@ -230,8 +232,18 @@ class _Cycle:
         idle = planner.idle()
         self.quiet |= {key for key in idle if key in followed and followed[key].settled}
         self.quiet |= {key for key in idle if not self.state.groups[key].gang}
+        self.quiet |= self._quiet_waiting(planner, idle)
         plan = planner.plan(idle=idle)
         return replace(plan, steps=(*plan.steps, *let_go(self.state)))
+
+    def _quiet_waiting(self, planner: Planner, idle: set[GroupKey]) -> set[GroupKey]:
+        """Waiting gangs whose verdict is kept and whose status already says it: a later
+        cycle that gives the kept verdict again plans nothing for them while they do not
+        change (`memo`). One with a status still to write is not quiet."""
+        self.quiet -= {
+            key for key in planner.statuses.keys() - idle if key in self.state.unadmitted_gangs
+        }
+        return {key for key in idle if key in self.memo.kept}
 
     # ---- pending gangs -------------------------------------------------------------
 
@@ -353,6 +365,7 @@ class _Cycle:
                 return False  # the victims chosen would not free the devices it needs
             board.devices, remaining = ledger, remaining[:, :-1]
         board.free = remaining
+        board.touch(np.ones(board.table.size, dtype=np.bool_))  # victims anywhere
         board.note_placed(gang, plan.placement.placements)
         admission = self._admission(gang, plan.placement)
         self.admissions.append(replace(admission, victims=plan.victims, violations=plan.violations))

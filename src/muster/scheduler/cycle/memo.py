@@ -13,9 +13,10 @@ cycle gives the kept verdict again instead of deciding, while all of this holds:
   empty cluster (nothing that ends can help it); else the capacity of the nodes its
   pods' rules allow; else, where inter-pod rules, devices or preemption are in play,
   any capacity anywhere (and, for preemption, any change to a group holding some);
-- the cycle's view is still as the cycle started (nothing admitted or closed ahead
-  of it this cycle, `Board.touched`), and the gang has not waited past
-  `starvation_seconds`, whose refusal closes nodes and names the time waited;
+- the cycle's view is still as the cycle started where it reads (nothing admitted on
+  or closed of those nodes ahead of it this cycle, `Board.touched`), and the gang has
+  not waited past `starvation_seconds`, whose refusal closes nodes and names the time
+  waited;
 - it was decided less than `verdict_flush_seconds` ago.
 
 The queue position alone may differ: it is given as it is now. A cycle still walks
@@ -64,8 +65,10 @@ class Memo:
         self.now = now
         self.before = before if config.keep_verdicts else {}
         self.kept: dict[GroupKey, KeptVerdict] = {}
+        self.recalled: set[GroupKey] = set()  # the gangs given a kept verdict this cycle
         self._nodes: dict[frozenset[PlacementRules], BoolArray] = {}
         self._moved: dict[int, int] = {}  # id of a node mask: its latest capacity change
+        self._touches: dict[int, tuple[int, bool]] = {}  # id of a node mask: touched?
 
     def recall(self, gang: Gang, position: int, preemption: PreemptionSearch) -> Verdict | None:
         """The gang's kept verdict, if nothing it read has changed since (see above)."""
@@ -73,6 +76,7 @@ class Memo:
         if kept is None or not self._holds(kept, gang, preemption):
             return None
         self.kept[gang.key] = kept
+        self.recalled.add(gang.key)
         explanation = kept.verdict.explanation
         if explanation is None or explanation.queue_position == position:
             return kept.verdict
@@ -82,7 +86,7 @@ class Memo:
         """Keep a refusal just decided on the view as the cycle started; `ruled`: inter-pod
         rules or devices were weighed."""
         explanation = verdict.explanation
-        if not self.config.keep_verdicts or explanation is None or self.board.touched:
+        if not self.config.keep_verdicts or explanation is None:
             return
         never = explanation.never
         if not never and self.now - gang.waiting_since > self.config.starvation_seconds:
@@ -97,6 +101,8 @@ class Memo:
             reads = Reads.EVERYTHING
         else:
             reads, nodes = Reads.NODES, self._allowed(gang)
+        if reads is not Reads.NOTHING and self._touched(nodes):
+            return  # decided on a view this cycle changed where it reads
         state = self.board.state
         self.kept[gang.key] = KeptVerdict(
             verdict=verdict,
@@ -113,8 +119,7 @@ class Memo:
         board, state = self.board, self.board.state
         marks = state.marks
         if (
-            board.touched
-            or self.now - kept.decided_at >= self.config.verdict_flush_seconds
+            self.now - kept.decided_at >= self.config.verdict_flush_seconds
             or marks.world > kept.as_of
             or kept.devices != state.devices.version
             or kept.priority != gang.priority
@@ -122,7 +127,9 @@ class Memo:
         ):
             return False
         if kept.reads is Reads.NOTHING:
-            return True
+            return True  # the empty cluster's answer: no view this cycle changes it
+        if self._touched(kept.nodes):
+            return False
         if self.now - gang.waiting_since > self.config.starvation_seconds:
             return False
         if kept.reads is Reads.VICTIMS:
@@ -148,6 +155,19 @@ class Memo:
                 allowed |= table.static_filter(each).allowed
             self._nodes[rules] = allowed
         return allowed
+
+    def _touched(self, nodes: BoolArray | None) -> bool:
+        """Whether this cycle's view changed on `nodes` (None: on any node)."""
+        board = self.board
+        if not board.touches:
+            return False
+        if nodes is None:
+            return True
+        seen = self._touches.get(id(nodes))
+        if seen is None or seen[0] != board.touches:
+            seen = (board.touches, bool((board.touched[: nodes.shape[0]] & nodes).any()))
+            self._touches[id(nodes)] = seen
+        return seen[1]
 
     def _last_moved(self, nodes: BoolArray) -> int:
         moved = self._moved.get(id(nodes))

@@ -114,7 +114,8 @@ def refuse(
         message = f"{message}; {PREEMPTION_WOULD_NOT_HELP}"
     if waited > config.starvation_seconds and never is None:  # never: it closes none
         closed = close_nodes(board, gang, now_tried)
-        board.touched = board.touched or closed > 0
+        if closed:
+            board.touch(board.closed_for_older)
         after = f"closing nodes for it after {waited:.0f}s in the queue"
         if closed:
             message = f"{message}; {after} ({closed} node(s) closed to the gangs behind it)"
