@@ -34,6 +34,8 @@ ENGINE_FIELDS = (
     "starvation_seconds",
     "orphan_grace",
     "topology_levels",
+    "keep_verdicts",
+    "verdict_flush_seconds",
 )
 
 
@@ -48,6 +50,8 @@ class OperatorConfig:
     rollback_backoff_max: float = 300.0
     max_rollbacks: int = 3
     starvation_seconds: float = 600.0
+    keep_verdicts: bool = True
+    verdict_flush_seconds: float = 300.0
     estimate_horizon: float = 86400.0
     estimate_interval: float = 10.0
     estimate_budget: float = 2.0
@@ -99,6 +103,10 @@ _HELP: dict[str, str] = {
     "(0: no limit)",
     "starvation_seconds": "seconds a gang waits before smaller gangs behind it may no "
     "longer take the capacity it needs",
+    "keep_verdicts": "keep a waiting gang's verdict until something that could change it "
+    "changes, instead of deciding every waiting gang in every cycle (same decisions)",
+    "verdict_flush_seconds": "seconds after which a kept verdict is decided afresh all the "
+    "same (a safety net)",
     "estimate_horizon": "seconds ahead that start-time estimates look; a gang not "
     "started by then shows >24h (for the default)",
     "estimate_interval": "fewest seconds between two start-time forecasts (each runs the "
@@ -244,6 +252,8 @@ def from_arguments(args: argparse.Namespace, env: Mapping[str, str]) -> Operator
         values["identity"] = f"{os.uname().nodename}-{os.getpid()}"
     if values.get("starvation_seconds", 0.0) < 0:
         raise ValueError("--starvation-seconds must not be negative")
+    if values.get("verdict_flush_seconds", 0.0) < 0:
+        raise ValueError("--verdict-flush-seconds must not be negative")
     if values.get("max_rollbacks", 0) < 0:
         raise ValueError("--max-rollbacks must not be negative")
     if values.get("kube_qps", 1.0) <= 0 or values.get("kube_burst", 1) < 1:
