@@ -12,6 +12,7 @@ import itertools
 import random
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -50,18 +51,23 @@ class Scenario:
                     created=f"2026-01-01T00:00:0{index}Z",
                 )
             )
-            for member, shape in enumerate(shapes):
-                cpu, gpu = SHAPES[shape]
-                objects.append(
-                    pod(
-                        f"{name}-{member}",
-                        group=name,
-                        cpu=str(cpu),
-                        gpu=str(gpu),
-                        priority=priority,
-                    )
-                )
+            objects += members(name, shapes, priority)
         return objects
+
+
+def members(name: str, shapes: list[int], priority: int, **pod_args: Any) -> list[Obj]:
+    """The gang's pods, one of each shape (`SHAPES`), gated."""
+    return [
+        pod(
+            f"{name}-{member}",
+            group=name,
+            cpu=str(SHAPES[shape][0]),
+            gpu=str(SHAPES[shape][1]),
+            priority=priority,
+            **pod_args,
+        )
+        for member, shape in enumerate(shapes)
+    ]
 
 
 @st.composite

@@ -30,11 +30,11 @@ from muster.scheduler.decisions.results import (
 )
 from muster.simulation.cluster import SimulatedCluster
 from tests.unit.scheduler.builders import Obj, node, pod, pod_group, taint
+from tests.unit.scheduler.cycle.test_engine_properties import SHAPES, members
 
 START = 1_767_225_605.0  # five seconds after the gangs were created
 # CI replays a fixed set of examples: thousands there, fewer on each developer run.
 EXAMPLES = 2000 if os.environ.get("MUSTER_HYPOTHESIS_PROFILE") == "ci" else 150
-SHAPES = [(1, 0), (2, 0), (1, 1), (4, 2), (8, 0)]  # (cpu cores, gpus)
 REPEL = {
     "podAntiAffinity": {
         "requiredDuringSchedulingIgnoredDuringExecution": [
@@ -184,20 +184,8 @@ def add_gang(world: World, data: st.DataObject) -> None:
         created="2026-01-01T00:00:00Z",
     )
     world.apply("PodGroup", group)
-    for member, shape in enumerate(shapes):
-        cpu, gpu = SHAPES[shape]
-        world.apply(
-            "Pod",
-            pod(
-                f"{name}-{member}",
-                group=name,
-                cpu=str(cpu),
-                gpu=str(gpu),
-                priority=priority,
-                spec=spec,
-                labels=labels,
-            ),
-        )
+    for member in members(name, shapes, priority, spec=spec, labels=labels):
+        world.apply("Pod", member)
     world.gangs[name] = len(shapes)
 
 
