@@ -69,6 +69,7 @@ class Memo:
         self._nodes: dict[frozenset[PlacementRules], BoolArray] = {}
         self._moved: dict[int, int] = {}  # id of a node mask: its latest capacity change
         self._touches: dict[int, tuple[int, bool]] = {}  # id of a node mask: touched?
+        self._candidates: dict[int, bool] = {}  # by priority: whether any pod is below it
 
     def recall(self, gang: Gang, position: int, preemption: PreemptionSearch) -> Verdict | None:
         """The gang's kept verdict, if nothing it read has changed since (see above)."""
@@ -134,7 +135,7 @@ class Memo:
             return False
         if kept.reads is Reads.VICTIMS:
             return marks.capacity <= kept.as_of and marks.holders <= kept.as_of
-        if gang.record.preempt and preemption.has_candidates(gang.priority):
+        if gang.record.preempt and self._has_candidates(preemption, gang.priority):
             return False  # preemption now tried, where it was not
         if kept.reads is Reads.EVERYTHING:
             return marks.capacity <= kept.as_of
@@ -155,6 +156,13 @@ class Memo:
                 allowed |= table.static_filter(each).allowed
             self._nodes[rules] = allowed
         return allowed
+
+    def _has_candidates(self, preemption: PreemptionSearch, priority: int) -> bool:
+        """`PreemptionSearch.has_candidates`, asked once a cycle per priority."""
+        found = self._candidates.get(priority)
+        if found is None:
+            found = self._candidates[priority] = preemption.has_candidates(priority)
+        return found
 
     def _touched(self, nodes: BoolArray | None) -> bool:
         """Whether this cycle's view changed on `nodes` (None: on any node)."""
