@@ -5,8 +5,8 @@ a backlog that cannot move gives the same answer cycle after cycle. So each refu
 is kept (`KeptVerdict`, handed on in `Carried.kept`) with what it read, and a later
 cycle gives the kept verdict again instead of deciding, while all of this holds:
 
-- the gang's own inputs are the same: its PodGroup's record, its pending pods'
-  records, its placed members, its priority (`own_inputs`);
+- the gang's own inputs are the same: its PodGroup's record, its member pods'
+  records, its priority (`own_inputs`);
 - nothing changed the world: nodes (labels, taints, allocatable), priority classes,
   namespaces, volumes, budgets, devices, topologies (`state.marks`);
 - the capacity it read did not move: none, for a gang that fits nowhere even on the
@@ -45,9 +45,10 @@ import numpy as np
 from muster.scheduler.config import EngineConfig
 from muster.scheduler.cycle.board import Board, BoolArray
 from muster.scheduler.cycle.queue import Gang
-from muster.scheduler.decisions.results import GroupKey, KeptVerdict, Reads, Verdict
+from muster.scheduler.decisions.results import GroupKey, KeptVerdict, PodKey, Reads, Verdict
 from muster.scheduler.placement.preemption import PreemptionSearch
 from muster.scheduler.state.intake import PlacementRules
+from muster.scheduler.state.state import ClusterState
 
 
 class Memo:
@@ -109,7 +110,7 @@ class Memo:
             verdict=verdict,
             decided_at=self.now,
             as_of=state.marks.count,
-            own=own_inputs(gang),
+            own=own_inputs(state, gang),
             priority=gang.priority,
             devices=state.devices.version,
             reads=reads,
@@ -124,7 +125,7 @@ class Memo:
             or marks.world > kept.as_of
             or kept.devices != state.devices.version
             or kept.priority != gang.priority
-            or kept.own != own_inputs(gang)
+            or kept.own != own_inputs(state, gang)
         ):
             return False
         if kept.reads is Reads.NOTHING:
@@ -185,7 +186,9 @@ class Memo:
         return moved
 
 
-def own_inputs(gang: Gang) -> tuple[object, ...]:
-    """What of the gang itself its verdict read: its PodGroup's record, its pending
-    pods' records, how many members take capacity."""
-    return (gang.record, tuple(entry.record for entry in gang.pending), gang.placed)
+def own_inputs(state: ClusterState, gang: Gang) -> tuple[object, ...]:
+    """What of the gang itself its verdict read: its PodGroup's record, and the records
+    of its member pods (pending, placed, or neither), in the order they joined."""
+    namespace = gang.key.namespace
+    members = state.members.get(gang.key, ())
+    return (gang.record, tuple(state.pods[PodKey(namespace, name)].record for name in members))
