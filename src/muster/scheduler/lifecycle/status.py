@@ -216,6 +216,28 @@ start on a busy node (its image pulled, its containers started; under a loaded K
 here, 11 to 12 s), so that a gang binding then starting is not written in between."""
 
 
+MEMBERSHIP_GRACE = 2.0
+"""Seconds after a gang last moved during which a change of how many member pods it
+has (one joined or left) waits to be written: long enough to gather the pods a Job
+controller creates in one batch (their creation times are whole seconds) into one
+write, short enough that `kubectl get podgroups` and the waiting message follow the
+pods within a second or two, as `kubectl get pods` does."""
+
+
+def progress_grace(stored: Mapping[str, Any], desired: Mapping[str, Any]) -> float:
+    """How long a change of progress alone may wait (see `deferred_progress`): a
+    member joining or leaving is news to whoever watches the gang form, and waits only
+    `MEMBERSHIP_GRACE`; the steps of the members it has (bound, started) wait
+    `PROGRESS_GRACE`."""
+    joined_or_left = _member_count(stored) != _member_count(desired)
+    return MEMBERSHIP_GRACE if joined_or_left else PROGRESS_GRACE
+
+
+def _member_count(status: Mapping[str, Any]) -> object:
+    counts = status.get("pods")
+    return counts.get("total") if isinstance(counts, Mapping) else None
+
+
 def last_moved(since: float, members: Iterable[PodRecord]) -> float:
     """When the gang last moved: `since` (its PodGroup's creation, or its admission),
     or the latest creation, bind or start of one of its members after it."""
@@ -236,15 +258,17 @@ def deferred_progress(
     A gang's pods arrive one by one after its PodGroup appears ("3/8 member pods
     exist") and start one by one after its admission (gated, bound, running), and a
     status write for every step of every pod of a burst was a third of the API
-    server's requests. So while the gang moves (for `PROGRESS_GRACE` seconds from
+    server's requests. So while the gang moves (for `progress_grace` seconds from
     `since`, the last time it moved: `last_moved`) a change of the pod counts and of
     the wording of an unchanged condition alone is not written, until every member
     has started (or finished): a gang that starts as it should writes its progress
     once, however slowly its pods come on a busy API server, and one that does not
-    shows where it is stuck once it has stopped moving for that long. Anything else that changes is
-    written at once, progress with it.
+    shows where it is stuck once it has stopped moving for that long. A member
+    joining or leaving waits only a moment (`MEMBERSHIP_GRACE`), so the counts follow
+    the pods while a gang forms. Anything else that changes is written at once,
+    progress with it.
     """
-    if now >= since + PROGRESS_GRACE:
+    if now >= since + progress_grace(stored, desired):
         return None
     counts = desired.get("pods") or {}
     started = sum(counts.get(phase, 0) for phase in ("running", "succeeded", "failed"))

@@ -30,7 +30,6 @@ from muster.scheduler.decisions.plan import (
 from muster.scheduler.decisions.results import Admission, GroupKey, PodKey, Reason, Verdict
 from muster.scheduler.lifecycle.follow import Following, Rollback
 from muster.scheduler.lifecycle.status import (
-    PROGRESS_GRACE,
     Scheduling,
     StatusChange,
     admitted_message,
@@ -39,6 +38,7 @@ from muster.scheduler.lifecycle.status import (
     last_moved,
     needs_write,
     preempted_message,
+    progress_grace,
     transitions,
 )
 from muster.scheduler.memory.lifecycle import Lifecycle, backoff_delay
@@ -112,8 +112,8 @@ class Planner:
             since = last_moved(since, members)
             deferred = deferred_progress(group.status, desired, since=since, now=self.now)
             if deferred is not None:
+                self.wake.append(since + progress_grace(group.status, desired))
                 desired = deferred
-                self.wake.append(since + PROGRESS_GRACE)
                 self.deferred.add(key)
         self.statuses[key] = desired
         return WriteStatus(key)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from muster.scheduler.lifecycle.status import (
+    MEMBERSHIP_GRACE,
     PROGRESS_GRACE,
     Scheduling,
     StatusChange,
@@ -13,6 +14,7 @@ from muster.scheduler.lifecycle.status import (
     last_moved,
     needs_write,
     pod_counts,
+    progress_grace,
     transitions,
     with_estimate,
 )
@@ -245,10 +247,19 @@ def waiting(exist: int, reason: str = "WaitingForPods") -> dict[str, Any]:
 
 
 def test_a_new_gang_s_pods_arriving_wait_but_a_new_reason_is_written() -> None:
-    assert deferred_progress(waiting(1), waiting(3), since=100.0, now=102.0) == waiting(1)
+    assert deferred_progress(waiting(1), waiting(3), since=100.0, now=101.0) == waiting(1)
     assert (
-        deferred_progress(waiting(1), waiting(4, "Unschedulable"), since=100.0, now=102.0) is None
+        deferred_progress(waiting(1), waiting(4, "Unschedulable"), since=100.0, now=101.0) is None
     )
+
+
+def test_a_member_joining_or_leaving_is_written_a_moment_after_the_gang_last_moved() -> None:
+    """Not after the long grace: the counts follow the pods while a gang forms."""
+    settled = 100.0 + MEMBERSHIP_GRACE
+    assert deferred_progress(waiting(1), waiting(3), since=100.0, now=settled) is None
+    assert deferred_progress(waiting(3), waiting(2), since=100.0, now=settled) is None
+    assert progress_grace(waiting(1), waiting(3)) == MEMBERSHIP_GRACE
+    assert progress_grace(starting(4, 0, 0), starting(2, 2, 0)) == PROGRESS_GRACE
 
 
 def test_a_gang_moves_when_a_member_is_created_bound_or_started() -> None:
