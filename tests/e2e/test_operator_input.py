@@ -10,6 +10,7 @@ from tests.e2e.cluster import Kubectl, wait_until
 from tests.e2e.harness import (
     GROUP_LABEL,
     POD_GROUPS,
+    WORKLOADS,
     NodePool,
     OperatorProcess,
     events_for,
@@ -42,6 +43,32 @@ def test_bad_min_count_is_refused_and_a_good_gang_beside_it_runs(
 
     kubectl.apply(gang_job("good", pool, workers=4), namespace)
     wait_all_bound(kubectl, namespace, "good", 4)
+
+
+def test_a_gang_job_naming_a_missing_priority_class_is_refused_or_told_and_nothing_is_half_made(
+    operator: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool
+) -> None:
+    """Refused at apply time naming the field and the class, or (when admission let
+    it through) Muster's Warning on the Job naming the class; never a Workload
+    without its PodGroup."""
+    pool.add(gpus=2)
+    job = gang_job("research", pool, workers=2, priority_class="research")
+    refused = kubectl("apply", "-n", namespace, "-f", "-", input=json.dumps(job), check=False)
+    if refused.returncode == 0:
+        wait_until(
+            "Muster's InvalidOptIn warning on the Job, naming the class",
+            lambda: any(
+                e["reason"] == "InvalidOptIn" and '"research"' in e["message"]
+                for e in events_for(kubectl, namespace, "research")
+            ),
+            timeout=10,
+        )
+    else:
+        assert "spec.template.spec.priorityClassName" in refused.stderr
+        assert 'PriorityClass "research" not found' in refused.stderr
+    for kind in (WORKLOADS, POD_GROUPS):
+        made = kubectl("get", kind, "-n", namespace, "-o", "name").stdout.split()
+        assert made == [], (kind, made)
 
 
 def test_a_pod_of_a_missing_pod_group_stays_gated_until_the_group_exists(

@@ -42,9 +42,9 @@ class PriorityError(ValueError):
         self.problem = problem
 
 
-def priority_class_not_found(name: str) -> Problem:
-    """The problem of a priorityClassName that names no PriorityClass."""
-    return Problem("spec.priorityClassName", f"PriorityClass {json.dumps(name)} not found")
+def priority_class_not_found(name: str, path: str = "spec.priorityClassName") -> Problem:
+    """The problem of a priorityClassName (at `path`) that names no PriorityClass."""
+    return Problem(path, f"PriorityClass {json.dumps(name)} not found")
 
 
 def lowest_default(defaults: Iterable[Class], value: Callable[[Class], int]) -> Class | None:

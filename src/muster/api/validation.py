@@ -28,7 +28,7 @@ import jsonschema
 
 from muster.api.constants import GROUP, POD_GROUP_KIND, WORKLOAD_KIND
 from muster.api.crdgen import custom_resource_definitions
-from muster.api.optin import OptInError, read_job_opt_in
+from muster.api.optin import OptInError, carries_opt_in, read_job_opt_in
 from muster.api.preferences import preference_problems
 from muster.api.priority import priority_class_not_found
 from muster.api.problems import Problem, join_path
@@ -103,6 +103,27 @@ def validate_job(
     gang = GangShape(opt_in.min_count, opt_in.topology_key, "the Job")
     problems = preference_problems(job, topology_levels, old)
     return problems + slice_problems(job, [gang], topology_levels, old)
+
+
+JOB_PRIORITY_CLASS = "spec.template.spec.priorityClassName"
+
+
+def job_priority_class_problems(
+    job: Mapping[str, Any], priority_class_exists: PriorityClassLookup
+) -> list[Problem]:
+    """Whether the PriorityClass an opted-in Job's pods name exists: its PodGroup gets
+    that class (`muster.api.expand.expand_job`), and a PodGroup naming a class that does
+    not exist is refused, as the API server refuses the Job's pods. Checked when the
+    Job is created, like a pod's class, and only with the cluster's classes at hand."""
+    if not carries_opt_in(job):
+        return []
+    spec = job.get("spec")
+    template = spec.get("template") if isinstance(spec, Mapping) else None
+    pod_spec = template.get("spec") if isinstance(template, Mapping) else None
+    name = pod_spec.get("priorityClassName") if isinstance(pod_spec, Mapping) else None
+    if not isinstance(name, str) or not name or priority_class_exists(name):
+        return []
+    return [priority_class_not_found(name, JOB_PRIORITY_CLASS)]
 
 
 def validate_object(

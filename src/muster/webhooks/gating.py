@@ -9,8 +9,9 @@ Muster:
   for gangs, the scheduling gate (`muster.api.expand`), so every pod the Job
   controller creates is born gated. A labelled Job is validated in the same call
   (:func:`muster.webhooks.validation.check_job`, refused with every problem naming
-  its field), so its creation costs one webhook call; the validating webhook sees
-  it again only on update. A template gated for the native field says so
+  its field; and refused when its pods name a PriorityClass that does not exist,
+  `refuse_missing_priority_class`), so its creation costs one webhook call; the
+  validating webhook sees it again only on update. A template gated for the native field says so
   (`scheduling.muster.dev/gated-for: spec.scheduling`): the API server runs this
   webhook before it prepares the Job for storage, and one without the
   `WorkloadWithJob` feature drops the field only then, so the webhook cannot know
@@ -51,7 +52,14 @@ from muster.api.gates import has_gang_gate, pod_group_name, with_gang_gate, with
 from muster.api.optin import OptInError, read_job_opt_in
 from muster.api.wire import controller_name
 from muster.webhooks.advice import advise, node_label_keys
-from muster.webhooks.validation import EVERY_FEATURE, check_job, features_of, levels_of, refuse
+from muster.webhooks.validation import (
+    EVERY_FEATURE,
+    check_job,
+    features_of,
+    levels_of,
+    refuse,
+    refuse_missing_priority_class,
+)
 
 
 def job_template(job: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -117,9 +125,12 @@ def pod_gates(pod: Mapping[str, Any]) -> list[dict[str, Any]] | None:
     labels={POLICY_LABEL: kopf.PRESENT},
     persistent=True,
 )
-def gate_job(body: kopf.Body, patch: kopf.Patch, warnings: list[str], memo: Any, **_: Any) -> None:
+async def gate_job(
+    body: kopf.Body, patch: kopf.Patch, warnings: list[str], memo: Any, **_: Any
+) -> None:
     gate_labelled_job(body, patch, warnings, levels_of(memo), features_of(memo))
     advise(body, warnings, node_label_keys(memo))
+    await refuse_missing_priority_class(body, memo)
 
 
 def gate_labelled_job(

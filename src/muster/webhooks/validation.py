@@ -39,7 +39,12 @@ from muster.api.features import ServedFeatures
 from muster.api.optin import OptInError, read_job_opt_in
 from muster.api.problems import Problem
 from muster.api.references import is_forbidden
-from muster.api.validation import validate_job, validate_pod_group, validate_workload
+from muster.api.validation import (
+    job_priority_class_problems,
+    validate_job,
+    validate_pod_group,
+    validate_workload,
+)
 from muster.webhooks.advice import advise, node_label_keys
 from muster.webhooks.priority import list_priority_classes
 from muster.webhooks.workloads import reference_problems
@@ -131,6 +136,14 @@ def check_job(
     if warning is not None:
         warnings.append(warning)
     refuse(validate_job(body, old=old, topology_levels=levels))
+
+
+async def refuse_missing_priority_class(job: kopf.Body, memo: Any) -> None:
+    """Refuse a new opted-in Job whose pods name a PriorityClass that does not exist
+    (`job_priority_class_problems`): its PodGroup could not be made, and its pods
+    would be refused one by one."""
+    names = {pc.get("metadata", {}).get("name") for pc in await list_priority_classes(memo)}
+    refuse(job_priority_class_problems(job, names.__contains__))
 
 
 @kopf.on.validate(

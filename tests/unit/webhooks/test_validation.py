@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import kopf
 import pytest
 
 from muster.api.problems import Problem
-from muster.webhooks.validation import check_job, check_pod_group, check_workload
+from muster.webhooks.priority import PRIORITY_CLASSES_MEMO
+from muster.webhooks.validation import (
+    check_job,
+    check_pod_group,
+    check_workload,
+    refuse_missing_priority_class,
+)
 from muster.webhooks.workloads import reference_problems
 
 
@@ -208,3 +215,21 @@ def test_slices_the_engine_cannot_honour_are_refused_with_the_field_named() -> N
     )
     group["metadata"]["annotations"]["scheduling.muster.dev/topology-slice-size"] = "1"
     check_pod_group(group, None, None, levels=levels)
+
+
+async def test_a_new_opted_in_job_whose_pods_name_a_missing_class_is_refused() -> None:
+    """Refused naming the field and the class (its PodGroup could not be made); a Job
+    that has not opted in is left to the API server."""
+
+    async def classes() -> list[dict[str, Any]]:
+        return [{"metadata": {"name": "high"}, "value": 1000}]
+
+    memo = SimpleNamespace(**{PRIORITY_CLASSES_MEMO: classes})
+    gang = {"scheduling.muster.dev/policy": "gang"}
+    research = {"template": {"spec": {"containers": [], "priorityClassName": "research"}}}
+    expected = r'spec\.template\.spec\.priorityClassName: PriorityClass "research" not found'
+    with pytest.raises(kopf.AdmissionError, match=expected):
+        await refuse_missing_priority_class(job(gang, {}, research), memo)
+    await refuse_missing_priority_class(job({}, {}, research), memo)
+    high = {"template": {"spec": {"containers": [], "priorityClassName": "high"}}}
+    await refuse_missing_priority_class(job(gang, {}, high), memo)

@@ -11,8 +11,11 @@ The admission webhooks leave the operator's own writes alone (a match condition 
 its user): what it creates comes from a Job or Workload they admitted already. So a
 PodGroup's priority, which their mutating webhook resolves for anyone else's, is
 resolved here, from the replica's PriorityClasses, by the same function
-(:func:`muster.api.priority.resolve_priority`); one whose class does not exist is not
-created, as that webhook refused it.
+(:func:`muster.api.priority.resolve_priority`), before anything is created: a Job
+whose pods name a PriorityClass that does not exist gets neither a Workload nor a
+PodGroup, and is told so by a Warning event (`InvalidOptIn`, once per Job
+generation; the gating webhook refuses such a Job when it is up), and is expanded
+again on a backoff while it waits, so a class created later is taken up.
 
 A gang Job whose size changes (parallelism, the native minCount, or the min-count
 annotation) has the minCount of its existing Workload template and PodGroup follow,
@@ -46,7 +49,9 @@ from muster.api.expand import (
 )
 from muster.api.optin import OptInError, carries_opt_in, read_job_opt_in
 from muster.api.priority import PriorityError, with_resolved_priority
+from muster.api.problems import Problem
 from muster.api.resize import current_min_count, min_count_patch
+from muster.api.validation import JOB_PRIORITY_CLASS, validate_job
 from muster.api.wire import JsonObject
 from muster.client.kube import (
     JSON_PATCH,
@@ -132,6 +137,8 @@ class Expander:
         self.done: dict[tuple[str, str], tuple[str, str, str, int, str]] = {}
         self.busy: set[tuple[str, str]] = set()
         self.again: set[tuple[str, str]] = set()
+        # The identity of each object last told about a problem: told once per version.
+        self.told: dict[tuple[str, str], tuple[str, str, str, int, str]] = {}
 
     def upsert(self, obj: JsonObject) -> bool:
         if self.kind == "Job" and not carries_opt_in(obj):
@@ -149,6 +156,7 @@ class Expander:
         self.latest.pop(key, None)
         self.backoffs.pop(key, None)
         self.done.pop(key, None)
+        self.told.pop(key, None)
         return False
 
     async def run(self) -> None:
@@ -199,9 +207,9 @@ class Expander:
                 del self.latest[key]
         except NotLeadingError:
             return
-        except PriorityError as error:  # as admission refuses it: until the object changes
-            logger.warning("could not expand %s: %s", reference(obj), error)
-            return
+        except PriorityError as error:  # told on the Job; its class may be created later
+            logger.info("not expanding %s yet: %s", reference(obj), error)
+            self._retry_later(key, obj, error, log=logger.info)
         except KubeError as error:
             if not error.transient:
                 logger.warning("could not expand %s: %s", reference(obj), error)
@@ -214,19 +222,38 @@ class Expander:
             logger.exception("expanding %s failed", reference(obj))
             self._retry_later(key, obj, error)
 
-    def _retry_later(self, key: tuple[str, str], obj: JsonObject, error: Exception) -> None:
+    def _retry_later(
+        self,
+        key: tuple[str, str],
+        obj: JsonObject,
+        error: Exception,
+        log: Callable[..., None] = logger.warning,
+    ) -> None:
         backoff = self.backoffs.setdefault(
             key, ExponentialBackoff(initial=RETRY_INITIAL, maximum=RETRY_MAX)
         )
         delay = backoff.next()
-        logger.warning("could not expand %s: %s; retrying in %.1fs", reference(obj), error, delay)
+        log("could not expand %s: %s; retrying in %.1fs", reference(obj), error, delay)
         asyncio.get_running_loop().call_later(delay, self.queue.put_nowait, key)
 
+    async def _tell_invalid(self, job: JsonObject, problems: list[Problem]) -> None:
+        """The Job's Warning event naming every problem, once per version of the Job."""
+        key, identity = object_key(job), _identity(job)
+        if self.told.get(key) == identity:
+            return
+        self.told[key] = identity
+        message = "; ".join(str(problem) for problem in problems)
+        await self.events.record(reference(job), WARNING, "InvalidOptIn", message)
+
     async def _expand_job(self, job: JsonObject) -> None:
+        problems = validate_job(job)
+        if problems:  # what the webhook refuses, when it was down or skipped
+            await self._tell_invalid(job, problems)
+            return
         try:
             opt_in = read_job_opt_in(job)
-        except OptInError as error:
-            await self.events.record(reference(job), WARNING, "InvalidOptIn", str(error))
+        except OptInError as error:  # validate_job reports these: never here
+            await self._tell_invalid(job, error.problems)
             return
         if opt_in is None:
             return
@@ -250,9 +277,15 @@ class Expander:
                 "the scheduling.muster.dev/policy label and annotations are ignored",
             )
         expansion = expand_job(job, opt_in)
+        try:
+            pod_group = await self._with_priority(expansion.pod_group)
+        except PriorityError as error:  # nothing made: no Workload without its PodGroup
+            # The group's class is its pods' (`expand_job`): the Job names it there.
+            await self._tell_invalid(job, [Problem(JOB_PRIORITY_CLASS, error.problem.message)])
+            raise
         # The Workload first, as the PodGroup's admission requires it, and both before
         # the events: the Job's pods wait gated for their PodGroup.
-        children = (expansion.workload, expansion.pod_group)
+        children = (expansion.workload, pod_group)
         created = [child for child in children if await self._create(child)]
         if opt_in.min_count is not None:
             for child in children:
@@ -290,7 +323,7 @@ class Expander:
         if (metadata.get("labels") or {}).get(MANAGED_BY_LABEL) == MANAGED_BY:
             return  # made for a Job, which has its PodGroup already
         for pod_group in expand_workload(workload):
-            await self._create(pod_group)
+            await self._create(await self._with_priority(pod_group))
         names = template_names(workload)
         if (metadata.get("annotations") or {}).get(TEMPLATES_ANNOTATION) != names:
             path = namespaced(WORKLOADS, *object_key(workload))
@@ -333,10 +366,13 @@ class Expander:
             f"{kind} {name}: minCount {current_min_count(current)} -> {min_count}",
         )
 
+    async def _with_priority(self, pod_group: JsonObject) -> JsonObject:
+        """The PodGroup with the priority its webhook would give it; raises
+        `PriorityError` where that webhook would refuse it."""
+        return with_resolved_priority(pod_group, await self.priority_classes())
+
     async def _create(self, obj: JsonObject) -> bool:
         """Create the object; False when it existed already."""
-        if obj["kind"] == "PodGroup":
-            obj = with_resolved_priority(obj, await self.priority_classes())
         try:
             await self.kube.request("POST", _collection(obj), body=obj)
         except KubeError as error:

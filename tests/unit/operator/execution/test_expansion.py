@@ -10,7 +10,7 @@ from typing import Any
 from muster.api.constants import MIN_COUNT_ANNOTATION, POLICY_LABEL
 from muster.api.times import rfc3339
 from muster.client.kube import KubeError, UnreachableError
-from muster.operator.execution.expansion import Expander
+from muster.operator.execution.expansion import RETRY_INITIAL, Expander
 from muster.scheduler.memory.native_jobs import NATIVE_GRACE
 from tests.unit.operator.virtual_time import on_virtual_time
 
@@ -219,10 +219,15 @@ async def test_the_podgroup_is_created_with_the_priority_of_its_class() -> None:
     )
 
 
-async def test_a_podgroup_whose_class_is_missing_is_not_created() -> None:
+async def test_a_job_whose_class_is_missing_gets_nothing_and_is_told_once() -> None:
+    """Neither a Workload nor a PodGroup (no Workload is left without its PodGroup),
+    and one Warning naming the field and the class, however often it is retried."""
     kube, log = await expand_with_classes([])
-    assert [made["kind"] for made in kube.objects.values()] == ["Workload"]
-    assert not any(entry.startswith("event Created") for entry in log)
+    assert kube.objects == {}
+    [told] = [entry for entry in log if entry.startswith("event ")]
+    assert told == (
+        'event InvalidOptIn: spec.template.spec.priorityClassName: PriorityClass "high" not found'
+    )
 
 
 async def test_a_resized_gang_job_has_its_workload_and_podgroup_follow() -> None:
@@ -364,3 +369,25 @@ async def test_a_job_the_cluster_s_own_gang_scheduling_took_meanwhile_is_left_al
     await asyncio.sleep(10.0)
     worker.cancel()
     assert log == ["event NativeGangScheduling: the cluster's own gang scheduling handles this Job"]
+
+
+async def test_a_job_waiting_for_its_class_is_expanded_once_the_class_exists() -> None:
+    """The first retry comes at most a second later (`RETRY_INITIAL`)."""
+    log: list[str] = []
+    kube = StoringKube(log)
+    classes: list[dict[str, Any]] = []
+
+    async def listed() -> list[dict[str, Any]]:
+        return classes
+
+    jobs = Expander(kube, LoggedEvents(log), kind="Job", priority_classes=listed)  # type: ignore[arg-type]
+    high = job("train")
+    high["spec"]["template"]["spec"]["priorityClassName"] = "high"
+    worker = asyncio.create_task(jobs.run())
+    jobs.upsert(high)
+    await settle()
+    assert kube.objects == {}
+    classes.append({"metadata": {"name": "high"}, "value": 1000})
+    await asyncio.sleep(RETRY_INITIAL + 0.2)
+    worker.cancel()
+    assert sorted(made["kind"] for made in kube.objects.values()) == ["PodGroup", "Workload"]
