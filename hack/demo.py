@@ -350,12 +350,11 @@ class Demo:
         self.story_zone()
         self.story_preemption()
         self.say("Done. Everything is still running; explore it:")
-        muster = ROOT / ".venv" / "bin" / "muster"
         print(f"""
-    export PATH={bin_dir()}:$PATH KUBECONFIG={KUBECONFIG}
+    export PATH={ROOT / ".venv" / "bin"}:{bin_dir()}:$PATH KUBECONFIG={KUBECONFIG}
     kubectl get podgroups -A
     kubectl apply -n {NAMESPACE} -f examples/training-job.yaml
-    {muster} explain podgroup train -n {NAMESPACE}
+    kubectl muster explain podgroup train -n {NAMESPACE}
     tail -f {OPERATOR_LOG}
     make demo-down
 """)

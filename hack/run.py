@@ -100,8 +100,9 @@ def start(*, image: bool) -> None:
 Muster runs on the dev cluster as {installed.USER}.
   its log:   tail -f {log}
   stop it:   make run-stop    (make cluster-down stops everything)
-Use the kubectl built with the cluster (the machine's own may be far older):
-  export PATH={cluster.bin_dir()}:$PATH KUBECONFIG={cluster.KUBECONFIG}
+Put `muster` (and `kubectl muster`) on the PATH, and the kubectl built with the
+cluster first (the machine's own may be far older):
+  export PATH={muster_command().parent}:{cluster.bin_dir()}:$PATH KUBECONFIG={cluster.KUBECONFIG}
 Then: kubectl apply -f examples/training-job.yaml && kubectl get podgroups -w"""
     )
 

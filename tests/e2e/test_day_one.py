@@ -91,7 +91,7 @@ def test_the_readme_takes_a_new_user_from_cluster_up_to_a_running_gang(
 
     started = shell(lines[1])
     assert f"{state}/logs/muster.log" in started and "make run-stop" in started
-    assert "export PATH=" in started
+    assert f"export PATH={ROOT}/.venv/bin:" in started  # `muster` and `kubectl muster`
     assert not warned(kubectl)
 
     stop_at = next(index for index, line in enumerate(lines) if line.startswith("make run-stop"))
