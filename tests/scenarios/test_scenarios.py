@@ -48,8 +48,13 @@ def expectation_of(scenario: Path) -> dict[str, Any]:
     return expected
 
 
+AT = "2026-01-01T10:05:00Z"
+"""The clock of every scenario: just after its newest object was made (their stories,
+an older gang and a newer one, are told minutes apart on that day)."""
+
+
 def simulate_json(scenario: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
-    code = main(["simulate", str(scenario), "-o", "json"])
+    code = main(["simulate", str(scenario), "-o", "json", "--at", AT])
     captured = capsys.readouterr()
     assert code == 0, captured.err
     report: dict[str, Any] = json.loads(captured.out)

@@ -51,10 +51,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "-o", "--output", choices=("table", "json"), default="table", help="report format"
     )
     parser.add_argument(
+        "--at",
         "--now",
+        dest="at",
         type=_timestamp,
+        default=None,
         metavar="TIME",
-        help="the clock of the run, RFC 3339 (default: the latest creationTimestamp)",
+        help="the clock of the run, RFC 3339 (default: now, as the operator's would be)",
     )
     parser.add_argument(
         "--max-cycles",
@@ -117,6 +120,9 @@ def _add_timeline_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Read, simulate, print; problems go to stderr as `file:document: message`."""
+    # What if this happened now: a gang's wait, and a new Job's start, count from the
+    # clock on the wall, not from when the newest object of the input was made.
+    args.now = args.at or datetime.now(UTC)
     try:
         documents = [doc for name in args.files for doc in read_documents(name)]
         config = EngineConfig(

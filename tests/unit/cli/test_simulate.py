@@ -114,7 +114,10 @@ def test_unknown_kinds_are_warned_about_on_stderr(
             ":1: Node n: status.allocatable: ",
         ),
         ((NODE, JOB.replace("gang}", "always}")), ":2: Job train: "),
-        ((NODE, JOB.replace("10:00:00Z", "ten o'clock")), ":2: metadata.creationTimestamp"),
+        (
+            (NODE, JOB.replace("10:00:00Z", "ten o'clock")),
+            ":2: PodGroup train: metadata.creationTimestamp",
+        ),
     ],
 )
 def test_invalid_input_is_one_line_per_problem_and_exit_code_2(
@@ -138,10 +141,17 @@ def test_a_missing_file_is_reported(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert err == f"{missing}: cannot read: No such file or directory\n"
 
 
-def test_now_moves_the_clock(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_clock_is_now_unless_at_moves_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The Job was made at 10:00 on 2026-01-01: by now it has waited past the
+    starvation limit; at 10:00 it has just come, an hour later it has waited that long
+    (`--now` is the older spelling of `--at`)."""
     path = write(tmp_path, "c.yaml", NODE, BUSY, JOB)
-    _, fresh, _ = run([path], capsys)
+    _, today, _ = run([path], capsys)
+    _, fresh, _ = run([path, "--at", "2026-01-01T10:00:00Z"], capsys)
     _, later, _ = run([path, "--now", "2026-01-01T11:00:00Z"], capsys)
+    assert "closing nodes for it after" in today
     assert "closing nodes" not in fresh
     assert "closing nodes for it after 3600s" in later
 
@@ -303,7 +313,7 @@ def test_the_timeline_shows_when_each_gang_starts_and_ends(
         "labels:", "annotations: {scheduling.muster.dev/expected-runtime: 1h}\n  labels:"
     )
     files = write(tmp_path, "c.yaml", NODE, RUNNING, _first_pod(0), _first_pod(1), job)
-    code, out, err = run([files, "--timeline"], capsys)
+    code, out, err = run([files, "--timeline", "--at", "2026-01-01T10:00:00Z"], capsys)
     assert (code, err) == (0, "")
     lines = out.splitlines()
     assert lines[1].split()[:6] == [
@@ -323,7 +333,8 @@ def test_the_timeline_shows_when_each_gang_starts_and_ends(
         "(+90m)",
     ]
     assert "node gpu-1 frees them at ~10:30 UTC when default/first ends" in lines[2]
-    code, out, err = run([files, "--timeline", "-o", "json", "--horizon", "10m"], capsys)
+    clock = ["--at", "2026-01-01T10:00:00Z"]
+    code, out, err = run([files, "--timeline", "-o", "json", "--horizon", "10m", *clock], capsys)
     entries = json.loads(out)["timeline"]
     assert [(e["name"], e["outcome"], e["start"]) for e in entries] == [
         ("first", None, "2026-01-01T09:00:00Z"),
@@ -347,7 +358,8 @@ def test_a_runtime_declared_on_the_pod_template_is_read_as_the_operator_reads_it
         "  template:\n    metadata:\n"
         "      annotations: {scheduling.muster.dev/expected-runtime: 45m}\n    spec:",
     )
-    code, out, err = run([write(tmp_path, "c.yaml", NODE, job), "--timeline"], capsys)
+    clock = ["--at", "2026-01-01T10:00:00Z"]
+    code, out, err = run([write(tmp_path, "c.yaml", NODE, job), "--timeline", *clock], capsys)
     assert (code, err) == (0, "")
     assert out.splitlines()[1].split()[:6] == [
         "default",
