@@ -36,6 +36,11 @@ WATCH_TIMEOUT_SECONDS = 300.0
 READ_TIMEOUT_SECONDS = 90.0
 RETRY_INITIAL_SECONDS = 0.5
 RETRY_MAX_SECONDS = 30.0
+ROUTINE_FAILURES = 3
+"""Failures of a watch in a row that are routine and logged at INFO: a connection
+silent past its read timeout, a watch expired by an etcd compaction (410 Gone), an API
+server restarting; the watch resumes (or relists) at once. One more in a row is a
+WARNING: then the API server needs a person to look at it."""
 
 
 class Sink(Protocol):
@@ -98,8 +103,11 @@ class Informer:
                 delay = self.backoff.next()  # an empty watch that ended at once
             except _ExpiredError:
                 delay = self.backoff.next()  # a relist is expensive: no loop of them either
-                logger.warning(
-                    "watch of %s expired (410 Gone); relisting in %.1fs", self.path, delay
+                logger.log(
+                    self._level(),
+                    "watch of %s expired (410 Gone); relisting in %.1fs",
+                    self.path,
+                    delay,
                 )
                 self.on_expired()
                 self.resource_version = None
@@ -107,8 +115,12 @@ class Informer:
                 delay = self.backoff.next()
                 if isinstance(error, KubeError) and error.retry_after:
                     delay = max(delay, min(error.retry_after, RETRY_MAX_SECONDS))
-                logger.warning(
-                    "watch of %s failed (%s); resuming in %.1fs", self.path, error, delay
+                logger.log(
+                    self._level(),
+                    "watch of %s failed (%s); resuming in %.1fs",
+                    self.path,
+                    error,
+                    delay,
                 )
                 self.on_error()
             except Exception:  # a sink's bug: what it holds is in doubt, so start over
@@ -117,6 +129,11 @@ class Informer:
                 self.on_error()
                 self.resource_version = None
             await asyncio.sleep(delay)
+
+    def _level(self) -> int:
+        """How loud a failure of the watch is, by how many came in a row (its backoff's
+        count, which already includes this one): see `ROUTINE_FAILURES`."""
+        return logging.WARNING if self.backoff.failures > ROUTINE_FAILURES else logging.INFO
 
     async def _relist(self) -> str:
         listed: NameIndex[bool] = NameIndex()
@@ -151,6 +168,8 @@ class Informer:
                 query=self.query,
             ):
                 self.resource_version = self._deliver(event, self.resource_version or "")
+                if not delivered:  # a watch that delivers is healthy, however it ends
+                    self.backoff.reset()
                 delivered = True
         except KubeError as error:
             if error.gone:

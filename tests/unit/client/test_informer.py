@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
+import pytest
+
 from muster.api.wire import JsonObject
-from muster.client.informer import Informer
+from muster.client.informer import ROUTINE_FAILURES, Informer
 from muster.client.kube import KubeError, UnreachableError
 from muster.client.retry import ExponentialBackoff
 from tests.unit.operator.virtual_time import on_virtual_time
@@ -184,3 +187,23 @@ async def test_a_throttled_watch_waits_as_long_as_retry_after_says() -> None:
     await asyncio.sleep(0.2)
     assert kube.watched_from == ["10", "10"]
     task.cancel()
+
+
+async def test_a_watch_timing_out_is_routine_and_only_failures_in_a_row_warn(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A silent connection timed out, then resumed: INFO. Failing again and again:
+    after `ROUTINE_FAILURES` in a row, a WARNING."""
+    timed_out = UnreachableError("watch of /api/v1/pods: SocketTimeoutError()", unsent=False)
+    kube = ScriptedKube(
+        lists=[([], "10")],
+        watches=[
+            [{"type": "ADDED", "object": obj("b", "12")}, timed_out],
+            [{"type": "ADDED", "object": obj("c", "13")}, timed_out],
+            *[timed_out] * ROUTINE_FAILURES,  # with the one before: one more than routine
+        ],
+    )
+    with caplog.at_level(logging.INFO, logger="muster.client.informer"):
+        await run_until_watches_are_used(kube, RecordingSink())
+    levels = [record.levelno for record in caplog.records if "watch of" in record.message]
+    assert levels == [logging.INFO] * (ROUTINE_FAILURES + 1) + [logging.WARNING]
