@@ -1,5 +1,7 @@
 """The operator's log line for each decision it carried out: one line per gang
-admitted (where), preempted for (whom), rolled back (why), grown or released.
+admitted (where), preempted for (whom), rolled back (why), grown or released; and
+one line per notice given, objects told the same thing in one line (the pods of a
+Workload or Job whose PodGroup is missing: one line for the group, not one per pod).
 
 The line is written once the step's actions are all done, so the log says what
 happened, not what was tried; a step that stopped part-way is decided again by the
@@ -11,8 +13,18 @@ busy cluster would repeat them every cycle.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from muster.api.constants import CONDITION_SCHEDULED
-from muster.scheduler.decisions.plan import Evict, Plan, Release, Step, StepKind, WriteStatus
+from muster.scheduler.decisions.plan import (
+    Evict,
+    Notice,
+    Plan,
+    Release,
+    Step,
+    StepKind,
+    WriteStatus,
+)
 from muster.scheduler.objects.conditions import condition
 
 
@@ -59,3 +71,25 @@ def _onto(placements: list[tuple[str, str]]) -> str:
     """`released 4 pod(s) onto gpu-a0-0, gpu-a0-1`."""
     nodes = ", ".join(sorted({node for _, node in placements}))
     return f"released {len(placements)} pod(s) onto {nodes}"
+
+
+NAMED = 3  # objects named in a notice's line; the rest are counted
+
+
+def notice_lines(notices: Iterable[Notice]) -> list[str]:
+    """The WARNING lines for notices given: one per message, naming its objects (the
+    first few of them, and how many more)."""
+    told: dict[tuple[str, str, str], list[str]] = {}
+    for notice in notices:
+        told.setdefault((notice.kind, notice.namespace, notice.message), []).append(notice.name)
+    lines = []
+    for (kind, namespace, message), names in told.items():
+        if len(names) == 1:
+            where = f"{namespace}/{names[0]}" if namespace else names[0]
+            lines.append(f"{kind} {where}: {message}")
+            continue
+        shown = ", ".join(names[:NAMED])
+        more = f" and {len(names) - NAMED} more" if len(names) > NAMED else ""
+        scope = f" in {namespace}" if namespace else ""
+        lines.append(f"{len(names)} {kind}s{scope} ({shown}{more}): {message}")
+    return lines

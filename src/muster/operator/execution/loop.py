@@ -32,7 +32,8 @@ cycle saw. Before each cycle the loop tells the selector judge (`selector_judge`
 which DRA selector cases the claims still need judged; the engine evaluates none.
 Start-time estimates are not decisions: their own writer (`estimates`) runs beside
 the loop, told when a cycle ended. Each step carried out whole is logged at
-INFO in one line (`decision_log`), each notice at WARNING.
+INFO in one line (`decision_log`), and the notices at WARNING, one line for the
+objects told the same thing (the pods of one missing PodGroup).
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ from collections.abc import Callable, Iterator, Mapping
 
 from muster.api.wire import JsonObject
 from muster.client.object_references import reference
-from muster.operator.execution.decision_log import decision_line
+from muster.operator.execution.decision_log import decision_line, notice_lines
 from muster.operator.execution.estimates import EstimateWriter
 from muster.operator.execution.events import NORMAL, WARNING, EventRecorder
 from muster.operator.execution.pods import PodActions
@@ -190,8 +191,9 @@ class SchedulingLoop:
             for step in plan.steps:
                 if not step.exclusive:
                     running.create_task(carry_out(step))
-        for notice in plan.notices:
-            await self._give(notice)
+        given = [notice for notice in plan.notices if await self._give(notice)]
+        for line in notice_lines(given):
+            logger.warning(line)
 
     async def _carry_out(self, step: Step, execution: _Execution) -> None:
         for action in step.actions:
@@ -295,13 +297,13 @@ class SchedulingLoop:
         if known:
             self.metrics.time_to_admit.observe(max(0.0, self.clock() - max(known)))
 
-    async def _give(self, notice: Notice) -> None:
-        """A notice as a Warning event on its object (if it still exists), and in the log."""
+    async def _give(self, notice: Notice) -> bool:
+        """A notice as a Warning event on its object, if it still exists; whether it was
+        given (the log tells those given, several objects told the same in one line)."""
         if not self.still_leading():
-            return
+            return False
         involved = self.cache.reference_of(notice.kind, notice.namespace, notice.name)
         if involved is None:
-            return
-        where = f"{notice.namespace}/{notice.name}" if notice.namespace else notice.name
-        logger.warning("%s %s: %s", notice.kind, where, notice.message)
+            return False
         await self.events.record(involved, WARNING, notice.reason, notice.message)
+        return True

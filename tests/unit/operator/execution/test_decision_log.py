@@ -3,9 +3,9 @@ whom, rolled back why, released onto which nodes; none for a verdict."""
 
 from __future__ import annotations
 
-from muster.operator.execution.decision_log import decision_line
+from muster.operator.execution.decision_log import decision_line, notice_lines
 from muster.scheduler import EngineConfig, schedule
-from muster.scheduler.decisions.plan import Plan, StepKind
+from muster.scheduler.decisions.plan import Notice, Plan, StepKind
 from tests.unit.scheduler.builders import cluster, gang, node, pod, pod_group
 from tests.unit.scheduler.fake_api import FakeApi
 
@@ -60,3 +60,14 @@ def test_a_rollback_says_why() -> None:
     assert line.startswith(
         "PodGroup default/slow rolled back: 2 pod(s) not bound within 60s of release"
     )
+
+
+def test_the_pods_of_one_missing_pod_group_are_one_line() -> None:
+    """Not one per pod: a Workload of eight pods waiting for its PodGroup is one line."""
+    missing = "PodGroup train does not exist in namespace ml; the pod stays gated"
+    pods = [Notice("Pod", "ml", f"train-{i}", "", "PodGroupNotFound", missing) for i in range(8)]
+    other = Notice("Node", "", "n1", "7", "IgnoredByScheduler", "cannot use this Node")
+    assert notice_lines([*pods, other]) == [
+        f"8 Pods in ml (train-0, train-1, train-2 and 5 more): {missing}",
+        "Node n1: cannot use this Node",
+    ]
