@@ -65,6 +65,11 @@ JOB_TEMPLATE_NAME: Final = "workers"
 # column of `kubectl get workloads`: a printer column shows one value of a JSON path,
 # so `.spec.podGroupTemplates[*].name` would show the first template only.
 TEMPLATES_ANNOTATION: Final = f"{GROUP}/templates"
+# On the PodGroup of a Job that runs no pods (parallelism 0: paused), kept by the
+# operator as the Job changes, so that the gang shows as paused, not as waiting for
+# minCount pods that its Job will not make.
+PAUSED_ANNOTATION: Final = f"{GROUP}/paused"
+PAUSED: Final = "paused"  # status.minCount (the MIN column) of a paused gang
 
 # PodGroup condition types.
 CONDITION_SCHEDULED: Final = "PodGroupScheduled"

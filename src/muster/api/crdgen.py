@@ -50,7 +50,7 @@ def _column(
 
 
 POD_GROUP_COLUMNS: list[dict[str, Any]] = [
-    _column("Min", "string", ".status.minCount", "The gang's minCount, or basic."),
+    _column("Min", "string", ".status.minCount", "The gang's minCount, basic, or paused."),
     _column("Pods", "integer", ".status.pods.total", "Member pods that exist."),
     _column("Scheduled", "integer", ".status.pods.scheduled", "Member pods bound to a node."),
     _column(

@@ -27,6 +27,7 @@ from muster.api.constants import (
     GATED_FOR_ANNOTATION,
     GATED_FOR_FIELD,
     JOB_TEMPLATE_NAME,
+    PAUSED_ANNOTATION,
     POD_GROUP_KIND,
     POD_GROUP_LABEL,
     TEMPLATES_ANNOTATION,
@@ -91,10 +92,17 @@ def expand_job(job: Mapping[str, Any], opt_in: JobOptIn) -> JobExpansion:
         },
     }
     pod_group = _pod_group(name, metadata.get("namespace"), name, template, owner)
-    carried = _runtime_annotations(job) | carried_preference(job)
+    carried = _runtime_annotations(job) | carried_preference(job) | paused_annotation(job)
     if carried:
         pod_group["metadata"]["annotations"] = carried
     return JobExpansion(workload=workload, pod_group=pod_group)
+
+
+def paused_annotation(job: Mapping[str, Any]) -> dict[str, str]:
+    """The paused mark of a Job's PodGroup when the Job runs no pods now (parallelism
+    0), else nothing."""
+    paused = (job.get("spec") or {}).get("parallelism") == 0
+    return {PAUSED_ANNOTATION: "parallelism 0"} if paused else {}
 
 
 def _runtime_annotations(job: Mapping[str, Any]) -> dict[str, str]:

@@ -224,7 +224,8 @@ class PodGroupStatus(KubeModel):
     """The .metadata.generation this status describes."""
 
     min_count: int | str | None = None
-    """The gang's minCount, or "basic" for a basic group (the MIN column of kubectl)."""
+    """The gang's minCount, "basic" for a basic group, or "paused" for a gang whose Job
+    runs no pods (parallelism 0) (the MIN column of kubectl)."""
 
     pods: PodCounts | None = None
     """Member pod counts."""

@@ -39,12 +39,13 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from muster.api.constants import MIN_COUNT_ANNOTATION, TEMPLATES_ANNOTATION
+from muster.api.constants import MIN_COUNT_ANNOTATION, PAUSED_ANNOTATION, TEMPLATES_ANNOTATION
 from muster.api.expand import (
     MANAGED_BY,
     MANAGED_BY_LABEL,
     expand_job,
     expand_workload,
+    paused_annotation,
     template_names,
 )
 from muster.api.optin import OptInError, carries_opt_in, read_job_opt_in
@@ -343,6 +344,8 @@ class Expander:
         owners = (current.get("metadata") or {}).get("ownerReferences") or []
         if not any(owner.get("uid") == job["metadata"].get("uid") for owner in owners):
             return
+        if child["kind"] == "PodGroup":
+            await self._follow_pause(job, path, current)
         patch = min_count_patch(current, min_count)
         if patch is None:
             return
@@ -365,6 +368,16 @@ class Expander:
             "MinCountChanged",
             f"{kind} {name}: minCount {current_min_count(current)} -> {min_count}",
         )
+
+    async def _follow_pause(self, job: JsonObject, path: str, pod_group: JsonObject) -> None:
+        """Mark the Job's PodGroup paused while the Job runs no pods (parallelism 0),
+        and unmark it once it runs some again (`paused_annotation`)."""
+        wanted = paused_annotation(job).get(PAUSED_ANNOTATION)
+        annotations = (pod_group.get("metadata") or {}).get("annotations") or {}
+        if annotations.get(PAUSED_ANNOTATION) == wanted:
+            return
+        patch = {"metadata": {"annotations": {PAUSED_ANNOTATION: wanted}}}  # None removes it
+        await self.kube.request("PATCH", path, body=patch, content_type=MERGE_PATCH)
 
     async def _with_priority(self, pod_group: JsonObject) -> JsonObject:
         """The PodGroup with the priority its webhook would give it; raises

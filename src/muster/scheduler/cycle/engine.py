@@ -318,7 +318,8 @@ class _Cycle:
             return benched
         if gang.existing < record.min_count:
             return Verdict(
-                Reason.WAITING_FOR_PODS, waiting_message(gang.existing, record.min_count)
+                Reason.WAITING_FOR_PODS,
+                waiting_message(gang.existing, record.min_count, paused=record.paused),
             )
         return self.board.avoidance.benched_by_refusals(record)
 

@@ -19,6 +19,7 @@ from muster.api.constants import (
     CONDITION_DISRUPTION_TARGET,
     CONDITION_INITIALLY_SCHEDULED,
     CONDITION_SCHEDULED,
+    PAUSED,
     POLICY_BASIC,
     REASON_PREEMPTION_BY_SCHEDULER,
     REASON_SCHEDULED,
@@ -113,7 +114,7 @@ def desired_status(
     status: JsonObject = {
         "conditions": _conditions(current, change, now=now, generation=group.generation),
         "observedGeneration": group.generation,
-        "minCount": group.min_count if group.gang else POLICY_BASIC,
+        "minCount": _min_count(group),
         "pods": pod_counts(members),
     }
     scheduling = change.scheduling
@@ -125,6 +126,14 @@ def desired_status(
     if not admitted(status):
         status.update({key: current[key] for key in ESTIMATE_FIELDS if key in current})
     return status
+
+
+def _min_count(group: GroupRecord) -> int | str:
+    """`status.minCount`, the MIN column: the gang's minCount, or what the group is
+    instead (basic, or a gang whose Job is paused)."""
+    if not group.gang:
+        return POLICY_BASIC
+    return PAUSED if group.paused else group.min_count
 
 
 def _conditions(

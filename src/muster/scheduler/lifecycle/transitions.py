@@ -226,7 +226,8 @@ class Planner:
         and says it waits for its pods (a Job that Kueue suspended says so, instead of
         still saying where its pods went). Nothing to evict: its plan goes with it."""
         key = group.key
-        scheduling = Scheduling(False, Reason.WAITING_FOR_PODS, waiting_message(0, group.min_count))
+        waiting = waiting_message(0, group.min_count, paused=group.paused)
+        scheduling = Scheduling(False, Reason.WAITING_FOR_PODS, waiting)
         kept = Lifecycle(rollbacks=group.lifecycle.rollbacks)
         write = self.change(key, StatusChange(scheduling, clear_plan=True, lifecycle=kept))
         self._step(key, StepKind.RECORD, [write])

@@ -279,6 +279,9 @@ def unschedulable_message(
     return f"{NEVER_FITS}: {message}" if explanation.never else message
 
 
-def waiting_message(existing: int, needed: int) -> str:
-    """`2/4 member pods exist; waiting for 2 more`."""
+def waiting_message(existing: int, needed: int, *, paused: bool = False) -> str:
+    """`2/4 member pods exist; waiting for 2 more`; for a gang whose Job is paused
+    and has no pod left, that it is paused (it waits for no pod)."""
+    if paused and existing == 0:
+        return "paused: its Job runs no pods (parallelism 0)"
     return f"{existing}/{needed} member pods exist; waiting for {needed - existing} more"

@@ -18,6 +18,7 @@ from muster.api.constants import (
     CONDITION_SCHEDULED,
     CRON_JOB_ANNOTATION,
     DISRUPTION_SINGLE,
+    PAUSED_ANNOTATION,
     POD_GROUP_LABEL,
     PREEMPT_NEVER,
     TOPOLOGY_PREFERRED_ANNOTATION,
@@ -145,6 +146,7 @@ class GroupRecord:
     cron_job: str | None = None  # the CronJob whose Job it was made for, if any
     preferred_key: str | None = None  # the narrowest topology level it prefers (see `levels`)
     slicing: tuple[str, int] | None = None  # its slices' level and size (see `slices`)
+    paused: bool = False  # its Job runs no pods now (`PAUSED_ANNOTATION`)
 
     @property
     def falls_whole(self) -> bool:
@@ -424,6 +426,7 @@ def pod_group_from(obj: Mapping[str, Any]) -> GroupRecord:
         cron_job=annotations.get(CRON_JOB_ANNOTATION) or None,
         preferred_key=_preferred_key(annotations),
         slicing=_slicing(annotations),
+        paused=PAUSED_ANNOTATION in annotations,
         reason=_reason(status),
         admitted_at=parse_time(status.get("admittedAt")),
         generation=integer_field(metadata.get("generation"), "metadata.generation") or 0,

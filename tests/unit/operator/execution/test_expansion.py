@@ -7,7 +7,7 @@ import asyncio
 import copy
 from typing import Any
 
-from muster.api.constants import MIN_COUNT_ANNOTATION, POLICY_LABEL
+from muster.api.constants import MIN_COUNT_ANNOTATION, PAUSED_ANNOTATION, POLICY_LABEL
 from muster.api.times import rfc3339
 from muster.client.kube import KubeError, UnreachableError
 from muster.operator.execution.expansion import RETRY_INITIAL, Expander
@@ -166,6 +166,15 @@ class StoringKube:
         if method == "GET":
             return copy.deepcopy(self.objects[path])
         assert method == "PATCH"
+        if isinstance(body, dict):  # a merge patch of annotations
+            annotations = self.objects[path]["metadata"].setdefault("annotations", {})
+            for name, value in body["metadata"]["annotations"].items():
+                if value is None:
+                    annotations.pop(name, None)
+                else:
+                    annotations[name] = value
+            self.log.append(f"annotate {path.rsplit('/', 2)[-2]} {body['metadata']['annotations']}")
+            return self.objects[path]
         if self.refuse_patches:
             raise KubeError(422, "Invalid", "minCount must be at least 1")
         test, replace = body
@@ -391,3 +400,20 @@ async def test_a_job_waiting_for_its_class_is_expanded_once_the_class_exists() -
     await asyncio.sleep(RETRY_INITIAL + 0.2)
     worker.cancel()
     assert sorted(made["kind"] for made in kube.objects.values()) == ["PodGroup", "Workload"]
+
+
+async def test_a_paused_job_marks_its_pod_group_paused_until_it_runs_pods_again() -> None:
+    """parallelism 0: the PodGroup shows as paused, not as waiting for its pods."""
+    log: list[str] = []
+    kube = StoringKube(log)
+    paused = job("train", generation=2)
+    paused["spec"]["parallelism"] = 0
+    jobs = await expand_twice(kube, paused)
+    pod_group = kube.objects["/apis/scheduling.muster.dev/v1beta1/namespaces/ml/podgroups/train"]
+    assert pod_group["metadata"]["annotations"][PAUSED_ANNOTATION] == "parallelism 0"
+    worker = asyncio.create_task(jobs.run())
+    jobs.upsert(job("train", generation=3))
+    await settle()
+    worker.cancel()
+    assert PAUSED_ANNOTATION not in pod_group["metadata"]["annotations"]
+    assert log.count(f"annotate podgroups {{'{PAUSED_ANNOTATION}': None}}") == 1

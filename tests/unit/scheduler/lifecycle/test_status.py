@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from muster.api.constants import PAUSED_ANNOTATION
 from muster.scheduler.lifecycle.status import (
     MEMBERSHIP_GRACE,
     PROGRESS_GRACE,
@@ -20,6 +21,7 @@ from muster.scheduler.lifecycle.status import (
 )
 from muster.scheduler.memory.lifecycle import Lifecycle
 from muster.scheduler.memory.refusals import NodeRefusal, RefusalMemory
+from muster.scheduler.placement.explain import waiting_message
 from muster.scheduler.state.intake import GroupRecord, PodRecord, pod_from, pod_group_from
 
 GATE = "scheduling.muster.dev/gang"
@@ -288,3 +290,13 @@ def test_a_gang_moves_when_a_member_is_created_bound_or_started() -> None:
     assert (bound.bound, bound.started) == (epoch + 15, epoch + 25)
     assert last_moved(epoch - 5, [made, bound]) == epoch + 25
     assert last_moved(epoch + 60, [made, bound]) == epoch + 60
+
+
+def test_a_gang_whose_job_is_paused_shows_as_paused() -> None:
+    """Its MIN column, and its waiting message while no pod of it is left."""
+    metadata = {"name": "g", "annotations": {PAUSED_ANNOTATION: "parallelism 0"}}
+    paused = pod_group_from({"metadata": metadata, "spec": GANG})
+    assert desired_status(paused, [], StatusChange(), now="t")["minCount"] == "paused"
+    assert desired_status(group(), [], StatusChange(), now="t")["minCount"] == 1
+    assert waiting_message(0, 1, paused=True) == "paused: its Job runs no pods (parallelism 0)"
+    assert waiting_message(1, 2, paused=True) == "1/2 member pods exist; waiting for 1 more"
