@@ -550,6 +550,16 @@ def gang_job(
     }
 
 
+def gang_pod_group(name: str, min_count: int) -> dict[str, Any]:
+    """A PodGroup of Muster's, a gang of `min_count`, for pods that name it."""
+    return {
+        "apiVersion": "scheduling.muster.dev/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {"name": name},
+        "spec": {"schedulingPolicy": {"gang": {"minCount": min_count}}},
+    }
+
+
 def pods_of(kubectl: Kubectl, namespace: str, group: str) -> list[dict[str, Any]]:
     pods: list[dict[str, Any]] = kubectl.json(
         "get", "pods", "-n", namespace, "-l", f"{GROUP_LABEL}={group}"

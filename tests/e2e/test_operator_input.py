@@ -15,6 +15,7 @@ from tests.e2e.harness import (
     OperatorProcess,
     events_for,
     gang_job,
+    gang_pod_group,
     is_gated,
     wait_all_bound,
     wait_for_reason,
@@ -94,15 +95,7 @@ def test_a_pod_of_a_missing_pod_group_stays_gated_until_the_group_exists(
     )
     assert is_gated(kubectl.json("get", "pod", "lonely", "-n", namespace))
 
-    kubectl.apply(
-        {
-            "apiVersion": "scheduling.muster.dev/v1beta1",
-            "kind": "PodGroup",
-            "metadata": {"name": "ghost"},
-            "spec": {"schedulingPolicy": {"gang": {"minCount": 1}}},
-        },
-        namespace,
-    )
+    kubectl.apply(gang_pod_group("ghost", 1), namespace)
     wait_for_reason(kubectl, namespace, "ghost", "Scheduled")
     wait_until(
         "the pod to be bound",

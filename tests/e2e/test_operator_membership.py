@@ -14,6 +14,7 @@ from tests.e2e.harness import (
     POD_GROUPS,
     NodePool,
     OperatorProcess,
+    gang_pod_group,
     group_status,
     scheduled_condition,
     wait_for_reason,
@@ -48,15 +49,7 @@ def test_the_counts_follow_pods_joining_and_leaving_a_waiting_gang(
     operator: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool
 ) -> None:
     pool.add(gpus=1)
-    kubectl.apply(
-        {
-            "apiVersion": "scheduling.muster.dev/v1beta1",
-            "kind": "PodGroup",
-            "metadata": {"name": "forming"},
-            "spec": {"schedulingPolicy": {"gang": {"minCount": 3}}},
-        },
-        namespace,
-    )
+    kubectl.apply(gang_pod_group("forming", 3), namespace)
     wait_for_reason(kubectl, namespace, "forming", "WaitingForPods")
 
     for name in ("first", "second"):

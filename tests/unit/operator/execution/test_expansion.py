@@ -199,8 +199,11 @@ async def expand_twice(kube: StoringKube, second: dict[str, Any]) -> Expander:
     return jobs
 
 
-async def expand_with_classes(classes: list[dict[str, Any]]) -> tuple[StoringKube, list[str]]:
-    """A gang Job of class `high` expanded in a cluster with these PriorityClasses."""
+async def expand_with_classes(
+    classes: list[dict[str, Any]], *, running_for: float = 0.0
+) -> tuple[StoringKube, list[str]]:
+    """A gang Job of class `high` expanded in a cluster with these PriorityClasses (read
+    at each try: a test may add one meanwhile), the expander kept running a while."""
     log: list[str] = []
     kube = StoringKube(log)
 
@@ -213,6 +216,7 @@ async def expand_with_classes(classes: list[dict[str, Any]]) -> tuple[StoringKub
     worker = asyncio.create_task(jobs.run())
     jobs.upsert(high)
     await settle()
+    await asyncio.sleep(running_for)
     worker.cancel()
     return kube, log
 
@@ -382,24 +386,15 @@ async def test_a_job_the_cluster_s_own_gang_scheduling_took_meanwhile_is_left_al
 
 async def test_a_job_waiting_for_its_class_is_expanded_once_the_class_exists() -> None:
     """The first retry comes at most a second later (`RETRY_INITIAL`)."""
-    log: list[str] = []
-    kube = StoringKube(log)
     classes: list[dict[str, Any]] = []
-
-    async def listed() -> list[dict[str, Any]]:
-        return classes
-
-    jobs = Expander(kube, LoggedEvents(log), kind="Job", priority_classes=listed)  # type: ignore[arg-type]
-    high = job("train")
-    high["spec"]["template"]["spec"]["priorityClassName"] = "high"
-    worker = asyncio.create_task(jobs.run())
-    jobs.upsert(high)
-    await settle()
-    assert kube.objects == {}
-    classes.append({"metadata": {"name": "high"}, "value": 1000})
-    await asyncio.sleep(RETRY_INITIAL + 0.2)
-    worker.cancel()
+    high = {"metadata": {"name": "high"}, "value": 1000}
+    asyncio.get_running_loop().call_later(0.1, classes.append, high)
+    kube, log = await expand_with_classes(classes, running_for=RETRY_INITIAL + 0.3)
     assert sorted(made["kind"] for made in kube.objects.values()) == ["PodGroup", "Workload"]
+    assert [entry.split(":")[0] for entry in log if entry.startswith("event ")] == [
+        "event InvalidOptIn",
+        "event Created",
+    ]
 
 
 async def test_a_paused_job_marks_its_pod_group_paused_until_it_runs_pods_again() -> None:
