@@ -21,6 +21,7 @@ from muster.api.constants import (
     GATED_FOR_ANNOTATION,
     GROUP,
     MIN_COUNT_ANNOTATION,
+    PAUSED_ANNOTATION,
     POD_GROUP_LABEL,
     POLICY_LABEL,
     TEMPLATES_ANNOTATION,
@@ -52,6 +53,7 @@ KNOWN_KEYS: Final = frozenset(
         TEMPLATES_ANNOTATION,
         GATED_FOR_ANNOTATION,
         BYPASSED_ANNOTATION,
+        PAUSED_ANNOTATION,
     }
 )
 _KNOWN_NAMES: Final = sorted(key.removeprefix(PREFIX) for key in KNOWN_KEYS)
