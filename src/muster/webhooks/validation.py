@@ -142,6 +142,8 @@ async def refuse_missing_priority_class(job: kopf.Body, memo: Any) -> None:
     """Refuse a new opted-in Job whose pods name a PriorityClass that does not exist
     (`job_priority_class_problems`): its PodGroup could not be made, and its pods
     would be refused one by one."""
+    if not job_priority_class_problems(job, lambda _: False):
+        return  # its pods name no class: nothing to look up
     names = {pc.get("metadata", {}).get("name") for pc in await list_priority_classes(memo)}
     refuse(job_priority_class_problems(job, names.__contains__))
 

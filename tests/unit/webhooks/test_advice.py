@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, cast
 
 import kopf
 
@@ -65,20 +65,20 @@ def memo(keys: frozenset[str] | None) -> SimpleNamespace:
     return SimpleNamespace(**{NODE_LABEL_KEYS_MEMO: lambda: keys})
 
 
-def test_the_gating_of_a_job_warns_of_a_typo_and_a_level_no_node_carries() -> None:
+async def test_the_gating_of_a_job_warns_of_a_typo_and_a_level_no_node_carries() -> None:
     warnings: list[str] = []
     job = labelled_job({TYPO: "rack", "scheduling.muster.dev/topology-key": "zon"})
-    gate_job(job, kopf.Patch(), warnings, memo(frozenset({"zone"})))
+    await cast(Any, gate_job)(job, kopf.Patch(), warnings, memo(frozenset({"zone"})))
     assert warnings == [
         f"unknown key {TYPO}: did you mean scheduling.muster.dev/topology-preferred?",
         "no node carries the topology key zon (did you mean zone?)",
     ]
 
 
-def test_no_topology_warning_while_the_nodes_are_not_known() -> None:
+async def test_no_topology_warning_while_the_nodes_are_not_known() -> None:
     warnings: list[str] = []
     job = labelled_job({"scheduling.muster.dev/topology-key": "zon"})
-    gate_job(job, kopf.Patch(), warnings, memo(None))
+    await cast(Any, gate_job)(job, kopf.Patch(), warnings, memo(None))
     assert warnings == []
     assert node_label_keys(SimpleNamespace()) is None  # a memo without the keys at all
 
