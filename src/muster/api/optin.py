@@ -18,6 +18,7 @@ from muster.api.constants import (
     DISRUPTION_ALL,
     DISRUPTION_MODE_ANNOTATION,
     DISRUPTION_SINGLE,
+    EXPECTED_RUNTIME_ANNOTATION,
     MAX_GANG_SIZE,
     MIN_COUNT_ANNOTATION,
     POLICY_BASIC,
@@ -25,6 +26,7 @@ from muster.api.constants import (
     POLICY_LABEL,
     TOPOLOGY_KEY_ANNOTATION,
 )
+from muster.api.durations import DURATION_EXAMPLES, parse_duration
 from muster.api.names import is_label_key
 from muster.api.problems import Problem
 
@@ -97,9 +99,23 @@ def read_job_opt_in(job: Mapping[str, Any]) -> JobOptIn | None:
         opt_in = _from_label(job, spec, problems)
     else:
         return None
+    _check_expected_runtime(job, problems)
     if problems or opt_in is None:
         raise OptInError(problems)
     return opt_in
+
+
+def _check_expected_runtime(job: Mapping[str, Any], problems: list[Problem]) -> None:
+    """A runtime the Job declares must read as one: a typo would leave its gang's
+    start-time estimates without it, in silence."""
+    annotations = _mapping(_mapping(job.get("metadata")).get("annotations"))
+    if EXPECTED_RUNTIME_ANNOTATION in annotations:
+        value = annotations[EXPECTED_RUNTIME_ANNOTATION]
+        if not isinstance(value, str) or parse_duration(value) is None:
+            path = f"metadata.annotations[{EXPECTED_RUNTIME_ANNOTATION}]"
+            text = str(value)
+            shown = json.dumps(text if len(text) <= 40 else text[:37] + "...")
+            problems.append(Problem(path, f"{shown} is not {DURATION_EXAMPLES}"))
 
 
 def _from_label(

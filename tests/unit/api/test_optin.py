@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from muster.api.constants import EXPECTED_RUNTIME_ANNOTATION
 from muster.api.optin import JobOptIn, OptInError, read_job_opt_in
 
 
@@ -242,3 +243,21 @@ def test_every_problem_is_reported_at_once() -> None:
         "scheduling.muster.dev/disruption-mode": "none",
     }
     assert len(problems_of(job(labels=GANG, annotations=annotations))) == 3
+
+
+@pytest.mark.parametrize("value", ["90 minutes", "5d", "x" * 10_000])
+def test_an_expected_runtime_that_is_not_a_duration_is_refused_naming_the_annotation(
+    value: str,
+) -> None:
+    manifest = job(labels=GANG, annotations={EXPECTED_RUNTIME_ANNOTATION: value})
+    with pytest.raises(OptInError) as refused:
+        read_job_opt_in(manifest)
+    (problem,) = refused.value.problems
+    assert problem.path == f"metadata.annotations[{EXPECTED_RUNTIME_ANNOTATION}]"
+    assert "is not a duration such as 90m" in problem.message
+    assert len(problem.message) < 120
+
+
+def test_an_expected_runtime_written_as_go_writes_it_is_taken() -> None:
+    manifest = job(labels=GANG, annotations={EXPECTED_RUNTIME_ANNOTATION: "1h30m"})
+    assert read_job_opt_in(manifest) is not None

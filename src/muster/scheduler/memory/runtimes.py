@@ -10,16 +10,13 @@ unknown, and a forecast never invents a number for it.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from statistics import median
 
 from muster.api.constants import ACTIVE_DEADLINE_ANNOTATION, EXPECTED_RUNTIME_ANNOTATION
-
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)(h|m|s)")
-_UNIT_SECONDS = {"h": 3600.0, "m": 60.0, "s": 1.0}
+from muster.api.durations import parse_duration
 
 
 class Basis(StrEnum):
@@ -45,15 +42,6 @@ class Runtime:
         return f"{length}, declared"
 
 
-def parse_duration(text: str) -> float | None:
-    """Seconds in a Go-style duration (`90m`, `60s`, `1h30m`, `1.5h`); None if malformed."""
-    text = text.strip()
-    if not text or _DURATION.sub("", text):
-        return None
-    seconds = sum(float(number) * _UNIT_SECONDS[unit] for number, unit in _DURATION.findall(text))
-    return seconds if seconds > 0 else None
-
-
 def format_duration(seconds: float) -> str:
     """The shortest readable form: `45s`, `12m`, `2h`, `2h30m`."""
     whole = round(seconds)
@@ -70,8 +58,8 @@ def runtime_from(annotations: Mapping[str, str], deadline: object = None) -> Run
     """The runtime an object declares: its annotation, else its deadline (the
     annotation that carries a Job's, or a pod's own `activeDeadlineSeconds`).
 
-    A malformed value declares nothing: a typo must not stop the gang from scheduling,
-    it only leaves its runtime unknown.
+    A malformed value declares nothing here: a Job's opt-in refuses one at admission,
+    but a pod or a PodGroup that carries one must not stop its gang from scheduling.
     """
     declared = annotations.get(EXPECTED_RUNTIME_ANNOTATION)
     if declared is not None:
