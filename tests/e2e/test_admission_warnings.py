@@ -1,7 +1,8 @@
 """Admission warnings, as `kubectl apply` prints them, from Muster as installed: a typo
 of one of Muster's keys names the key meant, a topology level no node carries is
 said to be one at apply time and again in the gang's status, and a tenant's key
-comes back bounded however long it is sent."""
+comes back bounded however long it is sent. (The native field dropped by the API
+server is warned of on a cluster that drops it: tests/e2e/test_operator_native_field.py.)"""
 
 from __future__ import annotations
 
@@ -11,7 +12,6 @@ from typing import Any
 import pytest
 
 from muster.api.advice import MAX_WARNING_LENGTH, MAX_WARNINGS
-from muster.webhooks.advice import DROPPED_FIELD_WARNING
 from tests.e2e.cluster import Kubectl
 from tests.e2e.harness import NodePool, OperatorProcess, events_for, gang_job, wait_for_reason
 
@@ -93,25 +93,3 @@ def test_a_hostile_key_comes_back_cut_and_warnings_stay_few(
     assert 1 <= len(warnings) <= MAX_WARNINGS
     assert all(len(warning) <= MAX_WARNING_LENGTH for warning in warnings)
     assert "x" * 100 not in "".join(warnings)
-
-
-def test_a_native_job_whose_field_the_api_server_drops_is_warned_at_apply(
-    operator: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool
-) -> None:
-    """The validating webhook sees the Job as the API server stores it: gated for the
-    field (by the mutating webhook, which saw it) and without it."""
-    job = gang_job("native", pool, workers=2)
-    del job["metadata"]["labels"]["scheduling.muster.dev/policy"]
-    job["spec"]["scheduling"] = {"schedulingPolicy": {"gang": {}}}
-    dry_run = kubectl(
-        "apply", "-n", namespace, "--dry-run=server", "-o", "json", "-f", "-", input=json.dumps(job)
-    )
-    if "scheduling" in json.loads(dry_run.stdout)["spec"]:
-        pytest.skip("this API server keeps Job spec.scheduling")
-    assert dry_run.stderr.count(WARNING) == 1  # a dry run is warned too
-    code, warnings = applied(kubectl, namespace, job)
-    assert code == 0
-    assert warnings == [DROPPED_FIELD_WARNING]
-    plain = gang_job("plain", pool, workers=1)
-    del plain["metadata"]["labels"]["scheduling.muster.dev/policy"]
-    assert applied(kubectl, namespace, plain) == (0, [])  # nor is any other Job

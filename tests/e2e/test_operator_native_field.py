@@ -5,7 +5,8 @@ as the suite's cluster is started); elsewhere the API server drops it and those 
 are skipped. Two more control planes of their own: one with the cluster's own gang
 scheduling on (`--native-gang`), where Muster must leave such Jobs alone, and a plain
 one (no flags: the API server drops the field), where such a Job must run without
-gang scheduling, as the API server stored it, and be told why.
+gang scheduling, as the API server stored it, and be told why (warned at apply, and
+by an event).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 import pytest
 
 from muster.api.constants import GATED_FOR_ANNOTATION, GATED_FOR_FIELD
+from muster.webhooks.advice import DROPPED_FIELD_WARNING
 from tests.e2e.cluster import ROOT, Kubectl, LocalCluster, fresh_namespace, wait_until
 from tests.e2e.harness import (
     POD_GROUPS,
@@ -243,7 +245,10 @@ def test_where_the_api_server_drops_the_field_the_example_runs_without_gang_sche
     plain_cluster: Kubectl, plain_namespace: str
 ) -> None:
     kubectl, namespace = plain_cluster, plain_namespace
-    kubectl("apply", "-n", namespace, "-f", str(EXAMPLE))
+    dry_run = kubectl("apply", "-n", namespace, "--dry-run=server", "-f", str(EXAMPLE))
+    assert dry_run.stderr.count(f"Warning: {DROPPED_FIELD_WARNING}") == 1  # told before, too
+    applied = kubectl("apply", "-n", namespace, "-f", str(EXAMPLE))
+    assert applied.stderr.count(f"Warning: {DROPPED_FIELD_WARNING}") == 1, applied.stderr
 
     stored = kubectl.json("get", "job", EXAMPLE_JOB, "-n", namespace)
     assert "scheduling" not in stored["spec"], "this API server keeps the field"
