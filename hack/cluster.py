@@ -60,6 +60,9 @@ MUSTER_ABSENT = HACK / "manifests" / "muster-absent.yaml"
 # server refuses to start with a gate it does not know, so `mode_gates` asks the
 # binary which it knows.
 JOB_FIELD_GATES = ("GenericWorkload", "WorkloadWithJob")
+# Both modes serve scheduling.k8s.io/v1beta1 (`--runtime-config`), which, like the Job
+# field, exists from 1.37: 1.36 has the gates but only v1alpha2.
+MODES_SINCE_MINOR = 37
 NATIVE_GANG_GATES = (*JOB_FIELD_GATES, "TopologyAwareWorkloadScheduling")
 MODE_GATES = {"job-field": JOB_FIELD_GATES, "native-gang": NATIVE_GANG_GATES}
 
@@ -701,13 +704,19 @@ def mode_for_version(mode: str, bins: Path) -> str:
     cluster's own gang scheduling has no such fallback: asked for, it fails.
     """
     wanted = MODE_GATES.get(mode, ())
-    missing = [gate for gate in wanted if gate not in known_gates(bins)]
-    if not missing:
+    if not wanted:
         return mode
     version = versions()["KUBE_VERSION"]
+    missing = [gate for gate in wanted if gate not in known_gates(bins)]
+    if missing:
+        lacks = f"no feature gate {', '.join(missing)}"
+    elif int(version.split(".")[1]) < MODES_SINCE_MINOR:
+        lacks = "no Job spec.scheduling field nor scheduling.k8s.io/v1beta1 (from 1.37)"
+    else:
+        return mode
     if mode == "native-gang":
-        fail(f"Kubernetes {version} has no feature gate {', '.join(missing)}", None)
-    log(f"Kubernetes {version} has no feature gate {', '.join(missing)}: plain mode")
+        fail(f"Kubernetes {version} has {lacks}", None)
+    log(f"Kubernetes {version} has {lacks}: plain mode")
     return "plain"
 
 
