@@ -30,6 +30,7 @@ def test_the_operator_says_in_one_line_what_is_off_and_why(
     assert ("DRA off: resource.k8s.io/v1 not served" in lines[0]) != kubectl.serves(DEVICES_API)
 
 
+@pytest.mark.older_kubernetes
 def test_where_dra_is_not_served_a_gang_job_claiming_devices_is_refused_with_the_reason(
     operator: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool
 ) -> None:
