@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import difflib
 import itertools
-import json
 from collections.abc import Collection, Iterator, Mapping
 from typing import Any, Final
 
@@ -32,26 +31,16 @@ from muster.api.known_keys import is_unknown, nearest_key
 from muster.api.names import is_label_key
 from muster.api.optin import OptInError, read_job_opt_in
 from muster.api.preferences import annotations_of
+from muster.api.problems import shown
 from muster.api.validation import required_keys
 
 MAX_WARNING_LENGTH: Final = 120
 MAX_WARNINGS: Final = 4
-SHOWN_CHARACTERS: Final = 40
 NEAR: Final = 0.8  # how alike a node label key must be to be suggested (difflib's ratio)
 
 REQUIRED_LEVEL: Final = "topology key"
 PREFERRED_LEVEL: Final = "preferred level"
 SLICE_LEVEL: Final = "slice level"
-
-
-def shown(text: str, limit: int = SHOWN_CHARACTERS) -> str:
-    """A tenant's string as a warning may show it: escaped (no control character or
-    quote reaches a terminal as is), and cut to `limit` characters with `...`."""
-    head = text[: limit + 1]
-    escaped = json.dumps(head, ensure_ascii=True)[1:-1]
-    if len(head) <= limit and len(escaped) <= limit:
-        return escaped
-    return escaped[: limit - 3] + "..."
 
 
 def bounded(warnings: list[str]) -> list[str]:

@@ -28,7 +28,7 @@ from muster.api.constants import (
 )
 from muster.api.durations import DURATION_EXAMPLES, parse_duration
 from muster.api.names import is_label_key
-from muster.api.problems import Problem
+from muster.api.problems import Problem, shown
 
 Policy = Literal["basic", "gang"]
 DisruptionModeName = Literal["single", "all"]
@@ -113,9 +113,7 @@ def _check_expected_runtime(job: Mapping[str, Any], problems: list[Problem]) -> 
         value = annotations[EXPECTED_RUNTIME_ANNOTATION]
         if not isinstance(value, str) or parse_duration(value) is None:
             path = f"metadata.annotations[{EXPECTED_RUNTIME_ANNOTATION}]"
-            text = str(value)
-            shown = json.dumps(text if len(text) <= 40 else text[:37] + "...")
-            problems.append(Problem(path, f"{shown} is not {DURATION_EXAMPLES}"))
+            problems.append(Problem(path, f'"{shown(str(value))}" is not {DURATION_EXAMPLES}'))
 
 
 def _from_label(

@@ -6,7 +6,11 @@ manifest: it returns problems, so that one run shows the user everything to fix.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from typing import Final
+
+SHOWN_CHARACTERS: Final = 40  # of a tenant's string, at most, in a message
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -30,3 +34,13 @@ def join_path(parent: str, child: str) -> str:
     if child.startswith("["):
         return parent + child
     return f"{parent}.{child}"
+
+
+def shown(text: str, limit: int = SHOWN_CHARACTERS) -> str:
+    """A tenant's string as a message may show it: escaped (no control character or
+    quote reaches a terminal as is), and cut to `limit` characters with `...`."""
+    head = text[: limit + 1]
+    escaped = json.dumps(head, ensure_ascii=True)[1:-1]
+    if len(head) <= limit and len(escaped) <= limit:
+        return escaped
+    return escaped[: limit - 3] + "..."

@@ -12,10 +12,10 @@ from muster.api.advice import (
     bounded,
     named_levels,
     nearest_node_key,
-    shown,
     topology_warnings,
     unknown_key_warnings,
 )
+from muster.api.problems import shown
 
 NODE_KEYS = {
     "kubernetes.io/hostname",
