@@ -16,7 +16,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from muster.scheduler.decisions.results import GroupKey, PodKey
+from muster.api.keys import GroupKey, PodKey
 from muster.scheduler.memory.runtimes import Basis, Runtime, observed
 from muster.scheduler.state.intake import GroupRecord, PodRecord
 from muster.scheduler.state.state import ClusterState

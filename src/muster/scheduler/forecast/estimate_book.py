@@ -18,8 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from muster.api.keys import GroupKey
 from muster.api.times import rfc3339
-from muster.scheduler.decisions.results import GroupKey
 from muster.scheduler.forecast.estimate_words import clock_time, starts_in, waiting_for
 from muster.scheduler.forecast.forecast import WAITING_FOR_PODS, Estimate, Forecast, Outcome
 from muster.scheduler.state.state import ClusterState
@@ -57,10 +57,14 @@ class EstimateBook:
 
     def forecast_due(self, state: ClusterState, *, now: float, interval: float) -> bool:
         """Whether to run a forecast now: only when what it depends on changed since the
-        last one (pods, capacity taken, the waiting gangs, told cheaply), and never
-        within `interval` seconds of it. A forecast due is counted as run."""
+        last one (pods, capacity taken, the waiting gangs, told cheaply) or the time it
+        said its verdicts change by themselves has come (a gang whose pods have stopped
+        arriving is told `never` then), and never within `interval` seconds of it. A
+        forecast due is counted as run."""
         basis = (len(state.pods), int(state.taken.sum()), frozenset(state.unadmitted_gangs))
-        if basis == self.basis or now - self.forecast_at < interval:
+        revisit = None if self.last is None else self.last.revisit_at
+        stale = basis != self.basis or (revisit is not None and revisit <= now)
+        if not stale or now - self.forecast_at < interval:
             return False
         self.basis, self.forecast_at = basis, now
         return True

@@ -30,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
+from muster.api.keys import GroupKey, PodKey
 from muster.scheduler.config import EngineConfig
 from muster.scheduler.cycle.engine import schedule
 from muster.scheduler.decisions.results import (
@@ -37,9 +38,7 @@ from muster.scheduler.decisions.results import (
     Admission,
     Carried,
     CycleResult,
-    GroupKey,
     Growth,
-    PodKey,
     Reason,
     Verdict,
 )
@@ -120,6 +119,9 @@ class Forecast:
     first_cycle: CycleResult = field(default_factory=CycleResult)
     cycles: int = 0
     complete: bool = True  # False when the budget ran out
+    # When the first cycle's verdicts change with time alone (a gang's pods have
+    # stopped arriving, a backoff ends): a forecast is due again then, changed or not.
+    revisit_at: float | None = None
 
 
 def forecast(
@@ -216,6 +218,7 @@ class _Forward:
             first_cycle=first,
             cycles=self.budget.spent,
             complete=not self.budget.stopped or self._all_decided(),
+            revisit_at=first.plan.wake_at,
         )
 
     def _all_decided(self) -> bool:

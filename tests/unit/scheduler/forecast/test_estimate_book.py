@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from muster.api.keys import GroupKey
+from muster.api.times import rfc3339
 from muster.scheduler import ClusterState, EngineConfig
-from muster.scheduler.decisions.results import GroupKey
 from muster.scheduler.forecast.estimate_book import EstimateBook, describe, topology_keys
-from muster.scheduler.forecast.forecast import forecast
+from muster.scheduler.forecast.forecast import Outcome, forecast
 from tests.unit.scheduler.builders import Obj, cluster, gang, node, pod
 from tests.unit.scheduler.forecast.test_forecast import T0, in_backoff, running
 
@@ -101,6 +102,26 @@ def test_a_forecast_is_due_only_on_a_change_and_never_within_the_interval() -> N
     state.apply("Pod", pod("web", cpu="1"))
     assert not book.forecast_due(state, now=T0 + 10, interval=30.0)  # too soon
     assert book.forecast_due(state, now=T0 + 30, interval=30.0)
+
+
+def test_a_forecast_is_due_again_when_a_gangs_pods_have_stopped_arriving() -> None:
+    """Nothing in the cluster changes when a gang's arrival grace ends, yet its verdict
+    does (it never fits): the forecast that said so little is due again then."""
+    config = EngineConfig(arrival_grace=10.0)
+    members = gang("huge", 2, gpu="8")
+    for member in members[1:]:
+        member["metadata"]["creationTimestamp"] = rfc3339(T0)
+    state = cluster(node("gpu", gpu="4"), *members)
+    book = EstimateBook()
+    assert book.forecast_due(state, now=T0, interval=5.0)
+    early = forecast(state, now=T0, config=config)
+    book.take(early, describe(early, topology_keys(state)))
+    huge = GroupKey("default", "huge")
+    assert early.estimates[huge].outcome != Outcome.NEVER
+    assert early.revisit_at == T0 + 10.0
+    assert not book.forecast_due(state, now=T0 + 9, interval=5.0)  # nothing changed yet
+    assert book.forecast_due(state, now=T0 + 10, interval=5.0)
+    assert forecast(state, now=T0 + 10, config=config).estimates[huge].outcome == Outcome.NEVER
 
 
 def test_a_gang_that_fits_now_or_waits_for_its_pods_is_not_written() -> None:
