@@ -33,10 +33,10 @@ from typing import Any
 from bench.engine import Obj, group_object, pod_object
 from bench.growth_report import exponent
 from bench.machine import describe
+from muster.api.keys import GroupKey, PodKey
 from muster.api.times import rfc3339
 from muster.scheduler import EngineConfig, schedule
 from muster.scheduler.decisions.results import NOTHING_CARRIED
-from muster.scheduler.objects.keys import GroupKey, PodKey
 from muster.simulation.cluster import SimulatedCluster
 
 RESULTS = Path(__file__).parent / "results" / "backlog.json"

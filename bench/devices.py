@@ -30,8 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from muster.api.constants import GANG_GATE, POD_GROUP_LABEL
+from muster.api.keys import GroupKey
 from muster.scheduler import ClusterState, EngineConfig, schedule
-from muster.scheduler.decisions.results import CycleResult, GroupKey
+from muster.scheduler.decisions.results import CycleResult
 
 NODES = 5_000
 DEVICES = 8

@@ -41,17 +41,12 @@ from typing import Any
 import numpy as np
 
 from muster.api.constants import GANG_GATE, POD_GROUP_LABEL
+from muster.api.keys import GroupKey
 from muster.api.times import rfc3339
 from muster.operator.config import OperatorConfig
 from muster.operator.execution.forecast_process import Budget, Child, Request
 from muster.scheduler import ClusterState, EngineConfig, schedule
-from muster.scheduler.decisions.results import (
-    NOTHING_CARRIED,
-    Carried,
-    CycleResult,
-    GroupKey,
-    Reason,
-)
+from muster.scheduler.decisions.results import NOTHING_CARRIED, Carried, CycleResult, Reason
 from muster.scheduler.forecast.forecast import forecast
 
 NODES = 5_000

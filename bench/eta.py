@@ -40,9 +40,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.stats import percentile
 from muster.api.constants import EXPECTED_RUNTIME_ANNOTATION, GANG_GATE, POD_GROUP_LABEL
+from muster.api.keys import GroupKey
 from muster.api.times import rfc3339
 from muster.scheduler import ClusterState, EngineConfig, schedule
-from muster.scheduler.decisions.results import NOTHING_CARRIED, Carried, GroupKey
+from muster.scheduler.decisions.results import NOTHING_CARRIED, Carried
 from muster.scheduler.forecast.forecast import Outcome, forecast
 
 RESULTS = Path(__file__).parent / "results" / "eta.json"

@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 
 from muster.api.constants import API_VERSION, GROUP, POD_GROUP_PLURAL
+from muster.api.keys import GroupKey
 from muster.client.kube import Kube, connect
 from muster.client.paths import POD_GROUPS, namespaced
 from muster.operator.execution.writer import StatusWriter
 from muster.operator.intake.cache import LiveCache
-from muster.scheduler.decisions.results import GroupKey
 from tests.e2e.cluster import Kubectl
 from tests.e2e.harness import OperatorProcess
 

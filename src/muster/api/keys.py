@@ -7,10 +7,16 @@ of them (the pod and group maps, the queue, the plan), and a tuple does all thre
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from muster.scheduler.objects.fields import shared
+
+def shared(value: object) -> str:
+    """The text as one object wherever it occurs (`sys.intern`): namespaces, label keys
+    and values, resource and node names repeat across thousands of records, and each
+    record parsed from its own JSON would otherwise hold its own copy of each."""
+    return sys.intern(str(value))
 
 
 class GroupKey(NamedTuple):

@@ -20,13 +20,14 @@ from typing import Any, TextIO
 from kubernetes_asyncio.config import ConfigException
 
 from muster.api.constants import CONDITION_SCHEDULED
+from muster.api.keys import GroupKey, PodKey
 from muster.api.times import rfc3339
 from muster.client.kube import KubeError, connect
 from muster.operator.config import ENGINE_FIELDS, add_arguments, engine_config, from_arguments
 from muster.operator.controller import load_snapshot
 from muster.operator.dashboard.board import start_words
 from muster.scheduler import EngineConfig
-from muster.scheduler.decisions.results import CycleResult, Explanation, GroupKey, PodKey
+from muster.scheduler.decisions.results import CycleResult, Explanation
 from muster.scheduler.forecast.estimate_words import waiting_for
 from muster.scheduler.forecast.forecast import Estimate, Forecast, forecast
 from muster.scheduler.memory.lifecycle import lifecycle_from

@@ -22,11 +22,11 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Protocol
 
+from muster.api.keys import object_key, resource_version
 from muster.api.wire import JsonObject
 from muster.client.kube import Kube, KubeError
 from muster.client.name_index import NameIndex
 from muster.client.retry import ExponentialBackoff, jittered
-from muster.scheduler.objects.keys import object_key, resource_version
 
 logger = logging.getLogger(__name__)
 

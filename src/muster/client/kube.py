@@ -21,10 +21,10 @@ import aiohttp
 import orjson
 from kubernetes_asyncio import client, config
 
+from muster.api.keys import resource_version
 from muster.api.wire import JsonObject
 from muster.client.retry import ExponentialBackoff
 from muster.client.throttle import RateLimiter
-from muster.scheduler.objects.keys import resource_version
 
 logger = logging.getLogger(__name__)
 

@@ -15,9 +15,9 @@ from typing import Any
 
 from muster.api.constants import CONDITION_SCHEDULED, REASON_PREEMPTED
 from muster.api.gates import pod_group_name
+from muster.api.keys import GroupKey, PodKey
 from muster.api.wire import controller_name
 from muster.scheduler.decisions.plan import Evict, Plan, Release, StepKind, WriteStatus
-from muster.scheduler.decisions.results import GroupKey, PodKey
 from muster.scheduler.lifecycle.status import needs_write
 from muster.scheduler.objects.conditions import condition
 from muster.scheduler.state.state import ClusterState

@@ -16,9 +16,10 @@ from muster.api.constants import (
     REASON_ROLLED_BACK,
     REASON_SCHEDULED,
 )
+from muster.api.keys import GroupKey
 from muster.api.preferences import declared_topology, kueue_levels
 from muster.scheduler import EngineConfig, schedule
-from muster.scheduler.decisions.results import NOTHING_CARRIED, CycleResult, GroupKey
+from muster.scheduler.decisions.results import NOTHING_CARRIED, CycleResult
 from muster.scheduler.lifecycle.status import admitted_message, preempted_message
 from muster.scheduler.objects.conditions import condition
 from muster.scheduler.objects.fields import IntakeError

@@ -11,9 +11,9 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
+from muster.api.keys import GroupKey
 from muster.api.times import rfc3339
 from muster.scheduler import EngineConfig
-from muster.scheduler.decisions.results import GroupKey
 from muster.scheduler.forecast.estimate_words import starts_in, waiting_for
 from muster.scheduler.forecast.forecast import (
     DEFAULT_HORIZON_SECONDS,

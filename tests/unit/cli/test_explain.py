@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from muster.api.keys import GroupKey
 from muster.cli import explain, main
 from muster.cli.explain import (
     DEVICE_ROWS,
@@ -26,7 +27,6 @@ from muster.scheduler.decisions.results import (
     CycleResult,
     DomainFit,
     Explanation,
-    GroupKey,
     Reason,
     Shortage,
     Verdict,

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from muster.api.adoption import SCHEDULER_PLUGINS, VOLCANO, Adoption
+from muster.api.keys import GroupKey, PodKey
 from muster.api.wire import JsonObject
 from muster.client.kube import Kube, KubeError
 from muster.client.paths import (
@@ -33,7 +34,6 @@ from muster.operator.controller import Controller, load_snapshot, scheduling_sou
 from muster.operator.intake.cache import LiveCache
 from muster.operator.intake.pod_views import CAPACITY_QUERY, MEMBER_QUERY
 from muster.operator.metrics import Metrics
-from muster.scheduler.decisions.results import GroupKey, PodKey
 from tests.unit.client.test_kube import ScriptedApiClient
 from tests.unit.scheduler.builders import node, pod, pod_group
 from tests.unit.scheduler.device_builders import resource_slice

@@ -26,16 +26,11 @@ from typing import Any
 
 from muster.api.constants import CONDITION_SCHEDULED, POD_GROUP_LABEL
 from muster.api.gates import has_gang_gate, without_gang_gate
+from muster.api.keys import GroupKey, PodKey
 from muster.api.times import rfc3339
 from muster.scheduler import ClusterState, EngineConfig, schedule
 from muster.scheduler.decisions.plan import Evict, Plan, Release, WriteStatus
-from muster.scheduler.decisions.results import (
-    NOTHING_CARRIED,
-    Carried,
-    CycleResult,
-    GroupKey,
-    PodKey,
-)
+from muster.scheduler.decisions.results import NOTHING_CARRIED, Carried, CycleResult
 from muster.scheduler.lifecycle.status import needs_write
 from muster.scheduler.memory.lifecycle import lifecycle_from
 from muster.scheduler.memory.release_failures import ReleaseFailure

@@ -6,8 +6,9 @@ from typing import Any
 import pytest
 
 from muster.api.constants import CONDITION_SCHEDULED, GANG_GATE, POD_GROUP_LABEL
+from muster.api.keys import GroupKey, PodKey
 from muster.scheduler import EngineConfig
-from muster.scheduler.decisions.results import Admission, GroupKey, PodKey, Victim
+from muster.scheduler.decisions.results import Admission, Victim
 from muster.scheduler.lifecycle.follow import Following
 from muster.scheduler.lifecycle.transitions import Planner
 from muster.scheduler.objects.conditions import condition

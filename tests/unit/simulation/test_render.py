@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import json
 
-from muster.scheduler.decisions.results import GroupKey, PodKey
+from muster.api.keys import GroupKey, PodKey
 from muster.simulation.render import render_table, report_to_json
 from muster.simulation.report import GroupOutcome, PreemptedPod, Report
 

@@ -6,8 +6,8 @@ from typing import Any
 import pytest
 
 from muster.api.constants import POD_GROUP_LABEL, POLICY_LABEL
+from muster.api.keys import GroupKey, PodKey
 from muster.scheduler import EngineConfig
-from muster.scheduler.decisions.results import GroupKey, PodKey
 from muster.simulation.documents import Document
 from muster.simulation.report import PreemptedPod, Report
 from muster.simulation.run import NoSteadyStateError, simulate

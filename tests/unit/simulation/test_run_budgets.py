@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from muster.api.constants import POD_GROUP_LABEL
-from muster.scheduler.decisions.results import GroupKey
+from muster.api.keys import GroupKey
 from tests.unit.simulation.test_run import node, outcome, run, running_gang
 
 

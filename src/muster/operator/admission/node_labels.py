@@ -13,8 +13,8 @@ from __future__ import annotations
 import sys
 from collections import Counter
 
+from muster.api.keys import object_key
 from muster.api.wire import JsonObject
-from muster.scheduler.objects.keys import object_key
 
 
 class NodeLabelKeys:

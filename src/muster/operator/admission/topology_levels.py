@@ -9,9 +9,9 @@ PriorityClasses, and the webhooks never wait on an API call.
 
 from __future__ import annotations
 
+from muster.api.keys import object_key
 from muster.api.preferences import declared_levels, kueue_levels
 from muster.api.wire import JsonObject
-from muster.scheduler.objects.keys import object_key
 
 
 class TopologyLevels:

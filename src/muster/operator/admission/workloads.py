@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from muster.api.keys import object_key
 from muster.api.references import referable_part
 from muster.api.wire import JsonObject
 from muster.client.kube import Kube, get_or_none
 from muster.client.paths import WORKLOADS, namespaced
-from muster.scheduler.objects.keys import object_key
 
 
 class WorkloadStore:

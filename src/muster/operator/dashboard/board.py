@@ -22,10 +22,11 @@ import pickle
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from muster.api.keys import GroupKey
 from muster.operator.dashboard.domains import ZONE, Domain, domains
 from muster.operator.dashboard.facts import Facts, allocatable_totals, facts_of
 from muster.scheduler import ClusterState, EngineConfig
-from muster.scheduler.decisions.results import Explanation, GroupKey, Verdict
+from muster.scheduler.decisions.results import Explanation, Verdict
 from muster.scheduler.forecast.estimate_words import clock_time, starts_in, waiting_for
 from muster.scheduler.forecast.forecast import Estimate, Forecast, Outcome, Run, forecast
 from muster.scheduler.memory.runtimes import format_duration

@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from muster.api.keys import GroupKey, PodKey
 from muster.scheduler import ClusterState
-from muster.scheduler.decisions.results import GroupKey, PodKey
 from muster.scheduler.placement.explain import format_amount
 from muster.scheduler.state.intake import GroupRecord
 

@@ -24,6 +24,7 @@ from functools import partial
 from jinja2 import Environment
 
 from muster.api.constants import POD_GROUP_KIND
+from muster.api.keys import GroupKey
 from muster.api.wire import JsonObject
 from muster.client import paths
 from muster.client.kube import Kube
@@ -36,7 +37,6 @@ from muster.operator.execution.forecast_process import Budget, Request, forecast
 from muster.operator.intake.cache import LiveCache
 from muster.operator.metrics import Metrics
 from muster.scheduler import ClusterState
-from muster.scheduler.decisions.results import GroupKey
 
 logger = logging.getLogger(__name__)
 

@@ -21,9 +21,9 @@ from typing import Any
 from aiohttp import web
 from aiohttp.typedefs import Middleware
 
+from muster.api.keys import GroupKey, PodKey
 from muster.client.kube import KubeError
 from muster.operator.dashboard.feed import Feed
-from muster.scheduler.decisions.results import GroupKey, PodKey
 
 STATIC = Path(__file__).parent / "static"
 HEADERS = {

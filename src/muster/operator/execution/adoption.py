@@ -39,6 +39,7 @@ from muster.api.adoption import (
     owned_by,
 )
 from muster.api.constants import API_VERSION
+from muster.api.keys import object_key
 from muster.api.priority import PriorityError, with_resolved_priority
 from muster.api.resize import min_count_patch
 from muster.api.wire import JsonObject
@@ -54,7 +55,6 @@ from muster.client.object_references import reference
 from muster.client.paths import POD_GROUPS, namespaced
 from muster.client.retry import ExponentialBackoff
 from muster.operator.execution.events import NORMAL, WARNING, EventRecorder
-from muster.scheduler.objects.keys import object_key
 from muster.scheduler.rules.pod_terms import label_selector
 from muster.scheduler.state.min_resources import beyond_cluster
 from muster.webhooks.priority import PriorityClassLister

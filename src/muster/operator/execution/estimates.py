@@ -22,6 +22,7 @@ import logging
 import time
 from collections.abc import Callable
 
+from muster.api.keys import GroupKey, resource_version
 from muster.client.object_references import reference
 from muster.operator.config import OperatorConfig
 from muster.operator.execution.events import NORMAL, EventRecorder
@@ -29,10 +30,9 @@ from muster.operator.execution.forecast_process import Request, forecast_elsewhe
 from muster.operator.execution.writer import StatusWriter
 from muster.operator.intake.cache import LiveCache
 from muster.scheduler import EngineConfig
-from muster.scheduler.decisions.results import NOTHING_CARRIED, Carried, GroupKey
+from muster.scheduler.decisions.results import NOTHING_CARRIED, Carried
 from muster.scheduler.forecast.estimate_book import EstimateBook, Update
 from muster.scheduler.lifecycle.status import with_estimate
-from muster.scheduler.objects.keys import resource_version
 
 logger = logging.getLogger(__name__)
 

@@ -48,6 +48,7 @@ from muster.api.expand import (
     paused_annotation,
     template_names,
 )
+from muster.api.keys import object_key
 from muster.api.optin import OptInError, carries_opt_in, read_job_opt_in
 from muster.api.priority import PriorityError, with_resolved_priority
 from muster.api.problems import Problem
@@ -67,7 +68,6 @@ from muster.client.paths import POD_GROUPS, WORKLOADS, namespaced
 from muster.client.retry import ExponentialBackoff
 from muster.operator.execution.events import NORMAL, WARNING, EventRecorder
 from muster.scheduler.memory.native_jobs import AskAgain, native_owner
-from muster.scheduler.objects.keys import object_key
 from muster.webhooks.priority import PriorityClassLister
 
 logger = logging.getLogger(__name__)

@@ -37,8 +37,9 @@ from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection
 from typing import Any, Generic, TypeVar, overload
 
+from muster.api.keys import GroupKey
 from muster.scheduler import ClusterState, EngineConfig
-from muster.scheduler.decisions.results import NOTHING_CARRIED, Carried, CycleResult, GroupKey
+from muster.scheduler.decisions.results import NOTHING_CARRIED, Carried, CycleResult
 from muster.scheduler.forecast.estimate_book import describe, topology_keys
 from muster.scheduler.forecast.forecast import Forecast, forecast
 

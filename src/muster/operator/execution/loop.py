@@ -43,6 +43,7 @@ import logging
 import time
 from collections.abc import Callable, Iterator, Mapping
 
+from muster.api.keys import GroupKey, PodKey
 from muster.api.wire import JsonObject
 from muster.client.object_references import reference
 from muster.operator.execution.decision_log import decision_line, notice_lines
@@ -67,7 +68,7 @@ from muster.scheduler.decisions.plan import (
     Ungate,
     WriteStatus,
 )
-from muster.scheduler.decisions.results import NOTHING_CARRIED, CycleResult, GroupKey, PodKey
+from muster.scheduler.decisions.results import NOTHING_CARRIED, CycleResult
 from muster.scheduler.memory.release_failures import ReleaseFailure
 from muster.scheduler.state.trace import cycle_line
 

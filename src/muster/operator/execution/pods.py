@@ -45,10 +45,10 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from muster.api.constants import GANG_GATE
+from muster.api.keys import PodKey
 from muster.api.wire import JsonObject
 from muster.client.kube import STRATEGIC_MERGE_PATCH, Kube, KubeError
 from muster.client.paths import PODS, namespaced
-from muster.scheduler.decisions.results import PodKey
 from muster.scheduler.rules.node_affinity import Requirement, Term
 
 logger = logging.getLogger(__name__)

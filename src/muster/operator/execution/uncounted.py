@@ -28,11 +28,11 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from muster.api.gates import pod_group_name
+from muster.api.keys import PodKey
 from muster.api.wire import FINISHED_PHASES, controller_name
 from muster.client.kube import JSON_PATCH, STRATEGIC_MERGE_PATCH, KubeError
 from muster.client.paths import PODS, namespaced
 from muster.operator.execution.pods import BatchOutcome, PodActions
-from muster.scheduler.decisions.results import PodKey
 
 logger = logging.getLogger(__name__)
 

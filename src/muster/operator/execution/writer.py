@@ -24,12 +24,11 @@ import logging
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
+from muster.api.keys import GroupKey, resource_version
 from muster.client.kube import Kube, KubeError
 from muster.client.paths import POD_GROUPS, namespaced
 from muster.operator.intake.cache import LiveCache
-from muster.scheduler.decisions.results import GroupKey
 from muster.scheduler.lifecycle.status import needs_write
-from muster.scheduler.objects.keys import resource_version
 
 logger = logging.getLogger(__name__)
 

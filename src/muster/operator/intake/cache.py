@@ -16,15 +16,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
+from muster.api.keys import GroupKey, PodKey, object_key, resource_version, revision
 from muster.api.wire import JsonObject
 from muster.client.name_index import NameIndex
 from muster.client.object_references import reference
 from muster.operator.intake.pod_group_copies import PodGroupCopies
 from muster.scheduler import ClusterState
-from muster.scheduler.decisions.results import GroupKey, PodKey
 from muster.scheduler.memory.dropped_field import gated_for_field
 from muster.scheduler.memory.release_failures import ReleaseFailure
-from muster.scheduler.objects.keys import object_key, resource_version, revision
 from muster.scheduler.rules.device_selectors import Case, Judgement
 from muster.scheduler.rules.node_affinity import Term
 from muster.scheduler.state.kinds import Applied, ObjectKey, key_of

@@ -13,9 +13,8 @@ import zlib
 
 import orjson
 
+from muster.api.keys import GroupKey, revision
 from muster.api.wire import JsonObject
-from muster.scheduler.decisions.results import GroupKey
-from muster.scheduler.objects.keys import revision
 
 FAST = 1  # zlib's fastest level: on this text it saves nearly what the best does
 

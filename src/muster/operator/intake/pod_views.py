@@ -20,10 +20,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from muster.api.constants import POD_GROUP_LABEL
+from muster.api.keys import object_key, revision
 from muster.api.wire import FINISHED_PHASES, JsonObject
 from muster.client.informer import Sink
 from muster.client.name_index import NameIndex
-from muster.scheduler.objects.keys import object_key, revision
 
 # kube-scheduler's own selector for the pods it keeps in its cache.
 CAPACITY_QUERY: Mapping[str, str] = {

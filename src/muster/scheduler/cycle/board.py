@@ -10,10 +10,10 @@ from functools import partial
 import numpy as np
 import numpy.typing as npt
 
+from muster.api.keys import GroupKey, PodKey
 from muster.api.preferences import declared_levels
 from muster.scheduler.config import EngineConfig
 from muster.scheduler.cycle.queue import Gang
-from muster.scheduler.decisions.results import GroupKey, PodKey
 from muster.scheduler.lifecycle.avoidance import Avoidance
 from muster.scheduler.placement.devices import (
     GangDevices,

@@ -35,6 +35,7 @@ from functools import partial
 
 import numpy as np
 
+from muster.api.keys import GroupKey
 from muster.scheduler.config import EngineConfig
 from muster.scheduler.cycle import refusal
 from muster.scheduler.cycle.board import Board
@@ -48,7 +49,6 @@ from muster.scheduler.decisions.results import (
     Admission,
     Carried,
     CycleResult,
-    GroupKey,
     Growth,
     Reason,
     Verdict,

@@ -42,10 +42,11 @@ from dataclasses import replace
 
 import numpy as np
 
+from muster.api.keys import GroupKey, PodKey
 from muster.scheduler.config import EngineConfig
 from muster.scheduler.cycle.board import Board, BoolArray
 from muster.scheduler.cycle.queue import Gang
-from muster.scheduler.decisions.results import GroupKey, KeptVerdict, PodKey, Reads, Verdict
+from muster.scheduler.decisions.results import KeptVerdict, Reads, Verdict
 from muster.scheduler.placement.preemption import PreemptionSearch
 from muster.scheduler.state.intake import PlacementRules
 from muster.scheduler.state.state import ClusterState

@@ -24,9 +24,9 @@ fixed) is forgotten, so it is given again if it stands again.
 
 from __future__ import annotations
 
+from muster.api.keys import GroupKey, PodKey
 from muster.scheduler.config import EngineConfig
 from muster.scheduler.decisions.plan import Notice
-from muster.scheduler.decisions.results import GroupKey, PodKey
 from muster.scheduler.state.state import ClusterState
 
 NOT_FOUND = "PodGroupNotFound"

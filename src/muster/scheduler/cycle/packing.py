@@ -18,9 +18,10 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
+from muster.api.keys import GroupKey
 from muster.scheduler.cycle.board import Board
 from muster.scheduler.cycle.queue import Gang
-from muster.scheduler.decisions.results import CycleResult, GroupKey
+from muster.scheduler.decisions.results import CycleResult
 from muster.scheduler.placement.fit import Matrix, domain_counts
 
 

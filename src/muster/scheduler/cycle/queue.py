@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from muster.scheduler.decisions.results import GroupKey, PodKey
+from muster.api.keys import GroupKey, PodKey
 from muster.scheduler.state.intake import GroupRecord
 from muster.scheduler.state.state import ClusterState, PodEntry
 

@@ -28,8 +28,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from muster.api.keys import GroupKey, JobRef, PodKey
 from muster.api.wire import JsonObject
-from muster.scheduler.objects.keys import GroupKey, JobRef, PodKey
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,8 +22,8 @@ from muster.api.constants import (
     REASON_UNSCHEDULABLE,
     REASON_WAITING_FOR_PODS,
 )
+from muster.api.keys import GroupKey, PodKey
 from muster.scheduler.decisions.plan import Notice, Plan
-from muster.scheduler.objects.keys import GroupKey, PodKey
 from muster.scheduler.rules.budgets import NO_VIOLATIONS, Violations
 
 __all__ = [
@@ -33,10 +33,8 @@ __all__ = [
     "CycleResult",
     "DomainFit",
     "Explanation",
-    "GroupKey",
     "Growth",
     "KeptVerdict",
-    "PodKey",
     "Reads",
     "Reason",
     "Shortage",

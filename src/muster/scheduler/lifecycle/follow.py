@@ -33,8 +33,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from muster.api.keys import GroupKey, PodKey
 from muster.scheduler.config import EngineConfig
-from muster.scheduler.decisions.results import GroupKey, PodKey
 from muster.scheduler.memory.refusals import Refused
 from muster.scheduler.memory.release_failures import RETRY_SECONDS, ReleaseFailure
 from muster.scheduler.state.intake import GroupRecord

@@ -25,13 +25,13 @@ from muster.api.constants import (
     REASON_SCHEDULED,
     REASON_WAITING_FOR_PODS,
 )
+from muster.api.keys import GroupKey
 from muster.api.wire import JsonObject
 from muster.scheduler.memory.lifecycle import Lifecycle
 from muster.scheduler.memory.lifecycle import to_status as lifecycle_status
 from muster.scheduler.memory.refusals import RefusalMemory
 from muster.scheduler.memory.refusals import to_status as refusals_status
 from muster.scheduler.objects.conditions import admitted, condition, is_true
-from muster.scheduler.objects.keys import GroupKey
 from muster.scheduler.state.intake import GroupRecord, PodRecord
 
 ESTIMATE_FIELDS = ("estimatedStartTime", "estimate")  # kept until the gang is admitted

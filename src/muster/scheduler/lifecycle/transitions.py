@@ -15,6 +15,7 @@ from dataclasses import replace
 from typing import Any
 
 from muster.api.constants import CONDITION_SCHEDULED, REASON_PREEMPTED, REASON_ROLLED_BACK
+from muster.api.keys import GroupKey, PodKey
 from muster.api.times import rfc3339
 from muster.scheduler.config import EngineConfig
 from muster.scheduler.decisions.plan import (
@@ -27,7 +28,7 @@ from muster.scheduler.decisions.plan import (
     StepKind,
     WriteStatus,
 )
-from muster.scheduler.decisions.results import Admission, GroupKey, PodKey, Reason, Verdict
+from muster.scheduler.decisions.results import Admission, Reason, Verdict
 from muster.scheduler.lifecycle.follow import Following, Rollback
 from muster.scheduler.lifecycle.status import (
     Scheduling,

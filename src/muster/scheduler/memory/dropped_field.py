@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from muster.api.constants import GATED_FOR_ANNOTATION, GATED_FOR_FIELD, POD_GROUP_LABEL
+from muster.api.keys import GroupKey, JobRef
 from muster.api.optin import carries_opt_in
-from muster.scheduler.objects.keys import GroupKey, JobRef
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,8 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from muster.api.keys import PodKey
 from muster.api.times import rfc3339
-from muster.scheduler.objects.keys import PodKey
 from muster.scheduler.objects.times import parse_time
 
 

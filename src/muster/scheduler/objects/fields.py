@@ -6,10 +6,11 @@ malformed object is refused with the same wording wherever it is read.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Hashable, Mapping
 from functools import lru_cache
 from typing import Any, TypeVar, cast
+
+from muster.api.keys import shared
 
 _Value = TypeVar("_Value", bound=Hashable)
 
@@ -39,13 +40,6 @@ def list_field(value: object, where: str) -> list[Any]:
     if not isinstance(value, list):
         raise IntakeError(f"{where} must be a list")
     return value
-
-
-def shared(value: object) -> str:
-    """The text as one object wherever it occurs (`sys.intern`): namespaces, label keys
-    and values, resource and node names repeat across thousands of records, and each
-    record parsed from its own JSON would otherwise hold its own copy of each."""
-    return sys.intern(str(value))
 
 
 def canonical(value: _Value) -> _Value:

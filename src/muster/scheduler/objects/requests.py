@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from muster.scheduler.objects.fields import mapping_field, shared
+from muster.api.keys import shared
+from muster.scheduler.objects.fields import mapping_field
 from muster.scheduler.objects.quantity import QuantityError, to_amount
 
 Amounts = dict[str, int]

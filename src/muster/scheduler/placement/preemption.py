@@ -46,7 +46,8 @@ import numpy as np
 import numpy.typing as npt
 
 from muster.api.constants import UNEVICTABLE_NAMESPACE
-from muster.scheduler.decisions.results import GroupKey, PodKey, Victim
+from muster.api.keys import GroupKey, PodKey
+from muster.scheduler.decisions.results import Victim
 from muster.scheduler.placement.fit import Counts, Matrix
 from muster.scheduler.placement.topology import GangPlacement
 from muster.scheduler.rules.budgets import Violations, violations

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from muster.scheduler.objects.keys import PodKey
+from muster.api.keys import PodKey
 from muster.scheduler.rules.pod_terms import Selector
 
 

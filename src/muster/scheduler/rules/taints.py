@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from muster.scheduler.objects.fields import mapping_field, shared
+from muster.api.keys import shared
+from muster.scheduler.objects.fields import mapping_field
 
 FILTERING_EFFECTS = frozenset({"NoSchedule", "NoExecute"})
 UNSCHEDULABLE_TAINT_KEY = "node.kubernetes.io/unschedulable"

@@ -22,7 +22,7 @@ from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from muster.scheduler.decisions.results import PodKey
+from muster.api.keys import PodKey
 from muster.scheduler.rules.device_selectors import Case, DeviceKind, Judgement, judge
 from muster.scheduler.state.device_intake import (
     ClaimRecord,

@@ -26,10 +26,10 @@ from muster.api.constants import (
     TOPOLOGY_SLICE_SIZE_ANNOTATION,
 )
 from muster.api.gates import has_gang_gate
+from muster.api.keys import GroupKey, PodKey, resource_version, shared
 from muster.api.names import is_label_key
 from muster.api.slices import slice_size
 from muster.api.wire import FINISHED_PHASES
-from muster.scheduler.decisions.results import GroupKey, PodKey
 from muster.scheduler.memory.lifecycle import NO_MEMORY, Lifecycle, lifecycle_from
 from muster.scheduler.memory.refusals import RefusalMemory, refusals_from
 from muster.scheduler.memory.runtimes import Runtime, runtime_from
@@ -40,12 +40,10 @@ from muster.scheduler.objects.fields import (
     integer_field,
     list_field,
     mapping_field,
-    shared,
     shared_json,
     shared_string_map,
     string_map,
 )
-from muster.scheduler.objects.keys import resource_version
 from muster.scheduler.objects.quantity import QuantityError, to_amount
 from muster.scheduler.objects.requests import pod_requests
 from muster.scheduler.objects.times import parse_time, parse_timestamp

@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from muster.api.keys import GroupKey, PodKey, object_key, resource_version
 from muster.api.preferences import kueue_levels
 from muster.api.priority import DEFAULT_PRIORITY, lowest_default
-from muster.scheduler.decisions.results import GroupKey, PodKey
 from muster.scheduler.memory.dropped_field import dropped_field
 from muster.scheduler.objects.fields import (
     IntakeError,
@@ -25,7 +25,6 @@ from muster.scheduler.objects.fields import (
     mapping_field,
     string_map,
 )
-from muster.scheduler.objects.keys import object_key, resource_version
 from muster.scheduler.rules.budgets import Budget
 from muster.scheduler.rules.pod_terms import label_selector
 from muster.scheduler.state.device_kinds import DEVICE_CLUSTER_SCOPED, DEVICE_KINDS

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from muster.scheduler.decisions.results import GroupKey, PodKey
+from muster.api.keys import GroupKey, PodKey
 from muster.scheduler.memory.dropped_field import DroppedField
 from muster.scheduler.memory.release_failures import ReleaseFailure
 from muster.scheduler.objects.growable import grown

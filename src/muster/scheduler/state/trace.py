@@ -30,10 +30,11 @@ from collections.abc import Mapping
 from dataclasses import asdict
 from typing import Any
 
+from muster.api.keys import PodKey
 from muster.api.wire import JsonObject
 from muster.scheduler.config import EngineConfig
 from muster.scheduler.decisions.plan import Action, Evict, Release, TellJob, Ungate, WriteStatus
-from muster.scheduler.decisions.results import CycleResult, PodKey
+from muster.scheduler.decisions.results import CycleResult
 from muster.scheduler.memory.release_failures import ReleaseFailure
 from muster.scheduler.rules.device_selectors import Case, DeviceKind, Judgement
 from muster.scheduler.state.kinds import scoped

@@ -4,6 +4,7 @@ one too large for any zone; and a feed of that cluster's one board."""
 
 from __future__ import annotations
 
+from muster.api.keys import GroupKey
 from muster.api.wire import JsonObject
 from muster.operator.config import OperatorConfig
 from muster.operator.dashboard.board import board_of
@@ -11,7 +12,6 @@ from muster.operator.dashboard.feed import Feed
 from muster.operator.dashboard.rendering import shown, templates
 from muster.operator.intake.cache import LiveCache
 from muster.scheduler import ClusterState, EngineConfig
-from muster.scheduler.decisions.results import GroupKey
 from tests.unit.scheduler.builders import cluster, gang, node, pod, pod_group
 
 ZONE = "topology.kubernetes.io/zone"

@@ -3,6 +3,7 @@ finished gangs with their waits, and each gang's facts."""
 
 from __future__ import annotations
 
+from muster.api.keys import GroupKey
 from muster.operator.dashboard.board import (
     FINISHED_KEPT,
     Finished,
@@ -14,7 +15,6 @@ from muster.operator.dashboard.board import (
 )
 from muster.operator.dashboard.facts import Facts
 from muster.scheduler import ClusterState, EngineConfig
-from muster.scheduler.decisions.results import GroupKey
 from muster.scheduler.forecast.forecast import Estimate, Forecast, Outcome, Run
 from tests.unit.operator.dashboard.scene import NOW, ZONE, scene
 from tests.unit.scheduler.builders import pod, pod_group

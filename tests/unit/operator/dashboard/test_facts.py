@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from muster.api.keys import GroupKey
 from muster.operator.dashboard.facts import NOTHING, allocatable_totals, demand_words, waited
-from muster.scheduler.decisions.results import GroupKey
 from tests.unit.operator.dashboard.scene import NOW, scene
 
 GPU = "nvidia.com/gpu"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from functools import partial
 
+from muster.api.keys import GroupKey
 from muster.api.wire import JsonObject
 from muster.operator.dashboard.board import Finished
 from muster.operator.dashboard.facts import Facts
@@ -12,7 +13,6 @@ from muster.operator.dashboard.feed import _event_time, board_in_child, shown_in
 from muster.operator.dashboard.rendering import templates
 from muster.operator.execution.forecast_process import Request, forecast_elsewhere
 from muster.scheduler import EngineConfig
-from muster.scheduler.decisions.results import GroupKey
 from tests.unit.operator.dashboard.scene import NOW, scene
 
 

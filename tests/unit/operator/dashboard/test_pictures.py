@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from muster.api.keys import GroupKey
 from muster.operator.dashboard.board import Bar
 from muster.operator.dashboard.domains import Domain, Fill
 from muster.operator.dashboard.pictures import SHOWN_BARS, domain_bars, timeline
-from muster.scheduler.decisions.results import GroupKey
 
 NOW = 1_798_761_600.0
 ZONE = "topology.kubernetes.io/zone"

@@ -5,11 +5,11 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from muster.api.keys import GroupKey
 from muster.operator.config import OperatorConfig
 from muster.operator.execution.estimates import EstimateWriter
 from muster.operator.intake.cache import LiveCache
 from muster.scheduler import EngineConfig
-from muster.scheduler.decisions.results import GroupKey
 from tests.unit.operator.execution.test_loop import FakeEvents
 from tests.unit.scheduler.builders import node, pod, pod_group
 

@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from muster.api.keys import GroupKey, PodKey
 from muster.api.times import rfc3339
 from muster.operator.config import OperatorConfig
 from muster.operator.execution.estimates import EstimateWriter
@@ -18,7 +19,6 @@ from muster.operator.intake.trigger import Trigger
 from muster.operator.metrics import Metrics
 from muster.scheduler import EngineConfig
 from muster.scheduler.decisions.plan import StepKind
-from muster.scheduler.decisions.results import GroupKey, PodKey
 from tests.unit.operator.virtual_time import on_virtual_time
 from tests.unit.scheduler.builders import job, node, pod, pod_group
 

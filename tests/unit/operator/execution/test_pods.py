@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from muster.api.keys import PodKey
 from muster.client.kube import KubeError, NotLeadingError
 from muster.operator.execution.pods import (
     NOT_LEADING,
@@ -13,7 +14,6 @@ from muster.operator.execution.pods import (
     release_patch,
     ungate_patch,
 )
-from muster.scheduler.decisions.results import PodKey
 from muster.scheduler.memory.release_failures import ReleaseFailure
 from muster.scheduler.rules.node_affinity import Term
 from muster.scheduler.state.intake import node_term

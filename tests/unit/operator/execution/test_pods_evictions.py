@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from muster.api.keys import GroupKey, PodKey
 from muster.client.kube import KubeError
 from muster.operator.execution.loop import SchedulingLoop
 from muster.operator.execution.pods import BatchOutcome, Failure, PodActions
 from muster.scheduler.decisions.plan import Evict, Step, StepKind
-from muster.scheduler.decisions.results import GroupKey, PodKey
 from tests.unit.client.test_kube import Response as Answer
 from tests.unit.client.test_kube import ScriptedApiClient, client
 from tests.unit.operator.execution.test_loop import loop_with_victim

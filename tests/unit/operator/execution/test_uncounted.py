@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from muster.api.constants import POD_GROUP_LABEL
+from muster.api.keys import PodKey
 from muster.client.kube import JSON_PATCH, STRATEGIC_MERGE_PATCH, KubeError
 from muster.operator.execution.uncounted import (
     JOB_TRACKING_FINALIZER,
@@ -16,7 +17,6 @@ from muster.operator.execution.uncounted import (
     counted_by_job,
     uncount_patch,
 )
-from muster.scheduler.decisions.results import PodKey
 
 NAMESPACE = "ml"
 

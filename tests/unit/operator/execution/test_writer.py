@@ -7,10 +7,10 @@ import asyncio
 import copy
 from typing import Any
 
+from muster.api.keys import GroupKey
 from muster.client.kube import KubeError
 from muster.operator.execution.writer import StatusWriter
 from muster.operator.intake.cache import LiveCache
-from muster.scheduler.decisions.results import GroupKey
 
 KEY = GroupKey("ns", "g")
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from muster.api.keys import GroupKey, PodKey
 from muster.api.wire import JsonObject
 from muster.operator.intake.cache import LiveCache
-from muster.scheduler.decisions.results import GroupKey, PodKey
 from muster.scheduler.memory.release_failures import ReleaseFailure
 
 GROUP_LABEL = "scheduling.muster.dev/pod-group"

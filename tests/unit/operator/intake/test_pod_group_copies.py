@@ -3,8 +3,8 @@ was read at."""
 
 from __future__ import annotations
 
+from muster.api.keys import GroupKey
 from muster.operator.intake.pod_group_copies import PodGroupCopies
-from muster.scheduler.decisions.results import GroupKey
 from tests.unit.scheduler.builders import pod_group
 
 KEY = GroupKey("default", "train")

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from muster.api.keys import GroupKey
 from muster.scheduler import EngineConfig, schedule
 from muster.scheduler.cycle import board
-from muster.scheduler.decisions.results import CycleResult, GroupKey, Reason
+from muster.scheduler.decisions.results import CycleResult, Reason
 from tests.unit.scheduler.builders import cluster, gang, node, pod, pod_group, taint
 
 NOW = 1_798_761_600.0  # 2027-01-01, long after the builders' creation time

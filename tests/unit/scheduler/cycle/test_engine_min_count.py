@@ -4,8 +4,9 @@ already admitted alike."""
 
 from __future__ import annotations
 
+from muster.api.keys import GroupKey
 from muster.scheduler import EngineConfig
-from muster.scheduler.decisions.results import GroupKey, Reason
+from muster.scheduler.decisions.results import Reason
 from tests.unit.scheduler.fake_api import FakeApi, admitted
 
 NOW = 1_798_761_600.0

@@ -5,8 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from muster.api.keys import GroupKey
 from muster.scheduler import ClusterState, EngineConfig, schedule
-from muster.scheduler.decisions.results import NOTHING_CARRIED, Carried, GroupKey
+from muster.scheduler.decisions.results import NOTHING_CARRIED, Carried
 from muster.scheduler.lifecycle.status import PROGRESS_GRACE
 from tests.unit.scheduler.builders import node, pod, pod_group
 

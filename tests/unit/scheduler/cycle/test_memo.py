@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from muster.api.keys import GroupKey
 from muster.scheduler import ClusterState, EngineConfig, schedule
-from muster.scheduler.decisions.results import NOTHING_CARRIED, Carried, GroupKey, Reads
+from muster.scheduler.decisions.results import NOTHING_CARRIED, Carried, Reads
 from tests.unit.scheduler.builders import node, pod, pod_group
 
 NOW = 1_767_225_610.0  # ten seconds after the gangs were created

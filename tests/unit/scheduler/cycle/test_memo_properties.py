@@ -20,14 +20,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from muster.api.keys import GroupKey, PodKey
 from muster.scheduler import EngineConfig, schedule
-from muster.scheduler.decisions.results import (
-    NOTHING_CARRIED,
-    Carried,
-    CycleResult,
-    GroupKey,
-    PodKey,
-)
+from muster.scheduler.decisions.results import NOTHING_CARRIED, Carried, CycleResult
 from muster.simulation.cluster import SimulatedCluster
 from tests.unit.scheduler.builders import Obj, node, pod, pod_group, taint
 from tests.unit.scheduler.cycle.test_engine_properties import SHAPES, members

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from muster.api.keys import GroupKey
 from muster.scheduler import EngineConfig, schedule
-from muster.scheduler.decisions.results import CycleResult, GroupKey
+from muster.scheduler.decisions.results import CycleResult
 from tests.unit.scheduler.builders import Obj, cluster, gang, node
 
 NOW = 1_798_761_600.0

@@ -6,11 +6,12 @@ from datetime import UTC, datetime
 
 import pytest
 
+from muster.api.keys import GroupKey
 from muster.scheduler import EngineConfig, schedule
 from muster.scheduler.cycle import refusal
 from muster.scheduler.cycle.board import Board
 from muster.scheduler.cycle.queue import Gang, gangs_of
-from muster.scheduler.decisions.results import GroupKey, Reason
+from muster.scheduler.decisions.results import Reason
 from muster.scheduler.placement.exhaustive import MAX_PODS
 from muster.scheduler.placement.explain import NEVER_FITS
 from tests.unit.scheduler.builders import Obj, cluster, gang, node, pod

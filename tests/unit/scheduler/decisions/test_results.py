@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from muster.scheduler.decisions.results import NOTHING_CARRIED, Carried, GroupKey
+from muster.api.keys import GroupKey
+from muster.scheduler.decisions.results import NOTHING_CARRIED, Carried
 
 A, B, C = GroupKey("ns", "a"), GroupKey("ns", "b"), GroupKey("ns", "c")
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from muster.api.constants import CRON_JOB_ANNOTATION, EXPECTED_RUNTIME_ANNOTATION
+from muster.api.keys import PodKey
 from muster.api.times import rfc3339
-from muster.scheduler.decisions.results import PodKey
 from muster.scheduler.forecast.endings import Endings
 from muster.scheduler.memory.runtimes import Basis
 from tests.unit.scheduler.builders import Obj, cluster, node, pod, pod_group

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from muster.scheduler.decisions.results import Explanation, GroupKey, Reason, Shortfall, Verdict
+from muster.api.keys import GroupKey
+from muster.scheduler.decisions.results import Explanation, Reason, Shortfall, Verdict
 from muster.scheduler.forecast.estimate_words import starts_in, waiting_for
 from muster.scheduler.forecast.forecast import Estimate, Outcome, Release
 from muster.scheduler.memory.runtimes import Basis, Runtime

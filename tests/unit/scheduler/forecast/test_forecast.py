@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from muster.api.constants import EXPECTED_RUNTIME_ANNOTATION
+from muster.api.keys import GroupKey
 from muster.scheduler import EngineConfig
-from muster.scheduler.decisions.results import GroupKey
 from muster.scheduler.forecast.forecast import Outcome, forecast
 from muster.scheduler.memory.runtimes import Basis
 from tests.unit.scheduler.builders import Obj, cluster, gang, node, pod_group

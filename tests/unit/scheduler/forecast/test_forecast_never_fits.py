@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
+from muster.api.keys import GroupKey
 from muster.scheduler import EngineConfig, schedule
-from muster.scheduler.decisions.results import GroupKey, Verdict
+from muster.scheduler.decisions.results import Verdict
 from muster.scheduler.forecast.estimate_words import starts_in, waiting_for
 from muster.scheduler.forecast.forecast import Outcome, forecast
 from tests.unit.scheduler.builders import Obj, cluster, gang, node, pod

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from muster.api.keys import GroupKey
 from muster.scheduler import EngineConfig, schedule
-from muster.scheduler.decisions.results import GroupKey, Reason
+from muster.scheduler.decisions.results import Reason
 from muster.scheduler.lifecycle.avoidance import REFUSED
 from muster.scheduler.memory.refusals import RefusalMemory, Refused, after_rollback, to_status
 from muster.scheduler.state.state import ClusterState

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
+from muster.api.keys import GroupKey, PodKey
 from muster.api.times import rfc3339
 from muster.scheduler import ClusterState, EngineConfig
-from muster.scheduler.decisions.results import GroupKey, PodKey
 from muster.scheduler.lifecycle.follow import Following, follow
 from tests.unit.scheduler.builders import Obj, cluster, node, pod, pod_group
 from tests.unit.scheduler.device_builders import claim

@@ -6,9 +6,10 @@ reads kube-scheduler's progress from the pods themselves."""
 from __future__ import annotations
 
 from muster.api.constants import GANG_GATE
+from muster.api.keys import GroupKey, PodKey
 from muster.scheduler import ClusterState, EngineConfig
 from muster.scheduler.decisions.plan import StepKind
-from muster.scheduler.decisions.results import CycleResult, GroupKey, PodKey
+from muster.scheduler.decisions.results import CycleResult
 from tests.unit.scheduler.builders import pod
 from tests.unit.scheduler.fake_api import FakeApi
 

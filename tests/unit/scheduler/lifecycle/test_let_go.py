@@ -7,10 +7,10 @@ has no such field, so no PodGroup will ever come. The engine lets its gated pods
 
 from __future__ import annotations
 
+from muster.api.keys import GroupKey, JobRef, PodKey
 from muster.scheduler import ClusterState, EngineConfig, schedule
 from muster.scheduler.decisions.plan import Step, StepKind, TellJob, Ungate
 from muster.scheduler.lifecycle.let_go import REASON
-from muster.scheduler.objects.keys import GroupKey, JobRef, PodKey
 from tests.unit.scheduler.builders import Obj, cluster, job, node, pod, pod_group
 
 GANG_FIELD = {"schedulingPolicy": {"gang": {"minCount": 2}}}

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from muster.api.constants import CONDITION_SCHEDULED
+from muster.api.keys import GroupKey, PodKey
 from muster.api.times import rfc3339
 from muster.scheduler import ClusterState, EngineConfig
 from muster.scheduler.decisions.plan import (
@@ -19,14 +20,7 @@ from muster.scheduler.decisions.plan import (
     StepKind,
     WriteStatus,
 )
-from muster.scheduler.decisions.results import (
-    Admission,
-    GroupKey,
-    PodKey,
-    Reason,
-    Verdict,
-    Victim,
-)
+from muster.scheduler.decisions.results import Admission, Reason, Verdict, Victim
 from muster.scheduler.lifecycle.follow import Following, Rollback
 from muster.scheduler.lifecycle.transitions import Planner, benched_by_lifecycle, released_members
 from muster.scheduler.memory.refusals import Refused

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from muster.api.constants import POD_GROUP_LABEL
+from muster.api.keys import GroupKey, JobRef
 from muster.scheduler.memory.dropped_field import DroppedField, dropped_field, gated_for_field
-from muster.scheduler.objects.keys import GroupKey, JobRef
 from tests.unit.scheduler.builders import Obj, job
 
 GANG = {"schedulingPolicy": {"gang": {"minCount": 2}}}

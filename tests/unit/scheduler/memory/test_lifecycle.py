@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from muster.api.keys import GroupKey, PodKey
 from muster.scheduler import ClusterState, EngineConfig, schedule
 from muster.scheduler.decisions.plan import Evict, RecordEvent, Release, StepKind, WriteStatus
-from muster.scheduler.decisions.results import CycleResult, GroupKey, PodKey
+from muster.scheduler.decisions.results import CycleResult
 from tests.unit.scheduler.builders import cluster, node, pod, pod_group
 
 NOW = 1_000_000.0

@@ -4,9 +4,10 @@ the node is remembered and avoided, the gang stops being planned after
 
 from __future__ import annotations
 
+from muster.api.keys import GroupKey, PodKey
 from muster.scheduler import EngineConfig
 from muster.scheduler.decisions.plan import StepKind
-from muster.scheduler.decisions.results import GroupKey, PodKey, Reason
+from muster.scheduler.decisions.results import Reason
 from tests.unit.scheduler.fake_api import FakeApi, admitted
 
 NOW = 1_798_761_600.0

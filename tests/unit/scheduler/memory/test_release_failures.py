@@ -4,10 +4,11 @@ one clock until its deadline, and a failure never outlives the release it was se
 
 from __future__ import annotations
 
+from muster.api.keys import GroupKey, PodKey
 from muster.api.times import rfc3339
 from muster.scheduler import EngineConfig, schedule
 from muster.scheduler.decisions.plan import Evict, Release, StepKind
-from muster.scheduler.decisions.results import CycleResult, GroupKey, PodKey, Reason
+from muster.scheduler.decisions.results import CycleResult, Reason
 from muster.scheduler.memory.release_failures import RETRY_SECONDS
 from tests.unit.scheduler.fake_api import FakeApi, admitted
 

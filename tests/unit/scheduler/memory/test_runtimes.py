@@ -7,7 +7,7 @@ from muster.api.constants import (
     CRON_JOB_ANNOTATION,
     EXPECTED_RUNTIME_ANNOTATION,
 )
-from muster.scheduler.decisions.results import GroupKey, PodKey
+from muster.api.keys import GroupKey, PodKey
 from muster.scheduler.forecast.endings import Endings
 from muster.scheduler.memory.runtimes import (
     Basis,

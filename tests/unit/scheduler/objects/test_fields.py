@@ -8,13 +8,13 @@ from collections.abc import Callable
 
 import pytest
 
+from muster.api.keys import shared
 from muster.scheduler.objects.fields import (
     IntakeError,
     canonical,
     integer_field,
     list_field,
     mapping_field,
-    shared,
     shared_json,
     shared_string_map,
     string_map,

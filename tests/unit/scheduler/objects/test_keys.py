@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from muster.scheduler.objects.keys import (
+from muster.api.keys import (
     GroupKey,
     JobRef,
     PodKey,

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from muster.api.keys import GroupKey
 from muster.scheduler import EngineConfig, schedule
-from muster.scheduler.decisions.results import CycleResult, GroupKey
+from muster.scheduler.decisions.results import CycleResult
 from muster.scheduler.placement.device_preemption import held_devices, without
 from muster.scheduler.placement.devices import cycle_ledger
 from tests.unit.scheduler.builders import Obj, cluster, gang, node, pod, pod_group

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from muster.api.keys import GroupKey
 from muster.scheduler import EngineConfig, schedule
-from muster.scheduler.decisions.results import GroupKey, Verdict
+from muster.scheduler.decisions.results import Verdict
 from muster.scheduler.placement.devices import (
     CANNOT_ALLOCATE,
     cycle_ledger,

@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from muster.api.keys import GroupKey
 from muster.scheduler import EngineConfig, schedule
-from muster.scheduler.decisions.results import CycleResult, GroupKey
+from muster.scheduler.decisions.results import CycleResult
 from muster.scheduler.placement.levels import ladder, level_domains
 from tests.unit.scheduler.builders import Obj, cluster, gang, node, node_table, pod
 

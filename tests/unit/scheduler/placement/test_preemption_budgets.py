@@ -5,9 +5,10 @@ the preemptor says so."""
 
 from __future__ import annotations
 
+from muster.api.keys import GroupKey, PodKey
 from muster.scheduler import schedule
 from muster.scheduler.decisions.plan import Evict, StepKind
-from muster.scheduler.decisions.results import Admission, GroupKey, PodKey
+from muster.scheduler.decisions.results import Admission
 from tests.unit.scheduler.builders import Obj, budget, cluster, gang, node, pod
 from tests.unit.scheduler.placement.test_preemption import CONFIG, NOW, running, victims_of
 

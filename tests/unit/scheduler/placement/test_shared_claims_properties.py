@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from muster.api.keys import GroupKey
 from muster.scheduler import EngineConfig, schedule
-from muster.scheduler.decisions.results import GroupKey
 from tests.unit.scheduler.builders import Obj, cluster, node, pod, pod_group
 from tests.unit.scheduler.device_builders import (
     claim,

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 from muster.api.constants import COMPLETION_INDEX_KEY
+from muster.api.keys import GroupKey
 from muster.scheduler import EngineConfig, schedule
-from muster.scheduler.decisions.results import CycleResult, GroupKey
+from muster.scheduler.decisions.results import CycleResult
 from muster.scheduler.placement.slices import SliceMember, slice_ids, slicing_of
 from tests.unit.scheduler.builders import Obj, cluster, gang, node, pod, pod_group
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from muster.api.keys import GroupKey
 from muster.scheduler import EngineConfig, schedule
-from muster.scheduler.decisions.results import GroupKey
 from tests.unit.scheduler.builders import Obj, cluster, gang, node
 from tests.unit.scheduler.placement.test_levels_properties import three_levels
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from muster.api.keys import PodKey
 from muster.scheduler.objects.fields import IntakeError
-from muster.scheduler.objects.keys import PodKey
 from muster.scheduler.rules.budgets import Budget, BudgetLedger, violations
 from muster.scheduler.state.kinds import budget_from
 from muster.scheduler.state.state import ClusterState

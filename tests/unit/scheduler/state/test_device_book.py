@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from muster.scheduler.decisions.results import PodKey
+from muster.api.keys import PodKey
 from muster.scheduler.state.device_book import CLAIM_MISSING, TEMPLATE_MISSING
 from muster.scheduler.state.device_intake import PodClaim
 from tests.unit.scheduler.builders import cluster, pod

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from muster.api.constants import COMPLETION_INDEX_KEY, POD_GROUP_LABEL
-from muster.scheduler.decisions.results import GroupKey, PodKey
+from muster.api.keys import GroupKey, PodKey
 from muster.scheduler.memory.lifecycle import Lifecycle
 from muster.scheduler.objects.fields import IntakeError
 from muster.scheduler.objects.times import parse_timestamp

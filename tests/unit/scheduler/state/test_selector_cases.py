@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from muster.api.keys import GroupKey
 from muster.scheduler import EngineConfig, schedule
-from muster.scheduler.decisions.results import GroupKey
 from muster.scheduler.rules.device_selectors import Judgement, case_of
 from muster.scheduler.rules.selector_cost import COST_LIMIT
 from muster.scheduler.state import device_book

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from muster.api.keys import PodKey
 from muster.scheduler import ClusterState, EngineConfig, schedule
-from muster.scheduler.decisions.results import PodKey
 from tests.unit.scheduler.builders import cluster, gang, node, pod
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
+from muster.api.keys import PodKey
 from muster.scheduler import EngineConfig, schedule
-from muster.scheduler.decisions.results import PodKey
 from muster.scheduler.memory.release_failures import ReleaseFailure
 from muster.scheduler.state.state import ClusterState
 from muster.scheduler.state.trace import (
