@@ -13,16 +13,24 @@ import pytest
 
 from muster.api.advice import MAX_WARNING_LENGTH, MAX_WARNINGS
 from tests.e2e.cluster import Kubectl
-from tests.e2e.harness import NodePool, OperatorProcess, events_for, gang_job, wait_for_reason
+from tests.e2e.harness import (
+    NodePool,
+    OperatorProcess,
+    events_for,
+    gang_job,
+    gang_pod_group,
+    pod_group,
+    wait_for_reason,
+)
 
 pytestmark = pytest.mark.e2e
 
 WARNING = "Warning: "
 
 
-def applied(kubectl: Kubectl, namespace: str, job: dict[str, Any]) -> tuple[int, list[str]]:
-    """`kubectl apply` of the Job: its exit code and the warnings it printed."""
-    result = kubectl("apply", "-n", namespace, "-f", "-", input=json.dumps(job), check=False)
+def applied(kubectl: Kubectl, namespace: str, obj: dict[str, Any]) -> tuple[int, list[str]]:
+    """`kubectl apply` of the object: its exit code and the warnings it printed."""
+    result = kubectl("apply", "-n", namespace, "-f", "-", input=json.dumps(obj), check=False)
     lines = result.stderr.splitlines()
     return result.returncode, [line.removeprefix(WARNING) for line in lines if WARNING in line]
 
@@ -79,6 +87,21 @@ def test_a_required_key_no_node_carries_is_warned_and_the_gang_is_told(
     ]
     condition = wait_for_reason(kubectl, namespace, "zonless", "Unschedulable")
     assert "no node carries topology.kubernetes.io/zon;" in condition["message"]
+
+
+def test_a_pod_groups_runtime_that_is_not_a_duration_is_warned_and_the_group_kept(
+    operator: OperatorProcess, kubectl: Kubectl, namespace: str
+) -> None:
+    """A PodGroup's runtime is only a hint to the estimates, so a typo is not refused;
+    but it is said at apply time rather than left to be ignored in silence."""
+    group = gang_pod_group("hinted", 2)
+    group["metadata"]["annotations"] = {"scheduling.muster.dev/expected-runtime": "2hh"}
+    code, warnings = applied(kubectl, namespace, group)
+    assert code == 0
+    assert warnings == [
+        'expected-runtime "2hh" is not a duration such as 90m, 1h30m or 45s: ignored'
+    ]
+    assert pod_group(kubectl, namespace, "hinted")["metadata"]["name"] == "hinted"
 
 
 def test_a_hostile_key_comes_back_cut_and_warnings_stay_few(

@@ -1,8 +1,10 @@
 """Warnings about what is valid but likely a mistake: a typo in one of Muster's keys,
-a topology level no node carries.
+a declared runtime that does not read as a duration, a topology level no node carries.
 
-Neither is refused: a key Muster does not know may be meant for a later version,
-and nodes with a label may join the cluster after the gang that names it. But each
+None is refused: a key Muster does not know may be meant for a later version, a
+pod's or a PodGroup's runtime is only a hint to the estimates (a Job's opt-in refuses
+a malformed one, its own), and nodes with a label may join the cluster after the gang
+that names it. But each
 is the kind of mistake that otherwise shows only as a gang that runs without the
 preference it asked for, or waits for ever; so admission answers with warnings
 (which `kubectl` prints as `Warning:`), and `muster validate` prints the same.
@@ -22,11 +24,13 @@ from collections.abc import Collection, Iterator, Mapping
 from typing import Any, Final
 
 from muster.api.constants import (
+    EXPECTED_RUNTIME_ANNOTATION,
     POD_GROUP_KIND,
     TOPOLOGY_PREFERRED_ANNOTATION,
     TOPOLOGY_SLICE_ANNOTATION,
     WORKLOAD_KIND,
 )
+from muster.api.durations import DURATION_EXAMPLES, parse_duration
 from muster.api.known_keys import is_unknown, nearest_key
 from muster.api.names import is_label_key
 from muster.api.optin import OptInError, read_job_opt_in
@@ -56,14 +60,15 @@ def bounded(warnings: list[str]) -> list[str]:
     return [*kept, f"and {len(clipped) - len(kept)} more warnings like these"]
 
 
-def unknown_key_warnings(manifest: Mapping[str, Any]) -> list[str]:
+def key_warnings(manifest: Mapping[str, Any]) -> list[str]:
     """One warning per label or annotation under Muster's prefix that Muster does not
-    know (at most one more than a request may show, so `bounded` can say there are
-    more), each with the known key it most likely meant."""
-    return list(itertools.islice(_unknown_keys(manifest), MAX_WARNINGS + 1))
+    know, each with the known key it most likely meant, and one for a declared runtime
+    that is not a duration (which the estimates then ignore); at most one more than a
+    request may show, so `bounded` can say there are more."""
+    return list(itertools.islice(_key_warnings(manifest), MAX_WARNINGS + 1))
 
 
-def _unknown_keys(manifest: Mapping[str, Any]) -> Iterator[str]:
+def _key_warnings(manifest: Mapping[str, Any]) -> Iterator[str]:
     metadata = manifest.get("metadata")
     metadata = metadata if isinstance(metadata, Mapping) else {}
     for where in ("labels", "annotations"):
@@ -73,6 +78,11 @@ def _unknown_keys(manifest: Mapping[str, Any]) -> Iterator[str]:
                 near = nearest_key(key)
                 meant = f": did you mean {near}?" if near else " (Muster ignores it)"
                 yield f"unknown key {shown(key)}{meant}"
+    if manifest.get("kind") == "Job":
+        return  # its opt-in refuses a malformed runtime (`muster.api.optin`)
+    runtime = annotations_of(manifest).get(EXPECTED_RUNTIME_ANNOTATION)
+    if runtime is not None and (not isinstance(runtime, str) or parse_duration(runtime) is None):
+        yield f'expected-runtime "{shown(str(runtime))}" is not {DURATION_EXAMPLES}: ignored'
 
 
 def named_levels(manifest: Mapping[str, Any]) -> list[tuple[str, str]]:

@@ -24,7 +24,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from muster.api.advice import bounded, named_levels, topology_warnings, unknown_key_warnings
+from muster.api.advice import bounded, key_warnings, named_levels, topology_warnings
 from muster.api.constants import GROUP, POD_GROUP_KIND, WORKLOAD_KIND
 from muster.api.manifests import ManifestSyntaxError, parse_manifests
 from muster.api.problems import Problem
@@ -106,7 +106,7 @@ def _warning_lines(documents: Sequence[_Document], node_keys: set[str] | None) -
     for document in documents:
         if not isinstance(document.body, dict):
             continue
-        found = unknown_key_warnings(document.body)
+        found = key_warnings(document.body)
         if node_keys is not None:
             found.extend(topology_warnings(document.body, node_keys))
         for warning in bounded(found):

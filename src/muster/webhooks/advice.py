@@ -28,7 +28,7 @@ from typing import Any
 
 import kopf
 
-from muster.api.advice import bounded, topology_warnings, unknown_key_warnings
+from muster.api.advice import bounded, key_warnings, topology_warnings
 from muster.api.constants import GATED_FOR_ANNOTATION, GATED_FOR_FIELD, POLICY_GANG, POLICY_LABEL
 from muster.scheduler.memory.dropped_field import dropped_field
 
@@ -64,7 +64,7 @@ def node_label_keys(memo: Any) -> Collection[str] | None:
 
 def advise(body: Mapping[str, Any], warnings: list[str], node_keys: Collection[str] | None) -> None:
     """Add the object's warnings to the request's, keeping them all within bounds."""
-    found = unknown_key_warnings(body)
+    found = key_warnings(body)
     if node_keys is not None:
         found.extend(topology_warnings(body, node_keys))
     if found:

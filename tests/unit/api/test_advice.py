@@ -10,10 +10,10 @@ from muster.api.advice import (
     MAX_WARNING_LENGTH,
     MAX_WARNINGS,
     bounded,
+    key_warnings,
     named_levels,
     nearest_node_key,
     topology_warnings,
-    unknown_key_warnings,
 )
 from muster.api.problems import shown
 
@@ -49,7 +49,7 @@ def pod_group(key: str | None, annotations: dict[str, str]) -> dict[str, Any]:
 
 
 def test_a_typo_of_a_key_names_the_key_meant() -> None:
-    warnings = unknown_key_warnings(job({"scheduling.muster.dev/topology-prefered": "rack"}))
+    warnings = key_warnings(job({"scheduling.muster.dev/topology-prefered": "rack"}))
     assert warnings == [
         "unknown key scheduling.muster.dev/topology-prefered:"
         " did you mean scheduling.muster.dev/topology-preferred?"
@@ -57,7 +57,7 @@ def test_a_typo_of_a_key_names_the_key_meant() -> None:
 
 
 def test_an_unknown_label_too_and_one_with_nothing_near() -> None:
-    warnings = unknown_key_warnings(job({}, **{"scheduling.muster.dev/zzz": "x"}))
+    warnings = key_warnings(job({}, **{"scheduling.muster.dev/zzz": "x"}))
     assert warnings == ["unknown key scheduling.muster.dev/zzz (Muster ignores it)"]
 
 
@@ -69,13 +69,25 @@ def test_known_keys_and_other_prefixes_are_quiet() -> None:
             "example.com/whatever": "x",
         }
     )
-    assert unknown_key_warnings(manifest) == []
+    assert key_warnings(manifest) == []
     assert topology_warnings(manifest, NODE_KEYS) == []
+
+
+def test_a_runtime_that_is_not_a_duration_is_warned_on_a_pod_group_not_on_a_job() -> None:
+    """A PodGroup's or a pod's runtime is only a hint, so it is not refused; but a typo
+    would leave the estimates without it in silence. A Job's is refused by its opt-in."""
+    typo = {"scheduling.muster.dev/expected-runtime": "2hh" + "\x1b" * 200}
+    (warning,) = key_warnings(pod_group(None, typo))
+    assert warning.startswith('expected-runtime "2hh\\u001b')
+    assert warning.endswith("is not a duration such as 90m, 1h30m or 45s: ignored")
+    assert len(warning) <= MAX_WARNING_LENGTH
+    assert key_warnings(pod_group(None, {"scheduling.muster.dev/expected-runtime": "2h"})) == []
+    assert key_warnings(job(typo)) == []
 
 
 def test_a_hostile_key_of_60_kb_comes_back_cut_and_escaped() -> None:
     key = 'scheduling.muster.dev/a"\x1b[31m' + "x" * 60_000
-    (warning,) = unknown_key_warnings(job({key: "v"}))
+    (warning,) = key_warnings(job({key: "v"}))
     assert len(warning) <= MAX_WARNING_LENGTH
     assert "\x1b" not in warning and "\\u001b" in warning
     assert '\\"' in warning and "..." in warning
@@ -83,7 +95,7 @@ def test_a_hostile_key_of_60_kb_comes_back_cut_and_escaped() -> None:
 
 def test_many_unknown_keys_make_a_few_warnings_that_say_there_are_more() -> None:
     annotations = {f"scheduling.muster.dev/k{index}": "v" for index in range(10_000)}
-    warnings = bounded(unknown_key_warnings(job(annotations)))
+    warnings = bounded(key_warnings(job(annotations)))
     assert len(warnings) == MAX_WARNINGS
     assert warnings[-1] == "and 2 more warnings like these"  # only one more than shown is read
     assert all(len(warning) <= MAX_WARNING_LENGTH for warning in warnings)
