@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from muster.scheduler.rules.selector_cost import COST_LIMIT
+from muster.scheduler.devices.selector_cost import COST_LIMIT
 from tests.e2e.cluster import Kubectl, fresh_namespace, wait_until
 from tests.e2e.harness import (
     LEASE,

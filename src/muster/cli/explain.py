@@ -28,11 +28,11 @@ from muster.operator.controller import load_snapshot
 from muster.operator.dashboard.board import start_words
 from muster.scheduler import EngineConfig
 from muster.scheduler.decisions.results import CycleResult, Explanation
+from muster.scheduler.devices.gang import NodeDevices, devices_per_node
 from muster.scheduler.forecast.estimate_words import waiting_for
 from muster.scheduler.forecast.forecast import Estimate, Forecast, forecast
 from muster.scheduler.memory.lifecycle import lifecycle_from
 from muster.scheduler.objects.conditions import condition
-from muster.scheduler.placement.devices import NodeDevices, devices_per_node
 from muster.scheduler.placement.explain import nodes_line
 from muster.scheduler.state.state import ClusterState
 

@@ -38,7 +38,7 @@ from muster.operator.intake.cache import LiveCache
 from muster.operator.intake.pod_views import CAPACITY_QUERY, MEMBER_QUERY, PodViews
 from muster.operator.intake.trigger import Trigger
 from muster.operator.metrics import Metrics
-from muster.scheduler.rules.device_selectors import Case, Judgement
+from muster.scheduler.devices.selectors import Case, Judgement
 from muster.webhooks.priority import PriorityClassLister
 
 logger = logging.getLogger(__name__)

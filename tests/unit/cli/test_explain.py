@@ -31,7 +31,7 @@ from muster.scheduler.decisions.results import (
     Shortage,
     Verdict,
 )
-from muster.scheduler.placement.devices import NodeDevices, devices_per_node
+from muster.scheduler.devices.gang import NodeDevices, devices_per_node
 from muster.simulation.documents import Document
 from muster.simulation.run import simulate
 from tests.unit.operator.test_controller import ListingKube

@@ -31,8 +31,8 @@ import multiprocessing
 from collections.abc import Callable, Iterable
 from multiprocessing.connection import Connection
 
-from muster.scheduler.rules.device_selectors import TIME_BUDGET, Case, Judgement, judge
-from muster.scheduler.rules.selector_cost import COST_LIMIT
+from muster.scheduler.devices.selector_cost import COST_LIMIT
+from muster.scheduler.devices.selectors import TIME_BUDGET, Case, Judgement, judge
 
 logger = logging.getLogger(__name__)
 

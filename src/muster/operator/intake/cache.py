@@ -22,9 +22,9 @@ from muster.client.name_index import NameIndex
 from muster.client.object_references import reference
 from muster.operator.intake.pod_group_copies import PodGroupCopies
 from muster.scheduler import ClusterState
+from muster.scheduler.devices.selectors import Case, Judgement
 from muster.scheduler.memory.dropped_field import gated_for_field
 from muster.scheduler.memory.release_failures import ReleaseFailure
-from muster.scheduler.rules.device_selectors import Case, Judgement
 from muster.scheduler.rules.node_affinity import Term
 from muster.scheduler.state.kinds import Applied, ObjectKey, key_of
 from muster.scheduler.state.trace import apply_line, delete_line, judged_line, release_line

@@ -14,14 +14,14 @@ from muster.api.keys import GroupKey, PodKey
 from muster.api.preferences import declared_levels
 from muster.scheduler.config import EngineConfig
 from muster.scheduler.cycle.queue import Gang
-from muster.scheduler.lifecycle.avoidance import Avoidance
-from muster.scheduler.placement.devices import (
+from muster.scheduler.devices.gang import (
     GangDevices,
     cycle_ledger,
     empty_ledger,
     needs_of,
     shape_part,
 )
+from muster.scheduler.lifecycle.avoidance import Avoidance
 from muster.scheduler.placement.fit import Matrix, NodeOrder, Shape, scarce_columns
 from muster.scheduler.placement.interplay import HOSTNAME, GangInterplay
 from muster.scheduler.placement.interpod_view import InterPodView, Member

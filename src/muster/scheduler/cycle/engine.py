@@ -53,11 +53,11 @@ from muster.scheduler.decisions.results import (
     Reason,
     Verdict,
 )
+from muster.scheduler.devices.preemption import DevicePreemption, held_devices
 from muster.scheduler.lifecycle import transitions
 from muster.scheduler.lifecycle.follow import Following, follow
 from muster.scheduler.lifecycle.let_go import let_go
 from muster.scheduler.lifecycle.transitions import TAKEN_DOWN, Planner, released_members
-from muster.scheduler.placement.device_preemption import DevicePreemption, held_devices
 from muster.scheduler.placement.explain import waiting_message
 from muster.scheduler.placement.fit import Counts, Matrix, Shape, place_greedily
 from muster.scheduler.placement.interplay import GangInterplay

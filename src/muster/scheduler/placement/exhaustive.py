@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from muster.scheduler.placement.device_ledger import DeviceLedger
-from muster.scheduler.placement.devices import GangDevices
+from muster.scheduler.devices.gang import GangDevices
+from muster.scheduler.devices.ledger import DeviceLedger
 from muster.scheduler.placement.fit import BoolArray, Matrix, Shape
 
 STEPS = 2048

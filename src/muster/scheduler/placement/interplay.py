@@ -40,8 +40,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from muster.scheduler.placement.device_ledger import DeviceLedger
-from muster.scheduler.placement.devices import CANNOT_ALLOCATE, GangDevices
+from muster.scheduler.devices.book import Need
+from muster.scheduler.devices.gang import CANNOT_ALLOCATE, GangDevices
+from muster.scheduler.devices.ledger import DeviceLedger
 from muster.scheduler.placement.fit import (
     BoolArray,
     Counts,
@@ -60,7 +61,6 @@ from muster.scheduler.placement.shared_claims import Pins
 from muster.scheduler.rules.node_affinity import matching_nodes
 from muster.scheduler.rules.pod_terms import PodTerm, SpreadConstraint, matches_all
 from muster.scheduler.rules.taints import first_untolerated
-from muster.scheduler.state.device_book import Need
 from muster.scheduler.state.predicates import PASSES, NodeTable, StaticFilter, with_refusals
 
 HOSTNAME = "kubernetes.io/hostname"

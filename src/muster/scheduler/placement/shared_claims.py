@@ -27,8 +27,9 @@ from itertools import islice, product
 
 import numpy as np
 
-from muster.scheduler.placement.device_ledger import DeviceLedger
-from muster.scheduler.placement.devices import GangDevices
+from muster.scheduler.devices.book import Need
+from muster.scheduler.devices.gang import GangDevices
+from muster.scheduler.devices.ledger import DeviceLedger
 from muster.scheduler.placement.fit import (
     BoolArray,
     Matrix,
@@ -36,7 +37,6 @@ from muster.scheduler.placement.fit import (
     Shape,
     fill_order,
 )
-from muster.scheduler.state.device_book import Need
 
 ATTEMPTS = 64
 PINNED_CLAIMS = 8

@@ -30,6 +30,7 @@ from muster.api.keys import GroupKey, PodKey, resource_version, shared
 from muster.api.names import is_label_key
 from muster.api.slices import slice_size
 from muster.api.wire import FINISHED_PHASES
+from muster.scheduler.devices.intake import PodClaim, pod_claims
 from muster.scheduler.memory.lifecycle import NO_MEMORY, Lifecycle, lifecycle_from
 from muster.scheduler.memory.refusals import RefusalMemory, refusals_from
 from muster.scheduler.memory.runtimes import Runtime, runtime_from
@@ -50,7 +51,6 @@ from muster.scheduler.objects.times import parse_time, parse_timestamp
 from muster.scheduler.rules.node_affinity import Requirement, Term
 from muster.scheduler.rules.pod_terms import NO_RULES, InterPodRules, inter_pod_rules
 from muster.scheduler.rules.taints import Taint, Toleration, taint_from, toleration_from
-from muster.scheduler.state.device_intake import PodClaim, pod_claims
 from muster.scheduler.state.pod_status import bound_at, finished_at, refusal_message
 
 POD_COUNT = "pods"

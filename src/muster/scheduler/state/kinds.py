@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from muster.api.keys import GroupKey, PodKey, object_key, resource_version
 from muster.api.preferences import kueue_levels
 from muster.api.priority import DEFAULT_PRIORITY, lowest_default
+from muster.scheduler.devices.kinds import DEVICE_CLUSTER_SCOPED, DEVICE_KINDS
 from muster.scheduler.memory.dropped_field import dropped_field
 from muster.scheduler.objects.fields import (
     IntakeError,
@@ -27,7 +28,6 @@ from muster.scheduler.objects.fields import (
 )
 from muster.scheduler.rules.budgets import Budget
 from muster.scheduler.rules.pod_terms import label_selector
-from muster.scheduler.state.device_kinds import DEVICE_CLUSTER_SCOPED, DEVICE_KINDS
 from muster.scheduler.state.intake import (
     PriorityClassRecord,
     name_of,

@@ -20,13 +20,13 @@ import numpy as np
 import numpy.typing as npt
 
 from muster.api.keys import GroupKey, PodKey
+from muster.scheduler.devices.book import DeviceBook
+from muster.scheduler.devices.selectors import Case, Judgement
 from muster.scheduler.memory.dropped_field import DroppedField
 from muster.scheduler.memory.release_failures import ReleaseFailure
 from muster.scheduler.objects.growable import grown
 from muster.scheduler.rules.budgets import Budget
-from muster.scheduler.rules.device_selectors import Case, Judgement
 from muster.scheduler.rules.volumes import Volumes
-from muster.scheduler.state.device_book import DeviceBook
 from muster.scheduler.state.intake import (
     POD_COUNT,
     GroupRecord,

@@ -35,8 +35,8 @@ from muster.api.wire import JsonObject
 from muster.scheduler.config import EngineConfig
 from muster.scheduler.decisions.plan import Action, Evict, Release, TellJob, Ungate, WriteStatus
 from muster.scheduler.decisions.results import CycleResult
+from muster.scheduler.devices.selectors import Case, DeviceKind, Judgement
 from muster.scheduler.memory.release_failures import ReleaseFailure
-from muster.scheduler.rules.device_selectors import Case, DeviceKind, Judgement
 from muster.scheduler.state.kinds import scoped
 from muster.scheduler.state.state import ClusterState
 

@@ -9,14 +9,14 @@ import contextlib
 from collections.abc import AsyncIterator
 
 from muster.operator.execution.selector_judge import SelectorJudge
-from muster.scheduler.rules.device_selectors import (
+from muster.scheduler.devices.selector_cost import API_SERVER_COST_LIMIT
+from muster.scheduler.devices.selectors import (
     TIME_BUDGET,
     Case,
     DeviceKind,
     Judgement,
     case_of,
 )
-from muster.scheduler.rules.selector_cost import API_SERVER_COST_LIMIT
 from tests.unit.scheduler.device_builders import nested_all
 
 H100 = DeviceKind("gpu.example.com", (("gpu.example.com/index", 3), ("product", "H100")), ())

@@ -11,8 +11,8 @@ from muster.operator.execution.loop import SchedulingLoop
 from muster.operator.execution.trace import TraceFile
 from muster.operator.intake.cache import LiveCache
 from muster.scheduler import EngineConfig
-from muster.scheduler.rules.device_selectors import Case
-from muster.scheduler.rules.device_selectors import judge as judge_case
+from muster.scheduler.devices.selectors import Case
+from muster.scheduler.devices.selectors import judge as judge_case
 from muster.simulation.replay import first_difference, read_trace, replay
 from tests.unit.operator.execution.test_loop import (
     CREATED,

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from muster.api.keys import PodKey
-from muster.scheduler.state.device_book import CLAIM_MISSING, TEMPLATE_MISSING
-from muster.scheduler.state.device_intake import PodClaim
+from muster.scheduler.devices.book import CLAIM_MISSING, TEMPLATE_MISSING
+from muster.scheduler.devices.intake import PodClaim
 from tests.unit.scheduler.builders import cluster, pod
 from tests.unit.scheduler.device_builders import (
     DRIVER,

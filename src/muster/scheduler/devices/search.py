@@ -20,8 +20,8 @@ from itertools import combinations
 import numpy as np
 import numpy.typing as npt
 
-from muster.scheduler.rules.device_selectors import DeviceKind, Value
-from muster.scheduler.state.device_intake import Request
+from muster.scheduler.devices.intake import Request
+from muster.scheduler.devices.selectors import DeviceKind, Value
 
 BoolArray = npt.NDArray[np.bool_]
 Group = tuple[int, int]  # a constraint: its claim's place among the pod's, its own

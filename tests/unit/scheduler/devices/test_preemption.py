@@ -5,8 +5,8 @@ from __future__ import annotations
 from muster.api.keys import GroupKey
 from muster.scheduler import EngineConfig, schedule
 from muster.scheduler.decisions.results import CycleResult
-from muster.scheduler.placement.device_preemption import held_devices, without
-from muster.scheduler.placement.devices import cycle_ledger
+from muster.scheduler.devices.gang import cycle_ledger
+from muster.scheduler.devices.preemption import held_devices, without
 from tests.unit.scheduler.builders import Obj, cluster, gang, node, pod, pod_group
 from tests.unit.scheduler.device_builders import (
     claim,

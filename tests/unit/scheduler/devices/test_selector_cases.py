@@ -7,11 +7,11 @@ import pytest
 
 from muster.api.keys import GroupKey
 from muster.scheduler import EngineConfig, schedule
-from muster.scheduler.rules.device_selectors import Judgement, case_of
-from muster.scheduler.rules.selector_cost import COST_LIMIT
-from muster.scheduler.state import device_book
-from muster.scheduler.state.device_intake import PodClaim
-from muster.scheduler.state.selector_cases import NOT_JUDGED, UNCOMPILED
+from muster.scheduler.devices import book as device_book
+from muster.scheduler.devices.intake import PodClaim
+from muster.scheduler.devices.selector_cases import NOT_JUDGED, UNCOMPILED
+from muster.scheduler.devices.selector_cost import COST_LIMIT
+from muster.scheduler.devices.selectors import Judgement, case_of
 from muster.scheduler.state.state import ClusterState
 from tests.unit.scheduler.builders import Obj, cluster, gang, node
 from tests.unit.scheduler.device_builders import (

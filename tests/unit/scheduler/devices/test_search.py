@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from muster.scheduler.placement.device_search import Typed, Wanted, attribute_of, choose
-from muster.scheduler.rules.device_selectors import DeviceKind
-from muster.scheduler.state.device_intake import Request
+from muster.scheduler.devices.intake import Request
+from muster.scheduler.devices.search import Typed, Wanted, attribute_of, choose
+from muster.scheduler.devices.selectors import DeviceKind
 
 DRIVER = "gpu.example.com"
 # Six GPUs: NUMA node 0 holds 0-2, NUMA node 1 holds 3-5.

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from muster.scheduler.rules.device_selectors import (
+from muster.scheduler.devices.selector_cost import API_SERVER_COST_LIMIT, COST_LIMIT
+from muster.scheduler.devices.selectors import (
     DeviceKind,
     Judgement,
     SelectorError,
@@ -14,7 +15,6 @@ from muster.scheduler.rules.device_selectors import (
     read_names,
     selects,
 )
-from muster.scheduler.rules.selector_cost import API_SERVER_COST_LIMIT, COST_LIMIT
 from tests.unit.scheduler.device_builders import nested_all
 
 H100 = DeviceKind(

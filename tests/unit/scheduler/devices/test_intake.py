@@ -5,8 +5,7 @@ from __future__ import annotations
 import celpy
 import pytest
 
-from muster.scheduler.objects.fields import IntakeError
-from muster.scheduler.state.device_intake import (
+from muster.scheduler.devices.intake import (
     PodClaim,
     claim_from,
     class_from,
@@ -14,6 +13,7 @@ from muster.scheduler.state.device_intake import (
     slice_from,
     template_from,
 )
+from muster.scheduler.objects.fields import IntakeError
 from tests.unit.scheduler.device_builders import (
     DRIVER,
     claim,

@@ -18,9 +18,9 @@ from math import ceil
 from typing import Any
 
 from muster.api.keys import shared
+from muster.scheduler.devices.selectors import DeviceKind, Value
 from muster.scheduler.objects.fields import IntakeError, integer_field, list_field, mapping_field
 from muster.scheduler.objects.quantity import QuantityError, parse_quantity
-from muster.scheduler.rules.device_selectors import DeviceKind, Value
 from muster.scheduler.rules.taints import Taint, Toleration, taint_from, toleration_from
 
 ALL = "All"

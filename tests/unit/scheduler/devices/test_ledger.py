@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from muster.scheduler.placement.device_ledger import DeviceLedger
-from muster.scheduler.placement.devices import cycle_ledger
-from muster.scheduler.state.device_book import Need
-from muster.scheduler.state.device_intake import spec_of
+from muster.scheduler.devices.book import Need
+from muster.scheduler.devices.gang import cycle_ledger
+from muster.scheduler.devices.intake import spec_of
+from muster.scheduler.devices.ledger import DeviceLedger
 from tests.unit.scheduler.builders import Obj, cluster, node
 from tests.unit.scheduler.device_builders import (
     DRIVER,

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from muster.scheduler.placement.device_ledger import DeviceLedger, located
-from muster.scheduler.state.device_book import Need
-from muster.scheduler.state.device_intake import DeviceId
+from muster.scheduler.devices.book import Need
+from muster.scheduler.devices.intake import DeviceId
+from muster.scheduler.devices.ledger import DeviceLedger, located
 from muster.scheduler.state.intake import PodRecord
 from muster.scheduler.state.state import ClusterState
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from muster.api.keys import GroupKey
 from muster.scheduler import EngineConfig, schedule
 from muster.scheduler.decisions.results import Verdict
-from muster.scheduler.placement.devices import (
+from muster.scheduler.devices.gang import (
     CANNOT_ALLOCATE,
     cycle_ledger,
     devices_per_node,

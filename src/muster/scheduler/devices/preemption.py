@@ -22,12 +22,12 @@ import numpy as np
 import numpy.typing as npt
 
 from muster.scheduler.decisions.results import Victim
-from muster.scheduler.placement.device_ledger import DeviceLedger
-from muster.scheduler.placement.devices import GangDevices, needs_of
+from muster.scheduler.devices.book import Need
+from muster.scheduler.devices.gang import GangDevices, needs_of
+from muster.scheduler.devices.ledger import DeviceLedger
 from muster.scheduler.placement.fit import Matrix
 from muster.scheduler.placement.interplay import GangInterplay
 from muster.scheduler.placement.topology import GangPlacement
-from muster.scheduler.state.device_book import Need
 from muster.scheduler.state.state import ClusterState
 
 Counts = npt.NDArray[np.int64]

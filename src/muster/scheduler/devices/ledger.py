@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from muster.scheduler.placement.device_search import Typed, Wanted, attribute_of, choose
-from muster.scheduler.rules.device_selectors import Case, DeviceKind, Judgement, selects
+from muster.scheduler.devices.book import DeviceBook, Need
+from muster.scheduler.devices.intake import DeviceId, Request
+from muster.scheduler.devices.search import Typed, Wanted, attribute_of, choose
+from muster.scheduler.devices.selectors import Case, DeviceKind, Judgement, selects
 from muster.scheduler.rules.taints import Taint, Toleration, first_untolerated
-from muster.scheduler.state.device_book import DeviceBook, Need
-from muster.scheduler.state.device_intake import DeviceId, Request
 
 BoolArray = npt.NDArray[np.bool_]
 Counts = npt.NDArray[np.int64]

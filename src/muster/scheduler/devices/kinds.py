@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from muster.scheduler.devices.intake import claim_from, class_from, slice_from, template_from
 from muster.scheduler.objects.fields import mapping_field
-from muster.scheduler.state.device_intake import claim_from, class_from, slice_from, template_from
 
 if TYPE_CHECKING:
     from muster.scheduler.state.state import ClusterState

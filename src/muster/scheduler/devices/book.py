@@ -23,8 +23,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from muster.api.keys import PodKey
-from muster.scheduler.rules.device_selectors import Case, DeviceKind, Judgement, judge
-from muster.scheduler.state.device_intake import (
+from muster.scheduler.devices.intake import (
     ClaimRecord,
     ClaimSpec,
     Constraint,
@@ -34,7 +33,8 @@ from muster.scheduler.state.device_intake import (
     Request,
     SliceRecord,
 )
-from muster.scheduler.state.selector_cases import problem, selections, unjudged
+from muster.scheduler.devices.selector_cases import problem, selections, unjudged
+from muster.scheduler.devices.selectors import Case, DeviceKind, Judgement, judge
 
 _Asked = tuple[str, str, tuple[PodClaim, ...]]  # namespace, pod, its claims
 KEPT_JUDGEMENTS = 1024  # judgements kept before those of unused expressions go

@@ -41,12 +41,12 @@ from celpy.adapter import json_to_cel
 from celpy.celparser import CELParseError
 from celpy.evaluation import CELEvalError
 
-from muster.scheduler.objects.quantity import QuantityError, parse_quantity
-from muster.scheduler.rules.selector_cost import (
+from muster.scheduler.devices.selector_cost import (
     COST_LIMIT,
     CostLimitExceededError,
     MeteredRunner,
 )
+from muster.scheduler.objects.quantity import QuantityError, parse_quantity
 
 Value = bool | int | str
 Attributes = tuple[tuple[str, Value], ...]  # qualified name -> value, sorted

@@ -16,15 +16,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from muster.scheduler.rules.device_selectors import (
+from muster.scheduler.devices.intake import Request
+from muster.scheduler.devices.selector_cost import API_SERVER_COST_LIMIT, COST_LIMIT
+from muster.scheduler.devices.selectors import (
     TIME_BUDGET,
     Case,
     DeviceKind,
     Judgement,
     case_of,
 )
-from muster.scheduler.rules.selector_cost import API_SERVER_COST_LIMIT, COST_LIMIT
-from muster.scheduler.state.device_intake import Request
 
 OVER_COST = (
     "{owner}: selector #{index}: CEL cost limit of {limit} exceeded "
