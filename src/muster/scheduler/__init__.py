@@ -23,6 +23,10 @@ importing only the rooms listed before it (an import-linter contract keeps it so
   resources); placed pods indexed; the static predicates per node.
 - placement: best fit, the fullest fitting topology domain, inter-pod rules member
   by member, the cheapest lower-priority victims, and why a gang does not fit.
+- devices: Dynamic Resource Allocation in one package, in three bands among the
+  rooms: selectors, records, the book and the ledger below `state`; a gang's claims
+  (`devices.gang`) between `state` and `placement`; the devices victims free
+  (`devices.preemption`) above `placement`.
 - lifecycle: an admitted gang followed to completion or rolled back, each transition
   written ahead; the status it leaves; refused nodes avoided; pods let go.
 - cycle: the queue (priority, then age; backfill; nodes closed for starving gangs), and the

@@ -331,7 +331,7 @@ class _Cycle:
         """Inter-pod rules are judged with the victims still in place: a victim that
         repels the gang keeps it out (safe), one it needs is counted as staying. Where
         devices are claimed, what the victims' claims hold makes room too
-        (`device_preemption`)."""
+        (`devices.preemption`)."""
         board = self.board
         devices = None
         if board.devices is not None:

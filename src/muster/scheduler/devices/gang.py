@@ -8,7 +8,7 @@ of its devices. A gang is placed pod by pod (`interplay`), so each pod sees the
 devices its gang's pods placed before it took, and a claim shared by several pods of
 the gang is allocated once, for the first of them (on each node that could hold it in
 turn, when the first falls short: `shared_claims`). The devices themselves, and the
-allocation on one node, are the `device_ledger`'s.
+allocation on one node, are the `ledger`'s.
 """
 
 from __future__ import annotations

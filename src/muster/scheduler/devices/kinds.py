@@ -1,7 +1,7 @@
 """How the state takes in the kinds of Dynamic Resource Allocation (`resource.k8s.io/v1`):
 ResourceSlice and DeviceClass (cluster-scoped), ResourceClaim and ResourceClaimTemplate.
 
-Each is kept in the state's `DeviceBook` as its record (`device_intake`), and the
+Each is kept in the state's `DeviceBook` as its record (`intake`), and the
 record before and after an event tells whether it changed anything: a claim's
 unrelated annotation starts no cycle, its allocation does.
 """

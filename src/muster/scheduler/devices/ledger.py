@@ -3,7 +3,7 @@
 kube-scheduler's allocator (`structured` in its source) gives a claim's request the
 devices of its node that no claim holds and that every selector of the request's class
 and of the request itself selects, searching every combination for the first that
-satisfies all the pod's requests at once. Here the same search (`device_search`) runs
+satisfies all the pod's requests at once. Here the same search (`search`) runs
 on the one node a pod is planned on (`DeviceLedger.take`); which nodes can take the pod at all is
 answered first for every node at once from counts (`allowed`): per selection (a
 class's selectors and a request's), how many matching devices each node has free.

@@ -7,7 +7,7 @@ first with which every request of the pod's claims is satisfied,
 `matchAttribute` constraints included: the devices of the requests a constraint names
 (all the claim's when it names none) all have the attribute, with one value (the
 attribute looked up by its qualified name, or by its bare name on a device of the
-domain's driver). The search here is the same, by device numbers (`device_ledger`),
+domain's driver). The search here is the same, by device numbers (`ledger`),
 choosing a constraint's value first so that only devices with it are combined.
 """
 

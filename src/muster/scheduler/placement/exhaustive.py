@@ -5,7 +5,7 @@ could hold it (`shared_claims`), is not exact for gangs of several shapes: which
 a pod takes first decides what the others find there (its cpu, its devices). When
 those attempts fall short, the pods are assigned by a depth-first search: each pod,
 in turn, on each node where it fits with its claims (kube-scheduler's allocator
-decides the same, per node: `device_ledger`), or left out while enough of the others
+decides the same, per node: `devices.ledger`), or left out while enough of the others
 can still be placed; a branch that leads nowhere is undone. Pods of one shape are
 interchangeable, so they take nodes in slot order only, and once one is left out
 the rest of its shape are too.

@@ -110,7 +110,7 @@ class PreemptionSearch:
         self.state = state
         self.table = table
         # Per pod slot, the devices its claims hold: one more column of what a victim
-        # frees, after the state's resources (`device_preemption`), asked when needed.
+        # frees, after the state's resources (`devices.preemption`), asked when needed.
         self.held = held
         self._prepared = False
         self.gone = np.zeros(len(state.pod_keys), dtype=np.bool_)

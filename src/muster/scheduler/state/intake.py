@@ -107,7 +107,7 @@ class PodRecord:
     created: float | None = None  # metadata.creationTimestamp
     native: bool = False  # spec.schedulingGroup: the cluster's own gang scheduling has it
     index: int | None = None  # its Job's completion index: what orders a gang's slices
-    device_claims: tuple[PodClaim, ...] = ()  # spec.resourceClaims, resolved (`device_intake`)
+    device_claims: tuple[PodClaim, ...] = ()  # spec.resourceClaims, resolved (`devices.intake`)
     bypassed: bool = False  # created bound to its node, past gang admission (the webhook's mark)
 
     @property

@@ -102,7 +102,7 @@ class ClusterState:
         self.placed = PlacedPods()  # pods holding a node, for inter-pod rules
         self.namespace_labels: dict[str, Mapping[str, str]] = {}
         self.volumes: Volumes = Volumes()
-        self.devices: DeviceBook = DeviceBook()  # Dynamic Resource Allocation (`device_kinds`)
+        self.devices: DeviceBook = DeviceBook()  # Dynamic Resource Allocation (`devices.kinds`)
         self.priority_classes: dict[str, PriorityClassRecord] = {}
         self.budgets: dict[tuple[str, str], Budget] = {}  # (namespace, name)
         self.dropped_fields: dict[tuple[str, str], DroppedField] = {}  # by Job (ns, name)
