@@ -53,7 +53,7 @@ from muster.scheduler.decisions.results import (
     Reason,
     Verdict,
 )
-from muster.scheduler.devices.preemption import DevicePreemption, held_devices
+from muster.scheduler.devices.preemption import DevicePreemption, claimed_devices
 from muster.scheduler.lifecycle import transitions
 from muster.scheduler.lifecycle.follow import Following, follow
 from muster.scheduler.lifecycle.let_go import let_go
@@ -102,8 +102,8 @@ class _Cycle:
         self.quiet = carried.still_quiet(state.changed)
         self.board = Board(state, config)
         ledger = self.board.devices
-        held = None if ledger is None else partial(held_devices, state, ledger)
-        self.preemption = PreemptionSearch(state, self.board.table, held)
+        claimed = None if ledger is None else partial(claimed_devices, state, ledger)
+        self.preemption = PreemptionSearch(state, self.board.table, claimed)
         self.memo = Memo(self.board, config, now, carried.kept)
         self.gangs = gangs_of(state, now)
         self.admissions: list[Admission] = []

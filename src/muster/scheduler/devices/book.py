@@ -184,10 +184,10 @@ class DeviceBook:
         else:
             self.claimants.pop(key, None)
 
-    def release(self, namespace: str, claims: tuple[PodClaim, ...]) -> None:
-        """What a pod that left held through its claims, as the resourceclaim controller
-        lets it go (for a what-if, where no controller runs): the claims made for the
-        pod go, and a claim named in its spec is deallocated once no pod names it."""
+    def deallocate(self, namespace: str, claims: tuple[PodClaim, ...]) -> None:
+        """The claims of a pod that left, deallocated as the resourceclaim controller
+        deallocates them (for a what-if, where no controller runs): the claims made for
+        the pod go, and a claim named in its spec is deallocated once no pod names it."""
         for claim in claims:
             key = (namespace, claim.claim or "")
             record = self.claims.get(key)
@@ -207,8 +207,8 @@ class DeviceBook:
             for pod, claims in self.claimants.items()
         )
 
-    def held_for(self, namespace: str, pod: str) -> bool:
-        """Whether a claim made for the pod still holds devices (after the pod went,
+    def allocated_for(self, namespace: str, pod: str) -> bool:
+        """Whether a claim made for the pod still has devices allocated (after the pod went,
         until the resourceclaim controller deletes its claims)."""
         return any(
             claim.owner == pod and claim.namespace == namespace and claim.allocated is not None

@@ -54,7 +54,7 @@ def shape_part(needs: tuple[Need, ...] | str) -> Hashable:
 
 
 def empty_ledger(state: ClusterState, size: int) -> DeviceLedger:
-    """The devices as if no claim held any (a gang alone on the cluster)."""
+    """The devices as if none were allocated (a gang alone on the cluster)."""
     where = located(state.devices, state.node_slot, size, state.node_table())
     return DeviceLedger(state.devices, where, empty=True)
 
@@ -73,7 +73,7 @@ def _allocated(state: ClusterState, size: int) -> DeviceLedger:
         ledger, counted = kept[2]
         if counted is not allocated:
             ledger = ledger.copy()  # what was kept may be shared with a what-if's copy
-            ledger.release_devices(counted - allocated)
+            ledger.deallocate_devices(counted - allocated)
             ledger.take_devices(allocated - counted)
     else:
         ledger = DeviceLedger(book, where)

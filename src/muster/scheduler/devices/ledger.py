@@ -170,9 +170,9 @@ class DeviceLedger:
             matched = self.where.matching(selection)[0]
             np.subtract.at(free, slots[matched[fresh]], 1)
 
-    def release(self, needs: Sequence[Need]) -> None:
-        """Free what the claims of a pod that leaves hold (a victim of preemption), but
-        a claim named in pods' specs, which other pods may still use."""
+    def deallocate(self, needs: Sequence[Need]) -> None:
+        """Deallocate the claims of a pod that leaves (a victim of preemption), but a
+        claim named in pods' specs, which other pods may still use."""
         numbers: list[int] = []
         for need in needs:
             if need.shared:
@@ -189,8 +189,8 @@ class DeviceLedger:
         number = self.where.number
         self._mark([number[device] for device in devices if device in number])
 
-    def release_devices(self, devices: Iterable[DeviceId]) -> None:
-        """Count these devices free again (their claims let go of them)."""
+    def deallocate_devices(self, devices: Iterable[DeviceId]) -> None:
+        """Count these devices free again (their claims were deallocated since)."""
         number = self.where.number
         self._unmark([number[device] for device in devices if device in number])
 
@@ -221,8 +221,8 @@ class DeviceLedger:
         found = self._free.get(selection)
         if found is None:
             matched, counts = self.where.matching(selection)
-            held = self.where.slot[matched & self.taken]
-            found = counts - np.bincount(held, minlength=self.size)
+            taken = self.where.slot[matched & self.taken]
+            found = counts - np.bincount(taken, minlength=self.size)
             self._free[selection] = found
         return found
 

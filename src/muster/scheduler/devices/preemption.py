@@ -1,7 +1,8 @@
-"""Preemption that frees devices: the devices the victims' claims hold make room too.
+"""Preemption that frees devices: the devices allocated to the victims' claims make room
+too.
 
 The victim search (`preemption`) weighs what each candidate frees per node; here the
-devices its claims hold are one more column of it, and the devices a gang's pods ask
+devices allocated to its claims are one more column of it, and the devices a gang's pods ask
 for one more column of their demand, so the victims chosen on a node are those that
 free enough of its devices as well as of its cpu and memory. Counted so, devices are
 alike; which ones the claims can really get is then settled by an allocation: while
@@ -34,9 +35,10 @@ Counts = npt.NDArray[np.int64]
 Demand = tuple[tuple[int, int], ...]
 
 
-def held_devices(state: ClusterState, ledger: DeviceLedger) -> Counts:
-    """Per pod slot, the devices its claims hold (but claims named in pods' specs)."""
-    held = np.zeros(len(state.pod_keys), dtype=np.int64)
+def claimed_devices(state: ClusterState, ledger: DeviceLedger) -> Counts:
+    """Per pod slot, the devices allocated to its claims (but claims named in pods'
+    specs)."""
+    claimed = np.zeros(len(state.pod_keys), dtype=np.int64)
     for key in state.devices.claimants:
         entry = state.pods.get(key)
         if entry is None or entry.taken_on is None:
@@ -44,14 +46,14 @@ def held_devices(state: ClusterState, ledger: DeviceLedger) -> Counts:
         needs = needs_of(state, entry.record)
         if isinstance(needs, str):
             continue
-        held[entry.slot] = sum(
+        claimed[entry.slot] = sum(
             len(need.allocated)
             if need.allocated is not None
             else len(ledger.devices_of.get(need.key, ()))
             for need in needs
             if not need.shared
         )
-    return held
+    return claimed
 
 
 def without(ledger: DeviceLedger, state: ClusterState, slots: Collection[int]) -> DeviceLedger:
@@ -63,7 +65,7 @@ def without(ledger: DeviceLedger, state: ClusterState, slots: Collection[int]) -
         if entry is not None and entry.record.device_claims:
             needs = needs_of(state, entry.record)
             if not isinstance(needs, str):
-                twin.release(needs)
+                twin.deallocate(needs)
     return twin
 
 

@@ -50,20 +50,20 @@ def waiting_for(estimate: Estimate, verdict: Verdict | None, topology_key: str |
     if estimate.backoff_until is not None:
         text = f"in backoff until ~{clock_time(estimate.backoff_until)}; it fits then"
         return f"{needs}; {text}" if needs else text
-    if not estimate.releases or estimate.start is None:
+    if not estimate.vacancies or estimate.start is None:
         return f"{needs}; it fits now" if needs else "it fits now"
     where = (
         f"{estimate.domain[0]}={estimate.domain[1]} frees them"
         if estimate.domain is not None
         else f"{_nodes(estimate.nodes)} free{'s' if len(estimate.nodes) == 1 else ''} them"
     )
-    last = estimate.releases[0]
+    last = estimate.vacancies[0]
     text = (
         f"{where} at ~{clock_time(estimate.start)} when {last.owner} ends "
         f"(expected runtime {last.runtime.describe()})"
     )
-    if len(estimate.releases) > 1:
-        text = f"{text}, after {len(estimate.releases) - 1} more"
+    if len(estimate.vacancies) > 1:
+        text = f"{text}, after {len(estimate.vacancies) - 1} more"
     return f"{needs}; {text}" if needs else text
 
 

@@ -63,8 +63,8 @@ class Outcome(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
-class Release:
-    """Capacity a gang starts on: pods of one owner ending where it is placed."""
+class Vacancy:
+    """Capacity a gang starts on, vacated by pods of one owner ending where it is placed."""
 
     owner: str
     end: float
@@ -75,7 +75,7 @@ class Release:
 class Estimate:
     """One waiting gang's forecast. `start` is set only when the outcome is STARTS.
 
-    `releases` are what ends on the gang's nodes before it starts, the last to end
+    `vacancies` are what pods ending on the gang's nodes vacate before it starts, the last to end
     first (what it waits for); `basis` the weakest of their runtimes (None when it
     starts on capacity free now). `backoff_until` is set when the gang starts the
     moment its backoff ends (after a rollback): then that is what it waited for.
@@ -87,7 +87,7 @@ class Estimate:
     outcome: Outcome
     start: float | None = None
     basis: Basis | None = None
-    releases: tuple[Release, ...] = ()
+    vacancies: tuple[Vacancy, ...] = ()
     domain: tuple[str, str] | None = None
     nodes: tuple[str, ...] = ()
     unknown: tuple[str, ...] = ()
@@ -295,13 +295,13 @@ class _Forward:
         return ended
 
     def _gone(self, pod: PodKey) -> None:
-        """The pod leaves, and what its claims hold with it: the resourceclaim
+        """The pod leaves, and its claims are deallocated with it: the resourceclaim
         controller deletes the claims made for it, and a claim no pod uses any more is
         deallocated."""
         entry = self.state.pods.get(pod)
         self.state.delete("Pod", pod.namespace, pod.name)
         if entry is not None and entry.record.device_claims:
-            self.state.devices.release(pod.namespace, entry.record.device_claims)
+            self.state.devices.deallocate(pod.namespace, entry.record.device_claims)
 
     # ---- what it says -------------------------------------------------------------
 
@@ -309,13 +309,13 @@ class _Forward:
         started = self.starts.get(key)
         if started is not None:
             moment, admission = started
-            releases = self._releases(admission, moment)
+            vacancies = self._vacancies(admission, moment)
             return Estimate(
                 key,
                 Outcome.STARTS,
                 start=moment,
-                basis=weakest(release.runtime.basis for release in releases),
-                releases=releases,
+                basis=weakest(vacancy.runtime.basis for vacancy in vacancies),
+                vacancies=vacancies,
                 domain=admission.domain,
                 nodes=tuple(sorted(set(admission.placements.values()))),
                 backoff_until=self.backoffs.get(key) if self.backoffs.get(key) == moment else None,
@@ -372,7 +372,7 @@ class _Forward:
             self._unknown = tuple(sorted(set(self.endings.unknown.values())))
         return self._unknown
 
-    def _releases(self, admission: Admission, moment: float) -> tuple[Release, ...]:
+    def _vacancies(self, admission: Admission, moment: float) -> tuple[Vacancy, ...]:
         nodes = set(admission.placements.values())
         latest: dict[str, Ending] = {}
         for ending in self.ended:
@@ -380,8 +380,8 @@ class _Forward:
                 kept = latest.get(ending.owner)
                 if kept is None or ending.end > kept.end:
                     latest[ending.owner] = ending
-        found = [Release(e.owner, e.end, e.runtime) for e in latest.values()]
-        return tuple(sorted(found, key=lambda release: (-release.end, release.owner)))
+        found = [Vacancy(e.owner, e.end, e.runtime) for e in latest.values()]
+        return tuple(sorted(found, key=lambda vacancy: (-vacancy.end, vacancy.owner)))
 
     def _started(self) -> list[Run]:
         runs = []

@@ -235,7 +235,7 @@ def _still_there(state: ClusterState, pod: PodKey) -> bool:
     entry = state.pods.get(pod)
     if entry is not None and entry.record.node_name is not None and not entry.record.terminal:
         return True
-    return state.devices.held_for(pod.namespace, pod.name)
+    return state.devices.allocated_for(pod.namespace, pod.name)
 
 
 def _usable(state: ClusterState, node: str) -> bool:

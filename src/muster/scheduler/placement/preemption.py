@@ -105,13 +105,14 @@ class PreemptionSearch:
         self,
         state: ClusterState,
         table: NodeTable,
-        held: Callable[[], Counts] | None = None,
+        claimed: Callable[[], Counts] | None = None,
     ) -> None:
         self.state = state
         self.table = table
-        # Per pod slot, the devices its claims hold: one more column of what a victim
-        # frees, after the state's resources (`devices.preemption`), asked when needed.
-        self.held = held
+        # Per pod slot, the devices allocated to its claims: one more column of what a
+        # victim frees, after the state's resources (`devices.preemption`), asked when
+        # needed.
+        self.claimed = claimed
         self._prepared = False
         self.gone = np.zeros(len(state.pod_keys), dtype=np.bool_)
         self._at_level: dict[tuple[int, bool], _LevelView] = {}
@@ -139,8 +140,8 @@ class PreemptionSearch:
         self.falls_whole: BoolArray = whole[safe]
         self.node_of = state.pod_node[:size].astype(np.int64)
         self.demand = state.pod_demand[:size]
-        if self.held is not None:
-            self.demand = np.hstack([self.demand, self.held()[:size, None]])
+        if self.claimed is not None:
+            self.demand = np.hstack([self.demand, self.claimed()[:size, None]])
         unevictable = np.fromiter(
             (
                 key is not None and key.namespace == UNEVICTABLE_NAMESPACE
@@ -411,7 +412,7 @@ class PreemptionSearch:
         victims = []
         for slot in slots:
             key = self.state.pod_keys[slot]
-            assert key is not None, "a held pod slot always names its pod"
+            assert key is not None, "a victim's pod slot always names its pod"
             record = self.state.pods[key].record
             group = None
             if record.group_name is not None:

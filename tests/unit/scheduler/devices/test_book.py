@@ -97,11 +97,11 @@ def test_a_pod_that_left_lets_go_of_its_own_claims_and_of_shared_ones_no_pod_nam
     )
     made = PodClaim("gpu", "w-0-gpu", "one-gpu")
     shared = PodClaim("gpu", "team", None, shared=True)
-    state.devices.release("default", (made, shared))
+    state.devices.deallocate("default", (made, shared))
     assert ("default", "w-0-gpu") not in state.devices.claims
     assert state.devices.claims[("default", "team")].allocated is not None  # w-1 names it
     state.delete("Pod", "default", "w-1")
-    state.devices.release("default", (shared,))
+    state.devices.deallocate("default", (shared,))
     assert state.devices.claims[("default", "team")].allocated is None
     assert state.devices.allocated() == frozenset()
 
@@ -110,12 +110,12 @@ def test_claims_made_for_a_pod_hold_devices_for_it_until_deleted_or_deallocated(
     made = claim("w-0-gpu", allocated=[("n1", "gpu-0")])
     made["metadata"]["ownerReferences"] = [{"kind": "Pod", "name": "w-0", "controller": True}]
     state = cluster(made)
-    assert state.devices.held_for("default", "w-0")
-    assert not state.devices.held_for("default", "w-1")
-    assert not state.devices.held_for("other", "w-0")
+    assert state.devices.allocated_for("default", "w-0")
+    assert not state.devices.allocated_for("default", "w-1")
+    assert not state.devices.allocated_for("other", "w-0")
     del made["status"]
     state.apply("ResourceClaim", made)
-    assert not state.devices.held_for("default", "w-0")
+    assert not state.devices.allocated_for("default", "w-0")
 
 
 def test_what_a_pod_needs_is_read_again_when_its_claim_changes() -> None:

@@ -6,7 +6,7 @@ from muster.api.keys import GroupKey
 from muster.scheduler import EngineConfig, schedule
 from muster.scheduler.decisions.results import CycleResult
 from muster.scheduler.devices.gang import cycle_ledger
-from muster.scheduler.devices.preemption import held_devices, without
+from muster.scheduler.devices.preemption import claimed_devices, without
 from tests.unit.scheduler.builders import Obj, cluster, gang, node, pod, pod_group
 from tests.unit.scheduler.device_builders import (
     claim,
@@ -109,5 +109,5 @@ def test_a_claim_named_in_specs_is_not_counted_as_freed() -> None:
     ledger = cycle_ledger(state, state.node_table().size)
     assert ledger is not None
     slot = state.pods[next(iter(state.devices.claimants))].slot
-    assert held_devices(state, ledger)[slot] == 0
+    assert claimed_devices(state, ledger)[slot] == 0
     assert without(ledger, state, [slot]).taken.sum() == 2

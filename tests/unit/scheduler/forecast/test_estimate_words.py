@@ -5,7 +5,7 @@ from __future__ import annotations
 from muster.api.keys import GroupKey
 from muster.scheduler.decisions.results import Explanation, Reason, Shortfall, Verdict
 from muster.scheduler.forecast.estimate_words import starts_in, waiting_for
-from muster.scheduler.forecast.forecast import Estimate, Outcome, Release
+from muster.scheduler.forecast.forecast import Estimate, Outcome, Vacancy
 from muster.scheduler.memory.runtimes import Basis, Runtime
 
 T0 = 1_767_225_600.0  # 2026-01-01T00:00:00Z
@@ -34,7 +34,7 @@ def test_a_start_names_the_domain_the_time_and_whose_end_frees_it() -> None:
         Outcome.STARTS,
         start=T0 + 10 * 3600 + 42 * 60,
         basis=Basis.DECLARED,
-        releases=(Release("ml/train-a", T0 + 38520, Runtime(7200, Basis.DECLARED)),),
+        vacancies=(Vacancy("ml/train-a", T0 + 38520, Runtime(7200, Basis.DECLARED)),),
         domain=(ZONE, "zone-a"),
     )
     assert waiting_for(estimate, _verdict(), ZONE) == (

@@ -61,7 +61,7 @@ def test_a_gang_of_the_same_shape_starts_when_the_running_one_ends() -> None:
     assert estimate.outcome is Outcome.STARTS
     assert estimate.start == T0 + 60
     assert estimate.basis is Basis.DECLARED
-    assert [release.owner for release in estimate.releases] == ["default/a"]
+    assert [vacancy.owner for vacancy in estimate.vacancies] == ["default/a"]
 
 
 def test_the_state_is_left_as_it_was() -> None:
@@ -189,7 +189,7 @@ def test_topology_domains_are_honoured() -> None:
     estimate = forecast(state, now=T0, config=CONFIG).estimates[key("t")]
     assert estimate.start == T0 + 1800
     assert estimate.domain == (zone, "b")
-    assert [release.owner for release in estimate.releases] == ["default/z", "default/y"]
+    assert [vacancy.owner for vacancy in estimate.vacancies] == ["default/z", "default/y"]
 
 
 def test_a_preempting_gang_starts_now_and_its_victims_leave_the_run() -> None:
@@ -253,7 +253,7 @@ def test_a_gang_in_backoff_starts_when_both_its_backoff_ended_and_capacity_freed
     estimate = forecast(state, now=T0, config=CONFIG).estimates[key("b")]
     assert estimate.start == T0 + start
     assert estimate.backoff_until == (T0 + start if by_backoff else None)
-    assert [release.owner for release in estimate.releases] == ["default/a"]
+    assert [vacancy.owner for vacancy in estimate.vacancies] == ["default/a"]
 
 
 def test_a_gang_waiting_for_claimed_devices_starts_when_their_holders_end() -> None:
