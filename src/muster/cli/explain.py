@@ -31,7 +31,7 @@ from muster.scheduler.decisions.results import CycleResult, Explanation
 from muster.scheduler.devices.gang import NodeDevices, devices_per_node
 from muster.scheduler.forecast.estimate_words import waiting_for
 from muster.scheduler.forecast.forecast import Estimate, Forecast, forecast
-from muster.scheduler.memory.lifecycle import lifecycle_from
+from muster.scheduler.memory.gang_memory import lifecycle_from
 from muster.scheduler.objects.conditions import condition
 from muster.scheduler.placement.explain import nodes_line
 from muster.scheduler.state.state import ClusterState

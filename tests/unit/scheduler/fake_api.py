@@ -32,7 +32,7 @@ from muster.scheduler import ClusterState, EngineConfig, schedule
 from muster.scheduler.decisions.plan import Evict, Plan, Release, WriteStatus
 from muster.scheduler.decisions.results import NOTHING_CARRIED, Carried, CycleResult
 from muster.scheduler.lifecycle.status import needs_write
-from muster.scheduler.memory.lifecycle import lifecycle_from
+from muster.scheduler.memory.gang_memory import lifecycle_from
 from muster.scheduler.memory.release_failures import ReleaseFailure
 from muster.scheduler.objects.conditions import condition
 from tests.unit.scheduler.builders import Obj, node, pod, pod_group

@@ -27,8 +27,8 @@ from muster.api.constants import (
 )
 from muster.api.keys import GroupKey
 from muster.api.wire import JsonObject
-from muster.scheduler.memory.lifecycle import Lifecycle
-from muster.scheduler.memory.lifecycle import to_status as lifecycle_status
+from muster.scheduler.memory.gang_memory import Lifecycle
+from muster.scheduler.memory.gang_memory import to_status as lifecycle_status
 from muster.scheduler.memory.refusals import RefusalMemory
 from muster.scheduler.memory.refusals import to_status as refusals_status
 from muster.scheduler.objects.conditions import admitted, condition, is_true

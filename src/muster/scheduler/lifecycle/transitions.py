@@ -42,7 +42,7 @@ from muster.scheduler.lifecycle.status import (
     progress_grace,
     transitions,
 )
-from muster.scheduler.memory.lifecycle import Lifecycle, backoff_delay
+from muster.scheduler.memory.gang_memory import Lifecycle, backoff_delay
 from muster.scheduler.memory.refusals import after_rollback, after_success, exhausted
 from muster.scheduler.objects.conditions import condition
 from muster.scheduler.placement.explain import waiting_message

@@ -31,7 +31,7 @@ from muster.api.names import is_label_key
 from muster.api.slices import slice_size
 from muster.api.wire import FINISHED_PHASES
 from muster.scheduler.devices.intake import PodClaim, pod_claims
-from muster.scheduler.memory.lifecycle import NO_MEMORY, Lifecycle, lifecycle_from
+from muster.scheduler.memory.gang_memory import NO_MEMORY, Lifecycle, lifecycle_from
 from muster.scheduler.memory.refusals import RefusalMemory, refusals_from
 from muster.scheduler.memory.runtimes import Runtime, runtime_from
 from muster.scheduler.objects.conditions import admitted

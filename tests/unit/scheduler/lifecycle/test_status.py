@@ -19,7 +19,7 @@ from muster.scheduler.lifecycle.status import (
     transitions,
     with_estimate,
 )
-from muster.scheduler.memory.lifecycle import Lifecycle
+from muster.scheduler.memory.gang_memory import Lifecycle
 from muster.scheduler.memory.refusals import NodeRefusal, RefusalMemory
 from muster.scheduler.placement.explain import waiting_message
 from muster.scheduler.state.intake import GroupRecord, PodRecord, pod_from, pod_group_from

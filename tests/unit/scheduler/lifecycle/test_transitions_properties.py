@@ -26,7 +26,7 @@ from muster.api.constants import CONDITION_SCHEDULED, POD_GROUP_LABEL
 from muster.api.gates import has_gang_gate
 from muster.api.keys import GroupKey, PodKey
 from muster.scheduler import EngineConfig
-from muster.scheduler.memory.lifecycle import lifecycle_from
+from muster.scheduler.memory.gang_memory import lifecycle_from
 from muster.scheduler.objects.conditions import condition
 from tests.unit.scheduler.builders import Obj
 from tests.unit.scheduler.fake_api import FakeApi, admitted, cpu_of

@@ -8,7 +8,7 @@ import pytest
 
 from muster.api.constants import COMPLETION_INDEX_KEY, POD_GROUP_LABEL
 from muster.api.keys import GroupKey, PodKey
-from muster.scheduler.memory.lifecycle import Lifecycle
+from muster.scheduler.memory.gang_memory import Lifecycle
 from muster.scheduler.objects.fields import IntakeError
 from muster.scheduler.objects.times import parse_timestamp
 from muster.scheduler.rules.taints import Taint
