@@ -165,7 +165,7 @@ class Refusals(KubeModel):
     """The nodes refused, oldest first; the next plans leave them out."""
 
 
-class Lifecycle(KubeModel):
+class GangMemory(KubeModel):
     """The gang's lifecycle memory: what the engine needs to decide the same way after a
     restart, in `muster simulate` and in `muster explain`. Written with the decision
     that changes it, before that decision is carried out."""
@@ -241,7 +241,7 @@ class PodGroupStatus(KubeModel):
     """The nodes where kube-scheduler refused the gang's released pods, and how many
     rollbacks in a row that caused."""
 
-    lifecycle: Lifecycle | None = None
+    lifecycle: GangMemory | None = None
     """Backoff, rollbacks, the release clock and the victims awaited."""
 
     estimated_start_time: AwareDatetime | None = None

@@ -31,7 +31,7 @@ from muster.scheduler.decisions.results import CycleResult, Explanation
 from muster.scheduler.devices.gang import NodeDevices, devices_per_node
 from muster.scheduler.forecast.estimate_words import waiting_for
 from muster.scheduler.forecast.forecast import Estimate, Forecast, forecast
-from muster.scheduler.memory.gang_memory import lifecycle_from
+from muster.scheduler.memory.gang_memory import gang_memory_from
 from muster.scheduler.objects.conditions import condition
 from muster.scheduler.placement.explain import nodes_line
 from muster.scheduler.state.state import ClusterState
@@ -167,7 +167,7 @@ def render(key: GroupKey, status: Mapping[str, Any], result: CycleResult) -> str
 
 def _lifecycle(status: Mapping[str, Any]) -> list[str]:
     """The gang's lifecycle memory, as the operator wrote it and the engine read it."""
-    memory = lifecycle_from(status)
+    memory = gang_memory_from(status)
     lines = []
     if memory.backoff_until is not None:
         lines.append(f"Backoff:  until {rfc3339(memory.backoff_until)}")

@@ -163,7 +163,7 @@ def _outcome(cluster: SimulatedCluster, key: GroupKey, result: CycleResult) -> G
             pod for pod in live if is_pending(pod) and pod["metadata"]["name"] not in record.plan
         ]
         message = admitted_message(len(live) - len(waiting), live=len(live))
-        awaited = [victim for victim in record.lifecycle.victims if victim in cluster.pods]
+        awaited = [victim for victim in record.memory.victims if victim in cluster.pods]
         if awaited:  # preempted for it and still leaving: none of its pods runs yet
             names = ", ".join(str(victim) for victim in awaited)
             message = f"{message}; waiting for {len(awaited)} preempted pod(s) to leave: {names}"

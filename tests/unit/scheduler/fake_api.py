@@ -32,7 +32,7 @@ from muster.scheduler import ClusterState, EngineConfig, schedule
 from muster.scheduler.decisions.plan import Evict, Plan, Release, WriteStatus
 from muster.scheduler.decisions.results import NOTHING_CARRIED, Carried, CycleResult
 from muster.scheduler.lifecycle.status import needs_write
-from muster.scheduler.memory.gang_memory import lifecycle_from
+from muster.scheduler.memory.gang_memory import gang_memory_from
 from muster.scheduler.memory.release_failures import ReleaseFailure
 from muster.scheduler.objects.conditions import condition
 from tests.unit.scheduler.builders import Obj, node, pod, pod_group
@@ -263,7 +263,7 @@ class FakeApi:
             return True  # as the operator's writer: an equal status is not written again
         if admitted(desired) and not admitted(before):
             self.admissions.append((key, before))
-        victims = lifecycle_from(desired).victims
+        victims = gang_memory_from(desired).victims
         if victims:
             groups = {self._group_of(victim) for victim in victims}
             self.awaited[key] = (victims, frozenset(g for g in groups if g is not None))

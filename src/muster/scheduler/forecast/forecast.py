@@ -421,7 +421,7 @@ class _Forward:
 
 def _backoff_ends(state: ClusterState, waiting: set[GroupKey], now: float) -> dict[GroupKey, float]:
     """When each waiting gang still in backoff may be admitted again."""
-    ends = {key: state.groups[key].lifecycle.backoff_until for key in waiting}
+    ends = {key: state.groups[key].memory.backoff_until for key in waiting}
     return {key: until for key, until in ends.items() if until is not None and until > now}
 
 

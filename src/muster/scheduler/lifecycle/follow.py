@@ -90,7 +90,7 @@ def follow(
     """`release_deferred`: its minCount was raised beyond what fits; its gated pods wait."""
     if not state.members.get(group.key):
         return Following(vacated=True)
-    memory = group.lifecycle
+    memory = group.memory
     awaiting = tuple(victim for victim in memory.victims if _still_there(state, victim))
     if awaiting:
         deadline = (group.admitted_at or now) + config.victims_timeout

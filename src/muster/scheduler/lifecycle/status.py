@@ -27,8 +27,8 @@ from muster.api.constants import (
 )
 from muster.api.keys import GroupKey
 from muster.api.wire import JsonObject
-from muster.scheduler.memory.gang_memory import Lifecycle
-from muster.scheduler.memory.gang_memory import to_status as lifecycle_status
+from muster.scheduler.memory.gang_memory import GangMemory
+from muster.scheduler.memory.gang_memory import to_status as memory_status
 from muster.scheduler.memory.refusals import RefusalMemory
 from muster.scheduler.memory.refusals import to_status as refusals_status
 from muster.scheduler.objects.conditions import admitted, condition, is_true
@@ -56,7 +56,7 @@ class StatusChange:
     disruption_target: str | None = None  # a message sets DisruptionTarget=True
     clear_disruption_target: bool = False
     refusals: RefusalMemory | None = None  # replaces status.refusals
-    lifecycle: Lifecycle | None = None  # replaces status.lifecycle
+    memory: GangMemory | None = None  # replaces status.lifecycle
 
 
 def pod_counts(members: Iterable[PodRecord]) -> dict[str, int]:
@@ -187,9 +187,7 @@ def _memory(current: Mapping[str, Any], change: StatusChange) -> JsonObject:
     if refusals:
         memory["refusals"] = dict(refusals)
     lifecycle = (
-        lifecycle_status(change.lifecycle)
-        if change.lifecycle is not None
-        else current.get("lifecycle")
+        memory_status(change.memory) if change.memory is not None else current.get("lifecycle")
     )
     if lifecycle and lifecycle != {"rollbacks": 0}:
         memory["lifecycle"] = dict(lifecycle)

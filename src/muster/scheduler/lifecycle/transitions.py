@@ -42,7 +42,7 @@ from muster.scheduler.lifecycle.status import (
     progress_grace,
     transitions,
 )
-from muster.scheduler.memory.gang_memory import Lifecycle, backoff_delay
+from muster.scheduler.memory.gang_memory import GangMemory, backoff_delay
 from muster.scheduler.memory.refusals import after_rollback, after_success, exhausted
 from muster.scheduler.objects.conditions import condition
 from muster.scheduler.placement.explain import waiting_message
@@ -78,7 +78,7 @@ def benched_by_lifecycle(state: ClusterState, group: GroupRecord, now: float) ->
     if group.admitted:
         return None
     taken_down = group.reason in TAKEN_DOWN and released_members(state, group.key)
-    if not (group.lifecycle.in_backoff(now) or taken_down):
+    if not (group.memory.in_backoff(now) or taken_down):
         return None
     scheduled = condition(group.status, CONDITION_SCHEDULED) or {}
     reason = Reason(group.reason) if group.reason in TAKEN_DOWN else Reason.ROLLED_BACK
@@ -135,8 +135,8 @@ class Planner:
             notice = preempted_message(key) + against
             for victim_group in sorted({v.group for v in admission.victims if v.group}):
                 actions.append(self._disrupt(victim_group, victims, notice))
-        lifecycle = Lifecycle(
-            rollbacks=group.lifecycle.rollbacks,
+        lifecycle = GangMemory(
+            rollbacks=group.memory.rollbacks,
             release_started=None if victims else self.now,
             victims=victims,
         )
@@ -150,7 +150,7 @@ class Planner:
             ),
             plan=admission.placements,
             clear_disruption_target=True,
-            lifecycle=lifecycle,
+            memory=lifecycle,
         )
         actions.append(self.change(key, change))
         if victims:
@@ -174,12 +174,10 @@ class Planner:
         if group is None:
             return None
         if group.admitted and group.falls_whole:
-            memory = group.lifecycle
-            kept = Lifecycle(rollbacks=memory.rollbacks, backoff_until=memory.backoff_until)
+            memory = group.memory
+            kept = GangMemory(rollbacks=memory.rollbacks, backoff_until=memory.backoff_until)
             preempted = Scheduling(False, Reason.PREEMPTED, notice)
-            change = StatusChange(
-                preempted, clear_plan=True, disruption_target=notice, lifecycle=kept
-            )
+            change = StatusChange(preempted, clear_plan=True, disruption_target=notice, memory=kept)
             return self.change(key, change)
         gone = {victim.name for victim in victims if victim.namespace == key.namespace}
         plan = {pod: node for pod, node in group.plan.items() if pod not in gone}
@@ -205,19 +203,19 @@ class Planner:
             self._step(key, StepKind.FOLLOW, actions)
             return
         releasing = (*following.to_release, *sorted(growth.items()))
-        memory = group.lifecycle
+        memory = group.memory
         if growth or following.victims_gone:  # a release starts (see `follow`)
-            memory = Lifecycle(rollbacks=memory.rollbacks, release_started=self.now)
+            memory = GangMemory(rollbacks=memory.rollbacks, release_started=self.now)
             self.wake.append(self.now + self.config.release_timeout)
         change = StatusChange(
             plan={**group.plan, **growth} if growth else None,
-            lifecycle=memory if memory != group.lifecycle else None,
+            memory=memory if memory != group.memory else None,
         )
         if following.complete and not releasing:
             settled = after_success(group.refusals)
             if memory.rollbacks or settled is not None:
-                cleared = Lifecycle(release_started=memory.release_started)
-                change = StatusChange(lifecycle=cleared, refusals=settled)
+                cleared = GangMemory(release_started=memory.release_started)
+                change = StatusChange(memory=cleared, refusals=settled)
         write = self.change(key, change)
         kind = StepKind.GROW if growth else StepKind.FOLLOW
         self._step(key, kind, [write, _release(key, releasing) if releasing else None])
@@ -229,8 +227,8 @@ class Planner:
         key = group.key
         waiting = waiting_message(0, group.min_count, paused=group.paused)
         scheduling = Scheduling(False, Reason.WAITING_FOR_PODS, waiting)
-        kept = Lifecycle(rollbacks=group.lifecycle.rollbacks)
-        write = self.change(key, StatusChange(scheduling, clear_plan=True, lifecycle=kept))
+        kept = GangMemory(rollbacks=group.memory.rollbacks)
+        write = self.change(key, StatusChange(scheduling, clear_plan=True, memory=kept))
         self._step(key, StepKind.RECORD, [write])
 
     def roll_back(self, group: GroupRecord, rollback: Rollback) -> None:
@@ -239,7 +237,7 @@ class Planner:
         preemption, so a Job whose podFailurePolicy ignores disruptions recreates them
         at once; what an eviction cannot take is deleted."""
         key = group.key
-        rollbacks = group.lifecycle.rollbacks + 1
+        rollbacks = group.memory.rollbacks + 1
         until = self.now + backoff_delay(
             rollbacks,
             initial=self.config.rollback_backoff,
@@ -260,7 +258,7 @@ class Planner:
             scheduling=Scheduling(False, Reason.ROLLED_BACK, message),
             clear_plan=True,
             refusals=memory if rollback.refused else None,
-            lifecycle=Lifecycle(rollbacks=rollbacks, backoff_until=until),
+            memory=GangMemory(rollbacks=rollbacks, backoff_until=until),
         )
         write = self.change(key, change)
         self.wake.append(until)
@@ -278,8 +276,8 @@ class Planner:
     def verdict(self, group: GroupRecord, verdict: Verdict, *, kept: bool) -> None:
         """`kept`: the condition says what it says (a gang in backoff, or taken down and
         waiting for its pods to come back)."""
-        if kept and group.lifecycle.backoff_until is not None:
-            self.wake.append(group.lifecycle.backoff_until)
+        if kept and group.memory.backoff_until is not None:
+            self.wake.append(group.memory.backoff_until)
         scheduling = None if kept else Scheduling(False, verdict.reason, verdict.message)
         self._step(group.key, StepKind.RECORD, [self.change(group.key, StatusChange(scheduling))])
 

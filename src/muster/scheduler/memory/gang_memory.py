@@ -24,7 +24,7 @@ from muster.scheduler.objects.times import parse_time
 
 
 @dataclass(frozen=True, slots=True)
-class Lifecycle:
+class GangMemory:
     """`status.lifecycle` as the engine reads it."""
 
     rollbacks: int = 0  # rollbacks in a row; back to 0 once the gang binds completely
@@ -36,10 +36,10 @@ class Lifecycle:
         return self.backoff_until is not None and now < self.backoff_until
 
 
-NO_MEMORY = Lifecycle()
+NO_MEMORY = GangMemory()
 
 
-def lifecycle_from(status: Mapping[str, Any]) -> Lifecycle:
+def gang_memory_from(status: Mapping[str, Any]) -> GangMemory:
     """The memory in a PodGroup's status; empty when there is none (or it is malformed)."""
     raw = status.get("lifecycle")
     if not isinstance(raw, Mapping):
@@ -49,7 +49,7 @@ def lifecycle_from(status: Mapping[str, Any]) -> Lifecycle:
         rollbacks = 0
     parts = (str(item).partition("/") for item in raw.get("victims") or [])
     victims = [PodKey(namespace, name) for namespace, _, name in parts if namespace and name]
-    return Lifecycle(
+    return GangMemory(
         rollbacks=rollbacks,
         backoff_until=parse_time(raw.get("backoffUntil")),
         release_started=parse_time(raw.get("releaseStarted")),
@@ -57,8 +57,8 @@ def lifecycle_from(status: Mapping[str, Any]) -> Lifecycle:
     )
 
 
-def to_status(memory: Lifecycle) -> dict[str, Any]:
-    """`status.lifecycle` as written (the API's `Lifecycle` model, camelCase); times are
+def to_status(memory: GangMemory) -> dict[str, Any]:
+    """`status.lifecycle` as written (the API's `GangMemory` model, camelCase); times are
     rounded up to the second, so a backoff never ends early."""
     written: dict[str, Any] = {"rollbacks": memory.rollbacks}
     if memory.backoff_until is not None:

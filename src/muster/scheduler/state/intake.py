@@ -31,7 +31,7 @@ from muster.api.names import is_label_key
 from muster.api.slices import slice_size
 from muster.api.wire import FINISHED_PHASES
 from muster.scheduler.devices.intake import PodClaim, pod_claims
-from muster.scheduler.memory.gang_memory import NO_MEMORY, Lifecycle, lifecycle_from
+from muster.scheduler.memory.gang_memory import NO_MEMORY, GangMemory, gang_memory_from
 from muster.scheduler.memory.refusals import RefusalMemory, refusals_from
 from muster.scheduler.memory.runtimes import Runtime, runtime_from
 from muster.scheduler.objects.conditions import admitted
@@ -132,7 +132,7 @@ class GroupRecord:
     admitted: bool  # PodGroupScheduled=True
     plan: Mapping[str, str]  # pod name -> node name
     refusals: RefusalMemory | None = None  # status.refusals (see `refusals`)
-    lifecycle: Lifecycle = NO_MEMORY  # status.lifecycle (see `lifecycle`)
+    memory: GangMemory = NO_MEMORY  # status.lifecycle (`memory.gang_memory`)
     reason: str | None = None  # the PodGroupScheduled condition's reason
     admitted_at: float | None = None  # status.admittedAt
     generation: int = 0  # metadata.generation, for status.observedGeneration
@@ -419,7 +419,7 @@ def pod_group_from(obj: Mapping[str, Any]) -> GroupRecord:
         admitted=admitted(status),
         plan=plan,
         refusals=refusals_from(status),
-        lifecycle=lifecycle_from(status),
+        memory=gang_memory_from(status),
         runtime=runtime_from(annotations),
         cron_job=annotations.get(CRON_JOB_ANNOTATION) or None,
         preferred_key=_preferred_key(annotations),

@@ -19,7 +19,7 @@ from muster.scheduler.lifecycle.status import (
     transitions,
     with_estimate,
 )
-from muster.scheduler.memory.gang_memory import Lifecycle
+from muster.scheduler.memory.gang_memory import GangMemory
 from muster.scheduler.memory.refusals import NodeRefusal, RefusalMemory
 from muster.scheduler.placement.explain import waiting_message
 from muster.scheduler.state.intake import GroupRecord, PodRecord, pod_from, pod_group_from
@@ -174,11 +174,11 @@ def test_the_refusal_memory_is_kept_unless_replaced() -> None:
 
 
 def test_the_lifecycle_memory_is_written_and_read_back_alike() -> None:
-    memory = Lifecycle(rollbacks=2, backoff_until=60.5, release_started=None)
-    status = desired_status(group(), [], StatusChange(lifecycle=memory), now="T1")
+    memory = GangMemory(rollbacks=2, backoff_until=60.5, release_started=None)
+    status = desired_status(group(), [], StatusChange(memory=memory), now="T1")
     assert status["lifecycle"] == {"rollbacks": 2, "backoffUntil": "1970-01-01T00:01:01Z"}
-    assert group(status).lifecycle == Lifecycle(rollbacks=2, backoff_until=61.0)
-    cleared = desired_status(group(status), [], StatusChange(lifecycle=Lifecycle()), now="T2")
+    assert group(status).memory == GangMemory(rollbacks=2, backoff_until=61.0)
+    cleared = desired_status(group(status), [], StatusChange(memory=GangMemory()), now="T2")
     assert "lifecycle" not in cleared
 
 

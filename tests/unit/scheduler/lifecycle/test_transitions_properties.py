@@ -26,7 +26,7 @@ from muster.api.constants import CONDITION_SCHEDULED, POD_GROUP_LABEL
 from muster.api.gates import has_gang_gate
 from muster.api.keys import GroupKey, PodKey
 from muster.scheduler import EngineConfig
-from muster.scheduler.memory.gang_memory import lifecycle_from
+from muster.scheduler.memory.gang_memory import gang_memory_from
 from muster.scheduler.objects.conditions import condition
 from tests.unit.scheduler.builders import Obj
 from tests.unit.scheduler.fake_api import FakeApi, admitted, cpu_of
@@ -108,7 +108,7 @@ class Checker:
         awaited = {
             victim
             for group in self.api.groups.values()
-            for victim in lifecycle_from(group.get("status") or {}).victims
+            for victim in gang_memory_from(group.get("status") or {}).victims
         }
         used: dict[str, int] = defaultdict(int)
         for key, obj in self.api.pods.items():
@@ -134,7 +134,7 @@ class Checker:
 
     def _no_admission_in_backoff(self) -> None:
         for key, before in self.api.admissions[self.admissions_seen :]:
-            until = lifecycle_from(before).backoff_until
+            until = gang_memory_from(before).backoff_until
             assert until is None or until <= self.api.now, f"{key} admitted in backoff"
         self.admissions_seen = len(self.api.admissions)
 

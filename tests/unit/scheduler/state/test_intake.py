@@ -8,7 +8,7 @@ import pytest
 
 from muster.api.constants import COMPLETION_INDEX_KEY, POD_GROUP_LABEL
 from muster.api.keys import GroupKey, PodKey
-from muster.scheduler.memory.gang_memory import Lifecycle
+from muster.scheduler.memory.gang_memory import GangMemory
 from muster.scheduler.objects.fields import IntakeError
 from muster.scheduler.objects.times import parse_timestamp
 from muster.scheduler.rules.taints import Taint
@@ -178,12 +178,12 @@ def test_a_pod_group_brings_its_lifecycle_memory_and_the_version_it_was_read_at(
         },
     }
     record = pod_group_from(obj)
-    assert record.lifecycle == Lifecycle(
+    assert record.memory == GangMemory(
         rollbacks=2,
         backoff_until=60.0,
         victims=(PodKey("other", "b-0"), PodKey("other", "b-1")),
     )
-    assert record.lifecycle.in_backoff(59.0) and not record.lifecycle.in_backoff(60.0)
+    assert record.memory.in_backoff(59.0) and not record.memory.in_backoff(60.0)
     assert (record.generation, record.resource_version) == (4, "77")
 
 
@@ -193,7 +193,7 @@ def test_a_malformed_lifecycle_memory_is_no_memory() -> None:
         "spec": {"schedulingPolicy": {"gang": {"minCount": 2}}},
         "status": {"lifecycle": {"rollbacks": -1, "backoffUntil": "soon"}},
     }
-    assert pod_group_from(obj).lifecycle == Lifecycle()
+    assert pod_group_from(obj).memory == GangMemory()
 
 
 def test_kube_schedulers_refusal_of_a_pod_is_read_unless_it_preempts_for_it() -> None:
