@@ -42,7 +42,7 @@ CLUSTER_FLAGS = "--job-scheduling-field"
 
 E2E = "tests/e2e"
 SMOKE = (
-    # a gang admitted whole, and held whole until it fits
+    # a gang admitted whole, and kept whole until it fits
     f"{E2E}/test_operator_gang.py::test_four_worker_job_with_four_free_gpus_is_admitted_at_once",
     f"{E2E}/test_operator_gang.py::test_three_free_gpus_hold_the_whole_gang_until_a_node_is_added",
     # a topology gang

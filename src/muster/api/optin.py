@@ -64,7 +64,7 @@ class JobOptIn:
 
     @property
     def is_gang(self) -> bool:
-        """Whether the Job's pods are held until the whole gang fits."""
+        """Whether the Job's pods are held back until the whole gang fits."""
         return self.policy == POLICY_GANG
 
 

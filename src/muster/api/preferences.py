@@ -31,7 +31,7 @@ def preference_problems(
 ) -> list[Problem]:
     """The preferred level, if the object names one, must be a node label key; and,
     when the cluster's levels are known (`levels`), one of them. An object that keeps
-    the level it had (`old`) is not held to levels declared since."""
+    the level it had (`old`) is not checked against levels declared since."""
     annotations = annotations_of(manifest)
     if TOPOLOGY_PREFERRED_ANNOTATION not in annotations:
         return []

@@ -54,8 +54,8 @@ def slice_problems(
     old: Mapping[str, Any] | None = None,
 ) -> list[Problem]:
     """What is wrong with the object's slice annotations, if it has any, each with the
-    field named. An object that keeps the slice level it had (`old`) is not held to
-    levels declared since."""
+    field named. An object that keeps the slice level it had (`old`) is not checked
+    against levels declared since."""
     annotations = annotations_of(manifest)
     key = annotations.get(TOPOLOGY_SLICE_ANNOTATION)
     size = annotations.get(TOPOLOGY_SLICE_SIZE_ANNOTATION)

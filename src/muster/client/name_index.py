@@ -1,6 +1,6 @@
 """Values by namespace and name, for the indexes the operator keeps for every pod.
 
-Keyed by a (namespace, name) tuple, each of 50,000 entries held a tuple of its own
+Keyed by a (namespace, name) tuple, each of 50,000 entries kept a tuple of its own
 (56 B) besides its place in the dict; keyed by namespace, then by name, an entry is
 only its place, and the names are the ones the records already share.
 """

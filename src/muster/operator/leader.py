@@ -112,7 +112,7 @@ class LeaderElector:
     """Acquires and keeps a Lease; `still_leading()` says whether this replica may write.
 
     `leading` is set once the Lease is first acquired; `run` returns when leadership,
-    once held, is lost (and never on its own before that). Every duration is measured
+    once won, is lost (and never on its own before that). Every duration is measured
     on `clock` (`lease_clock`); a test gives the clock of its own event loop.
     """
 

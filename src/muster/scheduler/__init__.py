@@ -14,7 +14,7 @@ importing only the rooms listed before it (an import-linter contract keeps it so
 - objects: fields, quantities, times, conditions and identities read exactly, once.
 - rules: node labels, node affinity, taints, pod affinity and spread, volumes and
   disruption budgets, as records evaluated over the node table with numpy.
-- memory: what a gang carries between cycles (its lifecycle and kube-scheduler's
+- memory: what a gang carries between cycles (its gang memory and kube-scheduler's
   refusals, kept in status), failed releases, runtimes, Jobs without the native field,
   and whether the cluster's own gang scheduling has a Job with it.
 - decisions: the plan the operator carries out and the results of a cycle, frozen.

@@ -19,7 +19,7 @@ Muster:
   field is gone, lets its pods go (`muster.scheduler.lifecycle.let_go`).
 - Pods labelled `scheduling.muster.dev/pod-group` (CREATE): the gate is added, because
   gates can only be set at creation. Pods controlled by a Job are left as they are:
-  their Job's opt-in already decided (a `basic` Job's pods must not be held). Pods
+  their Job's opt-in already decided (a `basic` Job's pods must not be held back). Pods
   that the cluster's own (1.37) gang scheduling has taken lose our gate instead.
   So do pods that already name their node (``spec.nodeName``: restored from a
   backup, made by a tool that binds pods itself): the API server refuses a bound

@@ -72,12 +72,12 @@ def domains(state: ClusterState, levels: tuple[str, ...]) -> tuple[Domain, ...]:
                 members.setdefault(value, []).append(slot)
         for value in sorted(members):
             rows = np.array(members[value])
-            held = reserved[rows].sum(axis=0)
+            reserved_here = reserved[rows].sum(axis=0)
             fills = tuple(
                 Fill(
                     resource,
-                    occupied=int(taken[rows, index].sum() - held[index]),
-                    reserved=int(held[index]),
+                    occupied=int(taken[rows, index].sum() - reserved_here[index]),
+                    reserved=int(reserved_here[index]),
                     allocatable=int(allocatable[rows, index].sum()),
                 )
                 for index, resource in enumerate(resources)
@@ -90,7 +90,7 @@ def _reserved(
     state: ClusterState, slot_of: dict[str, int], columns: list[int]
 ) -> np.ndarray[tuple[int, int], np.dtype[np.int64]]:
     """Per node slot and watched resource: what unbound members of plans hold."""
-    held = np.zeros((state.allocatable.shape[0], len(columns)), dtype=np.int64)
+    reserved_here = np.zeros((state.allocatable.shape[0], len(columns)), dtype=np.int64)
     position = {column: index for index, column in enumerate(columns)}
     for entry in state.pods.values():
         if entry.taken_on is None or entry.record.node_name is not None:
@@ -100,5 +100,5 @@ def _reserved(
             continue
         for column, amount in entry.demand:
             if column in position:
-                held[slot, position[column]] += amount
-    return held
+                reserved_here[slot, position[column]] += amount
+    return reserved_here

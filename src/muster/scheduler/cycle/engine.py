@@ -194,7 +194,7 @@ class _Cycle:
 
     def _grow_admitted(self, admitted: list[Gang], followed: dict[GroupKey, Following]) -> None:
         """Members beyond minCount, as they fit; a gang left short releases none of its
-        held members (it is followed again, as such). A quiet gang whose members found
+        members held back (it is followed again, as such). A quiet gang whose members found
         room (a node added, a pod gone: nothing of its own changed) is followed now, so
         that its growth is planned."""
         for gang in admitted:

@@ -1,4 +1,5 @@
-"""The gang's lifecycle memory, kept in `status.lifecycle` so every reader decides alike.
+"""What the engine remembers of a gang (its memory), kept in `status.lifecycle` so every
+reader decides alike.
 
 What the engine must remember between cycles about one gang — how many rollbacks in
 a row it has had, until when it backs off, when its release clock started, which

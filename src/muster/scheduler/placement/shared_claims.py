@@ -115,8 +115,8 @@ def _candidates(
     if not copies.any():
         return []
     ranked = fill_order(free, shape.demand, copies, order)
-    held = np.minimum(copies[ranked], len(claim.pods))
-    return [int(slot) for slot in ranked[np.argsort(-held, kind="stable")]]
+    hosted = np.minimum(copies[ranked], len(claim.pods))
+    return [int(slot) for slot in ranked[np.argsort(-hosted, kind="stable")]]
 
 
 def _by_latest_choice(lengths: Sequence[int]) -> Iterator[tuple[int, ...]]:

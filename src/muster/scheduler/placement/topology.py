@@ -205,7 +205,7 @@ def _tally(
 ) -> tuple[Counts, Counts, Counts, Counts]:
     """Per domain: at most how many members fit (with slices, in whole slices, a
     partial one allowed for), the copies that fit, how many fit on `head_start`, and
-    the whole slices held (zeros without slices)."""
+    the whole slices that fit (zeros without slices)."""
     values, count = domains.values, len(domains.names)
     bound = np.zeros(count, dtype=np.int64)
     room = np.zeros(count, dtype=np.int64)

@@ -29,7 +29,7 @@ def schedulable_allocatable(nodes: Iterable[NodeRecord]) -> dict[str, int]:
 
 def beyond_cluster(min_resources: object, allocatable: Mapping[str, int]) -> str | None:
     """What of `min_resources` exceeds the summed `allocatable` of the schedulable
-    nodes, as a message; None when all of it could be held, or when it says nothing
+    nodes, as a message; None when all of it could be hosted, or when it says nothing
     Muster can read (a malformed ask is the framework's business, not a verdict)."""
     if not isinstance(min_resources, Mapping):
         return None
@@ -39,9 +39,9 @@ def beyond_cluster(min_resources: object, allocatable: Mapping[str, int]) -> str
             asked = to_amount(str(resource), raw)
         except QuantityError:
             continue
-        held = allocatable.get(str(resource), 0)
-        if asked > held:
-            over.append(f"{resource} {_shown(str(resource), asked)} > {_shown(resource, held)}")
+        offered = allocatable.get(str(resource), 0)
+        if asked > offered:
+            over.append(f"{resource} {_shown(str(resource), asked)} > {_shown(resource, offered)}")
     if not over:
         return None
     return (

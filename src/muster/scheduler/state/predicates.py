@@ -11,7 +11,7 @@ answers do not.
 Host ports (NodePorts) depend on the pods placed, not on the node alone, so they are
 not cached here: `with_port_conflicts` narrows a cached filter per cycle, and pods with
 host ports are placed at most one per node of their shape. Any IP counts as the same
-IP (conservative), and a port held by a pod that is about to be preempted still counts.
+IP (conservative), and a port used by a pod that is about to be preempted still counts.
 
 Rules between pods (required pod affinity and anti-affinity, hard topology spread)
 depend on where other pods are and on where the gang's own pods go, so they are not

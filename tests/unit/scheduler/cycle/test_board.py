@@ -38,7 +38,7 @@ def test_a_placement_taken_is_gone_for_the_gangs_decided_after() -> None:
     assert board.fit(board.capacity, waiting, shapes, waiting.missing).placements
 
 
-def test_nodes_held_for_older_gangs_are_out_of_reach() -> None:
+def test_nodes_closed_for_older_gangs_are_out_of_reach() -> None:
     board, waiting = only_gang(node("n1", cpu="4"), *gang("g", 1, cpu="1"))
     shapes, _ = board.shapes(waiting.pending, waiting.record)
     board.closed_for_older[:] = True

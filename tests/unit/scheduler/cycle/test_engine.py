@@ -225,7 +225,7 @@ def test_a_gang_taken_down_waits_afresh_before_it_holds_nodes() -> None:
     assert "closing nodes for it after 61s" in later.verdicts[key("large")].message
 
 
-def test_a_gang_whose_nodes_are_held_for_older_gangs_is_told_so() -> None:
+def test_a_gang_whose_nodes_are_closed_for_older_gangs_is_told_so() -> None:
     objects = [
         node("n1", cpu="4"),
         pod("busy", cpu="3", node_name="n1"),
