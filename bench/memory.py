@@ -47,9 +47,9 @@ from hack.nodes import gpu_node  # noqa: E402
 import muster.operator.app  # noqa: E402, F401  # every module the operator loads: its floor
 from bench.machine import describe  # noqa: E402
 from muster.client.informer import Informer  # noqa: E402
-from muster.operator.admission.workloads import WorkloadStore  # noqa: E402
 from muster.operator.intake.cache import LiveCache  # noqa: E402
 from muster.operator.intake.pod_views import PodViews  # noqa: E402
+from muster.operator.webhook_feeds.workloads import WorkloadStore  # noqa: E402
 from muster.webhooks.certificates import issue  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "memory.json"

@@ -16,7 +16,7 @@ Partial gangs are judged by the e2e suite's own rule (`tests/e2e/observer.py`'s
   whose Lease write landed last before it (the audit log's order, as the fence test
   reads it). What every replica writes to serve its webhooks, leader or not (the
   serving certificate's Secret and the `caBundle` of the webhook configurations:
-  `muster.operator.admission`), is not the leader's work and is left out.
+  `muster.operator.webhook_feeds`), is not the leader's work and is left out.
 
 A pod's requests are summed here from its containers (requests, else limits), not
 taken from Muster's engine, so an error of the engine's arithmetic cannot hide an

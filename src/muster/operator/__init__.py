@@ -2,7 +2,7 @@
 
 - intake: the watched objects, handed to the engine, and the copies writes need;
 - execution: the engine's plan carried out in order, and what it reports back;
-- admission: the watches and the certificate the webhooks of every replica rely on;
+- webhook_feeds: the watches and the certificate the webhooks of every replica rely on;
 - app, controller, leader: one process, its leader's work, and who leads.
 """
 

@@ -44,25 +44,25 @@ from muster.client.kube import (
 )
 from muster.client.throttle import RateLimiter
 from muster.client.tls_buffers import limit_read_buffers
-from muster.operator.admission.adopted_schedulers import (
-    AdoptedSchedulerRunningError,
-    adoption_to_start,
-)
-from muster.operator.admission.certificate_keeper import (
-    CertificateKeeper,
-    keeper_for,
-    service_reference,
-)
-from muster.operator.admission.node_labels import NodeLabelKeys
-from muster.operator.admission.priority_classes import PriorityClassStore
-from muster.operator.admission.topology_levels import TopologyLevels
-from muster.operator.admission.workloads import WorkloadStore
 from muster.operator.config import OperatorConfig, adoption, topology_levels
 from muster.operator.controller import Controller, informer_of
 from muster.operator.dashboard.serving import ServedDashboard, serve_dashboard
 from muster.operator.health import build_app, serve
 from muster.operator.leader import LeaderElector, LeaseTiming
 from muster.operator.metrics import Metrics
+from muster.operator.webhook_feeds.adopted_schedulers import (
+    AdoptedSchedulerRunningError,
+    adoption_to_start,
+)
+from muster.operator.webhook_feeds.certificate_keeper import (
+    CertificateKeeper,
+    keeper_for,
+    service_reference,
+)
+from muster.operator.webhook_feeds.node_labels import NodeLabelKeys
+from muster.operator.webhook_feeds.priority_classes import PriorityClassStore
+from muster.operator.webhook_feeds.topology_levels import TopologyLevels
+from muster.operator.webhook_feeds.workloads import WorkloadStore
 from muster.webhooks import server
 from muster.webhooks.adoption import ADOPTION_MEMO
 from muster.webhooks.advice import NODE_LABEL_KEYS_MEMO

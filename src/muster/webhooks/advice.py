@@ -5,7 +5,7 @@ of while typing, not when the gang behaves oddly later.
   Workloads, member pods): a key under `scheduling.muster.dev/` that Muster does not
   know, with the nearest known one; a topology level (required, preferred, slice)
   that no node carries at that moment (`muster.api.advice`), from the node label
-  keys each replica keeps (`muster.operator.admission.node_labels`).
+  keys each replica keeps (`muster.operator.webhook_feeds.node_labels`).
 - On a Job that opted in by the native field `spec.scheduling`, where the API server
   dropped that field (its `WorkloadWithJob` feature is off): the Job runs without
   gang scheduling. The API server runs mutating admission, prepares the object for

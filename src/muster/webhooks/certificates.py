@@ -5,7 +5,7 @@ the webhook configurations, so every replica must serve a certificate that bundl
 vouches for, under the names the API server dials (`<service>.<namespace>.svc`).
 This module is the pure part: issue a pair, read it from and write it to a Secret's
 data (the `kubernetes.io/tls` layout cert-manager uses too: `tls.crt`, `tls.key`,
-`ca.crt`), and say when it is due for renewal. `muster.operator.admission.certificate_keeper`
+`ca.crt`), and say when it is due for renewal. `muster.operator.webhook_feeds.certificate_keeper`
 does the I/O. Outside a cluster (a laptop, the e2e tests) the webhook server serves
 a pair issued here too, written as one `chain` file.
 

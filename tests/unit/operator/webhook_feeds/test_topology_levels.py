@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from muster.api.wire import JsonObject
-from muster.operator.admission.topology_levels import TopologyLevels
+from muster.operator.webhook_feeds.topology_levels import TopologyLevels
 
 CONFIGURED = ("zone", "rack")
 

@@ -10,7 +10,7 @@ from muster.api.constants import API_VERSION
 from muster.api.references import referable_part
 from muster.api.wire import JsonObject
 from muster.client.kube import KubeError
-from muster.operator.admission.workloads import WorkloadStore
+from muster.operator.webhook_feeds.workloads import WorkloadStore
 
 WORKLOAD = {
     "apiVersion": API_VERSION,

@@ -9,7 +9,7 @@ import pytest
 
 from muster.api.adoption import VOLCANO, Adoption
 from muster.client.kube import KubeError
-from muster.operator.admission.adopted_schedulers import (
+from muster.operator.webhook_feeds.adopted_schedulers import (
     AdoptedSchedulerRunningError,
     adoption_to_start,
     binding_schedulers,

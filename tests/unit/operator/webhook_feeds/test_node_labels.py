@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from muster.api.wire import JsonObject
-from muster.operator.admission.node_labels import NodeLabelKeys
+from muster.operator.webhook_feeds.node_labels import NodeLabelKeys
 
 
 def node(name: str, *keys: str) -> JsonObject:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from muster.operator.admission.priority_classes import PriorityClassStore
+from muster.operator.webhook_feeds.priority_classes import PriorityClassStore
 from tests.unit.scheduler.builders import priority_class
 
 

@@ -17,7 +17,7 @@ from kopf._cogs.structs import references
 
 from muster.api.wire import JsonObject
 from muster.client.kube import STRATEGIC_MERGE_PATCH, KubeError
-from muster.operator.admission.certificate_keeper import (
+from muster.operator.webhook_feeds.certificate_keeper import (
     CertificateKeeper,
     ca_bundle_patch,
     certificate_hosts,
