@@ -27,7 +27,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import kopf
-from kopf._cogs.structs import credentials, references
 
 from muster.api.adoption import Adoption
 from muster.api.constants import GROUP
@@ -66,6 +65,7 @@ from muster.operator.webhook_feeds.workloads import WorkloadStore
 from muster.webhooks import server
 from muster.webhooks.adoption import ADOPTION_MEMO
 from muster.webhooks.advice import NODE_LABEL_KEYS_MEMO
+from muster.webhooks.kopf_private import credentials, references
 from muster.webhooks.memories import AdmissionMemories
 from muster.webhooks.priority import PRIORITY_CLASSES_MEMO
 from muster.webhooks.served_resources import ServedResources

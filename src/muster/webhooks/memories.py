@@ -10,8 +10,7 @@ the shared memo), so each request gets a fresh copy of that memo and nothing sta
 
 from __future__ import annotations
 
-from kopf._cogs.structs import bodies, ephemera
-from kopf._core.reactor.inventory import ResourceMemories
+from muster.webhooks.kopf_private import ResourceMemories, bodies, ephemera
 
 
 class AdmissionMemories(ResourceMemories):

@@ -27,8 +27,15 @@ from typing import Any
 
 import aiohttp
 import kopf
-from kopf._cogs.clients import auth, errors, scanning
-from kopf._cogs.structs import credentials, references
+
+from muster.webhooks.kopf_private import (
+    auth,
+    credentials,
+    errors,
+    references,
+    registered_selectors,
+    scanning,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -41,7 +48,7 @@ class ServedResources:
 
     def __init__(self, registry: kopf.OperatorRegistry, insights: references.Insights) -> None:
         self.insights = insights
-        self.selectors = sorted(registry._webhooks.get_all_selectors(), key=str)
+        self.selectors = sorted(registered_selectors(registry), key=str)
 
     def unresolved(self) -> list[references.Selector]:
         """The handlers' resource selectors that match no discovered resource yet."""

@@ -39,12 +39,7 @@ from pathlib import Path
 from typing import Any
 
 import kopf
-from kopf._cogs.structs.reviews import Request, Response
-from kopf._core.engines import admission
-from kopf._core.intents.causes import WebhookType
-from kopf._core.intents.handlers import WebhookHandler
 
-# Imported for their registration of webhook handlers with kopf.
 import muster.webhooks.adoption
 import muster.webhooks.advice
 import muster.webhooks.gating
@@ -57,6 +52,16 @@ from muster.webhooks.adoption import ADOPT_PODS, ADOPT_PODS_CONDITION
 from muster.webhooks.advice import WARN_DROPPED_FIELD, WARN_DROPPED_FIELD_CONDITION
 from muster.webhooks.certificates import issue
 from muster.webhooks.gating import GATE_PODS, GATE_PODS_CONDITION
+
+# Imported for their registration of webhook handlers with kopf.
+from muster.webhooks.kopf_private import (
+    Request,
+    Response,
+    WebhookHandler,
+    WebhookType,
+    admission,
+    registered_handlers,
+)
 from muster.webhooks.served_resources import ServedResources
 
 logger = logging.getLogger(__name__)
@@ -167,7 +172,7 @@ _NOT_IN_A_NAME = re.compile(r"[^a-z0-9.-]+")
 
 def webhook_handlers(registry: kopf.OperatorRegistry) -> list[WebhookHandler]:
     """The admission handlers registered with kopf, in a stable order."""
-    handlers = registry._webhooks.get_all_handlers()
+    handlers = registered_handlers(registry)
     return sorted(handlers, key=lambda handler: str(handler.id))
 
 

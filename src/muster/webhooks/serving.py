@@ -40,7 +40,8 @@ from typing import Any
 
 import aiohttp.web
 import orjson
-from kopf._core.engines import admission
+
+from muster.webhooks.kopf_private import admission
 
 logger = logging.getLogger(__name__)
 

@@ -16,11 +16,10 @@ import aiohttp
 import aiohttp.web
 import kopf
 import pytest
-from kopf._cogs.structs import credentials, references
-from kopf._core.engines import admission
 
 from muster.api.constants import GROUP, POD_GROUP_PLURAL, VERSION, WORKLOAD_PLURAL
 from muster.webhooks import served_resources, server, serving
+from muster.webhooks.kopf_private import admission, credentials, references
 from muster.webhooks.served_resources import ServedResources
 
 POD = references.Resource("", "v1", "pods", kind="Pod", singular="pod", preferred=True)

@@ -11,10 +11,10 @@ import aiohttp
 import kopf
 import pytest
 from cryptography import x509
-from kopf._cogs.structs import references
 
 from muster.api.adoption import VOLCANO, Adoption
 from muster.webhooks import server
+from muster.webhooks.kopf_private import references
 from muster.webhooks.served_resources import ServedResources
 
 

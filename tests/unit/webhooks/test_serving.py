@@ -12,9 +12,9 @@ from typing import Any
 import aiohttp
 import kopf
 import pytest
-from kopf._cogs.structs import references
 
 from muster.webhooks import server, serving
+from muster.webhooks.kopf_private import references
 from muster.webhooks.memories import AdmissionMemories
 from muster.webhooks.served_resources import ServedResources
 

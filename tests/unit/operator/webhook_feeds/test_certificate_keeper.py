@@ -13,7 +13,6 @@ from typing import Any
 
 import kopf
 from cryptography import x509
-from kopf._cogs.structs import references
 
 from muster.api.wire import JsonObject
 from muster.client.kube import STRATEGIC_MERGE_PATCH, KubeError
@@ -24,6 +23,7 @@ from muster.operator.webhook_feeds.certificate_keeper import (
 )
 from muster.webhooks import server
 from muster.webhooks.certificates import from_secret, issue, secret_data
+from muster.webhooks.kopf_private import references
 from muster.webhooks.served_resources import ServedResources
 from tests.unit.operator.virtual_time import on_virtual_time
 
