@@ -20,21 +20,28 @@ from typing import Any, TextIO
 from kubernetes_asyncio.config import ConfigException
 
 from muster.api.constants import CONDITION_SCHEDULED
-from muster.api.keys import GroupKey, PodKey
+from muster.api.keys import GroupKey
 from muster.api.times import rfc3339
 from muster.client.kube import KubeError, connect
 from muster.operator.config import ENGINE_FIELDS, add_arguments, engine_config, from_arguments
 from muster.operator.controller import load_snapshot
 from muster.operator.dashboard.board import start_words
-from muster.scheduler import EngineConfig
-from muster.scheduler.decisions.results import CycleResult, Explanation
-from muster.scheduler.devices.gang import NodeDevices, devices_per_node
-from muster.scheduler.forecast.estimate_words import waiting_for
-from muster.scheduler.forecast.forecast import Estimate, Forecast, forecast
-from muster.scheduler.memory.gang_memory import gang_memory_from
-from muster.scheduler.objects.conditions import condition
-from muster.scheduler.placement.explain import nodes_line
-from muster.scheduler.state.state import ClusterState
+from muster.scheduler import (
+    ClusterState,
+    EngineConfig,
+    Estimate,
+    Forecast,
+    NodeDevices,
+    condition,
+    devices_per_node,
+    gang_memory_from,
+    group_records,
+    member_records,
+    nodes_line,
+    run_forecast,
+    waiting_for,
+)
+from muster.scheduler.decisions import CycleResult, Explanation
 
 EXIT_OK = 0
 EXIT_NOT_FOUND = 1
@@ -102,8 +109,8 @@ async def _explain(kubeconfig: str | None, key: GroupKey, config: EngineConfig, 
     if pod_group is None:
         print(f"PodGroup {key} not found", file=sys.stderr)
         return EXIT_NOT_FOUND
-    ahead = forecast(cache.state, now=time.time(), config=config)
-    record = cache.state.groups.get(key)
+    ahead = run_forecast(cache.state, now=time.time(), config=config)
+    record = group_records(cache.state).get(key)
     topology_key = None if record is None else record.topology_key
     out.write(render(key, pod_group.get("status") or {}, ahead.first_cycle))
     if claims_devices(cache.state, key):
@@ -116,11 +123,7 @@ async def _explain(kubeconfig: str | None, key: GroupKey, config: EngineConfig, 
 
 def claims_devices(state: ClusterState, key: GroupKey) -> bool:
     """Whether a pod of the group claims devices through Dynamic Resource Allocation."""
-    for name in state.members.get(key, ()):
-        entry = state.pods.get(PodKey(key.namespace, name))
-        if entry is not None and entry.record.device_claims:
-            return True
-    return False
+    return any(record.device_claims for record in member_records(state, key))
 
 
 def render_devices(nodes: Sequence[NodeDevices]) -> str:

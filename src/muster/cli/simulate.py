@@ -17,9 +17,7 @@ from muster.api.manifests import ManifestSyntaxError, parse_manifests
 from muster.api.times import parse_rfc3339
 from muster.cli.files import UnreadableFileError, read_text
 from muster.operator.config import topology_levels_argument
-from muster.scheduler import EngineConfig
-from muster.scheduler.forecast.forecast import DEFAULT_HORIZON_SECONDS
-from muster.scheduler.memory.runtimes import format_duration
+from muster.scheduler import DEFAULT_HORIZON_SECONDS, EngineConfig, format_duration
 from muster.simulation.documents import Document, InvalidInputError, Problem
 from muster.simulation.render import render_table, report_to_json
 from muster.simulation.run import DEFAULT_MAX_CYCLES, NoSteadyStateError, simulate

@@ -38,7 +38,7 @@ from muster.operator.intake.cache import LiveCache
 from muster.operator.intake.pod_views import CAPACITY_QUERY, MEMBER_QUERY, PodViews
 from muster.operator.intake.trigger import Trigger
 from muster.operator.metrics import Metrics
-from muster.scheduler.devices.selectors import Case, Judgement
+from muster.scheduler import Case, Judgement, pod_count
 from muster.webhooks.priority import PriorityClassLister
 
 logger = logging.getLogger(__name__)
@@ -174,7 +174,7 @@ class Controller:
         self.trace = TraceFile(Path(config.record_trace), engine) if config.record_trace else None
         record = None if self.trace is None else self.trace.write
         self.cache = LiveCache(record=record)
-        metrics.cached_pods.set_function(lambda: len(self.cache.state.pods))
+        metrics.cached_pods.set_function(lambda: pod_count(self.cache.state))
         self.still_leading = still_leading
         self.trigger = Trigger(debounce=config.debounce, resync=config.resync_period)
         self.events = QueuedEventRecorder(

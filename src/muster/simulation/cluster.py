@@ -17,10 +17,8 @@ from muster.api.constants import CONDITION_SCHEDULED, REASON_PREEMPTED
 from muster.api.gates import pod_group_name
 from muster.api.keys import GroupKey, PodKey
 from muster.api.wire import controller_name
-from muster.scheduler.decisions.plan import Evict, Plan, Release, StepKind, WriteStatus
-from muster.scheduler.lifecycle.status import needs_write
-from muster.scheduler.objects.conditions import condition
-from muster.scheduler.state.state import ClusterState
+from muster.scheduler import ClusterState, condition, group_records, member_records, needs_write
+from muster.scheduler.decisions import Evict, Plan, Release, StepKind, WriteStatus
 from muster.simulation.documents import InvalidInputError, Problem
 from muster.simulation.inventory import Entry, Manifest
 from muster.simulation.pods import bound, gated, is_pending, remade_by_job
@@ -103,7 +101,7 @@ class SimulatedCluster:
         pod_group = self.pod_groups.get(key)
         if pod_group is None or not needs_write(pod_group.get("status") or {}, desired):
             return False
-        was_admitted = self.state.groups[key].admitted
+        was_admitted = group_records(self.state)[key].admitted
         self._set_pod_group(key, {**pod_group, "status": copy.deepcopy(dict(desired))})
         scheduled = condition(desired, CONDITION_SCHEDULED) or {}
         if was_admitted and scheduled.get("reason") == REASON_PREEMPTED:
@@ -139,7 +137,7 @@ class SimulatedCluster:
         group_name = pod_group_name(pod)
         if group_name is None or not is_pending(pod):
             return pod
-        record = self.state.groups.get(GroupKey(pod["metadata"]["namespace"], group_name))
+        record = group_records(self.state).get(GroupKey(pod["metadata"]["namespace"], group_name))
         if record is None or not record.gang:
             return pod
         if record.admitted and pod["metadata"]["name"] in record.plan:
@@ -161,8 +159,7 @@ class SimulatedCluster:
         self._accepted(self.state.apply("PodGroup", pod_group).rejected, f"PodGroup {key}")
 
     def members(self, group: GroupKey) -> list[Manifest]:
-        names = sorted(self.state.members.get(group, ()))
-        return [self.pods[PodKey(group.namespace, name)] for name in names]
+        return [self.pods[record.key] for record in member_records(self.state, group)]
 
     @staticmethod
     def _check(entry: Entry, rejection: str | None, problems: list[Problem]) -> None:

@@ -18,19 +18,21 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from muster.api.wire import JsonObject
-from muster.scheduler import ClusterState, EngineConfig, schedule
-from muster.scheduler.decisions.results import NOTHING_CARRIED
-from muster.scheduler.state.trace import (
+from muster.scheduler import (
     APPLY,
     CYCLE,
     DELETE,
     JUDGED,
     RELEASE,
     START,
-    decisions,
+    ClusterState,
+    EngineConfig,
     observe_judged,
     observe_release,
+    schedule,
+    traced_decisions,
 )
+from muster.scheduler.decisions import NOTHING_CARRIED
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +75,7 @@ def replay(lines: Iterable[JsonObject]) -> list[ReplayedCycle]:
         elif kind == CYCLE:
             result = schedule(state, now=line["now"], config=config, carried=carried)
             carried = result.carried
-            replayed = json.loads(json.dumps(decisions(result)))
+            replayed = json.loads(json.dumps(traced_decisions(result)))
             cycles.append(ReplayedCycle(len(cycles) + 1, line["now"], line["decisions"], replayed))
     return cycles
 

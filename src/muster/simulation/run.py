@@ -18,12 +18,17 @@ from muster.api.constants import (
 )
 from muster.api.keys import GroupKey
 from muster.api.preferences import declared_topology, kueue_levels
-from muster.scheduler import EngineConfig, schedule
-from muster.scheduler.decisions.results import NOTHING_CARRIED, CycleResult
-from muster.scheduler.lifecycle.status import admitted_message, preempted_message
-from muster.scheduler.objects.conditions import condition
-from muster.scheduler.objects.fields import IntakeError
-from muster.scheduler.objects.times import parse_timestamp
+from muster.scheduler import (
+    EngineConfig,
+    IntakeError,
+    admitted_message,
+    condition,
+    group_records,
+    parse_timestamp,
+    preempted_message,
+    schedule,
+)
+from muster.scheduler.decisions import NOTHING_CARRIED, CycleResult
 from muster.simulation.cluster import SimulatedCluster
 from muster.simulation.documents import Document, InvalidInputError, Problem
 from muster.simulation.expansion import expand
@@ -150,7 +155,7 @@ def _every_entry(inventory: Inventory) -> Iterable[Entry]:
 
 
 def _outcome(cluster: SimulatedCluster, key: GroupKey, result: CycleResult) -> GroupOutcome:
-    record = cluster.state.groups[key]
+    record = group_records(cluster.state)[key]
     placements = dict(cluster.placements.get(key, {}))
     preempted = key in cluster.preempted
     if record.admitted:

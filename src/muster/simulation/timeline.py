@@ -13,16 +13,18 @@ from typing import Any
 
 from muster.api.keys import GroupKey
 from muster.api.times import rfc3339
-from muster.scheduler import EngineConfig
-from muster.scheduler.forecast.estimate_words import starts_in, waiting_for
-from muster.scheduler.forecast.forecast import (
+from muster.scheduler import (
     DEFAULT_HORIZON_SECONDS,
+    EngineConfig,
     Forecast,
     Outcome,
     Run,
-    forecast,
+    format_duration,
+    group_records,
+    run_forecast,
+    starts_in,
+    waiting_for,
 )
-from muster.scheduler.memory.runtimes import format_duration
 from muster.simulation.documents import Document, Problem
 from muster.simulation.render import aligned
 from muster.simulation.run import load
@@ -41,7 +43,7 @@ def timeline(
     """The forecast of the input, the words for each waiting gang, and what was ignored."""
     cluster, clock, warnings = load(documents, now=now)
     state = cluster.state
-    result = forecast(
+    result = run_forecast(
         state,
         now=clock.timestamp(),
         config=config or EngineConfig(),
@@ -50,7 +52,7 @@ def timeline(
     )
     words = {
         key: waiting_for(
-            estimate, result.first_cycle.verdicts.get(key), state.groups[key].topology_key
+            estimate, result.first_cycle.verdicts.get(key), group_records(state)[key].topology_key
         )
         for key, estimate in result.estimates.items()
     }

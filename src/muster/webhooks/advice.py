@@ -30,7 +30,7 @@ import kopf
 
 from muster.api.advice import bounded, key_warnings, topology_warnings
 from muster.api.constants import GATED_FOR_ANNOTATION, GATED_FOR_FIELD, POLICY_GANG, POLICY_LABEL
-from muster.scheduler.memory.dropped_field import dropped_field
+from muster.scheduler import dropped_field
 
 # Where the operator puts what says the label keys the nodes carry (None until the
 # nodes are listed: then no topology warning is given).

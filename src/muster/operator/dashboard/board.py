@@ -25,11 +25,24 @@ from dataclasses import dataclass
 from muster.api.keys import GroupKey
 from muster.operator.dashboard.domains import ZONE, Domain, domains
 from muster.operator.dashboard.facts import Facts, allocatable_totals, facts_of
-from muster.scheduler import ClusterState, EngineConfig
-from muster.scheduler.decisions.results import Explanation, Verdict
-from muster.scheduler.forecast.estimate_words import clock_time, starts_in, waiting_for
-from muster.scheduler.forecast.forecast import Estimate, Forecast, Outcome, Run, forecast
-from muster.scheduler.memory.runtimes import format_duration
+from muster.scheduler import (
+    ClusterState,
+    EngineConfig,
+    Estimate,
+    Forecast,
+    Outcome,
+    Run,
+    clock_time,
+    format_duration,
+    group_records,
+    node_records,
+    pod_count,
+    run_forecast,
+    starts_in,
+    waiting_for,
+    waiting_gangs,
+)
+from muster.scheduler.decisions import Explanation, Verdict
 
 FITS_NOW = "fits now: the operator admits it on its next cycle"
 FINISHED_KEPT = 20
@@ -124,12 +137,13 @@ def board_of(
     levels = levels_of(state, config)
     filled = domains(state, levels)
     running = _running(state, levels)
-    keys = {key: state.groups[key].topology_key for key in state.unadmitted_gangs}
-    nodes = sum(1 for record in state.node_table().records if record is not None)
-    pods = len(state.pods)
+    groups = group_records(state)
+    keys = {key: groups[key].topology_key for key in waiting_gangs(state)}
+    nodes = sum(1 for _ in node_records(state))
+    pods = pod_count(state)
     totals = allocatable_totals(state)
-    facts = {key: facts_of(state, key, totals, now) for key in state.groups}
-    ahead = forecast(
+    facts = {key: facts_of(state, key, totals, now) for key in groups}
+    ahead = run_forecast(
         state, now=now, config=config, horizon=horizon, keep_going=keep_going, owned=owned
     )
     ends = {run.group: run for run in ahead.timeline if run.running}
@@ -167,7 +181,7 @@ def levels_of(state: ClusterState, config: EngineConfig) -> tuple[str, ...]:
         return config.topology_levels
     named = {
         key
-        for record in state.groups.values()
+        for record in group_records(state).values()
         for key in (record.topology_key, record.preferred_key)
         if key is not None
     }
@@ -237,10 +251,11 @@ def _running(
     state: ClusterState, levels: tuple[str, ...]
 ) -> list[tuple[GroupKey, str, float | None]]:
     """Each admitted gang, the narrowest domain holding its whole plan, and since when."""
-    labels = {record.name: record.labels for record in state.node_table().records if record}
+    labels = {record.name: record.labels for record in node_records(state)}
     found = []
-    for key in sorted(state.groups):
-        record = state.groups[key]
+    groups = group_records(state)
+    for key in sorted(groups):
+        record = groups[key]
         if not record.admitted or not record.gang:
             continue
         nodes = sorted(set(record.plan.values()))

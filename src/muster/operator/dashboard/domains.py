@@ -12,8 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from muster.scheduler import ClusterState
-from muster.scheduler.placement.explain import format_amount
+from muster.scheduler import ClusterState, format_amount
 
 CPU = "cpu"
 ZONE = "topology.kubernetes.io/zone"

@@ -18,10 +18,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from muster.api.keys import GroupKey, PodKey
-from muster.scheduler import ClusterState
-from muster.scheduler.placement.explain import format_amount
-from muster.scheduler.state.intake import GroupRecord
+from muster.api.keys import GroupKey
+from muster.scheduler import (
+    ClusterState,
+    GroupRecord,
+    format_amount,
+    group_records,
+    member_records,
+    node_records,
+)
 
 NOTHING = "nothing"  # a gang whose pods request nothing the nodes allocate
 
@@ -36,9 +41,7 @@ class Facts:
 def allocatable_totals(state: ClusterState) -> dict[str, int]:
     """What the cluster's nodes can allocate, per resource (not counting pods)."""
     totals: dict[str, int] = {}
-    for record in state.node_table().records:
-        if record is None:
-            continue
+    for record in node_records(state):
         for resource, amount in record.allocatable:
             if resource != "pods":
                 totals[resource] = totals.get(resource, 0) + amount
@@ -47,7 +50,7 @@ def allocatable_totals(state: ClusterState) -> dict[str, int]:
 
 def facts_of(state: ClusterState, key: GroupKey, totals: Mapping[str, int], now: float) -> Facts:
     """The gang's facts at `now`, with `totals` from `allocatable_totals`."""
-    record = state.groups[key]
+    record = group_records(state)[key]
     return Facts(
         demand=demand_words(requested(state, key), totals),
         priority=record.priority or 0,
@@ -58,11 +61,8 @@ def facts_of(state: ClusterState, key: GroupKey, totals: Mapping[str, int], now:
 def requested(state: ClusterState, key: GroupKey) -> dict[str, int]:
     """What the gang's member pods request together, per resource."""
     summed: dict[str, int] = {}
-    for name in state.members.get(key, ()):
-        entry = state.pods.get(PodKey(key.namespace, name))
-        if entry is None:
-            continue
-        for resource, amount in entry.record.requests:
+    for record in member_records(state, key):
+        for resource, amount in record.requests:
             summed[resource] = summed.get(resource, 0) + amount
     return summed
 

@@ -21,9 +21,10 @@ from typing import Any
 from aiohttp import web
 from aiohttp.typedefs import Middleware
 
-from muster.api.keys import GroupKey, PodKey
+from muster.api.keys import GroupKey
 from muster.client.kube import KubeError
 from muster.operator.dashboard.feed import Feed
+from muster.scheduler import member_entries
 
 STATIC = Path(__file__).parent / "static"
 HEADERS = {
@@ -104,11 +105,9 @@ def pods_of(feed: Feed, key: GroupKey) -> list[Mapping[str, str]]:
     """The gang's member pods: their node (bound, or planned and reserved), phase, gate."""
     state = feed.cache.state
     rows: list[Mapping[str, str]] = []
-    for name in sorted(state.members.get(key, {})):
-        entry = state.pods.get(PodKey(key.namespace, name))
-        if entry is None:
-            continue
+    for entry in member_entries(state, key):
         record = entry.record
+        name = record.key.name
         node = record.node_name or (f"{entry.taken_on} (reserved)" if entry.taken_on else "")
         rows.append(
             {

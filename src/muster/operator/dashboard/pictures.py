@@ -14,7 +14,7 @@ from html import escape
 
 from muster.operator.dashboard.board import Bar
 from muster.operator.dashboard.domains import Domain, Fill
-from muster.scheduler.forecast.estimate_words import clock_time
+from muster.scheduler import clock_time
 
 ROW = 22
 BAR_WIDTH = 360

@@ -22,9 +22,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from muster.api.times import rfc3339
 from muster.operator.dashboard.board import Board
 from muster.operator.dashboard.pictures import SHOWN_BARS, domain_bars, timeline
-from muster.scheduler.forecast.estimate_words import clock_time
-from muster.scheduler.memory.runtimes import format_duration
-from muster.scheduler.placement.explain import nodes_line
+from muster.scheduler import clock_time, format_duration, nodes_line
 
 
 @dataclass(frozen=True, slots=True)

@@ -55,8 +55,7 @@ from muster.client.object_references import reference
 from muster.client.paths import POD_GROUPS, namespaced
 from muster.client.retry import ExponentialBackoff
 from muster.operator.execution.events import NORMAL, WARNING, EventRecorder
-from muster.scheduler.rules.pod_terms import label_selector
-from muster.scheduler.state.min_resources import beyond_cluster
+from muster.scheduler import beyond_cluster, label_selector
 from muster.webhooks.priority import PriorityClassLister
 
 logger = logging.getLogger(__name__)

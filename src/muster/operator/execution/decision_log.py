@@ -16,16 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from muster.api.constants import CONDITION_SCHEDULED
-from muster.scheduler.decisions.plan import (
-    Evict,
-    Notice,
-    Plan,
-    Release,
-    Step,
-    StepKind,
-    WriteStatus,
-)
-from muster.scheduler.objects.conditions import condition
+from muster.scheduler import condition
+from muster.scheduler.decisions import Evict, Notice, Plan, Release, Step, StepKind, WriteStatus
 
 
 def decision_line(step: Step, plan: Plan) -> str | None:

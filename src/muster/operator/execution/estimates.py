@@ -29,10 +29,8 @@ from muster.operator.execution.events import NORMAL, EventRecorder
 from muster.operator.execution.forecast_process import Request, forecast_elsewhere
 from muster.operator.execution.writer import StatusWriter
 from muster.operator.intake.cache import LiveCache
-from muster.scheduler import EngineConfig
-from muster.scheduler.decisions.results import NOTHING_CARRIED, Carried
-from muster.scheduler.forecast.estimate_book import EstimateBook, Update
-from muster.scheduler.lifecycle.status import with_estimate
+from muster.scheduler import EngineConfig, EstimateBook, Update, group_records, with_estimate
+from muster.scheduler.decisions import NOTHING_CARRIED, Carried
 
 logger = logging.getLogger(__name__)
 
@@ -97,7 +95,7 @@ class EstimateWriter:
             await self._write(key, update)
 
     async def _write(self, key: GroupKey, update: Update) -> None:
-        record = self.cache.state.groups.get(key)
+        record = group_records(self.cache.state).get(key)
         if record is None or record.admitted:
             return  # admitted since the forecast (or gone): the estimate is over
         pod_group = self.cache.pod_groups.get(key)

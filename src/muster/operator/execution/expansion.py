@@ -67,7 +67,7 @@ from muster.client.object_references import reference
 from muster.client.paths import POD_GROUPS, WORKLOADS, namespaced
 from muster.client.retry import ExponentialBackoff
 from muster.operator.execution.events import NORMAL, WARNING, EventRecorder
-from muster.scheduler.memory.native_jobs import AskAgain, native_owner
+from muster.scheduler import AskAgain, native_owner
 from muster.webhooks.priority import PriorityClassLister
 
 logger = logging.getLogger(__name__)

@@ -38,10 +38,15 @@ from multiprocessing.connection import Connection
 from typing import Any, Generic, TypeVar, overload
 
 from muster.api.keys import GroupKey
-from muster.scheduler import ClusterState, EngineConfig
-from muster.scheduler.decisions.results import NOTHING_CARRIED, Carried, CycleResult
-from muster.scheduler.forecast.estimate_book import describe, topology_keys
-from muster.scheduler.forecast.forecast import Forecast, forecast
+from muster.scheduler import (
+    ClusterState,
+    EngineConfig,
+    Forecast,
+    describe,
+    run_forecast,
+    topology_keys,
+)
+from muster.scheduler.decisions import NOTHING_CARRIED, Carried, CycleResult
 
 WALL_FACTOR = 10.0
 _FORK = multiprocessing.get_context("fork")
@@ -176,7 +181,7 @@ def told(state: ClusterState, request: Request) -> Told:
     """The estimate writer's forecast: the estimates and, per gang, their words."""
     spent = Budget(request.budget)
     topology = topology_keys(state)
-    ahead = forecast(
+    ahead = run_forecast(
         state,
         now=request.now,
         config=request.config,

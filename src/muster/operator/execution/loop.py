@@ -55,8 +55,10 @@ from muster.operator.execution.writer import StatusWriter
 from muster.operator.intake.cache import LiveCache
 from muster.operator.intake.trigger import Trigger
 from muster.operator.metrics import Metrics
-from muster.scheduler import EngineConfig, schedule
-from muster.scheduler.decisions.plan import (
+from muster.scheduler import EngineConfig, ReleaseFailure, cycle_line, member_records, schedule
+from muster.scheduler.decisions import (
+    NOTHING_CARRIED,
+    CycleResult,
     Evict,
     Notice,
     Plan,
@@ -68,9 +70,6 @@ from muster.scheduler.decisions.plan import (
     Ungate,
     WriteStatus,
 )
-from muster.scheduler.decisions.results import NOTHING_CARRIED, CycleResult
-from muster.scheduler.memory.release_failures import ReleaseFailure
-from muster.scheduler.state.trace import cycle_line
 
 logger = logging.getLogger(__name__)
 
@@ -291,9 +290,7 @@ class SchedulingLoop:
             self.metrics.rollbacks.inc()
 
     def _observe_time_to_admit(self, key: GroupKey) -> None:
-        state = self.cache.state
-        names = state.members.get(key, ())
-        created = (state.pods[PodKey(key.namespace, name)].record.created for name in names)
+        created = (record.created for record in member_records(self.cache.state, key))
         known = [moment for moment in created if moment is not None]
         if known:
             self.metrics.time_to_admit.observe(max(0.0, self.clock() - max(known)))

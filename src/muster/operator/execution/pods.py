@@ -49,7 +49,7 @@ from muster.api.keys import PodKey
 from muster.api.wire import JsonObject
 from muster.client.kube import STRATEGIC_MERGE_PATCH, Kube, KubeError
 from muster.client.paths import PODS, namespaced
-from muster.scheduler.rules.node_affinity import Requirement, Term
+from muster.scheduler import Requirement, Term
 
 logger = logging.getLogger(__name__)
 

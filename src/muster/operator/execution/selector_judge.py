@@ -31,8 +31,7 @@ import multiprocessing
 from collections.abc import Callable, Iterable
 from multiprocessing.connection import Connection
 
-from muster.scheduler.devices.selector_cost import COST_LIMIT
-from muster.scheduler.devices.selectors import TIME_BUDGET, Case, Judgement, judge
+from muster.scheduler import COST_LIMIT, TIME_BUDGET, Case, Judgement, judge
 
 logger = logging.getLogger(__name__)
 

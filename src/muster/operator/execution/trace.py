@@ -14,8 +14,7 @@ from pathlib import Path
 from typing import IO
 
 from muster.api.wire import JsonObject
-from muster.scheduler import EngineConfig
-from muster.scheduler.state.trace import start_line
+from muster.scheduler import EngineConfig, start_line
 
 
 class TraceFile:

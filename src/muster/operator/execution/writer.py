@@ -28,7 +28,7 @@ from muster.api.keys import GroupKey, resource_version
 from muster.client.kube import Kube, KubeError
 from muster.client.paths import POD_GROUPS, namespaced
 from muster.operator.intake.cache import LiveCache
-from muster.scheduler.lifecycle.status import needs_write
+from muster.scheduler import needs_write
 
 logger = logging.getLogger(__name__)
 

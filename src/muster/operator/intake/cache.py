@@ -21,13 +21,23 @@ from muster.api.wire import JsonObject
 from muster.client.name_index import NameIndex
 from muster.client.object_references import reference
 from muster.operator.intake.pod_group_copies import PodGroupCopies
-from muster.scheduler import ClusterState
-from muster.scheduler.devices.selectors import Case, Judgement
-from muster.scheduler.memory.dropped_field import gated_for_field
-from muster.scheduler.memory.release_failures import ReleaseFailure
-from muster.scheduler.rules.node_affinity import Term
-from muster.scheduler.state.kinds import Applied, ObjectKey, key_of
-from muster.scheduler.state.trace import apply_line, delete_line, judged_line, release_line
+from muster.scheduler import (
+    Applied,
+    Case,
+    ClusterState,
+    Judgement,
+    ObjectKey,
+    ReleaseFailure,
+    Term,
+    apply_line,
+    delete_line,
+    gated_for_field,
+    judged_line,
+    key_of,
+    pod_record,
+    release_failure,
+    release_line,
+)
 
 
 class LiveCache:
@@ -104,8 +114,8 @@ class LiveCache:
     def _note_uid(self, pod: JsonObject) -> None:
         """Keep the uid of a pod the engine counts as a gang member."""
         namespace, name = object_key(pod)
-        entry = self.state.pods.get(PodKey(namespace, name))
-        if entry is not None and entry.record.group_name is not None:
+        record = pod_record(self.state, PodKey(namespace, name))
+        if record is not None and record.group_name is not None:
             self.uids.put(namespace, name, str((pod.get("metadata") or {}).get("uid", "")))
         else:
             self.uids.pop(namespace, name)
@@ -114,8 +124,8 @@ class LiveCache:
         """Keep the resourceVersion of a pod the engine sees carrying the gang gate
         (each version, even one that changes nothing the engine reads)."""
         namespace, name = object_key(pod)
-        entry = self.state.pods.get(PodKey(namespace, name))
-        if entry is not None and entry.record.gated:
+        record = pod_record(self.state, PodKey(namespace, name))
+        if record is not None and record.gated:
             self.versions.put(namespace, name, resource_version(pod))
         else:
             self.versions.pop(namespace, name)
@@ -125,7 +135,7 @@ class LiveCache:
         stale (409): that failure was said of the pod as it was, so it is forgotten,
         as the engine forgets any failure once the pod changes, and a cycle starts to
         release the pod from this version, not a retry delay later."""
-        failure = self.state.release_failures.get(pod)
+        failure = release_failure(self.state, pod)
         if failure is None or not failure.stale:
             return False
         self.observe_release(pod, None)

@@ -22,8 +22,8 @@ from __future__ import annotations
 from muster.api.constants import GANG_GATE, POLICY_LABEL
 from muster.api.keys import GroupKey, PodKey
 from muster.scheduler.decisions.plan import Step, StepKind, TellJob, Ungate
-from muster.scheduler.lifecycle.transitions import member_records
 from muster.scheduler.memory.dropped_field import DroppedField
+from muster.scheduler.state.reads import member_records
 from muster.scheduler.state.state import ClusterState
 
 REASON = "SchedulingFieldDropped"

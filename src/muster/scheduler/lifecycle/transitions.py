@@ -47,16 +47,11 @@ from muster.scheduler.memory.refusals import after_rollback, after_success, exha
 from muster.scheduler.objects.conditions import condition
 from muster.scheduler.placement.explain import waiting_message
 from muster.scheduler.rules.budgets import Violations
-from muster.scheduler.state.intake import GroupRecord, PodRecord
+from muster.scheduler.state.intake import GroupRecord
+from muster.scheduler.state.reads import member_records
 from muster.scheduler.state.state import ClusterState
 
 TAKEN_DOWN = frozenset({REASON_PREEMPTED, REASON_ROLLED_BACK})
-
-
-def member_records(state: ClusterState, key: GroupKey) -> list[PodRecord]:
-    """The group's member pods, by name."""
-    names = sorted(state.members.get(key, ()))
-    return [state.pods[PodKey(key.namespace, name)].record for name in names]
 
 
 def released_members(state: ClusterState, key: GroupKey) -> tuple[PodKey, ...]:

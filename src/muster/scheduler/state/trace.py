@@ -18,7 +18,7 @@ A trace is JSON lines, one of:
   answered to a pod's release (`ClusterState.observe_release`), null when it released it;
 - `{"line": "judged", "cases": [{"expression": E, "kind": {...}, "judgement": J}]}`:
   DRA selector cases judged outside the engine (`ClusterState.judge_selectors`);
-- `{"line": "cycle", "now": T, "decisions": {...}}`: a cycle decided at T (`decisions`).
+- `{"line": "cycle", "now": T, "decisions": {...}}`: a cycle decided at T (`traced_decisions`).
 
 The recorder adds `"at"` (seconds since the epoch) to each line; nothing reads it but
 people.
@@ -113,10 +113,10 @@ def observe_judged(state: ClusterState, line: Mapping[str, Any]) -> None:
 
 
 def cycle_line(now: float, result: CycleResult) -> JsonObject:
-    return {"line": CYCLE, "now": now, "decisions": decisions(result)}
+    return {"line": CYCLE, "now": now, "decisions": traced_decisions(result)}
 
 
-def decisions(result: CycleResult) -> JsonObject:
+def traced_decisions(result: CycleResult) -> JsonObject:
     """Everything a cycle decided, as plain JSON: admissions (placements, domain,
     victims), growths, verdicts (reason and message) and the plan (its steps and
     actions, each group's desired status, when to wake, the notices to give)."""

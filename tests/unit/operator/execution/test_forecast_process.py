@@ -54,7 +54,7 @@ def test_a_child_that_fails_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None
     def failing(*args: Any, **kwargs: Any) -> Forecast:
         raise RuntimeError("the engine failed")
 
-    monkeypatch.setattr(forecast_process, "forecast", failing)  # the child inherits it
+    monkeypatch.setattr(forecast_process, "run_forecast", failing)  # the child inherits it
     child = Child(_state(), Request(T0, CONFIG, 86400, 5))
     with pytest.raises(ForecastFailedError, match="ended without an answer"):
         child.answer()
@@ -66,7 +66,7 @@ def test_a_child_that_does_not_answer_in_time_is_stopped(monkeypatch: pytest.Mon
         time.sleep(60)
         raise AssertionError("killed before")
 
-    monkeypatch.setattr(forecast_process, "forecast", hanging)
+    monkeypatch.setattr(forecast_process, "run_forecast", hanging)
     child = Child(_state(), Request(T0, CONFIG, 86400, 0.02))
     with pytest.raises(ForecastFailedError, match="no forecast within"):
         child.answer()
