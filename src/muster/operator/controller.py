@@ -257,13 +257,11 @@ class Controller:
         views: PodViews,
         still_leading: Callable[[], bool],
     ) -> UncountedPodActions:
-        """Releases, evictions and deletions, whose answers reach the pod views and
-        which narrow a release to the pod's own required node terms."""
+        """Releases, evictions and deletions, whose answers reach the pod views."""
         pods = UncountedPodActions(
             kube, concurrency=config.release_concurrency, still_leading=still_leading
         )
         pods.answered = views.answer
-        pods.terms_of = self.cache.required_terms
         return pods
 
     @property

@@ -242,10 +242,7 @@ class SchedulingLoop:
         return not failed  # the decision is written: the next cycle tries again
 
     async def _release(self, action: Release, versions: Mapping[PodKey, str]) -> bool:
-        outcome = await self.pods.release(
-            ((PodKey(action.group.namespace, pod), node) for pod, node in action.placements),
-            versions,
-        )
+        outcome = await self.pods.release(action, versions)
         self.metrics.releases.inc(len(outcome.done))
         observed = self.clock()
         for pod in outcome.done:

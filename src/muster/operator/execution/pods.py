@@ -11,9 +11,9 @@ only the planned one). This single patch is judged against the gated pod, so a p
 is never released without its pin.
 
 The patch replaces the list of terms whole, so it is built from the pod's own terms,
-as the engine's record of the pod has them (`terms_of`). A pod whose terms changed
-since is refused by the API server (the change would not narrow), and released on a
-later cycle from its fresh terms.
+as the engine read them on the pod it decided on: the plan's `Release` carries them.
+A pod whose terms changed since is refused by the API server (the change would not
+narrow), and released on a later cycle from its fresh terms.
 
 Ungating removes the gate alone: for the pods no gang will ever hold (a Job whose
 opt-in the API server dropped, `muster.scheduler.lifecycle.let_go`), there is no node to pin.
@@ -50,6 +50,7 @@ from muster.api.wire import JsonObject
 from muster.client.kube import STRATEGIC_MERGE_PATCH, Kube, KubeError
 from muster.client.paths import PODS, namespaced
 from muster.scheduler import Requirement, Term
+from muster.scheduler.decisions import Release
 
 logger = logging.getLogger(__name__)
 
@@ -139,22 +140,23 @@ class PodActions:
         self.kube = kube
         self.semaphore = asyncio.Semaphore(concurrency)
         self.still_leading = still_leading
-        # The pod's own required node affinity terms (none when it has none).
-        self.terms_of: Callable[[PodKey], Sequence[Term]] = lambda pod: ()
         # Where the API server's answer to a release goes (the pod as it is now).
         self.answered: Callable[[JsonObject], object] = lambda pod: None
 
-    async def release(
-        self, placements: Iterable[tuple[PodKey, str]], versions: Mapping[PodKey, str]
-    ) -> BatchOutcome:
+    async def release(self, release: Release, versions: Mapping[PodKey, str]) -> BatchOutcome:
         """Release each pod to its node, each only from its version in `versions`."""
 
-        async def one(item: tuple[PodKey, str]) -> None:
-            pod, node = item
-            version = _known(pod, versions)
-            await self._patch(pod, release_patch(node, version, self.terms_of(pod)))
+        terms = dict(release.terms)
 
-        return await self._batch(list(placements), one, key=lambda item: item[0])
+        def pod_of(item: tuple[str, str]) -> PodKey:
+            return PodKey(release.group.namespace, item[0])
+
+        async def one(item: tuple[str, str]) -> None:
+            pod, (name, node) = pod_of(item), item
+            patch = release_patch(node, _known(pod, versions), terms.get(name, ()))
+            await self._patch(pod, patch)
+
+        return await self._batch(list(release.placements), one, key=pod_of)
 
     async def ungate(self, pods: Iterable[PodKey], versions: Mapping[PodKey, str]) -> BatchOutcome:
         """Ungate each pod, each only from its version in `versions`."""

@@ -28,7 +28,6 @@ from muster.scheduler import (
     Judgement,
     ObjectKey,
     ReleaseFailure,
-    Term,
     apply_line,
     delete_line,
     gated_for_field,
@@ -158,13 +157,6 @@ class LiveCache:
         if rejection is not None or kind != "Pod" or self.uids.get(namespace, name) is None:
             return rejection
         return self.reference(PodKey(namespace, name))
-
-    def required_terms(self, pod: PodKey) -> tuple[Term, ...]:
-        """The pod's required node affinity terms, as the engine read them: what its
-        release narrows to the planned node (none for a pod that has none)."""
-        entry = self.state.pods.get(pod)
-        rules = None if entry is None else entry.record.rules
-        return () if rules is None or rules.required_terms is None else rules.required_terms
 
     def observe_release(self, pod: PodKey, failure: ReleaseFailure | None) -> None:
         """What the API server answered to a pod's release, for the engine's next cycle."""

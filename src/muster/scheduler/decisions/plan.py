@@ -30,6 +30,7 @@ from enum import StrEnum
 
 from muster.api.keys import GroupKey, JobRef, PodKey
 from muster.api.wire import JsonObject
+from muster.scheduler.rules.node_affinity import Term
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,10 +54,16 @@ class Evict:
 
 @dataclass(frozen=True, slots=True)
 class Release:
-    """Remove the gang gate of each pod, pinning it to its planned node."""
+    """Remove the gang gate of each pod, pinning it to its planned node.
+
+    The pin narrows the pod's own required node affinity terms, and the write
+    replaces the list of terms whole, so the release carries them as the engine read
+    the pod it decided on (`terms`: only pods that have some), and the operator needs
+    nothing more to write it."""
 
     group: GroupKey
     placements: tuple[tuple[str, str], ...]  # (pod name, node name), sorted
+    terms: tuple[tuple[str, tuple[Term, ...]], ...] = ()  # (pod name, its terms), sorted
 
 
 @dataclass(frozen=True, slots=True)

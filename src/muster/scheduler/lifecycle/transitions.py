@@ -48,7 +48,7 @@ from muster.scheduler.objects.conditions import condition
 from muster.scheduler.placement.explain import waiting_message
 from muster.scheduler.rules.budgets import Violations
 from muster.scheduler.state.intake import GroupRecord
-from muster.scheduler.state.reads import member_records
+from muster.scheduler.state.reads import member_records, pod_record
 from muster.scheduler.state.state import ClusterState
 
 TAKEN_DOWN = frozenset({REASON_PREEMPTED, REASON_ROLLED_BACK})
@@ -156,7 +156,7 @@ class Planner:
             self.wake.append(self.now + self.config.victims_timeout)
             self._step(key, StepKind.PREEMPT, actions)
             return
-        actions.append(_release(key, admission.placements.items()))
+        actions.append(_release(self.state, key, admission.placements.items()))
         self.wake.append(self.now + self.config.release_timeout)
         self._step(key, StepKind.ADMIT, actions)
 
@@ -213,7 +213,7 @@ class Planner:
                 change = StatusChange(memory=cleared, refusals=settled)
         write = self.change(key, change)
         kind = StepKind.GROW if growth else StepKind.FOLLOW
-        self._step(key, kind, [write, _release(key, releasing) if releasing else None])
+        self._step(key, kind, [write, _release(self.state, key, releasing) if releasing else None])
 
     def vacate(self, group: GroupRecord) -> None:
         """An admitted gang with no pod left is no longer admitted: it holds nothing
@@ -347,8 +347,17 @@ def _blocked(key: GroupKey, pods: tuple[PodKey, ...]) -> RecordEvent:
     )
 
 
-def _release(key: GroupKey, placements: Iterable[tuple[str, str]]) -> Release:
-    return Release(key, tuple(sorted(placements)))
+def _release(state: ClusterState, key: GroupKey, placements: Iterable[tuple[str, str]]) -> Release:
+    """The release of these pods, with the required node affinity terms of each as the
+    engine read it: what its pin narrows (`Release.terms`)."""
+    pinned = tuple(sorted(placements))
+    terms = []
+    for name, _ in pinned:
+        record = pod_record(state, PodKey(key.namespace, name))
+        rules = None if record is None else record.rules
+        if rules is not None and rules.required_terms:
+            terms.append((name, rules.required_terms))
+    return Release(key, pinned, tuple(terms))
 
 
 def _against_budgets(violations: Violations) -> str:

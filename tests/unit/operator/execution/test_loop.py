@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from muster.api.keys import GroupKey, PodKey
@@ -18,7 +19,7 @@ from muster.operator.intake.cache import LiveCache
 from muster.operator.intake.trigger import Trigger
 from muster.operator.metrics import Metrics
 from muster.scheduler import EngineConfig
-from muster.scheduler.decisions.plan import StepKind
+from muster.scheduler.decisions.plan import Release, StepKind
 from tests.unit.operator.virtual_time import on_virtual_time
 from tests.unit.scheduler.builders import job, node, pod, pod_group
 
@@ -42,6 +43,10 @@ class FakeWriter:
         return True
 
 
+def released_pods(release: Release) -> list[PodKey]:
+    return [PodKey(release.group.namespace, name) for name, _ in release.placements]
+
+
 class FakePods:
     """Releases ungate the pod in the cache; evictions, deletions and the version each
     release or ungating was conditional on are recorded."""
@@ -51,11 +56,9 @@ class FakePods:
         self.evicted: list[PodKey] = []
         self.versions: dict[PodKey, str] = {}
 
-    async def release(
-        self, placements: Iterable[tuple[PodKey, str]], versions: Mapping[PodKey, str]
-    ) -> BatchOutcome:
+    async def release(self, release: Release, versions: Mapping[PodKey, str]) -> BatchOutcome:
         done = []
-        for key, _ in placements:
+        for key in released_pods(release):
             self.versions[key] = versions[key]
             released = pod(key.name, group=GANG.name, namespace=key.namespace, gated=False)
             self.cache.pods.upsert(released)
@@ -315,10 +318,8 @@ class LoggedPods(FakePods):
         super().__init__(cache)
         self.log = log
 
-    async def release(
-        self, placements: Iterable[tuple[PodKey, str]], versions: Mapping[PodKey, str]
-    ) -> BatchOutcome:
-        done = tuple(key for key, _ in placements)
+    async def release(self, release: Release, versions: Mapping[PodKey, str]) -> BatchOutcome:
+        done = tuple(released_pods(release))
         self.log.extend(f"release {key.name}" for key in done)
         self.versions.update((key, versions[key]) for key in done)
         return BatchOutcome(done, {})
@@ -400,14 +401,11 @@ class RefusingPods(FakePods):
         self.refused = refused
         self.message = message
 
-    async def release(
-        self, placements: Iterable[tuple[PodKey, str]], versions: Mapping[PodKey, str]
-    ) -> BatchOutcome:
-        placements = list(placements)
-        outcome = await super().release((p for p in placements if p[0] != self.refused), versions)
-        failed = (
-            {self.refused: Failure(403, self.message)} if self.refused in dict(placements) else {}
-        )
+    async def release(self, release: Release, versions: Mapping[PodKey, str]) -> BatchOutcome:
+        others = tuple(p for p in release.placements if p[0] != self.refused.name)
+        outcome = await super().release(replace(release, placements=others), versions)
+        refused = self.refused in released_pods(release)
+        failed = {self.refused: Failure(403, self.message)} if refused else {}
         return BatchOutcome(outcome.done, failed)
 
 

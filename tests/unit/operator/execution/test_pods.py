@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from muster.api.keys import PodKey
+from muster.api.keys import GroupKey, PodKey
 from muster.client.kube import KubeError, NotLeadingError
 from muster.operator.execution.pods import (
     NOT_LEADING,
@@ -14,6 +14,7 @@ from muster.operator.execution.pods import (
     release_patch,
     ungate_patch,
 )
+from muster.scheduler.decisions.plan import Release
 from muster.scheduler.memory.release_failures import ReleaseFailure
 from muster.scheduler.rules.node_affinity import Term
 from muster.scheduler.state.intake import node_term
@@ -24,6 +25,7 @@ SSD = {"key": "disk", "operator": "In", "values": ["ssd"]}
 SKIPPED = {"key": "metadata.name", "operator": "NotIn", "values": ["node-1"]}
 DENIED = "ValidatingAdmissionPolicy 'p' with binding 'p' denied request: no"
 STALE = 'Operation cannot be fulfilled on pods "stale": the object has been modified'
+GROUP = GroupKey("ns", "g")
 VERSIONS = {PodKey("ns", name): "7" for name in ("a", "refused", "unsent", "stale")}
 
 
@@ -92,15 +94,9 @@ class RecordingKube:
 async def test_a_release_pins_from_the_pods_own_terms() -> None:
     kube = RecordingKube()
     actions = PodActions(kube, concurrency=4)  # type: ignore[arg-type]
-    actions.terms_of = lambda pod: terms({"matchExpressions": [ZONE]}) if pod.name == "a" else ()
-    outcome = await actions.release(
-        [
-            (PodKey("ns", "a"), "node-7"),
-            (PodKey("ns", "refused"), "x"),
-            (PodKey("ns", "unsent"), "x"),
-        ],
-        VERSIONS,
-    )
+    zoned = (("a", terms({"matchExpressions": [ZONE]})),)
+    placements = (("a", "node-7"), ("refused", "x"), ("unsent", "x"))
+    outcome = await actions.release(Release(GROUP, placements, zoned), VERSIONS)
     assert outcome.done == (PodKey("ns", "a"),)
     assert outcome.failed == {
         PodKey("ns", "refused"): Failure(422, DENIED),
@@ -115,7 +111,7 @@ async def test_a_release_from_a_stale_version_is_a_failure_to_retry_not_a_refusa
     refusal: the engine releases it again from the version it has seen by then."""
     kube = RecordingKube()
     actions = PodActions(kube, concurrency=4)  # type: ignore[arg-type]
-    outcome = await actions.release([(PodKey("ns", "stale"), "node-7")], VERSIONS)
+    outcome = await actions.release(Release(GROUP, (("stale", "node-7"),)), VERSIONS)
     assert outcome.failed == {PodKey("ns", "stale"): Failure(409, STALE)}
     assert not ReleaseFailure(409, STALE, 0.0).refused
 
@@ -136,6 +132,6 @@ async def test_a_pod_of_unknown_version_is_not_released_unconditionally() -> Non
 async def test_no_batch_starts_without_leadership() -> None:
     kube = RecordingKube()
     actions = PodActions(kube, concurrency=4, still_leading=lambda: False)  # type: ignore[arg-type]
-    outcome = await actions.release([(PodKey("ns", "a"), "node-7")], VERSIONS)
+    outcome = await actions.release(Release(GROUP, (("a", "node-7"),)), VERSIONS)
     assert outcome.done == () and outcome.failed == {PodKey("ns", "a"): Failure(0, NOT_LEADING)}
     assert kube.patches == []

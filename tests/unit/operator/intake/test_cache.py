@@ -162,22 +162,6 @@ def test_an_object_the_engine_skips_is_remembered_once_per_version() -> None:
     assert not cache.rejections
 
 
-def test_a_release_narrows_the_terms_the_engine_read_from_the_pod() -> None:
-    cache = LiveCache()
-    zoned = pod("a", "g")
-    zoned["spec"]["schedulingGates"] = [{"name": "scheduling.muster.dev/gang"}]
-    required = {"nodeSelectorTerms": [{"matchExpressions": [{"key": "z", "operator": "Exists"}]}]}
-    zoned["spec"]["affinity"] = {
-        "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": required}
-    }
-    cache.pods.upsert(zoned)
-    cache.pods.upsert(pod("b", "g"))
-    ((requirement,),) = (term.match_expressions for term in cache.required_terms(PodKey("ns", "a")))
-    assert (requirement.key, requirement.operator, requirement.values) == ("z", "Exists", ())
-    assert cache.required_terms(PodKey("ns", "b")) == ()
-    assert cache.required_terms(PodKey("ns", "gone")) == ()
-
-
 def gated(obj: Any) -> Any:
     obj["spec"]["schedulingGates"] = [{"name": "scheduling.muster.dev/gang"}]
     return obj

@@ -83,6 +83,23 @@ def test_an_admission_writes_its_plan_tells_it_then_releases_its_pods() -> None:
     assert plan.wake_at == NOW + CONFIG.release_timeout
 
 
+def test_a_release_carries_the_terms_the_engine_read_from_each_pod() -> None:
+    """The pin narrows the pod's own required node terms and its write replaces them
+    whole: the release carries them, so its write needs nothing more."""
+    zoned = gang("g", 2)
+    required = {"nodeSelectorTerms": [{"matchExpressions": [{"key": "z", "operator": "Exists"}]}]}
+    zoned[1]["spec"]["affinity"] = {
+        "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": required}
+    }
+    plans = planner(cluster(*NODES, *zoned))
+    plans.admit(Admission(KEY, {"g-0": "n1", "g-1": "n2"}))
+    (release,) = (a for a in plans.plan().steps[0].actions if isinstance(a, Release))
+    ((name, terms),) = release.terms  # g-1 has none
+    ((requirement,),) = (term.match_expressions for term in terms)
+    assert name == "g-0"
+    assert (requirement.key, requirement.operator, requirement.values) == ("z", "Exists", ())
+
+
 def test_a_preemption_takes_the_victim_gang_down_first_then_evicts_and_waits() -> None:
     victim_gang = admitted_gang("v", {"v-0": "n1", "v-1": "n2"}, released=False)
     victim_gang[1]["spec"]["nodeName"] = "n1"
