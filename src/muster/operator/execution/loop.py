@@ -45,7 +45,6 @@ from collections.abc import Callable, Iterator, Mapping
 
 from muster.api.keys import GroupKey, PodKey
 from muster.api.wire import JsonObject
-from muster.client.object_references import reference
 from muster.operator.execution.decision_log import decision_line, notice_lines
 from muster.operator.execution.estimates import EstimateWriter
 from muster.operator.execution.events import NORMAL, WARNING, EventRecorder
@@ -66,7 +65,6 @@ from muster.scheduler.decisions import (
     Release,
     Step,
     StepKind,
-    TellJob,
     Ungate,
     WriteStatus,
 )
@@ -207,8 +205,6 @@ class SchedulingLoop:
                 done = await self._release(action, execution.versions)
             elif isinstance(action, Ungate):
                 done = await self._ungate(action, execution.versions)
-            elif isinstance(action, TellJob):
-                done = await self._tell_job(action)
             else:
                 done = await self._tell(action)
             if not done:
@@ -261,22 +257,12 @@ class SchedulingLoop:
         outcome = await self.pods.ungate(action.pods, versions)
         return bool(outcome.done)
 
-    async def _tell_job(self, action: TellJob) -> bool:
-        metadata = action.job._asdict()
-        involved = reference({"apiVersion": "batch/v1", "kind": "Job", "metadata": metadata})
-        kind = WARNING if action.warning else NORMAL
-        await self.events.record(involved, kind, action.reason, action.message)
-        return True
-
     async def _tell(self, action: RecordEvent) -> bool:
-        """On the PodGroup, the gang's own object: `kubectl describe podgroup` shows
-        why the gang waits or ran beside the condition that says so. Once, not on its
-        Job too: told on both, every gang of a burst cost the API server one more
-        write than its transition needs (the Job's `Created` event names the PodGroup)."""
-        pod_group = self.cache.pod_groups.get(action.group)
-        if pod_group is not None:
+        """On the object the engine named, if it still exists."""
+        involved = self.cache.reference_to(action.target)
+        if involved is not None:
             kind = WARNING if action.warning else NORMAL
-            await self.events.record(reference(pod_group), kind, action.reason, action.message)
+            await self.events.record(involved, kind, action.reason, action.message)
         return True
 
     def _count(self, step: Step) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
+from muster.api.constants import POD_GROUP_KIND
 from muster.api.keys import GroupKey, PodKey, object_key, resource_version, revision
 from muster.api.wire import JsonObject
 from muster.client.name_index import NameIndex
@@ -37,6 +38,7 @@ from muster.scheduler import (
     release_failure,
     release_line,
 )
+from muster.scheduler.decisions import EventTarget
 
 
 class LiveCache:
@@ -149,6 +151,22 @@ class LiveCache:
         uid = self.uids.get(pod.namespace, pod.name) or ""
         metadata = {"namespace": pod.namespace, "name": pod.name, "uid": uid}
         return reference({"apiVersion": "v1", "kind": "Pod", "metadata": metadata})
+
+    def reference_to(self, target: EventTarget) -> JsonObject | None:
+        """An ObjectReference to the target of an event the engine planned: whole when
+        the engine gave its uid, else from the copy kept of it; None once it is gone."""
+        if target.uid:
+            return {
+                "apiVersion": target.api_version,
+                "kind": target.kind,
+                "namespace": target.namespace,
+                "name": target.name,
+                "uid": target.uid,
+            }
+        if target.kind == POD_GROUP_KIND:
+            pod_group = self.pod_groups.get(GroupKey(target.namespace, target.name))
+            return None if pod_group is None else reference(pod_group)
+        return self.reference_of(target.kind, target.namespace, target.name)
 
     def reference_of(self, kind: str, namespace: str, name: str) -> JsonObject | None:
         """An ObjectReference to an object the engine gives a notice about (a member pod

@@ -7,6 +7,7 @@ engine imports these values from here, never from the modules that define them.
 
 from muster.scheduler.decisions.plan import (
     Action,
+    EventTarget,
     Evict,
     Notice,
     Plan,
@@ -14,7 +15,6 @@ from muster.scheduler.decisions.plan import (
     Release,
     Step,
     StepKind,
-    TellJob,
     Ungate,
     WriteStatus,
 )
@@ -31,6 +31,7 @@ __all__ = [
     "Action",
     "Carried",
     "CycleResult",
+    "EventTarget",
     "Evict",
     "Explanation",
     "Notice",
@@ -39,7 +40,6 @@ __all__ = [
     "Release",
     "Step",
     "StepKind",
-    "TellJob",
     "Ungate",
     "Verdict",
     "WriteStatus",

@@ -15,6 +15,9 @@ written down (`WriteStatus`) before anything acts on it (`Evict`, `Release`):
 - let go:    ungate the pods of a Job whose opt-in the API server dropped, then tell
              the Job why (see `let_go`): no gang holds them, so nothing is written.
 
+Each event names its target (`EventTarget`): a gang's transitions are told on its
+PodGroup, what became of a Job's pods on the Job; the operator only writes it.
+
 Beside the steps, the plan's `notices`: warnings about single objects (a member pod
 whose PodGroup is missing, an object the engine cannot use), each told once.
 
@@ -28,6 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from muster.api.constants import API_VERSION, POD_GROUP_KIND
 from muster.api.keys import GroupKey, JobRef, PodKey
 from muster.api.wire import JsonObject
 from muster.scheduler.rules.node_affinity import Term
@@ -67,11 +71,42 @@ class Release:
 
 
 @dataclass(frozen=True, slots=True)
-class RecordEvent:
-    """Tell a transition as an Event on the group's PodGroup; it follows the write that
-    records the transition, and is told only once that write succeeded."""
+class EventTarget:
+    """The object an event is told on (its involvedObject).
 
-    group: GroupKey
+    `uid` is given when the engine knows it (a Job's, from its pods' owner); without
+    it the operator takes the uid from its copy of the object, and tells nothing once
+    the object is gone."""
+
+    api_version: str
+    kind: str
+    namespace: str
+    name: str
+    uid: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+def on_pod_group(group: GroupKey) -> EventTarget:
+    """A gang's own object: `kubectl describe podgroup` shows why the gang waits or ran
+    beside the condition that says so. Told there only, not on its Job too: told on
+    both, every gang of a burst cost the API server one more write than its transition
+    needs (the Job's `Created` event names the PodGroup)."""
+    return EventTarget(API_VERSION, POD_GROUP_KIND, group.namespace, group.name)
+
+
+def on_job(job: JobRef) -> EventTarget:
+    """A Job, for what became of pods no gang holds."""
+    return EventTarget("batch/v1", "Job", job.namespace, job.name, job.uid)
+
+
+@dataclass(frozen=True, slots=True)
+class RecordEvent:
+    """Tell, as an Event on `target`, what the action before it did (a transition
+    written, a Job's pods ungated); told only once that action succeeded."""
+
+    target: EventTarget
     warning: bool
     reason: str
     message: str
@@ -83,17 +118,6 @@ class Ungate:
     kube-scheduler places them as it places any pod."""
 
     pods: tuple[PodKey, ...]  # sorted
-
-
-@dataclass(frozen=True, slots=True)
-class TellJob:
-    """Tell a Job, as an Event, what became of its pods; it follows the action it tells
-    of, and is told only once that action succeeded."""
-
-    job: JobRef
-    warning: bool
-    reason: str
-    message: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +137,7 @@ class Notice:
     message: str
 
 
-Action = WriteStatus | Evict | Release | RecordEvent | Ungate | TellJob
+Action = WriteStatus | Evict | Release | RecordEvent | Ungate
 
 
 class StepKind(StrEnum):

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from muster.api.constants import GANG_GATE, POLICY_LABEL
 from muster.api.keys import GroupKey, PodKey
-from muster.scheduler.decisions.plan import Step, StepKind, TellJob, Ungate
+from muster.scheduler.decisions.plan import RecordEvent, Step, StepKind, Ungate, on_job
 from muster.scheduler.memory.dropped_field import DroppedField
 from muster.scheduler.state.reads import member_records
 from muster.scheduler.state.state import ClusterState
@@ -66,5 +66,5 @@ def _let_go_dropped(state: ClusterState, dropped: DroppedField) -> Step | None:
     if not waiting:
         return None
     first = all(record.gated for record in member_records(state, dropped.group))
-    told = (TellJob(dropped.job, True, REASON, MESSAGE),) if first else ()
+    told = (RecordEvent(on_job(dropped.job), True, REASON, MESSAGE),) if first else ()
     return Step(dropped.group, StepKind.LET_GO, (Ungate(waiting), *told))

@@ -27,6 +27,7 @@ from muster.scheduler.decisions.plan import (
     Step,
     StepKind,
     WriteStatus,
+    on_pod_group,
 )
 from muster.scheduler.decisions.results import Admission, Reason, Verdict
 from muster.scheduler.lifecycle.follow import Following, Rollback
@@ -329,7 +330,7 @@ class Planner:
     def _events(self, key: GroupKey) -> list[RecordEvent]:
         before = self.state.groups[key].status
         return [
-            RecordEvent(key, change.warning, change.reason, change.message)
+            RecordEvent(on_pod_group(key), change.warning, change.reason, change.message)
             for change in transitions(before, self.statuses[key])
         ]
 
@@ -339,7 +340,7 @@ def _blocked(key: GroupKey, pods: tuple[PodKey, ...]) -> RecordEvent:
     their way out: their eviction was refused (a PodDisruptionBudget, most often)."""
     names = ", ".join(str(pod) for pod in pods[:5])
     return RecordEvent(
-        key,
+        on_pod_group(key),
         True,
         "PreemptionBlocked",
         f"{len(pods)} pod(s) preempted for it are still there and not leaving: {names}; "

@@ -33,7 +33,7 @@ from typing import Any
 from muster.api.keys import PodKey
 from muster.api.wire import JsonObject
 from muster.scheduler.config import EngineConfig
-from muster.scheduler.decisions.plan import Action, Evict, Release, TellJob, Ungate, WriteStatus
+from muster.scheduler.decisions.plan import Action, Evict, Release, Ungate, WriteStatus
 from muster.scheduler.decisions.results import CycleResult
 from muster.scheduler.devices.selectors import Case, DeviceKind, Judgement
 from muster.scheduler.memory.release_failures import ReleaseFailure
@@ -166,9 +166,5 @@ def _action(action: Action) -> JsonObject:
         return {"release": str(action.group), "placements": [list(p) for p in action.placements]}
     if isinstance(action, Ungate):
         return {"ungate": [str(pod) for pod in action.pods]}
-    told = (
-        {"jobEvent": str(action.job)}
-        if isinstance(action, TellJob)
-        else {"event": str(action.group)}
-    )
+    told = {"jobEvent" if action.target.kind == "Job" else "event": str(action.target)}
     return {**told, "warning": action.warning, "reason": action.reason, "message": action.message}

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from muster.api.keys import GroupKey, PodKey
+from muster.api.keys import GroupKey, JobRef, PodKey
 from muster.api.wire import JsonObject
 from muster.operator.intake.cache import LiveCache
+from muster.scheduler.decisions.plan import on_job, on_pod_group
 from muster.scheduler.memory.release_failures import ReleaseFailure
 
 GROUP_LABEL = "scheduling.muster.dev/pod-group"
@@ -193,3 +194,33 @@ def test_a_release_refused_as_stale_is_due_again_once_a_newer_version_is_seen() 
     assert stale not in cache.state.release_failures
     assert not cache.pods.upsert(gated(pod("q", "a", version="6")))
     assert lost in cache.state.release_failures  # retried after its delay, as before
+
+
+def test_an_event_s_target_is_referred_to_as_the_engine_named_it() -> None:
+    """The engine names each event's object; the cache only supplies what it keeps of
+    it (a PodGroup's uid), and nothing for one that is gone."""
+    cache = LiveCache()
+    metadata = {"namespace": "ns", "name": "g", "uid": "g-uid", "resourceVersion": "1"}
+    cache.apply_pod_group(
+        {
+            "apiVersion": "scheduling.muster.dev/v1beta1",
+            "kind": "PodGroup",
+            "metadata": metadata,
+            "spec": {"schedulingPolicy": {"gang": {"minCount": 1}}},
+        }
+    )
+    assert cache.reference_to(on_pod_group(GroupKey("ns", "g"))) == {
+        "apiVersion": "scheduling.muster.dev/v1beta1",
+        "kind": "PodGroup",
+        "namespace": "ns",
+        "name": "g",
+        "uid": "g-uid",
+    }
+    assert cache.reference_to(on_pod_group(GroupKey("ns", "gone"))) is None
+    assert cache.reference_to(on_job(JobRef("ns", "train", "j-uid"))) == {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "namespace": "ns",
+        "name": "train",
+        "uid": "j-uid",
+    }

@@ -7,9 +7,9 @@ has no such field, so no PodGroup will ever come. The engine lets its gated pods
 
 from __future__ import annotations
 
-from muster.api.keys import GroupKey, JobRef, PodKey
+from muster.api.keys import GroupKey, PodKey
 from muster.scheduler import ClusterState, EngineConfig, schedule
-from muster.scheduler.decisions.plan import Step, StepKind, TellJob, Ungate
+from muster.scheduler.decisions.plan import EventTarget, RecordEvent, Step, StepKind, Ungate
 from muster.scheduler.lifecycle.let_go import REASON
 from tests.unit.scheduler.builders import Obj, cluster, job, node, pod, pod_group
 
@@ -32,9 +32,9 @@ def test_the_gated_pods_are_let_go_and_the_job_is_told_why() -> None:
     assert step.group == GroupKey("default", "train")
     ungate, tell = step.actions
     assert ungate == Ungate((PodKey("default", "train-0"), PodKey("default", "train-1")))
-    assert isinstance(tell, TellJob)
-    assert (tell.job, tell.warning, tell.reason) == (
-        JobRef("default", "train", "train-uid"),
+    assert isinstance(tell, RecordEvent)
+    assert (tell.target, tell.warning, tell.reason) == (
+        EventTarget("batch/v1", "Job", "default", "train", "train-uid"),
         True,
         REASON,
     )

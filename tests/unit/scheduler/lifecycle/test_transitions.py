@@ -19,6 +19,7 @@ from muster.scheduler.decisions.plan import (
     Release,
     StepKind,
     WriteStatus,
+    on_pod_group,
 )
 from muster.scheduler.decisions.results import Admission, Reason, Verdict, Victim
 from muster.scheduler.lifecycle.follow import Following, Rollback
@@ -73,7 +74,7 @@ def test_an_admission_writes_its_plan_tells_it_then_releases_its_pods() -> None:
     assert (step.kind, step.exclusive) == (StepKind.ADMIT, False)
     assert step.actions == (
         WriteStatus(KEY),
-        RecordEvent(KEY, False, "Scheduled", "2 pods placed"),
+        RecordEvent(on_pod_group(KEY), False, "Scheduled", "2 pods placed"),
         Release(KEY, (("g-0", "n1"), ("g-1", "n2"))),
     )
     status = plan.statuses[KEY]

@@ -6,7 +6,14 @@ from typing import Any
 
 from muster.api.keys import GroupKey, PodKey
 from muster.scheduler import ClusterState, EngineConfig, schedule
-from muster.scheduler.decisions.plan import Evict, RecordEvent, Release, StepKind, WriteStatus
+from muster.scheduler.decisions.plan import (
+    Evict,
+    RecordEvent,
+    Release,
+    StepKind,
+    WriteStatus,
+    on_pod_group,
+)
 from muster.scheduler.decisions.results import CycleResult
 from tests.unit.scheduler.builders import cluster, node, pod, pod_group
 
@@ -69,9 +76,11 @@ def test_a_preemption_records_every_gang_before_evicting_and_releases_nothing_ye
     told = "preempted by PodGroup default/high to make room for its gang"
     assert step.actions == (
         WriteStatus(low_key),
-        RecordEvent(low_key, True, "Preempted", told),  # once, though two conditions moved
+        RecordEvent(
+            on_pod_group(low_key), True, "Preempted", told
+        ),  # once, though two conditions moved
         WriteStatus(high_key),
-        RecordEvent(high_key, False, "Scheduled", "1 pods placed"),
+        RecordEvent(on_pod_group(high_key), False, "Scheduled", "1 pods placed"),
         Evict((PodKey("default", "low-0"),), force=True),
     )
     assert not any(isinstance(a, Release) for s in result.plan.steps for a in s.actions)
@@ -142,7 +151,11 @@ def test_a_victim_whose_eviction_did_not_take_is_told_blocked_and_evicted_again(
     assert step.kind is StepKind.FOLLOW
     _, blocked, evict = step.actions
     assert isinstance(blocked, RecordEvent)
-    assert (blocked.group, blocked.warning, blocked.reason) == (high, True, "PreemptionBlocked")
+    assert (blocked.target, blocked.warning, blocked.reason) == (
+        on_pod_group(high),
+        True,
+        "PreemptionBlocked",
+    )
     assert "default/low-0" in blocked.message
     assert evict == Evict((PodKey("default", "low-0"),), force=False)
 
@@ -162,7 +175,7 @@ def test_a_rollback_is_written_before_its_pods_are_evicted_and_sets_the_backoff(
     told = status["conditions"][0]["message"]
     assert step.actions == (
         WriteStatus(key),
-        RecordEvent(key, True, "RolledBack", told),
+        RecordEvent(on_pod_group(key), True, "RolledBack", told),
         Evict((PodKey("default", "g-0"),), force=True),
     )
     assert status["lifecycle"]["rollbacks"] == 1 and "backoffUntil" in status["lifecycle"]
@@ -189,7 +202,10 @@ def test_an_admitted_gang_whose_pods_are_all_gone_waits_again_and_is_admitted_an
     result = schedule(cluster(node("n1", cpu="4"), gang), now=NOW, config=CONFIG)
     [step] = [s for s in result.plan.steps if s.group == key]
     waiting = "0/2 member pods exist; waiting for 2 more"
-    assert step.actions == (WriteStatus(key), RecordEvent(key, True, "WaitingForPods", waiting))
+    assert step.actions == (
+        WriteStatus(key),
+        RecordEvent(on_pod_group(key), True, "WaitingForPods", waiting),
+    )
     status = result.plan.statuses[key]
     [scheduled] = [c for c in status["conditions"] if c["type"] == "PodGroupScheduled"]
     assert (scheduled["status"], scheduled["reason"]) == ("False", "WaitingForPods")
