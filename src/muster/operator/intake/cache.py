@@ -3,8 +3,9 @@
 Informers write here (and the status writer, with the API server's answers); the
 scheduling loop reads here. Every object goes into the engine's `ClusterState`
 through its one door (`ClusterState.apply` and `delete`), which says whether the
-engine skips it and whether anything the engine reads changed: only such a change
-starts a cycle, so heartbeats and status chatter do not. Beside the state the cache
+engine skips it, whether the change calls for a cycle (heartbeats, status chatter and
+a budget's new count do not) and whether the trace needs it (a Job the engine keeps
+nothing of does not): the cache carries that out, deciding none of it. Beside the state the cache
 keeps only what writing needs: the PodGroups as last seen (the base of a status
 write, and the target of their events), the uid of each member pod (its events), the
 resourceVersion of each pod that carries the gang gate (the precondition of its
@@ -31,7 +32,6 @@ from muster.scheduler import (
     ReleaseFailure,
     apply_line,
     delete_line,
-    gated_for_field,
     judged_line,
     key_of,
     pod_record,
@@ -63,12 +63,12 @@ class LiveCache:
         self.namespaces = _Sink(self, "Namespace")
         self.claims = _Sink(self, "PersistentVolumeClaim")
         self.volumes = _Sink(self, "PersistentVolume")
-        self.budgets = _BudgetSink(self, "PodDisruptionBudget")
+        self.budgets = _Sink(self, "PodDisruptionBudget")
         self.resource_slices = _Sink(self, "ResourceSlice")
         self.device_classes = _Sink(self, "DeviceClass")
         self.resource_claims = _Sink(self, "ResourceClaim")
         self.resource_claim_templates = _Sink(self, "ResourceClaimTemplate")
-        self.jobs = _JobSink(self, "Job")
+        self.jobs = _Sink(self, "Job")
         self.topologies = _Sink(self, "Topology")
 
     def apply_pod_group(self, pod_group: JsonObject) -> bool:
@@ -80,13 +80,13 @@ class LiveCache:
             # again (the watch's copy of that answer, a relist): nothing to take in.
             return False
         self.pod_groups.put(key, pod_group)
-        return self.take_in("PodGroup", pod_group).changed
+        return self.take_in("PodGroup", pod_group).wakes
 
     def take_in(self, kind: str, obj: JsonObject) -> Applied:
         """Give the object to the engine, and remember it while the engine skips it."""
-        if self.record is not None:
-            self.record(apply_line(kind, obj))
         applied = self.state.apply(kind, obj)
+        if self.record is not None and applied.traced:
+            self.record(apply_line(kind, obj))
         key = key_of(kind, obj)
         if applied.rejected is None:
             self.rejections.pop(key, None)
@@ -96,21 +96,22 @@ class LiveCache:
             self._note_uid(obj)
             self._note_version(obj)
             if self._forget_stale_release(PodKey(*object_key(obj))):
-                return applied._replace(changed=True)
+                return applied._replace(changed=True, wakes=True)
         return applied
 
     def let_go(self, kind: str, obj: JsonObject) -> Applied:
         """Take a deleted object out of the engine and of every index."""
         _, namespace, name = key = key_of(kind, obj)
-        if self.record is not None:
-            self.record(delete_line(kind, namespace, name))
         self.rejections.pop(key, None)
         if kind == "Pod":
             self.uids.pop(namespace, name)
             self.versions.pop(namespace, name)
         elif kind == "PodGroup":
             self.pod_groups.pop(GroupKey(namespace, name))
-        return self.state.delete(kind, namespace, name)
+        applied = self.state.delete(kind, namespace, name)
+        if self.record is not None and applied.traced:
+            self.record(delete_line(kind, namespace, name))
+        return applied
 
     def _note_uid(self, pod: JsonObject) -> None:
         """Keep the uid of a pod the engine counts as a gang member."""
@@ -192,7 +193,7 @@ class LiveCache:
 
 class _Sink:
     """One kind's informer sink: each change goes through the engine's door, and it
-    matters to scheduling when the engine says something it reads changed."""
+    starts a cycle when the engine says it calls for one (`Applied.wakes`)."""
 
     def __init__(self, cache: LiveCache, kind: str) -> None:
         self.cache = cache
@@ -201,34 +202,7 @@ class _Sink:
     def upsert(self, obj: JsonObject) -> bool:
         if self.kind == "PodGroup":
             return self.cache.apply_pod_group(obj)
-        return self.cache.take_in(self.kind, obj).changed
+        return self.cache.take_in(self.kind, obj).wakes
 
     def remove(self, obj: JsonObject) -> bool:
-        return self.cache.let_go(self.kind, obj).changed
-
-
-class _BudgetSink(_Sink):
-    """PodDisruptionBudgets: which victims preemption should spare (`budgets`).
-
-    A change in what a budget allows triggers no cycle of its own: it only weighs
-    in a preemption that something else asks for.
-    """
-
-    def upsert(self, obj: JsonObject) -> bool:
-        super().upsert(obj)
-        return False
-
-    def remove(self, obj: JsonObject) -> bool:
-        super().remove(obj)
-        return False
-
-
-class _JobSink(_Sink):
-    """Jobs whose pods were gated for the native field (`dropped_field`); the rest,
-    nearly every Job, never reach the engine or its trace."""
-
-    def upsert(self, obj: JsonObject) -> bool:
-        return gated_for_field(obj) and super().upsert(obj)
-
-    def remove(self, obj: JsonObject) -> bool:
-        return object_key(obj) in self.cache.state.dropped_fields and super().remove(obj)
+        return self.cache.let_go(self.kind, obj).wakes

@@ -53,10 +53,33 @@ class Rejected(NamedTuple):
 
 
 class Applied(NamedTuple):
-    """What an event did to the state."""
+    """What an event did to the state, and so what the operator does with it: start a
+    cycle (`wakes`), write it to the trace (`traced`)."""
 
     rejected: str | None  # why the engine skips the object (None: it was taken in)
     changed: bool  # whether anything the engine reads changed (its record, its rejection)
+    wakes: bool  # whether the change calls for a cycle of its own
+    traced: bool  # whether a replay needs the event to rebuild the same state
+
+
+# A change in what a budget allows calls for no cycle of its own: it only weighs in a
+# preemption that something else asks for.
+_NO_CYCLE_OF_THEIR_OWN = frozenset({"PodDisruptionBudget"})
+# Jobs matter only when the API server dropped the field their pods were gated for
+# (`dropped_field`); every other Job, nearly all, leaves no record, and its events are
+# left out of the trace.
+_TRACED_WHILE_KEPT = frozenset({"Job"})
+
+
+def _applied(kind: str, rejected: str | None, before: object, after: object) -> Applied:
+    """What an event did, from what the engine kept of the object before and after."""
+    changed = before != after
+    return Applied(
+        rejected,
+        changed,
+        wakes=changed and kind not in _NO_CYCLE_OF_THEIR_OWN,
+        traced=kind not in _TRACED_WHILE_KEPT or before != (None, None) or changed,
+    )
 
 
 class Kind(NamedTuple):
@@ -264,7 +287,7 @@ def apply(state: ClusterState, kind: str, obj: Mapping[str, Any]) -> Applied:
     after = door.record(state, key[1], key[2]), state.rejected.get(key)
     if before != after and kind not in _OWN_MARKS:
         state.marks.world_changed()
-    return Applied(after[1].reason if after[1] else None, before != after)
+    return _applied(kind, after[1].reason if after[1] else None, before, after)
 
 
 def delete(state: ClusterState, kind: str, namespace: str, name: str) -> Applied:
@@ -275,4 +298,4 @@ def delete(state: ClusterState, kind: str, namespace: str, name: str) -> Applied
     door.remove(state, key[1], name)
     if before != (None, None) and kind not in _OWN_MARKS:
         state.marks.world_changed()
-    return Applied(None, before != (None, None))
+    return _applied(kind, None, before, (None, None))

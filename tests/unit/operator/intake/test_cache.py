@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from muster.api.constants import GATED_FOR_ANNOTATION, GATED_FOR_FIELD
 from muster.api.keys import GroupKey, JobRef, PodKey
 from muster.api.wire import JsonObject
 from muster.operator.intake.cache import LiveCache
@@ -224,3 +225,28 @@ def test_an_event_s_target_is_referred_to_as_the_engine_named_it() -> None:
         "name": "train",
         "uid": "j-uid",
     }
+
+
+def test_the_sinks_carry_out_what_the_engine_says_of_each_event() -> None:
+    """A budget's new count starts no cycle; a Job the engine keeps nothing of starts
+    none and leaves no trace line; one gated for a field it lost does both."""
+    lines: list[JsonObject] = []
+    cache = LiveCache(record=lines.append)
+    budget = {
+        "metadata": {"namespace": "ns", "name": "b"},
+        "spec": {"selector": {"matchLabels": {"app": "a"}}},
+        "status": {"disruptionsAllowed": 1},
+    }
+    assert not cache.budgets.upsert(budget)
+    assert [line["kind"] for line in lines] == ["PodDisruptionBudget"]
+    template = {"metadata": {"labels": {GROUP_LABEL: "train"}}, "spec": {}}
+    metadata = {"namespace": "ns", "name": "train", "uid": "u"}
+    plain = {"metadata": metadata, "spec": {"template": template}}
+    assert not cache.jobs.upsert(plain)
+    assert not cache.jobs.remove(plain)
+    assert len(lines) == 1
+    marked = {**template["metadata"], "annotations": {GATED_FOR_ANNOTATION: GATED_FOR_FIELD}}
+    gated = {"metadata": metadata, "spec": {"template": {**template, "metadata": marked}}}
+    assert cache.jobs.upsert(gated)
+    assert cache.jobs.remove(gated)
+    assert [line["line"] for line in lines[1:]] == ["apply", "delete"]

@@ -6,13 +6,13 @@ import copy
 
 from muster.scheduler.state.kinds import Applied, key_of
 from muster.scheduler.state.state import ClusterState
-from tests.unit.scheduler.builders import Obj, node, pod, pod_group
+from tests.unit.scheduler.builders import Obj, budget, job, node, pod, pod_group
 
 
 def test_a_new_object_is_a_change_and_the_same_object_again_is_not() -> None:
     state = ClusterState()
-    assert state.apply("Node", node("n1")) == Applied(None, changed=True)
-    assert state.apply("Node", node("n1")) == Applied(None, changed=False)
+    assert state.apply("Node", node("n1")) == Applied(None, changed=True, wakes=True, traced=True)
+    assert state.apply("Node", node("n1")) == Applied(None, changed=False, wakes=False, traced=True)
 
 
 def test_a_node_heartbeat_changes_nothing_the_engine_reads_but_a_cordon_does() -> None:
@@ -70,18 +70,44 @@ def test_a_rejected_object_says_why_and_replaces_its_previous_version() -> None:
     applied = state.apply("Pod", pod("a", cpu="lots"))
     assert applied.changed and applied.rejected is not None and "lots" in applied.rejected
     assert not state.pods
-    assert state.apply("Pod", pod("a", cpu="lots")) == Applied(applied.rejected, changed=False)
-    assert state.apply("Pod", pod("a")) == Applied(None, changed=True)
+    assert state.apply("Pod", pod("a", cpu="lots")) == Applied(
+        applied.rejected, changed=False, wakes=False, traced=True
+    )
+    assert state.apply("Pod", pod("a")) == Applied(None, changed=True, wakes=True, traced=True)
 
 
 def test_delete_is_a_change_only_when_something_was_kept() -> None:
     state = ClusterState()
     state.apply("Node", node("n1"))
     state.apply("Pod", pod("bad", cpu="lots"))
-    assert state.delete("Node", "", "n1") == Applied(None, changed=True)
-    assert state.delete("Node", "", "n1") == Applied(None, changed=False)
+    assert state.delete("Node", "", "n1") == Applied(None, changed=True, wakes=True, traced=True)
+    assert state.delete("Node", "", "n1") == Applied(None, changed=False, wakes=False, traced=True)
     assert state.delete("Pod", "default", "bad").changed  # its rejection is gone
     assert not state.rejected
+
+
+def test_a_budget_s_new_count_is_a_change_that_calls_for_no_cycle_of_its_own() -> None:
+    """It only weighs in a preemption that something else asks for."""
+    state = ClusterState()
+    applied = state.apply("PodDisruptionBudget", budget("b", {"app": "a"}, allowed=1))
+    assert (applied.changed, applied.wakes, applied.traced) == (True, False, True)
+    recounted = state.apply("PodDisruptionBudget", budget("b", {"app": "a"}, allowed=0))
+    assert (recounted.changed, recounted.wakes) == (True, False)
+    assert state.delete("PodDisruptionBudget", "default", "b").wakes is False
+
+
+def test_a_job_the_engine_keeps_nothing_of_is_left_out_of_the_trace() -> None:
+    state = ClusterState()
+    plain = state.apply("Job", job("plain", gated_for_field=False))
+    assert plain == Applied(None, changed=False, wakes=False, traced=False)
+    assert state.delete("Job", "default", "plain").traced is False
+    dropped = state.apply("Job", job("dropped"))  # gated for the field it lost
+    assert dropped == Applied(None, changed=True, wakes=True, traced=True)
+    again = state.apply("Job", job("dropped"))
+    assert again == Applied(None, changed=False, wakes=False, traced=True)
+    assert state.delete("Job", "default", "dropped") == Applied(
+        None, changed=True, wakes=True, traced=True
+    )
 
 
 def test_objects_are_filed_by_kind_namespace_and_name() -> None:
