@@ -102,3 +102,16 @@ def test_the_glossary_defines_each_word() -> None:
         "*lifecycle*",
     ):
         assert word in words, f"the glossary does not define {word}"
+
+
+def test_admission_names_gang_admission_and_the_webhooks_not_an_operator_room() -> None:
+    """The operator's room that keeps the webhooks' certificate and watches is their
+    feeds (`operator.webhook_feeds`); admission is the gang's, and the webhooks'."""
+    assert not (SOURCE / "operator" / "admission").exists()
+    retired = re.compile(r"operator[./]admission\b")
+    found = [
+        f"{path.relative_to(ROOT)}: {match.group(0)}"
+        for path in [*_sources(), *PAGES]
+        for match in retired.finditer(path.read_text())
+    ]
+    assert not found, found
