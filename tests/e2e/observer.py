@@ -23,6 +23,10 @@ The rules, with GRACE seconds for what the API server does one request at a time
   than that, or falls back to 0 standing after more than GRACE without getting there
   is a partial gang. A rise undone within the grace (a release rolled back at once) is
   not.
+- **Bypass.** A member created with its node named (`spec.nodeName`, which Muster's
+  pod webhook annotates `bypassed-gang-admission`) was bound by its creator, not
+  released: it counts towards the gang, but its bind starts no rise. The rise starts
+  at the first bind of a member Muster released.
 - **Fall.** Once a gang disrupted whole (`disruptionMode: all`, the default; a
   `single` gang may lose pods one by one) has held minCount pods, whenever it holds fewer while some
   member still stands, it must within GRACE either hold minCount again (its members
@@ -87,6 +91,7 @@ import yaml
 from tests.e2e.cluster import POLL_CHECKS
 
 GROUP_LABEL = "scheduling.muster.dev/pod-group"
+BYPASSED = "scheduling.muster.dev/bypassed-gang-admission"
 # A gang of the cluster's own (Kubernetes 1.37 native gang scheduling) is named after
 # its PodGroup in this API group: `spec.schedulingGroup.podGroupName` on the pod.
 NATIVE = "scheduling.k8s.io/"
@@ -115,6 +120,7 @@ class Member:
     node: str | None = None
     phase: str = ""
     leaving: bool = False  # deletionTimestamp set: being taken down
+    bypassed: bool = False  # created bound (its node named): not released by Muster
 
     @property
     def standing(self) -> bool:
@@ -263,10 +269,11 @@ class GangLedger:
         *,
         phase: str = "",
         leaving: bool = False,
+        bypassed: bool = False,
     ) -> None:
         """A pod as it is now (added or modified)."""
         before = self._pods.get(name, Member(None)).gang
-        self._pods[name] = Member(gang, node or None, phase, leaving)
+        self._pods[name] = Member(gang, node or None, phase, leaving, bypassed)
         for touched in {before, gang} - {None}:
             assert touched is not None
             self._update(touched, at)
@@ -293,6 +300,8 @@ class GangLedger:
                 self._left(state, at)
             return
         if state is None:
+            if all(m.bypassed for m in standing.values()):
+                return  # bound by their creators: no release to judge yet
             state = self._gangs[gang] = GangState(self._policy(gang))
             if state.policy is not None:
                 state.rise = Rise(gang, state.policy.min_count, started=at)
@@ -609,6 +618,7 @@ class GangObserver:
             at,
             phase=pod.get("status", {}).get("phase", ""),
             leaving=bool(metadata.get("deletionTimestamp")),
+            bypassed=BYPASSED in (metadata.get("annotations") or {}),
         )
 
     def _run(self) -> None:

@@ -55,6 +55,19 @@ def test_a_gang_whose_pods_bind_within_the_grace_is_whole() -> None:
     assert [rise.spread for rise in gangs.risen] == [pytest.approx(1.9)]
 
 
+def test_a_member_bound_by_its_creator_starts_no_rise_but_counts_towards_the_gang() -> None:
+    """A pod created with its node named is bound at once, whether or not the gang
+    fits; the rise is judged from the first member Muster released."""
+    gangs = ledger({"g": 3})
+    gangs.pod("a", "g", "n1", at=0, bypassed=True)
+    for pod in ("b", "c"):
+        gangs.pod(pod, "g", None, at=1.0)
+    gangs.pod("b", "g", "n2", at=30.0)
+    gangs.pod("c", "g", "n2", at=31.0)
+    assert gangs.violations(now=100) == []
+    assert [rise.spread for rise in gangs.risen] == [pytest.approx(1.0)]
+
+
 def test_a_gang_stuck_below_min_count_is_partial_once_the_grace_is_over() -> None:
     gangs = ledger({"g": 3})
     for pod in ("a", "b", "c"):
