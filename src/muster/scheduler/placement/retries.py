@@ -11,18 +11,41 @@ found, so it is not told that it does not fit even on an empty cluster.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+from muster.scheduler.devices.gang import GangDevices
 from muster.scheduler.placement.exhaustive import assign
 from muster.scheduler.placement.fit import BoolArray, Matrix, NodeOrder, Shape
+from muster.scheduler.placement.interpod_view import Member
 from muster.scheduler.placement.shared_claims import Pins, pin_choices
 
-if TYPE_CHECKING:
-    from muster.scheduler.placement.interplay import GangInterplay
+
+class Retried(Protocol):
+    """What the retries use of a gang placed pod by pod (`interplay.GangInterplay`),
+    named here so that the retries need not import the module that calls them."""
+
+    members: list[Member]
+    devices: GangDevices | None
+    unsure: bool
+
+    def open_domains(
+        self, free: Matrix, shapes: Sequence[Shape], *, within: BoolArray
+    ) -> list[BoolArray]: ...
+
+    def place_once(
+        self,
+        free: Matrix,
+        shapes: Sequence[Shape],
+        within: BoolArray,
+        order: NodeOrder,
+        limit: int,
+        *,
+        pins: Pins | None = None,
+    ) -> dict[str, int]: ...
 
 
 def retried(
-    interplay: GangInterplay,
+    interplay: Retried,
     best: dict[str, int],
     free: Matrix,
     shapes: Sequence[Shape],
