@@ -5,15 +5,20 @@ Kubernetes' Priority admission plugin sets a PodGroup's ``priority`` (and
 class when it names none, or to 0 when there is no default class; and it forbids
 a ``priority`` that disagrees. Muster's mutating webhook does the same for its
 own PodGroups, and `muster simulate` uses the same function for objects that
-never went through admission.
+never went through admission. The engine resolves the priority of pods and groups
+with the same choice of class (`applicable_class`), leniently (`resolved_priority`).
+
+Followed: plugin/pkg/admission/priority/admission.go (`getDefaultPriority`: the
+globalDefault class with the lowest value; `admitPod`: no class and no default
+gives 0).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from muster.api.constants import HIGHEST_USER_PRIORITY, PREEMPT_LOWER_PRIORITY
 from muster.api.problems import Problem
@@ -21,7 +26,42 @@ from muster.api.problems import Problem
 # Priority of pods and groups when no class applies (upstream's constant).
 DEFAULT_PRIORITY = 0
 
-Class = TypeVar("Class")
+
+class PriorityClassLike(Protocol):
+    """What the choice of class reads of a PriorityClass, in whatever form it is kept."""
+
+    @property
+    def value(self) -> int: ...
+
+    @property
+    def global_default(self) -> bool: ...
+
+
+Class = TypeVar("Class", bound=PriorityClassLike)
+
+
+@dataclass(frozen=True, slots=True)
+class PriorityClassObject:
+    """A PriorityClass object as admission reads it (leniently: the API server has
+    validated it)."""
+
+    obj: Mapping[str, Any]
+
+    @property
+    def name(self) -> str:
+        return str(self.obj.get("metadata", {}).get("name"))
+
+    @property
+    def value(self) -> int:
+        return int(self.obj.get("value", DEFAULT_PRIORITY))
+
+    @property
+    def global_default(self) -> bool:
+        return self.obj.get("globalDefault") is True
+
+    @property
+    def preemption_policy(self) -> str:
+        return str(self.obj.get("preemptionPolicy") or PREEMPT_LOWER_PRIORITY)
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,19 +87,31 @@ def priority_class_not_found(name: str, path: str = "spec.priorityClassName") ->
     return Problem(path, f"PriorityClass {json.dumps(name)} not found")
 
 
-def lowest_default(defaults: Iterable[Class], value: Callable[[Class], int]) -> Class | None:
-    """The globalDefault class that applies: of several (two can be created at once,
-    admission does not serialise them), the one with the lowest value, as the Priority
-    admission plugin picks it. Takes classes in any form, given how to read a value."""
-    return min(defaults, key=value, default=None)
+def applicable_class(classes: Mapping[str, Class], class_name: str | None) -> Class | None:
+    """The class a priority comes from: the named one, else the globalDefault one (of
+    several, which two admissions at once can create, the one with the lowest value,
+    as the Priority admission plugin picks it), else none (priority 0)."""
+    named = classes.get(class_name) if class_name else None
+    if named is not None:
+        return named
+    defaults = [pc for pc in classes.values() if pc.global_default]
+    return min(defaults, key=lambda pc: pc.value, default=None)
 
 
-def default_priority_class(
-    priority_classes: Iterable[Mapping[str, Any]],
-) -> Mapping[str, Any] | None:
-    """The globalDefault class among these PriorityClass objects (see `lowest_default`)."""
-    defaults = [pc for pc in priority_classes if pc.get("globalDefault") is True]
-    return lowest_default(defaults, lambda pc: int(pc.get("value", DEFAULT_PRIORITY)))
+def resolved_priority(
+    classes: Mapping[str, PriorityClassLike], explicit: int | None, class_name: str | None
+) -> int:
+    """The priority the engine gives a pod or PodGroup that went through admission:
+    spec.priority, else its class's (`applicable_class`), else 0.
+
+    A class that is not known (yet) falls back like a pod without one: the API
+    server would have refused the pod, so this only happens while events arrive out
+    of order, and the priority is refreshed when the class appears.
+    """
+    if explicit is not None:
+        return explicit
+    chosen = applicable_class(classes, class_name)
+    return DEFAULT_PRIORITY if chosen is None else chosen.value
 
 
 def resolve_priority(
@@ -68,24 +120,15 @@ def resolve_priority(
     """The priority a PodGroup with this spec gets; raises :class:`PriorityError`
     when its class does not exist, is above what a pod group may have, or its own
     values contradict the class."""
-    classes = list(priority_classes)
+    by_name = {pc.name: pc for pc in map(PriorityClassObject, priority_classes)}
     name = spec.get("priorityClassName")
-    if name:
-        by_name = {pc.get("metadata", {}).get("name"): pc for pc in classes}
-        if name not in by_name:
-            raise PriorityError(priority_class_not_found(name))
-        chosen: Mapping[str, Any] | None = by_name[name]
-    else:
-        chosen = default_priority_class(classes)
-
+    if name and name not in by_name:
+        raise PriorityError(priority_class_not_found(name))
+    chosen = applicable_class(by_name, name)
     if chosen is None:
         resolved = ResolvedPriority(None, DEFAULT_PRIORITY, PREEMPT_LOWER_PRIORITY)
     else:
-        resolved = ResolvedPriority(
-            chosen["metadata"]["name"],
-            int(chosen.get("value", DEFAULT_PRIORITY)),
-            chosen.get("preemptionPolicy") or PREEMPT_LOWER_PRIORITY,
-        )
+        resolved = ResolvedPriority(chosen.name, chosen.value, chosen.preemption_policy)
     if resolved.priority > HIGHEST_USER_PRIORITY:
         raise PriorityError(
             Problem(

@@ -7,10 +7,13 @@ from typing import Any
 import pytest
 
 from muster.api.priority import (
+    PriorityClassObject,
     PriorityError,
     ResolvedPriority,
+    applicable_class,
     priority_fields,
     resolve_priority,
+    resolved_priority,
 )
 
 
@@ -102,3 +105,26 @@ def test_fields_name_the_class_only_when_one_applies() -> None:
         "preemptionPolicy": "Never",
         "priorityClassName": "batch",
     }
+
+
+def by_name(*classes: dict[str, Any]) -> dict[str, PriorityClassObject]:
+    return {pc.name: pc for pc in map(PriorityClassObject, classes)}
+
+
+def test_the_class_that_applies_is_the_named_one_else_the_lowest_default() -> None:
+    classes = by_name(
+        priority_class("research", 1000),
+        priority_class("high-default", 50, default=True),
+        priority_class("low-default", 5, default=True),
+    )
+    assert applicable_class(classes, "research") == classes["research"]
+    assert applicable_class(classes, None) == classes["low-default"]
+    assert applicable_class(by_name(*CLASSES), None) is None
+
+
+def test_the_engine_honours_an_explicit_priority_and_falls_back_on_an_unknown_class() -> None:
+    classes = by_name(priority_class("research", 1000), priority_class("d", 5, default=True))
+    assert resolved_priority(classes, 7, "research") == 7
+    assert resolved_priority(classes, None, "research") == 1000
+    assert resolved_priority(classes, None, "not-yet-seen") == 5
+    assert resolved_priority({}, None, "not-yet-seen") == 0

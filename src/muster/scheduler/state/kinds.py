@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from muster.api.keys import GroupKey, PodKey, object_key, resource_version
 from muster.api.preferences import kueue_levels
-from muster.api.priority import DEFAULT_PRIORITY, lowest_default
 from muster.scheduler.devices.kinds import DEVICE_CLUSTER_SCOPED, DEVICE_KINDS
 from muster.scheduler.memory.dropped_field import dropped_field
 from muster.scheduler.objects.fields import (
@@ -29,7 +28,6 @@ from muster.scheduler.objects.fields import (
 from muster.scheduler.rules.budgets import Budget
 from muster.scheduler.rules.pod_terms import label_selector
 from muster.scheduler.state.intake import (
-    PriorityClassRecord,
     name_of,
     node_term,
     pod_group_from,
@@ -152,26 +150,6 @@ def _put_budget(state: ClusterState, obj: Mapping[str, Any]) -> None:
     """A PodDisruptionBudget: which pods it protects and how many may go now."""
     record = budget_from(obj)
     state.budgets[(record.namespace, record.name)] = record
-
-
-def resolved_priority(
-    classes: Mapping[str, PriorityClassRecord], explicit: int | None, class_name: str | None
-) -> int:
-    """spec.priority, else the named class, else the global default class (the
-    lowest-valued one, as admission picks it), else 0.
-
-    A class that is not known (yet) falls back like a pod without one: the API
-    server would have refused the pod, so this only happens while events arrive out
-    of order, and the priority is refreshed when the class appears.
-    """
-    if explicit is not None:
-        return explicit
-    named = classes.get(class_name) if class_name is not None else None
-    if named is not None:
-        return named.value
-    defaults = [pc for pc in classes.values() if pc.global_default]
-    chosen = lowest_default(defaults, lambda pc: pc.value)
-    return DEFAULT_PRIORITY if chosen is None else chosen.value
 
 
 def _put_priority_class(state: ClusterState, obj: Mapping[str, Any]) -> None:

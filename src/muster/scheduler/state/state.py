@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from muster.api.keys import GroupKey, PodKey
+from muster.api.priority import resolved_priority
 from muster.scheduler.devices.book import DeviceBook
 from muster.scheduler.devices.selectors import Case, Judgement
 from muster.scheduler.memory.dropped_field import DroppedField
@@ -42,7 +43,6 @@ from muster.scheduler.state.kinds import (
     Rejected,
     apply,
     delete,
-    resolved_priority,
 )
 from muster.scheduler.state.marks import Marks
 from muster.scheduler.state.min_resources import schedulable_allocatable
@@ -491,7 +491,7 @@ class ClusterState:
     # ---- priority classes ------------------------------------------------------
 
     def resolve_priority(self, explicit: int | None, class_name: str | None) -> int:
-        """spec.priority, else the named class (see `kinds.resolved_priority`)."""
+        """spec.priority, else the named class (`muster.api.priority.resolved_priority`)."""
         return resolved_priority(self.priority_classes, explicit, class_name)
 
     def member_priority_floors(self) -> npt.NDArray[np.int64]:

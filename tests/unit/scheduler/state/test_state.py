@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from muster.api.priority import default_priority_class
+from muster.api.priority import resolve_priority
 from muster.scheduler.state.state import ClusterState
 from tests.unit.scheduler.builders import cluster, node, pod, pod_group, priority_class
 
@@ -128,7 +128,7 @@ def test_of_several_global_defaults_the_lowest_applies_as_in_admission() -> None
     state = cluster(*classes, pod("plain"))
     [entry] = state.pods.values()
     assert entry.priority == 5
-    assert default_priority_class(classes) == classes[0]
+    assert resolve_priority({}, classes).priority_class_name == "low"
 
 
 EVENTS = st.lists(
