@@ -91,7 +91,8 @@ from muster.scheduler.state.reads import (
     release_failure,
     waiting_gangs,
 )
-from muster.scheduler.state.state import ClusterState, PodEntry
+from muster.scheduler.state.state import ClusterState
+from muster.scheduler.state.store import PodEntry
 from muster.scheduler.state.trace import (
     APPLY,
     CYCLE,

@@ -38,7 +38,8 @@ from muster.scheduler.rules.volumes import VolumeRule
 from muster.scheduler.state.intake import GroupRecord, PlacementRules
 from muster.scheduler.state.placed import PlacedPods
 from muster.scheduler.state.predicates import with_port_conflicts, with_refusals
-from muster.scheduler.state.state import ClusterState, PodEntry
+from muster.scheduler.state.state import ClusterState
+from muster.scheduler.state.store import PodEntry
 
 BoolArray = npt.NDArray[np.bool_]
 ShapeKey = tuple[

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 from muster.api.keys import GroupKey, PodKey
 from muster.scheduler.state.intake import GroupRecord
-from muster.scheduler.state.state import ClusterState, PodEntry
+from muster.scheduler.state.state import ClusterState
+from muster.scheduler.state.store import PodEntry
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,11 +15,11 @@ from muster.scheduler.devices.intake import claim_from, class_from, slice_from, 
 from muster.scheduler.objects.fields import mapping_field
 
 if TYPE_CHECKING:
-    from muster.scheduler.state.state import ClusterState
+    from muster.scheduler.state.store import ClusterStore
 
-Put = Callable[["ClusterState", Mapping[str, Any]], None]
-Remove = Callable[["ClusterState", str, str], object]
-Record = Callable[["ClusterState", str, str], object]
+Put = Callable[["ClusterStore", Mapping[str, Any]], None]
+Remove = Callable[["ClusterStore", str, str], object]
+Record = Callable[["ClusterStore", str, str], object]
 
 DEVICE_CLUSTER_SCOPED = frozenset({"ResourceSlice", "DeviceClass"})
 
@@ -29,35 +29,35 @@ def _name(obj: Mapping[str, Any]) -> tuple[str, str]:
     return str(metadata.get("namespace") or "default"), str(metadata.get("name") or "")
 
 
-def _put_slice(state: ClusterState, obj: Mapping[str, Any]) -> None:
+def _put_slice(state: ClusterStore, obj: Mapping[str, Any]) -> None:
     record = slice_from(obj)
     if state.devices.slices.get(record.name) != record:
         state.devices.slices[record.name] = record
         state.devices.changed(slices=True)
 
 
-def _remove_slice(state: ClusterState, _: str, name: str) -> object:
+def _remove_slice(state: ClusterStore, _: str, name: str) -> object:
     found = state.devices.slices.pop(name, None)
     if found is not None:
         state.devices.changed(slices=True)
     return found
 
 
-def _put_class(state: ClusterState, obj: Mapping[str, Any]) -> None:
+def _put_class(state: ClusterStore, obj: Mapping[str, Any]) -> None:
     name, selectors = class_from(obj)
     if state.devices.classes.get(name) != selectors:
         state.devices.classes[name] = selectors
         state.devices.changed()
 
 
-def _remove_class(state: ClusterState, _: str, name: str) -> object:
+def _remove_class(state: ClusterStore, _: str, name: str) -> object:
     found = state.devices.classes.pop(name, None)
     if found is not None:
         state.devices.changed()
     return found
 
 
-def _put_claim(state: ClusterState, obj: Mapping[str, Any]) -> None:
+def _put_claim(state: ClusterStore, obj: Mapping[str, Any]) -> None:
     record = claim_from(obj)
     key = (record.namespace, record.name)
     if state.devices.claims.get(key) != record:
@@ -65,14 +65,14 @@ def _put_claim(state: ClusterState, obj: Mapping[str, Any]) -> None:
         state.devices.changed(claim=key)
 
 
-def _remove_claim(state: ClusterState, namespace: str, name: str) -> object:
+def _remove_claim(state: ClusterStore, namespace: str, name: str) -> object:
     found = state.devices.claims.pop((namespace, name), None)
     if found is not None:
         state.devices.changed(claim=(namespace, name))
     return found
 
 
-def _put_template(state: ClusterState, obj: Mapping[str, Any]) -> None:
+def _put_template(state: ClusterStore, obj: Mapping[str, Any]) -> None:
     key = _name(obj)
     spec = template_from(obj)
     if state.devices.templates.get(key) != spec:
@@ -80,7 +80,7 @@ def _put_template(state: ClusterState, obj: Mapping[str, Any]) -> None:
         state.devices.changed()
 
 
-def _remove_template(state: ClusterState, namespace: str, name: str) -> object:
+def _remove_template(state: ClusterStore, namespace: str, name: str) -> object:
     found = state.devices.templates.pop((namespace, name), None)
     if found is not None:
         state.devices.changed()

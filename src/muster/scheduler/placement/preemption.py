@@ -52,7 +52,8 @@ from muster.scheduler.placement.fit import Counts, Matrix
 from muster.scheduler.placement.topology import GangPlacement
 from muster.scheduler.rules.budgets import Violations, violations
 from muster.scheduler.state.predicates import NodeTable
-from muster.scheduler.state.state import NO_GROUP, ClusterState
+from muster.scheduler.state.state import ClusterState
+from muster.scheduler.state.store import NO_GROUP
 
 REFIT_LIMIT = 16  # victim units tried away one by one with a full refit
 

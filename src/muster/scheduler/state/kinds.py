@@ -1,12 +1,12 @@
 """The kinds of object the engine takes in, and what it keeps of each.
 
-`ClusterState.apply` and `ClusterState.delete` are the one door into the engine's
-state, for the operator, `simulate` and `replay` alike. Each kind says how an object
-of it is put into the state (raising `IntakeError` when the engine cannot use it),
-how it is taken out, and which of the engine's own frozen records stands for it:
-the record before an event and the record after it say whether the event changed
-anything the engine reads, so that a node's heartbeat or a pod's unrelated
-annotation starts no cycle.
+`ClusterStore.apply` and `ClusterStore.delete` are the one door into the engine's
+state, for the operator, `simulate` and `replay` alike; behind it, each kind says how
+an object of it is put into the store (its record built here, raising `IntakeError`
+when the engine cannot use it, and handed to the store's mutators), how it is taken
+out, and which of the engine's own frozen records stands for it: the record before
+an event and the record after it say whether the event changed anything the engine
+reads, so that a node's heartbeat or a pod's unrelated annotation starts no cycle.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from muster.api.keys import GroupKey, PodKey, object_key, resource_version
+from muster.api.keys import GroupKey, PodKey, object_key
 from muster.api.preferences import kueue_levels
 from muster.scheduler.devices.kinds import DEVICE_CLUSTER_SCOPED, DEVICE_KINDS
 from muster.scheduler.memory.dropped_field import dropped_field
@@ -29,13 +29,15 @@ from muster.scheduler.rules.budgets import Budget
 from muster.scheduler.rules.pod_terms import label_selector
 from muster.scheduler.state.intake import (
     name_of,
+    node_from,
     node_term,
+    pod_from,
     pod_group_from,
     priority_class_from,
 )
 
 if TYPE_CHECKING:
-    from muster.scheduler.state.state import ClusterState
+    from muster.scheduler.state.store import ClusterStore
 
 ObjectKey = tuple[str, str, str]  # kind, namespace ("" when cluster-scoped), name
 CLUSTER_SCOPED = frozenset(
@@ -69,7 +71,7 @@ _NO_CYCLE_OF_THEIR_OWN = frozenset({"PodDisruptionBudget"})
 _TRACED_WHILE_KEPT = frozenset({"Job"})
 
 
-def _applied(kind: str, rejected: str | None, before: object, after: object) -> Applied:
+def applied(kind: str, rejected: str | None, before: object, after: object) -> Applied:
     """What an event did, from what the engine kept of the object before and after."""
     changed = before != after
     return Applied(
@@ -83,9 +85,9 @@ def _applied(kind: str, rejected: str | None, before: object, after: object) -> 
 class Kind(NamedTuple):
     """How the state takes in, lets go of and records the objects of one kind."""
 
-    put: Callable[[ClusterState, Mapping[str, Any]], None]  # raises IntakeError
-    remove: Callable[[ClusterState, str, str], object]  # namespace, name
-    record: Callable[[ClusterState, str, str], object]  # None when it keeps none
+    put: Callable[[ClusterStore, Mapping[str, Any]], None]  # raises IntakeError
+    remove: Callable[[ClusterStore, str, str], object]  # namespace, name
+    record: Callable[[ClusterStore, str, str], object]  # None when it keeps none
 
 
 def key_of(kind: str, obj: Mapping[str, Any]) -> ObjectKey:
@@ -120,21 +122,21 @@ def budget_from(obj: Mapping[str, Any]) -> Budget:
     )
 
 
-def _put_namespace(state: ClusterState, obj: Mapping[str, Any]) -> None:
+def _put_namespace(state: ClusterStore, obj: Mapping[str, Any]) -> None:
     """A Namespace's labels, for the namespaceSelector of pod (anti-)affinity terms."""
     _, name = name_of(obj)
     metadata = mapping_field(obj.get("metadata"), "metadata")
     state.namespace_labels[name] = string_map(metadata.get("labels"), "metadata.labels")
 
 
-def _put_claim(state: ClusterState, obj: Mapping[str, Any]) -> None:
+def _put_claim(state: ClusterStore, obj: Mapping[str, Any]) -> None:
     """A PersistentVolumeClaim: which volume it is bound to."""
     namespace, name = name_of(obj)
     volume = mapping_field(obj.get("spec"), "spec").get("volumeName")
     state.volumes.apply_claim(namespace, name, str(volume) if volume else None)
 
 
-def _put_volume(state: ClusterState, obj: Mapping[str, Any]) -> None:
+def _put_volume(state: ClusterStore, obj: Mapping[str, Any]) -> None:
     """A PersistentVolume: the nodes it can be used from (None: any)."""
     _, name = name_of(obj)
     spec = mapping_field(obj.get("spec"), "spec")
@@ -146,27 +148,13 @@ def _put_volume(state: ClusterState, obj: Mapping[str, Any]) -> None:
     state.volumes.apply_volume(name, terms)
 
 
-def _put_budget(state: ClusterState, obj: Mapping[str, Any]) -> None:
+def _put_budget(state: ClusterStore, obj: Mapping[str, Any]) -> None:
     """A PodDisruptionBudget: which pods it protects and how many may go now."""
     record = budget_from(obj)
     state.budgets[(record.namespace, record.name)] = record
 
 
-def _put_priority_class(state: ClusterState, obj: Mapping[str, Any]) -> None:
-    """A PriorityClass: the priority of the pods and groups that name it (or of all
-    that name none, for the global default)."""
-    record = priority_class_from(obj)
-    if state.priority_classes.get(record.name) != record:
-        state.priority_classes[record.name] = record
-        state.refresh_priorities()
-
-
-def _remove_priority_class(state: ClusterState, _: str, name: str) -> None:
-    if state.priority_classes.pop(name, None) is not None:
-        state.refresh_priorities()
-
-
-def _put_job(state: ClusterState, obj: Mapping[str, Any]) -> None:
+def _put_job(state: ClusterStore, obj: Mapping[str, Any]) -> None:
     """A Job matters only when the API server dropped the field its pods were gated
     for (`dropped_field`); every other Job is forgotten as it comes."""
     _, namespace, name = key_of("Job", obj)
@@ -178,7 +166,7 @@ def _put_job(state: ClusterState, obj: Mapping[str, Any]) -> None:
         state.dropped_fields[key] = record
 
 
-def _put_topology(state: ClusterState, obj: Mapping[str, Any]) -> None:
+def _put_topology(state: ClusterStore, obj: Mapping[str, Any]) -> None:
     """A Kueue Topology: the order of the cluster's topology levels, widest first."""
     _, name = name_of(obj)
     levels = kueue_levels(obj)
@@ -187,7 +175,7 @@ def _put_topology(state: ClusterState, obj: Mapping[str, Any]) -> None:
     state.topologies[name] = levels
 
 
-_KINDS: dict[str, Kind] = {
+KINDS: dict[str, Kind] = {
     "Namespace": Kind(
         _put_namespace,
         lambda state, _, name: state.namespace_labels.pop(name, None),
@@ -214,18 +202,18 @@ _KINDS: dict[str, Kind] = {
         lambda state, namespace, name: state.dropped_fields.get((namespace, name)),
     ),
     "Node": Kind(
-        lambda state, obj: state._put_node(obj),
-        lambda state, _, name: state._remove_node(name),
-        lambda state, _, name: state._node_record(name),
+        lambda state, obj: state.put_node(node_from(obj)),
+        lambda state, _, name: state.remove_node(name),
+        lambda state, _, name: state.node_record(name),
     ),
     "Pod": Kind(
-        lambda state, obj: state._put_pod(obj),
-        lambda state, namespace, name: state._remove_pod(PodKey(namespace, name)),
-        lambda state, namespace, name: state._pod_record(namespace, name),
+        lambda state, obj: state.put_pod(pod_from(obj)),
+        lambda state, namespace, name: state.remove_pod(PodKey(namespace, name)),
+        lambda state, namespace, name: state.pod_record(PodKey(namespace, name)),
     ),
     "PodGroup": Kind(
         lambda state, obj: state.put_pod_group(pod_group_from(obj)),
-        lambda state, namespace, name: state._remove_pod_group(GroupKey(namespace, name)),
+        lambda state, namespace, name: state.remove_pod_group(GroupKey(namespace, name)),
         lambda state, namespace, name: state.groups.get(GroupKey(namespace, name)),
     ),
     "Topology": Kind(
@@ -234,8 +222,8 @@ _KINDS: dict[str, Kind] = {
         lambda state, _, name: state.topologies.get(name),
     ),
     "PriorityClass": Kind(
-        _put_priority_class,
-        _remove_priority_class,
+        lambda state, obj: state.put_priority_class(priority_class_from(obj)),
+        lambda state, _, name: state.remove_priority_class(name),
         lambda state, _, name: state.priority_classes.get(name),
     ),
     **{kind: Kind(*door) for kind, door in DEVICE_KINDS.items()},
@@ -244,36 +232,4 @@ _KINDS: dict[str, Kind] = {
 
 # Kinds whose objects mark what they change themselves (a pod its node's capacity or
 # its group, a PodGroup itself); a change to any other kind changes the world (`marks`).
-_OWN_MARKS = frozenset({"Pod", "PodGroup"})
-
-
-def apply(state: ClusterState, kind: str, obj: Mapping[str, Any]) -> Applied:
-    """Take in an object: an object the engine cannot use replaces its previous version
-    by nothing (that version no longer describes the cluster), and is kept in
-    `rejected` with why."""
-    key = key_of(kind, obj)
-    door = _KINDS[kind]
-    before = door.record(state, key[1], key[2]), state.rejected.get(key)
-    try:
-        door.put(state, obj)
-    except IntakeError as error:
-        if key[2]:
-            door.remove(state, key[1], key[2])
-        state.rejected[key] = Rejected(str(error), resource_version(obj))
-    else:
-        state.rejected.pop(key, None)
-    after = door.record(state, key[1], key[2]), state.rejected.get(key)
-    if before != after and kind not in _OWN_MARKS:
-        state.marks.world_changed()
-    return _applied(kind, after[1].reason if after[1] else None, before, after)
-
-
-def delete(state: ClusterState, kind: str, namespace: str, name: str) -> Applied:
-    """Let go of an object the API server deleted (or that a what-if takes away)."""
-    key = (kind, scoped(kind, namespace), name)
-    door = _KINDS[kind]
-    before = door.record(state, key[1], name), state.rejected.pop(key, None)
-    door.remove(state, key[1], name)
-    if before != (None, None) and kind not in _OWN_MARKS:
-        state.marks.world_changed()
-    return _applied(kind, None, before, (None, None))
+MARKING_THEMSELVES = frozenset({"Pod", "PodGroup"})

@@ -15,7 +15,8 @@ from types import MappingProxyType
 from muster.api.keys import GroupKey, PodKey
 from muster.scheduler.memory.release_failures import ReleaseFailure
 from muster.scheduler.state.intake import GroupRecord, NodeRecord, PodRecord
-from muster.scheduler.state.state import ClusterState, PodEntry
+from muster.scheduler.state.state import ClusterState
+from muster.scheduler.state.store import PodEntry
 
 
 def group_records(state: ClusterState) -> Mapping[GroupKey, GroupRecord]:
