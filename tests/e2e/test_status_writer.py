@@ -18,7 +18,8 @@ import pytest
 
 from muster.api.constants import API_VERSION, GROUP, POD_GROUP_PLURAL
 from muster.api.keys import GroupKey
-from muster.client.kube import Kube, connect
+from muster.client.connection import connect
+from muster.client.kube import Kube
 from muster.client.paths import POD_GROUPS, namespaced
 from muster.operator.execution.writer import StatusWriter
 from muster.operator.intake.cache import LiveCache

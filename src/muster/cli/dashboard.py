@@ -20,7 +20,8 @@ from dataclasses import replace
 from kubernetes_asyncio.config import ConfigException
 
 from muster.cli.explain import EXIT_NO_CLUSTER, EXIT_OK, find_kubeconfig
-from muster.client.kube import KubeError, connect
+from muster.client.connection import connect
+from muster.client.kube import KubeError
 from muster.operator.config import (
     ENGINE_FIELDS,
     OperatorConfig,

@@ -22,7 +22,8 @@ from kubernetes_asyncio.config import ConfigException
 from muster.api.constants import CONDITION_SCHEDULED
 from muster.api.keys import GroupKey
 from muster.api.times import rfc3339
-from muster.client.kube import KubeError, connect
+from muster.client.connection import connect
+from muster.client.kube import KubeError
 from muster.operator.config import ENGINE_FIELDS, add_arguments, engine_config, from_arguments
 from muster.operator.controller import load_snapshot
 from muster.operator.dashboard.board import start_words

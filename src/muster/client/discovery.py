@@ -8,7 +8,8 @@ off, and why, is :class:`muster.api.features.ServedFeatures`'s to say.
 from __future__ import annotations
 
 from muster.api.features import DEVICES_API, KUEUE_API, ServedFeatures
-from muster.client.kube import Kube, get_or_none
+from muster.client.kube import Kube
+from muster.client.objects import get_or_none
 
 
 async def served(kube: Kube, api: str) -> bool:

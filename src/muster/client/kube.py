@@ -9,7 +9,6 @@ kubernetes_asyncio for what it is good at (kubeconfig, TLS, tokens) and speaks J
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import logging
 import math
 import urllib.parse
@@ -19,7 +18,7 @@ from typing import Any, TypeVar
 
 import aiohttp
 import orjson
-from kubernetes_asyncio import client, config
+from kubernetes_asyncio import client
 
 from muster.api.keys import resource_version
 from muster.api.wire import JsonObject
@@ -119,69 +118,6 @@ class NotLeadingError(KubeError):
 
     def __init__(self, method: str, path: str) -> None:
         super().__init__(0, "NotLeading", f"{method} {path} not sent")
-
-
-async def connect(kubeconfig: str | None, *, user_agent: str = "muster") -> Kube:
-    """Load credentials from a kubeconfig file, or from the pod's service account.
-
-    `user_agent` names this replica in the API server's audit log and metrics, so the
-    requests of two replicas that share credentials can be told apart.
-    """
-    configuration = client.Configuration()
-    if kubeconfig:
-        await config.load_kube_config(config_file=kubeconfig, client_configuration=configuration)
-    else:
-        config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
-    if not configuration.proxy:
-        configuration.proxy = proxy_from_environment(configuration.host or "")
-    api_client = client.ApiClient(configuration)
-    # kubernetes_asyncio opens its session with trust_env=True: aiohttp then reads the
-    # proxy variables and looks for ~/.netrc (in a thread of its own) on every request,
-    # a tenth of the operator's CPU in a burst of releases. The proxy is read once,
-    # above; credentials come from the kubeconfig, never from a netrc.
-    api_client.rest_client.pool_manager._trust_env = False
-    api_client.user_agent = user_agent
-    return Kube(api_client)
-
-
-def proxy_from_environment(server: str) -> str | None:
-    """The proxy the environment names for the API server's URL (`HTTPS_PROXY`,
-    `NO_PROXY`...), as client-go's ProxyFromEnvironment reads them, which never
-    proxies a loopback address; None for none."""
-    url = urllib.parse.urlsplit(server)
-    if (
-        not url.hostname
-        or is_loopback_host(url.hostname)
-        or urllib.request.proxy_bypass(url.hostname)
-    ):
-        return None
-    return urllib.request.getproxies().get(url.scheme or "https")
-
-
-def in_cluster_server(environment: Mapping[str, str]) -> str | None:
-    """The API server's URL as client-go's InClusterConfig takes it, from
-    `KUBERNETES_SERVICE_HOST` and `KUBERNETES_SERVICE_PORT` (joined as
-    net.JoinHostPort joins them); None unless both are set.
-
-    kubernetes_asyncio's in-cluster configuration reads them too, while kopf's
-    service-account login names `https://kubernetes.default.svc`, which needs the
-    cluster's DNS and the port 443: both clients must reach the same server.
-    """
-    host = environment.get("KUBERNETES_SERVICE_HOST")
-    port = environment.get("KUBERNETES_SERVICE_PORT")
-    if not host or not port:
-        return None
-    return f"https://[{host}]:{port}" if ":" in host else f"https://{host}:{port}"
-
-
-def is_loopback_host(host: str) -> bool:
-    """Whether a URL's host is this machine's loopback: `localhost`, or a loopback address."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 class Kube:
@@ -478,45 +414,6 @@ async def _read(response: Any) -> bytes:
     except (aiohttp.ClientError, TimeoutError, OSError) as error:
         raise UnreachableError(f"reading the answer: {error!r}", unsent=False) from error
     return payload
-
-
-async def get_or_none(kube: Kube, path: str) -> JsonObject | None:
-    """The object at `path`, or None when there is none (the API's 404)."""
-    try:
-        return await kube.request("GET", path)
-    except KubeError as error:
-        if error.not_found:
-            return None
-        raise
-
-
-SELF_SUBJECT_REVIEWS = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
-
-
-async def own_user(kube: Kube) -> str | None:
-    """The user name the API server knows this client by; None where it cannot say
-    (before Kubernetes 1.28, or a review refused)."""
-    review = {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}
-    try:
-        answer = await kube.request("POST", SELF_SUBJECT_REVIEWS, body=review)
-    except KubeError as error:
-        logger.warning("cannot learn this client's user name: %s", error)
-        return None
-    name = ((answer.get("status") or {}).get("userInfo") or {}).get("username")
-    return name if isinstance(name, str) and name else None
-
-
-async def apply_object(kube: Kube, obj: JsonObject) -> JsonObject:
-    """Create a cluster-scoped object, or replace it with this content if it exists."""
-    api_version = str(obj["apiVersion"])
-    prefix = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
-    collection = f"{prefix}/{str(obj['kind']).lower()}s"
-    name = obj["metadata"]["name"]
-    current = await get_or_none(kube, f"{collection}/{name}")
-    if current is None:
-        return await kube.request("POST", collection, body=obj)
-    metadata = {**obj["metadata"], "resourceVersion": resource_version(current)}
-    return await kube.request("PUT", f"{collection}/{name}", body={**obj, "metadata": metadata})
 
 
 def _retry_after(response: Any) -> float | None:

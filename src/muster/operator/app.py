@@ -32,15 +32,11 @@ from muster.api.adoption import Adoption
 from muster.api.constants import GROUP
 from muster.api.features import ServedFeatures
 from muster.client import paths
+from muster.client.connection import connect, in_cluster_server, own_user
 from muster.client.discovery import served_features
 from muster.client.informer import Informer
-from muster.client.kube import (
-    Kube,
-    apply_object,
-    connect,
-    in_cluster_server,
-    own_user,
-)
+from muster.client.kube import Kube
+from muster.client.objects import apply_object
 from muster.client.throttle import RateLimiter
 from muster.client.tls_buffers import limit_read_buffers
 from muster.operator.config import OperatorConfig, adoption, topology_levels

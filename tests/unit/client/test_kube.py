@@ -12,20 +12,9 @@ import aiohttp
 import pytest
 
 from muster.api.wire import JsonObject
-from muster.client.kube import (
-    Kube,
-    KubeError,
-    NotLeadingError,
-    UnreachableError,
-    connect,
-    get_or_none,
-    go_duration,
-    in_cluster_server,
-    proxy_from_environment,
-)
+from muster.client.kube import Kube, KubeError, NotLeadingError, UnreachableError, go_duration
 from muster.client.retry import ExponentialBackoff
 from muster.client.throttle import RateLimiter
-from tests.unit.client.kubeconfig import token_kubeconfig
 from tests.unit.operator.virtual_time import on_virtual_time
 
 
@@ -258,14 +247,6 @@ async def test_a_request_from_another_loop_fails_as_unsent_once_the_clients_loop
     assert raised.value.unsent and api.calls == []
 
 
-async def test_get_or_none_is_none_for_a_missing_object_and_raises_other_errors() -> None:
-    missing = Response(404, {"reason": "NotFound"})
-    assert await get_or_none(client(ScriptedApiClient(OK)), "/api/v1/pods/x") == {"kind": "Pod"}
-    assert await get_or_none(client(ScriptedApiClient(missing)), "/api/v1/pods/x") is None
-    with pytest.raises(KubeError):
-        await get_or_none(client(ScriptedApiClient(Response(403, {}))), "/api/v1/pods/x")
-
-
 def test_backoff_doubles_with_jitter_up_to_its_cap() -> None:
     backoff = ExponentialBackoff(initial=1, maximum=8)
     delays = [backoff.next() for _ in range(6)]
@@ -273,36 +254,3 @@ def test_backoff_doubles_with_jitter_up_to_its_cap() -> None:
         assert step / 2 <= delay <= step
     backoff.reset()
     assert backoff.next() <= 1
-
-
-def test_the_proxy_comes_from_the_environment_once_and_never_for_loopback(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example:3128")
-    monkeypatch.setenv("NO_PROXY", "internal.example")
-    assert proxy_from_environment("https://api.example:6443") == "http://proxy.example:3128"
-    assert proxy_from_environment("https://api.internal.example:6443") is None
-    assert proxy_from_environment("https://127.0.0.1:6443") is None
-    assert proxy_from_environment("https://localhost:6443") is None
-
-
-async def test_the_client_reads_no_environment_per_request(tmp_path: Any) -> None:
-    kubeconfig = token_kubeconfig(tmp_path / "kubeconfig")
-    kube = await connect(str(kubeconfig))
-    session = kube.api_client.rest_client.pool_manager
-    assert session.trust_env is False
-    await kube.api_client.close()
-
-
-def test_the_in_cluster_server_is_the_one_the_service_variables_name() -> None:
-    """As client-go's InClusterConfig: both variables, joined as net.JoinHostPort."""
-    assert (
-        in_cluster_server({"KUBERNETES_SERVICE_HOST": "10.0.0.1", "KUBERNETES_SERVICE_PORT": "443"})
-        == "https://10.0.0.1:443"
-    )
-    assert (
-        in_cluster_server({"KUBERNETES_SERVICE_HOST": "fd00::1", "KUBERNETES_SERVICE_PORT": "6443"})
-        == "https://[fd00::1]:6443"
-    )
-    assert in_cluster_server({"KUBERNETES_SERVICE_HOST": "10.0.0.1"}) is None
-    assert in_cluster_server({}) is None

@@ -18,7 +18,7 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Iterable
 
-from muster.client.kube import is_loopback_host
+from muster.client.connection import is_loopback_host
 
 WILDCARDS = frozenset({"", "0.0.0.0", "::"})
 LOCALHOST = "localhost"

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
-from muster.client.kube import Kube, connect
+from muster.client.connection import connect
+from muster.client.kube import Kube
 from muster.operator.config import OperatorConfig
 from muster.operator.dashboard.feed import Feed
 from muster.operator.dashboard.guards import reviewed

@@ -43,15 +43,9 @@ from muster.api.keys import object_key
 from muster.api.priority import PriorityError, with_resolved_priority
 from muster.api.resize import min_count_patch
 from muster.api.wire import JsonObject
-from muster.client.kube import (
-    JSON_PATCH,
-    MERGE_PATCH,
-    Kube,
-    KubeError,
-    NotLeadingError,
-    get_or_none,
-)
+from muster.client.kube import JSON_PATCH, MERGE_PATCH, Kube, KubeError, NotLeadingError
 from muster.client.object_references import reference
+from muster.client.objects import get_or_none
 from muster.client.paths import POD_GROUPS, namespaced
 from muster.client.retry import ExponentialBackoff
 from muster.operator.execution.events import NORMAL, WARNING, EventRecorder

@@ -55,15 +55,9 @@ from muster.api.problems import Problem
 from muster.api.resize import current_min_count, min_count_patch
 from muster.api.validation import JOB_PRIORITY_CLASS, validate_job
 from muster.api.wire import JsonObject
-from muster.client.kube import (
-    JSON_PATCH,
-    MERGE_PATCH,
-    Kube,
-    KubeError,
-    NotLeadingError,
-    get_or_none,
-)
+from muster.client.kube import JSON_PATCH, MERGE_PATCH, Kube, KubeError, NotLeadingError
 from muster.client.object_references import reference
+from muster.client.objects import get_or_none
 from muster.client.paths import POD_GROUPS, WORKLOADS, namespaced
 from muster.client.retry import ExponentialBackoff
 from muster.operator.execution.events import NORMAL, WARNING, EventRecorder

@@ -24,7 +24,8 @@ from pathlib import Path
 
 from muster.api.keys import resource_version
 from muster.api.wire import JsonObject
-from muster.client.kube import STRATEGIC_MERGE_PATCH, Kube, KubeError, get_or_none
+from muster.client.kube import STRATEGIC_MERGE_PATCH, Kube, KubeError
+from muster.client.objects import get_or_none
 from muster.client.paths import SECRETS, namespaced
 from muster.client.retry import ExponentialBackoff
 from muster.operator.config import OperatorConfig, parse_service

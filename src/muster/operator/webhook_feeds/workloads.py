@@ -14,7 +14,8 @@ from typing import Any
 from muster.api.keys import object_key
 from muster.api.references import referable_part
 from muster.api.wire import JsonObject
-from muster.client.kube import Kube, get_or_none
+from muster.client.kube import Kube
+from muster.client.objects import get_or_none
 from muster.client.paths import WORKLOADS, namespaced
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import aiohttp
 
-from muster.client.kube import connect
+from muster.client.connection import connect
 from muster.operator.config import OperatorConfig
 from muster.operator.dashboard.serving import serve_dashboard
 from muster.operator.metrics import Metrics
