@@ -1,7 +1,7 @@
 """How full each topology domain is: capacity occupied, reserved and free.
 
 *Occupied* is what bound pods take, *reserved* what members of an admitted gang's plan
-not bound yet hold, as the engine counts them (`ClusterState.taken` is both); free is
+not bound yet hold (`ClusterState.reserved`; `ClusterState.taken` is both); free is
 allocatable less both. Summed over the nodes of each domain of each level, for the
 resources a person watches: every extended resource named `.../gpu`, and cpu.
 """
@@ -59,7 +59,7 @@ def domains(state: ClusterState, levels: tuple[str, ...]) -> tuple[Domain, ...]:
     slots = [slot for slot, record in enumerate(table.records) if record is not None]
     resources = [r for r in watched_resources(state) if r in state.resource_names]
     columns = [state.resource_names.index(r) for r in resources]
-    reserved = _reserved(state, {table.records[s].name: s for s in slots}, columns)  # type: ignore[union-attr]
+    reserved = state.reserved()[:, columns]
     allocatable = state.allocatable[:, columns]
     taken = state.taken[:, columns]
     found: list[Domain] = []
@@ -83,21 +83,3 @@ def domains(state: ClusterState, levels: tuple[str, ...]) -> tuple[Domain, ...]:
             )
             found.append(Domain(level, value, len(rows), fills))
     return tuple(found)
-
-
-def _reserved(
-    state: ClusterState, slot_of: dict[str, int], columns: list[int]
-) -> np.ndarray[tuple[int, int], np.dtype[np.int64]]:
-    """Per node slot and watched resource: what unbound members of plans hold."""
-    reserved_here = np.zeros((state.allocatable.shape[0], len(columns)), dtype=np.int64)
-    position = {column: index for index, column in enumerate(columns)}
-    for entry in state.pods.values():
-        if entry.taken_on is None or entry.record.node_name is not None:
-            continue
-        slot = slot_of.get(entry.taken_on)
-        if slot is None:
-            continue
-        for column, amount in entry.demand:
-            if column in position:
-                reserved_here[slot, position[column]] += amount
-    return reserved_here

@@ -108,7 +108,7 @@ def pods_of(feed: Feed, key: GroupKey) -> list[Mapping[str, str]]:
     for entry in member_entries(state, key):
         record = entry.record
         name = record.key.name
-        node = record.node_name or (f"{entry.taken_on} (reserved)" if entry.taken_on else "")
+        node = record.node_name or (f"{entry.reserved_on} (reserved)" if entry.reserved_on else "")
         rows.append(
             {
                 "name": name,

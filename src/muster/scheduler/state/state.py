@@ -34,7 +34,7 @@ from muster.scheduler.state.kinds import (
 )
 from muster.scheduler.state.min_resources import schedulable_allocatable
 from muster.scheduler.state.slots import copied
-from muster.scheduler.state.store import NO_GROUP, ClusterStore, PodEntry
+from muster.scheduler.state.store import NO_GROUP, ClusterStore, Matrix, PodEntry
 
 
 class ClusterState(ClusterStore):
@@ -145,6 +145,16 @@ class ClusterState(ClusterStore):
         if group_id is None or group_id >= floors.shape[0]:
             return own
         return min(own, int(floors[group_id]))
+
+    def reserved(self) -> Matrix:
+        """Per node slot and resource: the part of `taken` that is reserved, by pods of
+        admitted plans that are not bound yet (the rest is what bound pods take)."""
+        reserved = np.zeros_like(self.taken)
+        for entry in self.pods.values():
+            slot = None if entry.reserved_on is None else self._node_slot.get(entry.reserved_on)
+            if slot is not None:
+                reserved[slot] += self.demand_vector(entry.demand)
+        return reserved
 
     def node_slot(self, name: str) -> int | None:
         return self._node_slot.get(name)

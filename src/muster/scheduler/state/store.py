@@ -59,6 +59,12 @@ class PodEntry:
     priority: int
     taken_on: str | None = None
 
+    @property
+    def reserved_on(self) -> str | None:
+        """The node it holds capacity on without being bound there: its admitted
+        gang's plan reserves that capacity for it."""
+        return None if self.record.node_name is not None else self.taken_on
+
 
 class ClusterStore:
     """Nodes, pods, PodGroups, PriorityClasses and more, as the engine's records, with

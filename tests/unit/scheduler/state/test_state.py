@@ -82,6 +82,25 @@ def test_an_admitted_plan_reserves_capacity_until_its_pods_bind() -> None:
     assert held(state, "n1") == 0
 
 
+def reserved(state: ClusterState, node_name: str) -> int:
+    slot = state.node_slot(node_name)
+    assert slot is not None
+    return int(state.reserved()[slot, state.resource_names.index("cpu")])
+
+
+def test_what_a_plan_reserves_is_told_from_what_bound_pods_take() -> None:
+    state = ClusterState()
+    state.apply("Node", node("n1"))
+    state.apply("Pod", pod("other", cpu="1", node_name="n1"))
+    state.apply("Pod", pod("w0", group="g", cpu="2"))
+    state.apply("PodGroup", pod_group("g", min_count=1, admitted=True, plan={"w0": "n1"}))
+    assert (held(state, "n1"), reserved(state, "n1")) == (3000, 2000)
+    [entry] = [entry for key, entry in state.pods.items() if key.name == "w0"]
+    assert entry.reserved_on == "n1"
+    state.apply("Pod", pod("w0", group="g", cpu="2", node_name="n1"))
+    assert (held(state, "n1"), reserved(state, "n1")) == (3000, 0)
+
+
 def test_a_plan_without_admission_reserves_nothing() -> None:
     state = ClusterState()
     state.apply("Node", node("n1"))
