@@ -18,6 +18,12 @@ def rfc3339(moment: float, *, micro: bool = False) -> str:
     return datetime.fromtimestamp(moment, UTC).strftime(pattern)
 
 
+def timestamp(moment: float) -> datetime:
+    """The moment as a Timestamp field of the API's models holds it: in UTC, cut to
+    the second (written as `rfc3339` writes it)."""
+    return datetime.fromtimestamp(moment, UTC).replace(microsecond=0)
+
+
 def parse_rfc3339(text: str) -> float:
     """Seconds since the epoch; ValueError when `text` is not an RFC 3339 time."""
     moment = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from muster.api.keys import GroupKey
-from muster.api.times import rfc3339
+from muster.api.podgroup import PodGroupStatus, StartEstimate
+from muster.api.times import timestamp
 from muster.scheduler.forecast.estimate_words import clock_time, starts_in, waiting_for
 from muster.scheduler.forecast.forecast import WAITING_FOR_PODS, Estimate, Forecast, Outcome
 from muster.scheduler.state.state import ClusterState
@@ -119,16 +120,14 @@ class EstimateBook:
 
     def _fields(self, estimate: Estimate, words: str, now: float) -> dict[str, Any]:
         assert self.last is not None
-        fields: dict[str, Any] = {
-            "estimate": {
-                "start": starts_in(estimate, now, self.last.horizon - self.last.now + now),
-                "basis": _basis(estimate),
-                "waitingFor": words,
-            }
-        }
-        if estimate.start is not None:
-            fields["estimatedStartTime"] = rfc3339(estimate.start)
-        return fields
+        return PodGroupStatus(
+            estimate=StartEstimate(
+                start=starts_in(estimate, now, self.last.horizon - self.last.now + now),
+                basis=_basis(estimate),
+                waiting_for=words,
+            ),
+            estimated_start_time=None if estimate.start is None else timestamp(estimate.start),
+        ).to_manifest()
 
 
 def topology_keys(state: ClusterState) -> dict[GroupKey, str | None]:

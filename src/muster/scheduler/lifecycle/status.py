@@ -11,10 +11,12 @@ when a condition's status flips, as the Kubernetes API conventions ask.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from muster.api.base import Condition
 from muster.api.constants import (
     CONDITION_DISRUPTION_TARGET,
     CONDITION_INITIALLY_SCHEDULED,
@@ -26,12 +28,15 @@ from muster.api.constants import (
     REASON_WAITING_FOR_PODS,
 )
 from muster.api.keys import GroupKey
+from muster.api.podgroup import PodCounts
+from muster.api.times import parse_rfc3339, timestamp
 from muster.api.wire import JsonObject
 from muster.scheduler.memory.gang_memory import GangMemory
 from muster.scheduler.memory.gang_memory import to_status as memory_status
 from muster.scheduler.memory.refusals import RefusalMemory
 from muster.scheduler.memory.refusals import to_status as refusals_status
 from muster.scheduler.objects.conditions import admitted, condition, is_true
+from muster.scheduler.objects.times import parse_time
 from muster.scheduler.state.intake import GroupRecord, PodRecord
 
 ESTIMATE_FIELDS = ("estimatedStartTime", "estimate")  # kept until the gang is admitted
@@ -59,16 +64,23 @@ class StatusChange:
     memory: GangMemory | None = None  # replaces status.lifecycle
 
 
-def pod_counts(members: Iterable[PodRecord]) -> dict[str, int]:
+def pod_counts(members: Iterable[PodRecord]) -> JsonObject:
     """`status.pods`: how many member pods exist and in which state."""
-    counts = {"total": 0, "gated": 0, "scheduled": 0, "running": 0, "succeeded": 0, "failed": 0}
+    total = gated = scheduled = 0
+    phases: Counter[str] = Counter()
     for pod in members:
-        counts["total"] += 1
-        counts["gated"] += pod.gated
-        counts["scheduled"] += bool(pod.node_name)
-        if pod.phase in ("Running", "Succeeded", "Failed"):
-            counts[pod.phase.lower()] += 1
-    return counts
+        total += 1
+        gated += pod.gated
+        scheduled += bool(pod.node_name)
+        phases[pod.phase] += 1
+    return PodCounts(
+        total=total,
+        gated=gated,
+        scheduled=scheduled,
+        running=phases["Running"],
+        succeeded=phases["Succeeded"],
+        failed=phases["Failed"],
+    ).to_manifest()
 
 
 def _with_condition(
@@ -81,19 +93,20 @@ def _with_condition(
     now: str,
     generation: int,
 ) -> list[JsonObject]:
+    """The conditions with `kind` set, through the API's `Condition` model: its
+    transition time kept unless its status flips (or the time kept is no time)."""
     value = "True" if status else "False"
     previous = condition({"conditions": conditions}, kind)
     changed = previous is None or previous.get("status") != value
-    updated: JsonObject = {
-        "type": kind,
-        "status": value,
-        "reason": reason,
-        "message": message,
-        "lastTransitionTime": (
-            now if previous is None or changed else previous.get("lastTransitionTime", now)
-        ),
-        "observedGeneration": generation,
-    }
+    kept = None if previous is None or changed else parse_time(previous.get("lastTransitionTime"))
+    updated = Condition(
+        type=kind,
+        status=value,
+        reason=reason,
+        message=message,
+        last_transition_time=timestamp(parse_rfc3339(now) if kept is None else kept),
+        observed_generation=generation,
+    ).to_manifest()
     return [c for c in conditions if c.get("type") != kind] + [updated]
 
 

@@ -19,8 +19,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from muster.api import podgroup
 from muster.api.keys import PodKey
-from muster.api.times import rfc3339
+from muster.api.times import timestamp
 from muster.scheduler.objects.times import parse_time
 
 
@@ -59,16 +60,15 @@ def gang_memory_from(status: Mapping[str, Any]) -> GangMemory:
 
 
 def to_status(memory: GangMemory) -> dict[str, Any]:
-    """`status.lifecycle` as written (the API's `GangMemory` model, camelCase); times are
+    """`status.lifecycle` as written, through the API's `GangMemory` model; times are
     rounded up to the second, so a backoff never ends early."""
-    written: dict[str, Any] = {"rollbacks": memory.rollbacks}
-    if memory.backoff_until is not None:
-        written["backoffUntil"] = rfc3339(math.ceil(memory.backoff_until))
-    if memory.release_started is not None:
-        written["releaseStarted"] = rfc3339(memory.release_started)
-    if memory.victims:
-        written["victims"] = [str(victim) for victim in memory.victims]
-    return written
+    backoff_until, release_started = memory.backoff_until, memory.release_started
+    return podgroup.GangMemory(
+        rollbacks=memory.rollbacks,
+        backoff_until=None if backoff_until is None else timestamp(math.ceil(backoff_until)),
+        release_started=None if release_started is None else timestamp(release_started),
+        victims=[str(victim) for victim in memory.victims] or None,
+    ).to_manifest()
 
 
 def backoff_delay(rollbacks: int, *, initial: float, maximum: float) -> float:

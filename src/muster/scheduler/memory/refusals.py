@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from muster.api import podgroup
 from muster.api.constants import MAX_REFUSAL_MESSAGE, MAX_REFUSED_NODES
 
 
@@ -132,20 +133,17 @@ def exhausted(memory: RefusalMemory | None, max_rollbacks: int, *, node_set: str
 
 
 def to_status(memory: RefusalMemory) -> dict[str, Any]:
-    """`status.refusals` as written (the API's `Refusals` model, camelCase)."""
-    return {
-        "nodeSet": memory.node_set,
-        "rollbacks": memory.rollbacks,
-        "nodes": [
-            {
-                "node": refusal.node,
-                "pod": refusal.pod,
-                "message": refusal.message,
-                "count": refusal.count,
-            }
+    """`status.refusals` as written, through the API's `Refusals` model."""
+    return podgroup.Refusals(
+        node_set=memory.node_set,
+        rollbacks=memory.rollbacks,
+        nodes=[
+            podgroup.NodeRefusal(
+                node=refusal.node, pod=refusal.pod, message=refusal.message, count=refusal.count
+            )
             for refusal in memory.nodes
         ],
-    }
+    ).to_manifest()
 
 
 def describe(refusal: NodeRefusal) -> str:

@@ -26,6 +26,7 @@ from muster.scheduler.state.intake import GroupRecord, PodRecord, pod_from, pod_
 
 GATE = "scheduling.muster.dev/gang"
 GANG = {"schedulingPolicy": {"gang": {"minCount": 1}}}
+T1, T2, T3, T9 = (f"2026-01-01T00:00:0{second}Z" for second in (1, 2, 3, 9))
 
 
 def pod(*, gated: bool = False, node: str | None = None, phase: str = "Pending") -> PodRecord:
@@ -78,7 +79,7 @@ def test_counts_each_state_of_member_pods() -> None:
 
 
 def test_a_pending_gang_mirrors_its_reason_into_initially_scheduled() -> None:
-    status = desired_status(group(), [], StatusChange(scheduling=WAITING), now="T1")
+    status = desired_status(group(), [], StatusChange(scheduling=WAITING), now=T1)
     conditions = conditions_by_type(status)
     assert conditions["PodGroupScheduled"]["status"] == "False"
     assert conditions["PodGroupScheduled"]["reason"] == "Unschedulable"
@@ -89,72 +90,72 @@ def test_a_pending_gang_mirrors_its_reason_into_initially_scheduled() -> None:
 
 def test_initially_scheduled_stays_true_after_the_gang_is_taken_down() -> None:
     admitted = desired_status(
-        group(), [], StatusChange(scheduling=ADMITTED, plan={"p": "n"}), now="T1"
+        group(), [], StatusChange(scheduling=ADMITTED, plan={"p": "n"}), now=T1
     )
     preempted = Scheduling(admitted=False, reason="Preempted", message="by x")
     after = desired_status(
-        group(admitted), [], StatusChange(scheduling=preempted, clear_plan=True), now="T2"
+        group(admitted), [], StatusChange(scheduling=preempted, clear_plan=True), now=T2
     )
     conditions = conditions_by_type(after)
     assert conditions["PodGroupScheduled"]["reason"] == "Preempted"
     assert conditions["PodGroupInitiallyScheduled"]["status"] == "True"
-    assert conditions["PodGroupInitiallyScheduled"]["lastTransitionTime"] == "T1"
+    assert conditions["PodGroupInitiallyScheduled"]["lastTransitionTime"] == T1
     assert "plan" not in after
 
 
 def test_transition_time_moves_only_when_the_status_flips() -> None:
-    first = desired_status(group(), [], StatusChange(scheduling=WAITING), now="T1")
+    first = desired_status(group(), [], StatusChange(scheduling=WAITING), now=T1)
     reworded = Scheduling(admitted=False, reason="Unschedulable", message="other words")
-    second = desired_status(group(first), [], StatusChange(scheduling=reworded), now="T2")
-    assert conditions_by_type(second)["PodGroupScheduled"]["lastTransitionTime"] == "T1"
-    third = desired_status(group(second), [], StatusChange(scheduling=ADMITTED), now="T3")
-    assert conditions_by_type(third)["PodGroupScheduled"]["lastTransitionTime"] == "T3"
+    second = desired_status(group(first), [], StatusChange(scheduling=reworded), now=T2)
+    assert conditions_by_type(second)["PodGroupScheduled"]["lastTransitionTime"] == T1
+    third = desired_status(group(second), [], StatusChange(scheduling=ADMITTED), now=T3)
+    assert conditions_by_type(third)["PodGroupScheduled"]["lastTransitionTime"] == T3
 
 
 def test_the_plan_is_kept_unless_replaced_or_cleared() -> None:
     admitted = desired_status(
-        group(), [], StatusChange(scheduling=ADMITTED, plan={"p": "n"}), now="T1"
+        group(), [], StatusChange(scheduling=ADMITTED, plan={"p": "n"}), now=T1
     )
-    assert desired_status(group(admitted), [], StatusChange(), now="T2")["plan"] == {"p": "n"}
-    grown = desired_status(group(admitted), [], StatusChange(plan={"p": "n", "q": "m"}), now="T2")
+    assert desired_status(group(admitted), [], StatusChange(), now=T2)["plan"] == {"p": "n"}
+    grown = desired_status(group(admitted), [], StatusChange(plan={"p": "n", "q": "m"}), now=T2)
     assert grown["plan"] == {"p": "n", "q": "m"}
 
 
 def test_disruption_target_is_set_and_cleared() -> None:
-    marked = desired_status(group(), [], StatusChange(disruption_target="by x"), now="T1")
+    marked = desired_status(group(), [], StatusChange(disruption_target="by x"), now=T1)
     target = conditions_by_type(marked)["DisruptionTarget"]
     assert (target["status"], target["reason"]) == ("True", "PreemptionByScheduler")
     cleared = desired_status(
-        group(marked), [], StatusChange(scheduling=ADMITTED, clear_disruption_target=True), now="T2"
+        group(marked), [], StatusChange(scheduling=ADMITTED, clear_disruption_target=True), now=T2
     )
     assert "DisruptionTarget" not in conditions_by_type(cleared)
 
 
 def test_the_same_decision_again_needs_no_write() -> None:
     members = [pod(gated=True), pod(gated=True)]
-    first = desired_status(group(), members, StatusChange(scheduling=WAITING), now="T1")
-    again = desired_status(group(first), members, StatusChange(scheduling=WAITING), now="T9")
+    first = desired_status(group(), members, StatusChange(scheduling=WAITING), now=T1)
+    again = desired_status(group(first), members, StatusChange(scheduling=WAITING), now=T9)
     assert not needs_write(first, again)
     members.append(pod(gated=True))
-    counted = desired_status(group(first), members, StatusChange(scheduling=WAITING), now="T9")
+    counted = desired_status(group(first), members, StatusChange(scheduling=WAITING), now=T9)
     assert needs_write(first, counted)
 
 
 def test_min_count_and_admission_time_are_recorded_for_the_columns() -> None:
     four = {"schedulingPolicy": {"gang": {"minCount": 4}}}
-    waiting = desired_status(group(spec=four), [], StatusChange(scheduling=WAITING), now="T1")
+    waiting = desired_status(group(spec=four), [], StatusChange(scheduling=WAITING), now=T1)
     assert waiting["minCount"] == 4
     assert "admittedAt" not in waiting
     admitted = desired_status(
-        group(waiting, spec=four), [], StatusChange(scheduling=ADMITTED), now="T2"
+        group(waiting, spec=four), [], StatusChange(scheduling=ADMITTED), now=T2
     )
-    assert admitted["admittedAt"] == "T2"
+    assert admitted["admittedAt"] == T2
     again = desired_status(
-        group(admitted, spec=four), [], StatusChange(scheduling=ADMITTED), now="T3"
+        group(admitted, spec=four), [], StatusChange(scheduling=ADMITTED), now=T3
     )
-    assert again["admittedAt"] == "T2"
+    assert again["admittedAt"] == T2
     basic = group(spec={"schedulingPolicy": {"basic": {}}})
-    assert desired_status(basic, [], StatusChange(), now="T1")["minCount"] == "basic"
+    assert desired_status(basic, [], StatusChange(), now=T1)["minCount"] == "basic"
 
 
 def test_the_refusal_memory_is_kept_unless_replaced() -> None:
@@ -164,27 +165,27 @@ def test_the_refusal_memory_is_kept_unless_replaced() -> None:
         "rollbacks": 1,
         "nodes": [{"node": "n", "pod": "p", "message": "m", "count": 1}],
     }
-    learnt = desired_status(group(), [], StatusChange(refusals=memory), now="T1")
+    learnt = desired_status(group(), [], StatusChange(refusals=memory), now=T1)
     assert learnt["refusals"] == written
-    kept = desired_status(group(learnt), [], StatusChange(clear_plan=True), now="T2")
+    kept = desired_status(group(learnt), [], StatusChange(clear_plan=True), now=T2)
     assert kept["refusals"] == written
     settled = RefusalMemory("s", 0, memory.nodes)
-    replaced = desired_status(group(learnt), [], StatusChange(refusals=settled), now="T3")
+    replaced = desired_status(group(learnt), [], StatusChange(refusals=settled), now=T3)
     assert replaced["refusals"]["rollbacks"] == 0
 
 
 def test_the_lifecycle_memory_is_written_and_read_back_alike() -> None:
     memory = GangMemory(rollbacks=2, backoff_until=60.5, release_started=None)
-    status = desired_status(group(), [], StatusChange(memory=memory), now="T1")
+    status = desired_status(group(), [], StatusChange(memory=memory), now=T1)
     assert status["lifecycle"] == {"rollbacks": 2, "backoffUntil": "1970-01-01T00:01:01Z"}
     assert group(status).memory == GangMemory(rollbacks=2, backoff_until=61.0)
-    cleared = desired_status(group(status), [], StatusChange(memory=GangMemory()), now="T2")
+    cleared = desired_status(group(status), [], StatusChange(memory=GangMemory()), now=T2)
     assert "lifecycle" not in cleared
 
 
 def test_each_condition_that_moves_is_one_event() -> None:
-    waiting = desired_status(group(), [], StatusChange(scheduling=WAITING), now="T1")
-    admitted = desired_status(group(waiting), [], StatusChange(scheduling=ADMITTED), now="T2")
+    waiting = desired_status(group(), [], StatusChange(scheduling=WAITING), now=T1)
+    admitted = desired_status(group(waiting), [], StatusChange(scheduling=ADMITTED), now=T2)
     assert [(t.warning, t.reason) for t in transitions({}, waiting)] == [(True, "Unschedulable")]
     assert [(t.warning, t.reason) for t in transitions(waiting, admitted)] == [(False, "Scheduled")]
     assert transitions(admitted, admitted) == []
@@ -194,11 +195,11 @@ ESTIMATE = {"estimatedStartTime": "2026-01-01T01:00:00Z", "estimate": {"start": 
 
 
 def test_the_status_keeps_the_estimate_until_the_gang_is_admitted() -> None:
-    waiting = with_estimate(desired_status(group(), [], StatusChange(), now="t"), ESTIMATE)
-    kept = desired_status(group(waiting), [], StatusChange(), now="t")
+    waiting = with_estimate(desired_status(group(), [], StatusChange(), now=T1), ESTIMATE)
+    kept = desired_status(group(waiting), [], StatusChange(), now=T1)
     assert kept["estimate"] == {"start": "~60m"}
     admitted = desired_status(
-        group(waiting), [], StatusChange(scheduling=Scheduling(True, "Scheduled", "")), now="t"
+        group(waiting), [], StatusChange(scheduling=Scheduling(True, "Scheduled", "")), now=T1
     )
     assert "estimate" not in admitted and "estimatedStartTime" not in admitted
 
@@ -296,7 +297,7 @@ def test_a_gang_whose_job_is_paused_shows_as_paused() -> None:
     """Its MIN column, and its waiting message while no pod of it is left."""
     metadata = {"name": "g", "annotations": {PAUSED_ANNOTATION: "parallelism 0"}}
     paused = pod_group_from({"metadata": metadata, "spec": GANG})
-    assert desired_status(paused, [], StatusChange(), now="t")["minCount"] == "paused"
-    assert desired_status(group(), [], StatusChange(), now="t")["minCount"] == 1
+    assert desired_status(paused, [], StatusChange(), now=T1)["minCount"] == "paused"
+    assert desired_status(group(), [], StatusChange(), now=T1)["minCount"] == 1
     assert waiting_message(0, 1, paused=True) == "paused: its Job runs no pods (parallelism 0)"
     assert waiting_message(1, 2, paused=True) == "1/2 member pods exist; waiting for 1 more"
