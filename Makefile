@@ -25,7 +25,7 @@ BUILT_IMAGE := MUSTER_E2E_IMAGE_BUILT=1
 ## All tests: static checks, unit and property tests, then e2e on a real control plane,
 ## then the fault suite on a control plane of its own (one cluster up at a time); a test
 ## only an older Kubernetes can run (older_kubernetes) runs in test-versions. The
-## image is built once, for both e2e runs (tests/e2e/image.py).
+## image is built once, for both e2e runs (tests/e2e/support/image.py).
 test: $(STAMP) control-plane browser lint image
 	$(BIN)/pytest -m "not e2e" -q
 	$(BUILT_IMAGE) $(BIN)/pytest -m "e2e and not faults and not older_kubernetes" -q

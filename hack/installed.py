@@ -21,7 +21,7 @@ Or it is the image, run with podman as the Deployment runs its container
 (hack/container.py): the token is then mounted where the kubelet mounts it, and only
 the last two differ. `make run` (`IMAGE=1`: from the image) starts Muster this way
 against the dev cluster; the e2e harness does the same on its clusters, each replica
-from the image where a test asks (tests/e2e/image.py).
+from the image where a test asks (tests/e2e/support/image.py).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 For each version of `SUPPORTED_KUBE_VERSIONS` (hack/versions.env), oldest first, or
 those `--versions` names: the control plane of that version is built (cached), and the
 e2e tests of SMOKE run against a cluster of it, which the e2e conftest starts with the
-version in `KUBE_VERSION`, and with Muster as installed (tests/e2e/harness.py). Each
+version in `KUBE_VERSION`, and with Muster as installed (tests/e2e/support/harness.py). Each
 version's passed, failed and skipped counts and how long its run took (the cluster's
 start included, its build not) replace its row of the table in docs/versions.md,
 between the markers; rows of versions not run are kept.

@@ -46,11 +46,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.e2e.cluster import Kubectl, LocalCluster, wait_until
+from tests.e2e.support.cluster import Kubectl, LocalCluster, wait_until
 from tests.e2e.faults.faults import holder, webhooks_down
 from tests.e2e.faults.held_proxy import HeldProxy
-from tests.e2e.harness import GROUP_LABEL, NodePool, OperatorProcess
-from tests.e2e.observer import FINISHED
+from tests.e2e.support.harness import GROUP_LABEL, NodePool, OperatorProcess
+from tests.e2e.support.observer import FINISHED
 
 from hack import installed
 from hack.soak.plan import FaultPlan

@@ -1,6 +1,6 @@
 """The soak's invariants, judged over what a watch saw: pure, so scripted sequences test it.
 
-Partial gangs are judged by the e2e suite's own rule (`tests/e2e/observer.py`'s
+Partial gangs are judged by the e2e suite's own rule (`tests/e2e/support/observer.py`'s
 `GangLedger`); this module judges the rest, each at the observation that breaks it:
 
 - **over-committed**: a node whose bound pods (not finished; terminating ones still
@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tests.e2e.faults.faults import Request
-from tests.e2e.harness import WEBHOOK_CONFIGURATION
+from tests.e2e.support.harness import WEBHOOK_CONFIGURATION
 
 from muster.scheduler.objects.quantity import to_amount
 

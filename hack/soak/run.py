@@ -26,10 +26,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from tests.e2e.cluster import Kubectl, LocalCluster
+from tests.e2e.support.cluster import Kubectl, LocalCluster
 from tests.e2e.faults.faults import Restarts, audit_log, supervised
 from tests.e2e.faults.held_proxy import HeldProxy
-from tests.e2e.harness import POOL_LABEL, installed_operator
+from tests.e2e.support.harness import POOL_LABEL, installed_operator
 
 from hack.cluster import ROOT
 from hack.soak import judge, report

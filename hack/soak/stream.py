@@ -1,7 +1,7 @@
 """The soak's steady stream of gang Jobs: each planned Job as a manifest, submitted at its
 moment by a submitter that retries refusals (a webhook outage refuses gang Jobs).
 
-The Jobs run on a pool of simulated nodes of the soak's own (`tests/e2e/harness.py`'s
+The Jobs run on a pool of simulated nodes of the soak's own (`tests/e2e/support/harness.py`'s
 `NodePool` and `gang_job`, as the e2e tests build theirs): two zones, so that a
 topology constraint has a choice to make.
 """
@@ -14,9 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tests.e2e.cluster import Kubectl
+from tests.e2e.support.cluster import Kubectl
 from tests.e2e.faults.faults import create_until_admitted
-from tests.e2e.harness import NodePool, gang_job
+from tests.e2e.support.harness import NodePool, gang_job
 
 from hack.soak.plan import PRIORITIES, JobPlan
 

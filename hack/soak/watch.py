@@ -1,5 +1,5 @@
 """The soak's independent watcher: the e2e gang observer's own watch of `muster-soak`'s pods
-(tests/e2e/observer.py: list, then watch, resumed or relisted through restarts of
+(tests/e2e/support/observer.py: list, then watch, resumed or relisted through restarts of
 the API server and etcd), each pod it delivers also judged for over-commit and pins
 (`hack/soak/judge.py`). It shares nothing with the operator's informers or decisions
 (only the parsing of a quantity).
@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tests.e2e.harness import pinned_to
-from tests.e2e.observer import FINISHED, GangObserver, Rise
+from tests.e2e.support.harness import pinned_to
+from tests.e2e.support.observer import FINISHED, GangObserver, Rise
 
 from hack.soak.judge import PlacementJudge, Violation, allocatable_of, requests_of
 

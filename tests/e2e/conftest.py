@@ -9,7 +9,7 @@ the start-up and runs side by side with others:
     make cluster-up && export MUSTER_KUBECONFIG=$PWD/.cluster/kubeconfig
 
 Every test that uses the `namespace` fixture runs under the gang observer
-(tests/e2e/observer.py): a gang of that namespace that is ever partial, rising or
+(tests/e2e/support/observer.py): a gang of that namespace that is ever partial, rising or
 falling, fails the test, and so does anything that keeps the observer from seeing
 (its watch failing for longer than its patience, an unreadable PodGroup, its thread
 ending). A test that makes partial gangs on purpose says so with
@@ -25,17 +25,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.adoption import adopting, crds  # noqa: F401  (fixtures of the adoption tests)
-from tests.e2e.cluster import Kubectl, LocalCluster, fresh_namespace
-from tests.e2e.harness import (  # noqa: F401  (fixtures of the operator tests)
+from tests.e2e.support.adoption import adopting, crds  # noqa: F401  (fixtures of the adoption tests)
+from tests.e2e.support.cluster import Kubectl, LocalCluster, fresh_namespace
+from tests.e2e.support.harness import (  # noqa: F401  (fixtures of the operator tests)
     operator,
     pool,
     priorities,
     volumes,
 )
-from tests.e2e.image import image, replicas  # noqa: F401  (replicas from the image)
-from tests.e2e.kueue import kueue, kueue_queue  # noqa: F401  (fixtures of the Kueue tests)
-from tests.e2e.observer import GRACE_SECONDS, GangObserver, observing
+from tests.e2e.support.image import image, replicas  # noqa: F401  (replicas from the image)
+from tests.e2e.support.kueue import kueue, kueue_queue  # noqa: F401  (fixtures of the Kueue tests)
+from tests.e2e.support.observer import GRACE_SECONDS, GangObserver, observing
 
 
 def pytest_configure(config: pytest.Config) -> None:

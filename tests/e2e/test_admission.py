@@ -16,8 +16,8 @@ import pytest
 from bench.spending import webhook_calls
 
 from muster.api.constants import BYPASSED_ANNOTATION
-from tests.e2e.cluster import Kubectl, wait_until
-from tests.e2e.harness import (
+from tests.e2e.support.cluster import Kubectl, wait_until
+from tests.e2e.support.harness import (
     GROUP_LABEL,
     POD_GROUPS,
     WORKLOADS,

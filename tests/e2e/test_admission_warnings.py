@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from muster.api.advice import MAX_WARNING_LENGTH, MAX_WARNINGS
-from tests.e2e.cluster import Kubectl
-from tests.e2e.harness import (
+from tests.e2e.support.cluster import Kubectl
+from tests.e2e.support.harness import (
     NodePool,
     OperatorProcess,
     events_for,

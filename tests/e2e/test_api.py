@@ -18,8 +18,8 @@ import pytest
 import yaml
 from hack.cluster import ROOT
 
-from tests.e2e.cluster import Kubectl, wait_until
-from tests.e2e.harness import OperatorProcess, install_crds
+from tests.e2e.support.cluster import Kubectl, wait_until
+from tests.e2e.support.harness import OperatorProcess, install_crds
 from tests.validation_cases import Case, load_cases
 
 pytestmark = pytest.mark.e2e

@@ -11,7 +11,7 @@ from hack.cluster import ROOT
 
 from muster.operator.execution.pods import pinned_terms, release_patch
 from muster.scheduler.state.intake import required_terms
-from tests.e2e.cluster import Kubectl, wait_until
+from tests.e2e.support.cluster import Kubectl, wait_until
 
 pytestmark = pytest.mark.e2e
 

@@ -38,9 +38,9 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
 from muster.api.constants import EXPECTED_RUNTIME_ANNOTATION
-from tests.e2e.browser import browser, screenshot  # noqa: F401  (the browser fixture)
-from tests.e2e.cluster import ROOT, Kubectl, fresh_namespace, wait_until
-from tests.e2e.harness import (
+from tests.e2e.support.browser import browser, screenshot  # noqa: F401  (the browser fixture)
+from tests.e2e.support.cluster import ROOT, Kubectl, fresh_namespace, wait_until
+from tests.e2e.support.harness import (
     TEST_FLAGS,
     NodePool,
     OperatorProcess,

@@ -25,8 +25,8 @@ from hack import helm
 from hack.container import SERVICE_ACCOUNT_DIR
 from hack.installed import USER, token_kubeconfig
 
-from tests.e2e.cluster import ROOT, Kubectl, wait_until
-from tests.e2e.image import IMAGE, process_and_image
+from tests.e2e.support.cluster import ROOT, Kubectl, wait_until
+from tests.e2e.support.image import IMAGE, process_and_image
 
 pytestmark = pytest.mark.e2e
 

@@ -22,8 +22,8 @@ import pytest
 from hack.cluster import ROOT, bin_dir
 from hack.demo import NAMESPACE
 
-from tests.e2e.cluster import wait_until
-from tests.e2e.observer import observing
+from tests.e2e.support.cluster import wait_until
+from tests.e2e.support.observer import observing
 
 pytestmark = pytest.mark.e2e
 

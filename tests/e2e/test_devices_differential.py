@@ -38,8 +38,8 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.cluster import Kubectl, wait_until
-from tests.e2e.harness import POD_GROUPS, NodePool, OperatorProcess, is_gated
+from tests.e2e.support.cluster import Kubectl, wait_until
+from tests.e2e.support.harness import POD_GROUPS, NodePool, OperatorProcess, is_gated
 from tests.e2e.test_interpod_differential import (
     clear_batch,
     condition,

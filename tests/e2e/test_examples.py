@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.e2e.cluster import ROOT, Kubectl, wait_until
-from tests.e2e.harness import (
+from tests.e2e.support.cluster import ROOT, Kubectl, wait_until
+from tests.e2e.support.harness import (
     GROUP_LABEL,
     WORKLOADS,
     OperatorProcess,

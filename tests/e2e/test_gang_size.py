@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from muster.api.constants import MAX_GANG_SIZE, MAX_REFUSAL_MESSAGE, MAX_REFUSED_NODES
-from tests.e2e.cluster import Kubectl
-from tests.e2e.harness import POD_GROUPS, install_crds
+from tests.e2e.support.cluster import Kubectl
+from tests.e2e.support.harness import POD_GROUPS, install_crds
 
 pytestmark = pytest.mark.e2e
 

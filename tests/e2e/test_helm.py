@@ -4,7 +4,7 @@ creates every object; `helm upgrade` with changed values keeps every PodGroup an
 Workload; `helm uninstall` leaves the CRDs.
 
 The session's cluster already runs Muster as the chart installs it by default (the
-release `muster` in muster-system: tests/e2e/harness.py, via the rendered
+release `muster` in muster-system: tests/e2e/support/harness.py, via the rendered
 manifests), so the release here is named otherwise, which names every object of it
 otherwise, the cluster-scoped ones too. Its Deployment's pods cannot run (no container
 runs on KWOK nodes): a nodeSelector that no node matches keeps them Pending, so they
@@ -25,8 +25,8 @@ import yaml
 from hack import helm
 from hack.installed import CRDS
 
-from tests.e2e.cluster import Kubectl, wait_until
-from tests.e2e.harness import OperatorProcess
+from tests.e2e.support.cluster import Kubectl, wait_until
+from tests.e2e.support.harness import OperatorProcess
 
 pytestmark = pytest.mark.e2e
 

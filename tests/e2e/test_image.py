@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from hack import installed
 
-from tests.e2e.cluster import Kubectl, wait_until
-from tests.e2e.harness import (
+from tests.e2e.support.cluster import Kubectl, wait_until
+from tests.e2e.support.harness import (
     LEASE,
     NodePool,
     OperatorProcess,
@@ -21,7 +21,7 @@ from tests.e2e.harness import (
     wait_all_bound,
     wait_for_reason,
 )
-from tests.e2e.image import image_replica, process_status
+from tests.e2e.support.image import image_replica, process_status
 
 pytestmark = pytest.mark.e2e
 

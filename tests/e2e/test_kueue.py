@@ -14,8 +14,8 @@ from collections.abc import Callable
 
 import pytest
 
-from tests.e2e.cluster import Kubectl, wait_until
-from tests.e2e.harness import (
+from tests.e2e.support.cluster import Kubectl, wait_until
+from tests.e2e.support.harness import (
     NodePool,
     OperatorProcess,
     bound,
@@ -26,7 +26,7 @@ from tests.e2e.harness import (
     wait_all_bound,
     wait_for_reason,
 )
-from tests.e2e.kueue import (
+from tests.e2e.support.kueue import (
     FLAVOR_LABEL,
     KueueQueue,
     kueue_workload,

@@ -1,6 +1,6 @@
 """The installation manifests on the real control plane: they apply, and their RBAC is enough.
 
-Every e2e test runs the operator as installed (hack/installed.py, tests/e2e/harness.py):
+Every e2e test runs the operator as installed (hack/installed.py, tests/e2e/support/harness.py):
 a local process authenticated as the manifests' ServiceAccount, with exactly the
 manifests' roles and their pod-rights policy judging it, its certificate in a Secret
 as in a cluster. These tests check that this is so, and that the rights are exactly
@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from hack.installed import NAMESPACE, USER, rendered, token_kubeconfig
 
-from tests.e2e.cluster import ROOT, Kubectl
-from tests.e2e.harness import (
+from tests.e2e.support.cluster import ROOT, Kubectl
+from tests.e2e.support.harness import (
     WEBHOOK_CONFIGURATION,
     NodePool,
     OperatorProcess,
@@ -27,7 +27,7 @@ from tests.e2e.harness import (
     wait_all_bound,
     wait_for_reason,
 )
-from tests.e2e.image import process_and_image
+from tests.e2e.support.image import process_and_image
 
 pytestmark = pytest.mark.e2e
 
@@ -57,7 +57,7 @@ def test_the_manifests_apply_with_a_server_side_dry_run(
 def test_the_operator_schedules_a_gang_with_only_the_manifests_rights(
     operator: OperatorProcess, kubectl: Kubectl, namespace: str, pool: NodePool
 ) -> None:
-    """The session's operator runs as installed (tests/e2e/harness.py), as a local
+    """The session's operator runs as installed (tests/e2e/support/harness.py), as a local
     process or from the image: its rights are the manifests' and nothing it asked for
     was refused; the trace it records (from the image: to a mounted directory)
     replays to its decisions."""

@@ -11,9 +11,9 @@ from typing import TypeVar
 
 import pytest
 
-from tests.e2e.cluster import Kubectl, wait_until
-from tests.e2e.harness import GROUP_LABEL, NodePool, install_crds
-from tests.e2e.observer import (
+from tests.e2e.support.cluster import Kubectl, wait_until
+from tests.e2e.support.harness import GROUP_LABEL, NodePool, install_crds
+from tests.e2e.support.observer import (
     Fall,
     GangLedger,
     GangObserver,

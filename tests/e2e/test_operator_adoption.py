@@ -20,7 +20,7 @@ import pytest
 from hack import installed
 
 from muster.api.adoption import SCHEDULER_PLUGINS, VOLCANO, AdoptedApi
-from tests.e2e.adoption import (
+from tests.e2e.support.adoption import (
     RESOURCES,
     adopt,
     create_gang,
@@ -29,8 +29,8 @@ from tests.e2e.adoption import (
     member,
     wait_for_phase,
 )
-from tests.e2e.cluster import Kubectl, wait_until
-from tests.e2e.harness import (
+from tests.e2e.support.cluster import Kubectl, wait_until
+from tests.e2e.support.harness import (
     GPU,
     GROUP_LABEL,
     NodePool,

@@ -27,9 +27,9 @@ import pytest
 from hack import cluster
 
 from muster.api.adoption import DEFAULT_SCHEDULER, VOLCANO
-from tests.e2e.adoption import adopt, foreign_group, member, wait_for_phase
-from tests.e2e.cluster import Kubectl, wait_until
-from tests.e2e.harness import (
+from tests.e2e.support.adoption import adopt, foreign_group, member, wait_for_phase
+from tests.e2e.support.cluster import Kubectl, wait_until
+from tests.e2e.support.harness import (
     GROUP_LABEL,
     WEBHOOK_CONFIGURATION,
     NodePool,

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.cluster import Kubectl
-from tests.e2e.harness import (
+from tests.e2e.support.cluster import Kubectl
+from tests.e2e.support.harness import (
     NodePool,
     OperatorProcess,
     bound,

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from muster.api.constants import CRON_JOB_ANNOTATION, EXPECTED_RUNTIME_ANNOTATION
-from tests.e2e.cluster import Kubectl, wait_until
-from tests.e2e.harness import (
+from tests.e2e.support.cluster import Kubectl, wait_until
+from tests.e2e.support.harness import (
     POD_GROUPS,
     NodePool,
     OperatorProcess,

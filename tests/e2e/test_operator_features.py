@@ -12,8 +12,8 @@ import json
 
 import pytest
 
-from tests.e2e.cluster import Kubectl
-from tests.e2e.harness import NodePool, OperatorProcess, gang_job
+from tests.e2e.support.cluster import Kubectl
+from tests.e2e.support.harness import NodePool, OperatorProcess, gang_job
 
 pytestmark = pytest.mark.e2e
 

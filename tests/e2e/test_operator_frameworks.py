@@ -19,15 +19,15 @@ import pytest
 from hack import cluster
 
 from muster.api.adoption import SCHEDULER_PLUGINS, VOLCANO
-from tests.e2e.adoption import (
+from tests.e2e.support.adoption import (
     RESOURCES,
     adopt,
     established,
     foreign_status,
     wait_for_phase,
 )
-from tests.e2e.cluster import Kubectl, wait_until
-from tests.e2e.harness import (
+from tests.e2e.support.cluster import Kubectl, wait_until
+from tests.e2e.support.harness import (
     GPU,
     GROUP_LABEL,
     NodePool,

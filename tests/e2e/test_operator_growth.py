@@ -9,9 +9,9 @@ Volcano group)."""
 from __future__ import annotations
 
 from muster.api.adoption import VOLCANO
-from tests.e2e.adoption import adopt, create_gang, foreign_group
-from tests.e2e.cluster import Kubectl, wait_until
-from tests.e2e.harness import (
+from tests.e2e.support.adoption import adopt, create_gang, foreign_group
+from tests.e2e.support.cluster import Kubectl, wait_until
+from tests.e2e.support.harness import (
     NodePool,
     OperatorProcess,
     bound,

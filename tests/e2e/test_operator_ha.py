@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from muster.operator.config import OperatorConfig
-from tests.e2e.cluster import Kubectl, wait_until
-from tests.e2e.harness import LEASE, NodePool, OperatorProcess, gang_job, wait_all_bound
-from tests.e2e.image import process_and_image
+from tests.e2e.support.cluster import Kubectl, wait_until
+from tests.e2e.support.harness import LEASE, NodePool, OperatorProcess, gang_job, wait_all_bound
+from tests.e2e.support.image import process_and_image
 
 pytestmark = pytest.mark.e2e
 

@@ -8,16 +8,16 @@ import json
 
 import pytest
 
-from tests.e2e.cluster import Kubectl, wait_until
-from tests.e2e.harness import (
+from tests.e2e.support.cluster import Kubectl, wait_until
+from tests.e2e.support.harness import (
     NodePool,
     OperatorProcess,
     gang_job,
     scheduled_condition,
     wait_all_bound,
 )
-from tests.e2e.kueue import KUEUE_API
-from tests.e2e.levels import BLOCK, PREFERRED, RACK, ZONE
+from tests.e2e.support.kueue import KUEUE_API
+from tests.e2e.support.levels import BLOCK, PREFERRED, RACK, ZONE
 
 pytestmark = pytest.mark.e2e
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.cluster import Kubectl, wait_until
-from tests.e2e.harness import (
+from tests.e2e.support.cluster import Kubectl, wait_until
+from tests.e2e.support.harness import (
     GROUP_LABEL,
     POD_GROUPS,
     NodePool,

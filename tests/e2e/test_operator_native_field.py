@@ -21,8 +21,8 @@ import pytest
 
 from muster.api.constants import GATED_FOR_ANNOTATION, GATED_FOR_FIELD
 from muster.webhooks.advice import DROPPED_FIELD_WARNING
-from tests.e2e.cluster import ROOT, Kubectl, LocalCluster, fresh_namespace, wait_until
-from tests.e2e.harness import (
+from tests.e2e.support.cluster import ROOT, Kubectl, LocalCluster, fresh_namespace, wait_until
+from tests.e2e.support.harness import (
     POD_GROUPS,
     NodePool,
     OperatorProcess,
@@ -37,7 +37,7 @@ from tests.e2e.harness import (
     wait_all_bound,
     wait_for_reason,
 )
-from tests.e2e.observer import NATIVE, observing
+from tests.e2e.support.observer import NATIVE, observing
 
 pytestmark = pytest.mark.e2e
 

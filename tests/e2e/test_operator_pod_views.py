@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from muster.api.constants import POD_GROUP_LABEL, POLICY_LABEL
-from tests.e2e.cluster import Kubectl, wait_until
+from tests.e2e.support.cluster import Kubectl, wait_until
 from tests.e2e.faults.faults import metric_total
-from tests.e2e.harness import NodePool, OperatorProcess, gang_job
+from tests.e2e.support.harness import NodePool, OperatorProcess, gang_job
 
 pytestmark = pytest.mark.e2e
 

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.cluster import Kubectl, wait_until
-from tests.e2e.harness import (
+from tests.e2e.support.cluster import Kubectl, wait_until
+from tests.e2e.support.harness import (
     NodePool,
     OperatorProcess,
     admissions_for,

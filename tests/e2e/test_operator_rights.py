@@ -21,8 +21,8 @@ from muster.api.constants import GANG_GATE, POD_GROUP_LABEL
 from muster.operator.execution.pods import release_patch, ungate_patch
 from muster.operator.execution.uncounted import JOB_TRACKING_FINALIZER, RECOUNT_PATCH, uncount_patch
 from muster.scheduler.state.intake import required_terms
-from tests.e2e.cluster import ROOT, Kubectl, wait_until
-from tests.e2e.harness import (
+from tests.e2e.support.cluster import ROOT, Kubectl, wait_until
+from tests.e2e.support.harness import (
     POLICY_LABEL,
     NodePool,
     OperatorProcess,

@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 from muster.scheduler.devices.selector_cost import COST_LIMIT
-from tests.e2e.cluster import Kubectl, fresh_namespace, wait_until
-from tests.e2e.harness import (
+from tests.e2e.support.cluster import Kubectl, fresh_namespace, wait_until
+from tests.e2e.support.harness import (
     LEASE,
     NodePool,
     OperatorProcess,

@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 from hack.cluster import bin_dir
 
-from tests.e2e.cluster import Kubectl, wait_until
-from tests.e2e.harness import (
+from tests.e2e.support.cluster import Kubectl, wait_until
+from tests.e2e.support.harness import (
     POD_GROUPS,
     NodePool,
     OperatorProcess,

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from tests.e2e.cluster import Kubectl
-from tests.e2e.harness import (
+from tests.e2e.support.cluster import Kubectl
+from tests.e2e.support.harness import (
     NodePool,
     OperatorProcess,
     bound,
@@ -18,7 +18,7 @@ from tests.e2e.harness import (
     wait_all_bound,
     wait_for_reason,
 )
-from tests.e2e.levels import BLOCK, PREFERRED, RACK, ZONE
+from tests.e2e.support.levels import BLOCK, PREFERRED, RACK, ZONE
 
 pytestmark = pytest.mark.e2e
 

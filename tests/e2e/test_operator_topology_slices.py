@@ -8,15 +8,15 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.cluster import Kubectl
-from tests.e2e.harness import (
+from tests.e2e.support.cluster import Kubectl
+from tests.e2e.support.harness import (
     NodePool,
     OperatorProcess,
     gang_job,
     scheduled_condition,
     wait_all_bound,
 )
-from tests.e2e.levels import BLOCK, PREFERRED, RACK, SLICE, SLICE_SIZE, ZONE
+from tests.e2e.support.levels import BLOCK, PREFERRED, RACK, SLICE, SLICE_SIZE, ZONE
 
 pytestmark = pytest.mark.e2e
 

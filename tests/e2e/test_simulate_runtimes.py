@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tests.e2e.cluster import Kubectl, wait_until
-from tests.e2e.harness import (
+from tests.e2e.support.cluster import Kubectl, wait_until
+from tests.e2e.support.harness import (
     POD_GROUPS,
     WORKLOADS,
     NodePool,

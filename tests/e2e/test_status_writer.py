@@ -23,8 +23,8 @@ from muster.client.kube import Kube
 from muster.client.paths import POD_GROUPS, namespaced
 from muster.operator.execution.writer import StatusWriter
 from muster.operator.intake.cache import LiveCache
-from tests.e2e.cluster import Kubectl
-from tests.e2e.harness import OperatorProcess
+from tests.e2e.support.cluster import Kubectl
+from tests.e2e.support.harness import OperatorProcess
 
 pytestmark = pytest.mark.e2e
 

@@ -24,8 +24,8 @@ from typing import Any
 import pytest
 
 from muster.api.constants import POD_GROUP_LABEL
-from tests.e2e.cluster import Kubectl, bin_dir, fresh_namespace, wait_until
-from tests.e2e.harness import (
+from tests.e2e.support.cluster import Kubectl, bin_dir, fresh_namespace, wait_until
+from tests.e2e.support.harness import (
     GPU,
     POD_GROUPS,
     NodePool,

@@ -27,9 +27,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.cluster import ROOT, Kubectl, LocalCluster
+from tests.e2e.support.cluster import ROOT, Kubectl, LocalCluster
 from tests.e2e.faults.faults import death_of
-from tests.e2e.harness import OperatorProcess, installed_operator
+from tests.e2e.support.harness import OperatorProcess, installed_operator
 
 STATE = Path(os.environ.get("MUSTER_E2E_FAULTS_CLUSTER_DIR", ROOT / ".cluster-faults"))
 OPERATOR_FLAGS = ("--watch-timeout=5",)

@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from tests.e2e.cluster import Kubectl, bin_dir
-from tests.e2e.harness import (
+from tests.e2e.support.cluster import Kubectl, bin_dir
+from tests.e2e.support.harness import (
     GROUP_LABEL,
     LEASE,
     WEBHOOK_CONFIGURATION,

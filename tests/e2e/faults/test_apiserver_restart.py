@@ -17,9 +17,9 @@ import json
 import time
 
 from muster.operator.app import EXIT_LOST_LEADERSHIP
-from tests.e2e.cluster import Kubectl, LocalCluster
+from tests.e2e.support.cluster import Kubectl, LocalCluster
 from tests.e2e.faults.faults import create_until_admitted, metric_total, supervised
-from tests.e2e.harness import (
+from tests.e2e.support.harness import (
     NodePool,
     OperatorProcess,
     bound,

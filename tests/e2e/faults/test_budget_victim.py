@@ -28,9 +28,9 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.cluster import Kubectl, LocalCluster, wait_until
+from tests.e2e.support.cluster import Kubectl, LocalCluster, wait_until
 from tests.e2e.faults.faults import Request, audit_log
-from tests.e2e.harness import (
+from tests.e2e.support.harness import (
     NodePool,
     bound,
     events_for,
@@ -39,7 +39,7 @@ from tests.e2e.harness import (
     scheduled_condition,
     wait_all_bound,
 )
-from tests.e2e.observer import Fall, GangObserver
+from tests.e2e.support.observer import Fall, GangObserver
 
 OPERATOR_AGENT = "muster/"
 OK = (200, 201)

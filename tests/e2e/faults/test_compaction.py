@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import time
 
-from tests.e2e.cluster import Kubectl, LocalCluster, wait_until
+from tests.e2e.support.cluster import Kubectl, LocalCluster, wait_until
 from tests.e2e.faults.faults import metric_samples
-from tests.e2e.harness import NodePool, OperatorProcess, bound, gang_job, pods_of, wait_all_bound
+from tests.e2e.support.harness import NodePool, OperatorProcess, bound, gang_job, pods_of, wait_all_bound
 
 EXPIRED = "muster_watch_expired_total"
 

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import time
 
-from tests.e2e.cluster import Kubectl, wait_until
+from tests.e2e.support.cluster import Kubectl, wait_until
 from tests.e2e.faults.faults import begin_a_slow_held_release, released_of
-from tests.e2e.harness import (
+from tests.e2e.support.harness import (
     NodePool,
     OperatorProcess,
     is_gated,

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import time
 
-from tests.e2e.cluster import Kubectl, wait_until
+from tests.e2e.support.cluster import Kubectl, wait_until
 from tests.e2e.faults.faults import released_of
-from tests.e2e.harness import (
+from tests.e2e.support.harness import (
     NodePool,
     OperatorProcess,
     bound,

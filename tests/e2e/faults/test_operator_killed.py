@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import time
 
-from tests.e2e.cluster import Kubectl, wait_until
+from tests.e2e.support.cluster import Kubectl, wait_until
 from tests.e2e.faults.faults import begin_a_slow_held_release, released_of
-from tests.e2e.harness import (
+from tests.e2e.support.harness import (
     NodePool,
     OperatorProcess,
     lift_holds,
@@ -31,7 +31,7 @@ from tests.e2e.harness import (
     scheduled_condition,
     wait_all_bound,
 )
-from tests.e2e.image import process_and_image
+from tests.e2e.support.image import process_and_image
 
 WORKERS = 8
 

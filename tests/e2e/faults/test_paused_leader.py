@@ -24,7 +24,7 @@ import time
 from datetime import UTC, datetime
 
 from muster.operator.app import EXIT_LOST_LEADERSHIP
-from tests.e2e.cluster import Kubectl, LocalCluster, wait_until
+from tests.e2e.support.cluster import Kubectl, LocalCluster, wait_until
 from tests.e2e.faults.conftest import OPERATOR_FLAGS
 from tests.e2e.faults.faults import (
     Request,
@@ -35,7 +35,7 @@ from tests.e2e.faults.faults import (
     released_of,
     user_agent,
 )
-from tests.e2e.harness import (
+from tests.e2e.support.harness import (
     NodePool,
     OperatorProcess,
     gang_job,

@@ -23,8 +23,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from muster.api.constants import GANG_GATE
-from tests.e2e.cluster import Kubectl, wait_until
-from tests.e2e.harness import (
+from tests.e2e.support.cluster import Kubectl, wait_until
+from tests.e2e.support.harness import (
     NodePool,
     OperatorProcess,
     events_for,
@@ -33,7 +33,7 @@ from tests.e2e.harness import (
     wait_all_bound,
     wait_for_reason,
 )
-from tests.e2e.observer import GangObserver
+from tests.e2e.support.observer import GangObserver
 
 WORKERS = 4
 INDEX = "batch.kubernetes.io/job-completion-index"

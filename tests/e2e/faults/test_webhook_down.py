@@ -14,9 +14,9 @@ from __future__ import annotations
 import json
 import time
 
-from tests.e2e.cluster import Kubectl
+from tests.e2e.support.cluster import Kubectl
 from tests.e2e.faults.faults import webhooks_down
-from tests.e2e.harness import (
+from tests.e2e.support.harness import (
     NodePool,
     OperatorProcess,
     gang_job,

@@ -38,10 +38,10 @@ from pathlib import Path
 import pytest
 
 from muster.api.gates import has_gang_gate
-from tests.e2e.cluster import Kubectl, LocalCluster, wait_until
+from tests.e2e.support.cluster import Kubectl, LocalCluster, wait_until
 from tests.e2e.faults.faults import metric_total
 from tests.e2e.faults.held_proxy import HeldProxy
-from tests.e2e.harness import NodePool, OperatorProcess, gang_job, wait_all_bound
+from tests.e2e.support.harness import NodePool, OperatorProcess, gang_job, wait_all_bound
 
 ROUNDS, WORKERS = 5, 2
 WITHIN = 30.0  # seconds from the API server's return to the gang bound whole

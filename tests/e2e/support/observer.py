@@ -88,7 +88,7 @@ from urllib.parse import quote, urlencode, urlsplit
 
 import yaml
 
-from tests.e2e.cluster import POLL_CHECKS
+from tests.e2e.support.cluster import POLL_CHECKS
 
 GROUP_LABEL = "scheduling.muster.dev/pod-group"
 BYPASSED = "scheduling.muster.dev/bypassed-gang-admission"

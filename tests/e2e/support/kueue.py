@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from hack.kueue import QUEUE_NAME_LABEL
 
-from tests.e2e.cluster import Kubectl, LocalCluster, wait_until
-from tests.e2e.harness import GPU
+from tests.e2e.support.cluster import Kubectl, LocalCluster, wait_until
+from tests.e2e.support.harness import GPU
 
 KUEUE_API = "kueue.x-k8s.io/v1beta2"
 CLUSTER_QUEUES = "clusterqueues.kueue.x-k8s.io"

@@ -13,8 +13,8 @@ import pytest
 from hack import cluster, installed
 
 from muster.api.adoption import ADOPT_NAMESPACE_LABEL, SCHEDULER_PLUGINS, VOLCANO, AdoptedApi
-from tests.e2e.cluster import Kubectl, wait_until
-from tests.e2e.harness import (
+from tests.e2e.support.cluster import Kubectl, wait_until
+from tests.e2e.support.harness import (
     GPU,
     NodePool,
     OperatorProcess,

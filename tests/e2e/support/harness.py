@@ -11,7 +11,7 @@ operator with SIGKILL and start it again to check restart safety, or start a sec
 replica. The session's operator records its trace, which a test may replay
 (`OperatorProcess.replayed`). A replica runs from the image instead when given one
 (`OperatorProcess.image`); a test marked `process_and_image` runs a second time with
-every replica so (tests/e2e/image.py).
+every replica so (tests/e2e/support/image.py).
 
 Helpers build what the scenarios need: simulated GPU nodes of their own (tainted and
 labelled for one test, so no other test's pods land there) and gang Jobs that
@@ -43,7 +43,7 @@ from hack import container, installed
 
 from muster.api.gates import has_gang_gate
 from muster.simulation.replay import ReplayedCycle, first_difference, read_trace, replay
-from tests.e2e.cluster import ROOT, Kubectl, wait_until
+from tests.e2e.support.cluster import ROOT, Kubectl, wait_until
 
 POOL_LABEL = "e2e.muster.dev/pool"
 POLICY_LABEL = "scheduling.muster.dev/policy"

@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 from hack import container
 
-from tests.e2e.cluster import ROOT
-from tests.e2e.harness import OperatorProcess
+from tests.e2e.support.cluster import ROOT
+from tests.e2e.support.harness import OperatorProcess
 
 PROCESS = "process"
 IMAGE = "image"
