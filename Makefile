@@ -129,15 +129,15 @@ demo-down:
 ## End-to-end benchmark: plain kube-scheduler, Muster and native gang scheduling on
 ## fresh local control planes (500 KWOK nodes); writes bench/results/e2e.json.
 bench: $(STAMP) control-plane
-	$(BIN)/python bench/e2e.py
+	$(BIN)/python -m bench.e2e
 
 bench-engine: $(STAMP)
-	$(BIN)/python bench/engine.py
+	$(BIN)/python -m bench.engine
 
 ## Admission load (200 reviews/s for 60 s) against the leader's Lease renewals, on the
 ## cluster of `make cluster-up`; writes bench/results/admission.json.
 bench-admission: $(STAMP)
-	$(BIN)/python bench/admission.py --kubeconfig .cluster/kubeconfig
+	$(BIN)/python -m bench.admission --kubeconfig .cluster/kubeconfig
 
 clean: cluster-down
 	rm -rf $(VENV) .cluster-e2e

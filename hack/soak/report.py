@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from bench.stats import percentile
+from bench.common.stats import percentile
 
 from hack.soak.judge import Violation
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bench.spending import webhook_calls
+from bench.e2e.spending import webhook_calls
 
 from muster.api.constants import BYPASSED_ANNOTATION
 from tests.e2e.support.cluster import Kubectl, wait_until

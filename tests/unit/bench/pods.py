@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench.workload import JOB_NAME_LABEL
+from bench.e2e.workload import JOB_NAME_LABEL
 
 from muster.api.constants import GANG_GATE
 

@@ -1,0 +1,1 @@
+"""Admission load against the leader's Lease renewals (`make bench-admission`)."""

@@ -1,0 +1,1 @@
+"""What a backlog that cannot move costs the engine's cycles."""

@@ -1,0 +1,1 @@
+"""The dashboard's page at the engine benchmark's size."""

@@ -1,0 +1,1 @@
+"""A gang claiming GPUs through Dynamic Resource Allocation, at cluster size."""

@@ -1,0 +1,2 @@
+"""The decision engine at cluster size, each figure beside a plain-Python loop
+(`make bench-engine`)."""

@@ -1,0 +1,1 @@
+"""How accurate start-time estimates are against the starts the engine gave later."""

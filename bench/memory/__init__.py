@@ -1,0 +1,1 @@
+"""What the operator keeps in memory at the scale point, part by part."""

@@ -1,0 +1,1 @@
+"""`muster simulate` over a dump of a large cluster."""
