@@ -17,22 +17,18 @@ waiting gangs (the slope of log(time) on log(gangs), as in bench/growth/report.p
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-# Run as a script: its imports are relative to the checkout.
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-
 import argparse
 import json
 import statistics
+import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
-from bench.engine.run import Obj, group_object, pod_object
-from bench.growth.report import exponent
 from bench.common.machine import describe
+from bench.engine.cluster import Obj, group_object, pod_object
+from bench.growth.report import exponent
 from muster.api.keys import GroupKey, PodKey
 from muster.api.times import rfc3339
 from muster.scheduler import EngineConfig, schedule

@@ -35,7 +35,8 @@ from typing import Any
 
 from aiohttp.test_utils import TestClient, TestServer
 
-from bench.engine.run import NOW, PENDING_GANGS, apply, base_state, machine, pending_gangs
+from bench.engine.cluster import NOW, PENDING_GANGS, apply, base_state, pending_gangs
+from bench.engine.run import machine
 from muster.operator.config import OperatorConfig, engine_config
 from muster.operator.dashboard.board import Board
 from muster.operator.dashboard.feed import Feed, board_in_child

@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from bench.engine.run import (
+from bench.engine.cluster import (
     GANG_SIZE,
     NODES,
     PENDING_GANGS,
@@ -35,12 +35,12 @@ from bench.engine.run import (
     apply,
     bound_workload,
     cycle,
-    machine,
     node_object,
     pending_gang,
     pending_gangs,
     settle,
 )
+from bench.engine.run import machine
 from muster.api.constants import (
     TOPOLOGY_PREFERRED_ANNOTATION,
     TOPOLOGY_SLICE_ANNOTATION,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bench.engine.run import NODES, ZONE
+from bench.engine.cluster import NODES, ZONE
 from bench.topology.run import BLOCK, RACK, levelled_node, preferring, sliced
 
 from muster.api.constants import (
