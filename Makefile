@@ -51,8 +51,8 @@ test-versions: $(STAMP)
 	$(BIN)/python -m hack.versions $(if $(VERSIONS),--versions=$(VERSIONS))
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests bench hack
-	$(BIN)/ruff format --check src tests bench hack
+	$(BIN)/ruff check src tests bench hack devtools
+	$(BIN)/ruff format --check src tests bench hack devtools
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 

@@ -10,7 +10,7 @@ operator takes the in-cluster configuration as in a pod; it is given no kubeconf
 
 What differs from a pod, because there is no kubelet: the container shares the host's
 network, so the caller chooses the addresses (as for a local process,
-hack/installed.py); podman runs it with runc and explicit ulimits, since crun refuses
+devtools/installed.py); podman runs it with runc and explicit ulimits, since crun refuses
 some hosts' cgroup layouts and podman's default ulimits may exceed the host's hard
 limits.
 """
@@ -18,15 +18,15 @@ limits.
 from __future__ import annotations
 
 import base64
-import json
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from hack import installed
-from hack.cluster import ROOT
+from devtools import installed
+from devtools.builds import ROOT
+from devtools.kubectl import Kubectl
 
 SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 RUNTIME = (
@@ -48,11 +48,7 @@ def mount_service_account(kubeconfig: Path, directory: Path) -> Path:
     """`directory` filled as the kubelet fills a pod's ServiceAccount volume: a token of
     the operator's ServiceAccount (the TokenRequest API), the API server's CA and the
     namespace, readable by any user (the projected volume's default mode, 0644)."""
-    admin = json.loads(
-        installed.kubectl(
-            kubeconfig, "config", "view", "--raw", "--flatten", "--minify", "-o", "json"
-        )
-    )
+    admin = Kubectl(kubeconfig).json("config", "view", "--raw", "--flatten", "--minify")
     authority = admin["clusters"][0]["cluster"]["certificate-authority-data"]
     token = installed.service_account_token(kubeconfig)
     directory.mkdir(parents=True, exist_ok=True)
@@ -71,7 +67,7 @@ def mount_service_account(kubeconfig: Path, directory: Path) -> Path:
 def service_environment(kubeconfig: Path) -> dict[str, str]:
     """`KUBERNETES_SERVICE_HOST` and `_PORT`: the API server of `kubeconfig`, as the
     kubelet names the `kubernetes` Service to every pod."""
-    admin = json.loads(installed.kubectl(kubeconfig, "config", "view", "--minify", "-o", "json"))
+    admin = Kubectl(kubeconfig).json("config", "view", "--minify")
     server = urlsplit(admin["clusters"][0]["cluster"]["server"])
     return {
         "KUBERNETES_SERVICE_HOST": server.hostname or "",

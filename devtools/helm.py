@@ -11,9 +11,9 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from hack import cluster
+from devtools.builds import HACK, ROOT, cache_dir, versions
 
-CHART = cluster.ROOT / "charts" / "muster"
+CHART = ROOT / "charts" / "muster"
 RELEASE = "muster"
 NAMESPACE = "muster-system"
 # The values that give the cert-manager variant of the installation.
@@ -21,13 +21,13 @@ CERT_MANAGER = ("certManager.enabled=true",)
 
 
 def binary() -> Path:
-    return cluster.cache_dir() / "helm" / cluster.versions()["HELM_VERSION"] / "bin" / "helm"
+    return cache_dir() / "helm" / versions()["HELM_VERSION"] / "bin" / "helm"
 
 
 def ensure() -> Path:
     """The helm binary, built first on a machine that has none yet (once)."""
     if not binary().exists():
-        subprocess.run([str(cluster.HACK / "build.sh"), "--helm-only"], check=True)
+        subprocess.run([str(HACK / "build.sh"), "--helm-only"], check=True)
     return binary()
 
 

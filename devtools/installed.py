@@ -18,7 +18,7 @@ pod (no kubelet runs it), which changes three things and nothing else:
   `MUSTER_IDENTITY`, `MUSTER_LOG_FORMAT`) are chosen by the caller.
 
 Or it is the image, run with podman as the Deployment runs its container
-(hack/container.py): the token is then mounted where the kubelet mounts it, and only
+(devtools/container.py): the token is then mounted where the kubelet mounts it, and only
 the last two differ. `make run` (`IMAGE=1`: from the image) starts Muster this way
 against the dev cluster; the e2e harness does the same on its clusters, each replica
 from the image where a test asks (tests/e2e/support/image.py).
@@ -27,7 +27,6 @@ from the image where a test asks (tests/e2e/support/image.py).
 from __future__ import annotations
 
 import json
-import subprocess
 import time
 import uuid
 from pathlib import Path
@@ -35,8 +34,10 @@ from typing import Any
 
 import yaml
 
-from hack import cluster, helm
-from hack.cluster import MUSTER_ABSENT, ROOT, bin_dir
+from devtools import helm
+from devtools.builds import ROOT
+from devtools.cluster.layout import MUSTER_ABSENT
+from devtools.kubectl import Kubectl
 
 MANIFESTS = ROOT / "manifests"
 NAMESPACE = helm.NAMESPACE
@@ -60,17 +61,9 @@ _LOCAL_SETTINGS = frozenset(
 )
 
 
-def kubectl(kubeconfig: Path, *args: str, stdin: str | None = None) -> str:
-    """The built kubectl's output; a failure raises with its stderr."""
-    try:
-        return cluster.kubectl(*args, stdin=stdin, kubeconfig=kubeconfig).stdout
-    except subprocess.CalledProcessError as error:
-        raise RuntimeError(f"kubectl {' '.join(args)} failed:\n{error.stderr}") from error
-
-
 def rendered(kubeconfig: Path, directory: Path = MANIFESTS) -> list[dict[str, Any]]:
     """`kubectl kustomize` of the manifests, as objects."""
-    text = kubectl(kubeconfig, "kustomize", str(directory))
+    text = Kubectl(kubeconfig)("kustomize", str(directory)).stdout
     return [document for document in yaml.safe_load_all(text) if document]
 
 
@@ -131,11 +124,11 @@ def install(kubeconfig: Path, webhook_url: str, values: tuple[str, ...] = ()) ->
     # The namespace and the CRDs first: the rest lives in the one or is read by the other.
     first = [document for document in objects if document["kind"] == "Namespace"]
     if first:  # the chart alone has none: its namespace exists already
-        kubectl(kubeconfig, "apply", "-f", "-", stdin=json.dumps(as_list(first)))
-    kubectl(kubeconfig, "apply", "--server-side", "--force-conflicts", "-f", "-",
-            stdin=json.dumps(as_list(objects)))  # fmt: skip
-    kubectl(kubeconfig, "wait", "--for=condition=Established", *CRDS, "--timeout=60s")
-    kubectl(kubeconfig, "delete", "-f", str(MUSTER_ABSENT), "--ignore-not-found")
+        Kubectl(kubeconfig)("apply", "-f", "-", input=json.dumps(as_list(first)))
+    Kubectl(kubeconfig)("apply", "--server-side", "--force-conflicts", "-f", "-",
+            input=json.dumps(as_list(objects)))  # fmt: skip
+    Kubectl(kubeconfig)("wait", "--for=condition=Established", *CRDS, "--timeout=60s", timeout=90)
+    Kubectl(kubeconfig)("delete", "-f", str(MUSTER_ABSENT), "--ignore-not-found")
     wait_for_pod_rights(kubeconfig)
     return operator_environment(documents)
 
@@ -144,7 +137,7 @@ def remove_webhooks(kubeconfig: Path) -> None:
     """Take the webhook configurations away, so that a cluster whose operator is gone
     does not refuse every opted-in Job (they fail closed)."""
     for kind in WEBHOOK_KINDS:
-        kubectl(kubeconfig, "delete", kind.lower(), WEBHOOK_CONFIGURATION, "--ignore-not-found")
+        Kubectl(kubeconfig)("delete", kind.lower(), WEBHOOK_CONFIGURATION, "--ignore-not-found")
 
 
 def uninstall(kubeconfig: Path) -> None:
@@ -157,8 +150,8 @@ def uninstall(kubeconfig: Path) -> None:
     remove_webhooks(kubeconfig)
     kept = {"Namespace", "CustomResourceDefinition", "Deployment"}
     objects = [document for document in rendered(kubeconfig) if document["kind"] not in kept]
-    kubectl(kubeconfig, "delete", "--ignore-not-found", "--wait=false", "-f", "-",
-            stdin=json.dumps(as_list(objects)))  # fmt: skip
+    Kubectl(kubeconfig)("delete", "--ignore-not-found", "--wait=false", "-f", "-",
+            input=json.dumps(as_list(objects)))  # fmt: skip
 
 
 def as_list(objects: list[dict[str, Any]]) -> dict[str, Any]:
@@ -168,9 +161,9 @@ def as_list(objects: list[dict[str, Any]]) -> dict[str, Any]:
 def service_account_token(kubeconfig: Path, duration: str = "48h") -> str:
     """A token of the operator's ServiceAccount from the TokenRequest API, as the
     kubelet gets one for a pod; it outlasts any test run rather than being renewed."""
-    return kubectl(
-        kubeconfig, "create", "token", SERVICE_ACCOUNT, "-n", NAMESPACE, f"--duration={duration}"
-    ).strip()
+    return Kubectl(kubeconfig)(
+        "create", "token", SERVICE_ACCOUNT, "-n", NAMESPACE, f"--duration={duration}"
+    ).stdout.strip()
 
 
 def service_account_kubeconfig(kubeconfig: Path, path: Path) -> Path:
@@ -181,7 +174,7 @@ def service_account_kubeconfig(kubeconfig: Path, path: Path) -> Path:
 
 def token_kubeconfig(kubeconfig: Path, token: str, path: Path) -> Path:
     """A kubeconfig for the API server of `kubeconfig` that authenticates with `token`."""
-    admin = json.loads(kubectl(kubeconfig, "config", "view", "--raw", "--minify", "-o", "json"))
+    admin = Kubectl(kubeconfig).json("config", "view", "--raw", "--minify")
     config = {
         "apiVersion": "v1",
         "kind": "Config",
@@ -218,18 +211,19 @@ def wait_for_pod_rights(
         },
     }
     image = {"spec": {"containers": [{"name": "main", "image": "registry.example/other:1"}]}}
-    command = [
-        str(bin_dir() / "kubectl"), f"--kubeconfig={kubeconfig}", "patch", "pod", name,
-        "-n", "default", f"--as={user}", "--dry-run=server", "-p", json.dumps(image),
-    ]  # fmt: skip
-    kubectl(kubeconfig, "apply", "-f", "-", stdin=json.dumps(probe))
+    patch = (
+        "patch", "pod", name, "-n", "default", f"--as={user}", "--dry-run=server",
+        "-p", json.dumps(image),
+    )  # fmt: skip
+    kubectl = Kubectl(kubeconfig)
+    kubectl("apply", "-f", "-", input=json.dumps(probe))
     try:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            answer = subprocess.run(command, capture_output=True, text=True, check=False)
+            answer = kubectl(*patch, check=False)
             if f"ValidatingAdmissionPolicy '{policy}'" in answer.stderr:
                 return
             time.sleep(0.25)
         raise RuntimeError(f"the ValidatingAdmissionPolicy {policy} never judged {user}")
     finally:
-        kubectl(kubeconfig, "delete", "pod", name, "-n", "default", "--wait=false")
+        Kubectl(kubeconfig)("delete", "pod", name, "-n", "default", "--wait=false")

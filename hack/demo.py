@@ -19,7 +19,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from hack.cluster import KUBECONFIG, ROOT, STATE, bin_dir
+from devtools.builds import ROOT, bin_dir
+from devtools.cluster.layout import KUBECONFIG, STATE
+from devtools.kubectl import Kubectl, KubectlError
+
 from hack.nodes import gpu_node
 from hack.run import start_muster
 
@@ -80,16 +83,10 @@ class Demo:
     # --- cluster access ----------------------------------------------------------
 
     def kubectl(self, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-        result = subprocess.run(
-            [str(bin_dir() / "kubectl"), f"--kubeconfig={KUBECONFIG}", *args],
-            input=stdin,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if result.returncode != 0:
-            raise DemoError(f"kubectl {' '.join(args)} failed: {result.stderr.strip()}")
-        return result
+        try:
+            return Kubectl(KUBECONFIG)(*args, input=stdin)
+        except KubectlError as error:
+            raise DemoError(f"kubectl {' '.join(args)} failed: {error.stderr.strip()}") from error
 
     def apply(self, *docs: dict[str, Any]) -> None:
         self.kubectl("apply", "-f", "-", stdin="\n---\n".join(json.dumps(d) for d in docs))

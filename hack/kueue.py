@@ -36,21 +36,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from hack.cluster import (
-    KUBECONFIG,
-    KUEUE,
-    STATE,
-    cache_dir,
-    free_port,
-    http_ok,
-    issue_serving_cert,
-    kubectl,
-    log,
-    make_ca,
-    start,
-    versions,
-    wait_for,
-)
+from devtools.builds import cache_dir, versions
+from devtools.cluster.layout import KUBECONFIG, KUEUE, STATE, log
+from devtools.cluster.pki import issue_serving_cert, make_ca
+from devtools.cluster.probes import http_ok
+from devtools.cluster.processes import start, wait_for
+from devtools.kubectl import Kubectl
+from devtools.ports import free_port
 
 NAMESPACE = "kueue-system"
 SERVICE = "kueue-webhook-service"
@@ -67,6 +59,8 @@ REQUEUE_BACKOFF_BASE_SECONDS = 10
 CONVERTED = ("localqueues", "clusterqueues", "cohorts", "workloads", "multikueueclusters")
 # The API groups of the webhooks registered (the others serve integrations left off).
 WEBHOOK_GROUPS = frozenset({"batch", "kueue.x-k8s.io"})
+# The dev cluster's admin, as `cluster.py up --kueue` runs this on it.
+kubectl = Kubectl(KUBECONFIG)
 
 
 def kueue_dir() -> Path:
@@ -201,7 +195,7 @@ def apply_json(objects: list[dict[str, Any]]) -> None:
         "--field-manager=muster-cluster",
         "-f",
         "-",
-        stdin=json.dumps(listed),
+        input=json.dumps(listed),
     )
 
 
@@ -251,7 +245,7 @@ def up(pods_ready_timeout: str = PODS_READY_TIMEOUT) -> None:
     }
 
     def webhooks_answer() -> bool:
-        kubectl("create", "--dry-run=server", "-f", "-", stdin=json.dumps(probe))
+        kubectl("create", "--dry-run=server", "-f", "-", input=json.dumps(probe))
         return True
 
     wait_for("Kueue's webhooks through the API server", webhooks_answer, KUEUE)

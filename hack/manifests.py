@@ -22,9 +22,9 @@ from pathlib import Path
 
 import kopf
 import yaml
+from devtools import helm
+from devtools.builds import ROOT
 
-from hack import helm
-from hack.cluster import ROOT
 from muster.api.adoption import Adoption
 from muster.api.constants import GROUP
 from muster.api.crdgen import rendered_files as crd_files

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from xml.etree import ElementTree
 
-from hack.cluster import HACK, ROOT, supported_versions
+from devtools.builds import HACK, ROOT, supported_versions
 
 PAGE = ROOT / "docs" / "versions.md"
 BEGIN = "<!-- begin: make test-versions (hack/versions.py) writes this table -->"

@@ -15,12 +15,6 @@ bench/results/admission.json.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-# Runnable as `python -m bench.admission` from the checkout, like the other benchmarks.
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-
 import argparse
 import asyncio
 import datetime
@@ -28,12 +22,14 @@ import itertools
 import json
 import os
 import ssl
-import subprocess
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import aiohttp
-from hack.cluster import ROOT, free_port
+from devtools.builds import ROOT
+from devtools.operator import OperatorProcess, WebhookService
 
 from bench.common.apiclient import ApiClient
 from bench.common.stats import percentile
@@ -143,16 +139,24 @@ def intervals(stamps: list[float]) -> dict[str, Any]:
     }
 
 
-async def measure(kubeconfig: Path, rate: float, seconds: float, idle: float) -> dict[str, Any]:
-    port, health = free_port(), free_port()
-    command = [
-        sys.executable, "-c", "import sys; from muster.cli import main; sys.exit(main())",
-        "run", f"--kubeconfig={kubeconfig}", f"--webhook-port={port}",
-        "--health-host=127.0.0.1", f"--health-port={health}", "--no-manage-webhooks",
-        f"--lease-name={LEASE}", "--identity=bench-admission",
-        f"--lease-renew-period={RENEW_PERIOD}", "--log-level=warning",
-    ]  # fmt: skip
-    operator = subprocess.Popen(command, stdin=subprocess.DEVNULL, env=os.environ.copy())
+async def measure(
+    kubeconfig: Path, rate: float, seconds: float, idle: float, log_path: Path
+) -> dict[str, Any]:
+    service = WebhookService(
+        kubeconfig=kubeconfig,
+        credentials=kubeconfig,
+        settings={},
+        flags=(
+            "--no-manage-webhooks",
+            f"--lease-name={LEASE}",
+            f"--lease-renew-period={RENEW_PERIOD}",
+            "--log-level=warning",
+        ),
+    )
+    operator = OperatorProcess(
+        service=service, log_path=log_path, identity="bench-admission", ready_timeout=120
+    )
+    operator.start()
     stamps: list[float] = []
     try:
         async with await ApiClient.from_kubeconfig(kubeconfig) as api:
@@ -160,13 +164,13 @@ async def measure(kubeconfig: Path, rate: float, seconds: float, idle: float) ->
             while len(stamps) < 2:  # leading, and renewing
                 if watcher.done():
                     watcher.result()  # raises what stopped it
-                if operator.poll() is not None:
-                    raise RuntimeError(f"muster run exited with {operator.returncode}")
+                if not operator.running():
+                    raise RuntimeError(f"muster run exited; see {log_path}")
                 await asyncio.sleep(0.2)
             idle_from = len(stamps) - 1  # the first renewal of this leader's term
             await asyncio.sleep(idle)
             loaded_from = len(stamps)
-            answered = await load(f"https://127.0.0.1:{port}", rate, seconds)
+            answered = await load(f"https://127.0.0.1:{operator.webhook_port}", rate, seconds)
             await asyncio.sleep(RENEW_PERIOD)
             watcher.cancel()
             return {
@@ -179,8 +183,7 @@ async def measure(kubeconfig: Path, rate: float, seconds: float, idle: float) ->
                 "admission": answered,
             }
     finally:
-        operator.terminate()
-        operator.wait(timeout=30)
+        operator.stop()
 
 
 def main() -> int:
@@ -191,7 +194,8 @@ def main() -> int:
     parser.add_argument("--idle", type=float, default=20.0)
     parser.add_argument("--output", type=Path, default=RESULTS)
     args = parser.parse_args()
-    figures = asyncio.run(measure(args.kubeconfig, args.rate, args.seconds, args.idle))
+    log_path = args.kubeconfig.parent / "logs" / "bench-admission-operator.log"
+    figures = asyncio.run(measure(args.kubeconfig, args.rate, args.seconds, args.idle, log_path))
     text = json.dumps(figures, indent=2)
     args.output.write_text(text + "\n")
     print(text)

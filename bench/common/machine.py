@@ -6,7 +6,7 @@ import os
 import platform
 from pathlib import Path
 
-from hack.cluster import versions
+from devtools.builds import versions
 
 
 def describe() -> dict[str, object]:

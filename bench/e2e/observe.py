@@ -11,9 +11,9 @@ import asyncio
 import time
 from typing import Any
 
-from bench.e2e import kueue
 from bench.common.apiclient import ApiClient
 from bench.common.timeline import Timeline
+from bench.e2e import kueue
 from muster.api.constants import (
     API_VERSION,
     CONDITION_SCHEDULED,

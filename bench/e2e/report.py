@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bench.common.sections import DOCS, ROOT, begin_marker, end_marker, replace_section
 from bench.growth import report as growth_report
 from bench.levels import report as levels_report
 from bench.memory import report as memory_report
-from bench.common.sections import DOCS, ROOT, begin_marker, end_marker, replace_section
 
 RESULTS_DIR = ROOT / "bench" / "results"
 

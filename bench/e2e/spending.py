@@ -13,12 +13,12 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from hack.cluster import KUEUE
+from devtools.cluster.layout import KUEUE
 from prometheus_client.parser import text_string_to_metric_families
 
-from bench.e2e import floor
 from bench.common.apiclient import USER_AGENT
 from bench.common.audit import Call, per_call, per_client
+from bench.e2e import floor
 
 OPERATOR = "muster"
 WEBHOOKS = ".scheduling.muster.dev"  # how the name of every webhook of Muster's ends

@@ -35,9 +35,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-# run as a script: its imports are relative to the checkout
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-
 from bench.common.stats import percentile
 from muster.api.constants import EXPECTED_RUNTIME_ANNOTATION, GANG_GATE, POD_GROUP_LABEL
 from muster.api.keys import GroupKey

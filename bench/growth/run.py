@@ -21,26 +21,23 @@ docs/performance.md are generated from it (`python -m bench.e2e.report`).
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-# `make bench` runs this file as a script; its imports are relative to the checkout.
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-
 import argparse
 import json
 import subprocess
+import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from bench.common import sections
-from bench.e2e import kueue
-from bench.growth import report as growth_report, waiting
 from bench.common.apiclient import ApiError
-from bench.e2e.run import Parameters, Setup, run_mode, write_nodes
 from bench.common.machine import describe
+from bench.e2e import kueue
+from bench.e2e.run import Parameters, Setup, run_mode, write_nodes
 from bench.e2e.workload import make_workload
+from bench.growth import report as growth_report
+from bench.growth import waiting
 from muster.api.times import rfc3339
 
 RESULTS = growth_report.RESULTS

@@ -35,6 +35,8 @@ from typing import Any
 
 import kopf
 from aiohttp import web
+from devtools.builds import ROOT
+from devtools.ports import free_port
 from kubernetes_asyncio import client
 
 from muster.api.times import rfc3339
@@ -348,13 +350,6 @@ def client_main(variant: str, url: str, pods: int, events: int) -> None:
 # ---- orchestration ----------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 def wait_for_port(port: int, timeout: float = 120) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -369,11 +364,14 @@ def measure(variant: str, pods: int, events: int) -> dict[str, float]:
     """One client against a fresh fake API server; its figures."""
     port = free_port()
     role_args = [f"--port={port}", f"--pods={pods}", f"--events={events}"]
-    server = subprocess.Popen([sys.executable, __file__, "--role=serve", *role_args])
+    server = subprocess.Popen(
+        [sys.executable, "-m", "bench.informer.run", "--role=serve", *role_args], cwd=ROOT
+    )
     try:
         wait_for_port(port)
         answer = subprocess.run(
-            [sys.executable, __file__, f"--role={variant}", *role_args],
+            [sys.executable, "-m", "bench.informer.run", f"--role={variant}", *role_args],
+            cwd=ROOT,
             capture_output=True,
             text=True,
             check=True,

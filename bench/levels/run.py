@@ -26,28 +26,26 @@ docs/performance.md.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-# `make bench` runs this file as a script; its imports are relative to the checkout.
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-
 import argparse
 import asyncio
 import json
 import subprocess
+import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
-from bench.e2e import kueue
-from bench.levels import report as levels_report, shape as levels, waves as levels_waves
 from bench.common.apiclient import ApiClient, ApiError
-from bench.e2e.run import NAMESPACE, Parameters, Setup, run_mode
 from bench.common.machine import describe
 from bench.common.stats import distribution
+from bench.e2e import kueue
+from bench.e2e.run import NAMESPACE, Parameters, Setup, run_mode
 from bench.e2e.workload import KUEUE_MODES, GangJob, Mode, job_manifest
+from bench.levels import report as levels_report
+from bench.levels import shape as levels
+from bench.levels import waves as levels_waves
 from muster.api.times import rfc3339
 
 RESULTS = levels_report.RESULTS

@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from bench.e2e.workload import GangJob
 from bench.levels.shape import (
     JUDGED,
     NOT_BOUND,
@@ -35,7 +36,6 @@ from bench.levels.shape import (
     node_labels,
     placed_level,
 )
-from bench.e2e.workload import GangJob
 
 # Long enough for the whole first wave to be running before any of it finishes.
 SHORT_HOLD = "40s"

@@ -46,13 +46,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.e2e.support.cluster import Kubectl, LocalCluster, wait_until
+from devtools import installed
+from devtools.cluster.local import LocalCluster
+from devtools.factories import NodePool
+from devtools.kubectl import Kubectl
+from devtools.operator import OperatorProcess
+from devtools.waiting import wait_until
 from tests.e2e.faults.faults import holder, webhooks_down
 from tests.e2e.faults.held_proxy import HeldProxy
-from tests.e2e.support.harness import GROUP_LABEL, NodePool, OperatorProcess
-from tests.e2e.support.observer import FINISHED
+from tests.e2e.support.harness import GROUP_LABEL
+from tests.e2e.support.ledger import FINISHED
 
-from hack import installed
 from hack.soak.plan import FaultPlan
 from hack.soak.report import FaultRecord
 from hack.soak.stream import probe_job

@@ -26,12 +26,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from tests.e2e.support.cluster import Kubectl, LocalCluster
+from devtools.builds import ROOT
+from devtools.cluster.local import LocalCluster
+from devtools.factories import POOL_LABEL
+from devtools.kubectl import Kubectl
 from tests.e2e.faults.faults import Restarts, audit_log, supervised
 from tests.e2e.faults.held_proxy import HeldProxy
-from tests.e2e.support.harness import POOL_LABEL, installed_operator
+from tests.e2e.support.harness import installed_operator
 
-from hack.cluster import ROOT
 from hack.soak import judge, report
 from hack.soak.faults import Target, inject
 from hack.soak.plan import FAULT_EVERY_SECONDS, FAULT_KINDS, MOST_AT_ONCE, Schedule, schedule

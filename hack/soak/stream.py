@@ -14,9 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tests.e2e.support.cluster import Kubectl
+from devtools.factories import NodePool, gang_job
+from devtools.kubectl import Kubectl
 from tests.e2e.faults.faults import create_until_admitted
-from tests.e2e.support.harness import NodePool, gang_job
 
 from hack.soak.plan import PRIORITIES, JobPlan
 

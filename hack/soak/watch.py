@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from tests.e2e.support.harness import pinned_to
-from tests.e2e.support.observer import FINISHED, GangObserver, Rise
+from tests.e2e.support.ledger import FINISHED, Rise
+from tests.e2e.support.observer import GangObserver
 
 from hack.soak.judge import PlacementJudge, Violation, allocatable_of, requests_of
 

@@ -24,18 +24,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from devtools.cluster.local import LocalCluster
+from devtools.kubectl import Kubectl
 
 from tests.e2e.support.adoption import adopting, crds  # noqa: F401  (fixtures of the adoption tests)
-from tests.e2e.support.cluster import Kubectl, LocalCluster, fresh_namespace
-from tests.e2e.support.harness import (  # noqa: F401  (fixtures of the operator tests)
-    operator,
-    pool,
-    priorities,
-    volumes,
-)
+from tests.e2e.support.harness import operator, pool, priorities, volumes  # noqa: F401  (fixtures of the operator tests)
 from tests.e2e.support.image import image, replicas  # noqa: F401  (replicas from the image)
 from tests.e2e.support.kueue import kueue, kueue_queue  # noqa: F401  (fixtures of the Kueue tests)
-from tests.e2e.support.observer import GRACE_SECONDS, GangObserver, observing
+from tests.e2e.support.ledger import GRACE_SECONDS
+from tests.e2e.support.namespaces import fresh_namespace
+from tests.e2e.support.observer import GangObserver, observing
 
 
 def pytest_configure(config: pytest.Config) -> None:

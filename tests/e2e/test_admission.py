@@ -14,18 +14,18 @@ from typing import Any
 
 import pytest
 from bench.e2e.spending import webhook_calls
+from devtools.factories import NodePool, gang_job
+from devtools.kubectl import Kubectl
+from devtools.operator import OperatorProcess
+from devtools.waiting import wait_until
 
 from muster.api.constants import BYPASSED_ANNOTATION
-from tests.e2e.support.cluster import Kubectl, wait_until
 from tests.e2e.support.harness import (
     GROUP_LABEL,
     POD_GROUPS,
     WORKLOADS,
-    NodePool,
-    OperatorProcess,
     cluster_mode,
     events_for,
-    gang_job,
     is_gated,
     pod_group,
     pods_of,

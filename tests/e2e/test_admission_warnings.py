@@ -10,18 +10,12 @@ import json
 from typing import Any
 
 import pytest
+from devtools.factories import NodePool, gang_job, gang_pod_group
+from devtools.kubectl import Kubectl
+from devtools.operator import OperatorProcess
 
 from muster.api.advice import MAX_WARNING_LENGTH, MAX_WARNINGS
-from tests.e2e.support.cluster import Kubectl
-from tests.e2e.support.harness import (
-    NodePool,
-    OperatorProcess,
-    events_for,
-    gang_job,
-    gang_pod_group,
-    pod_group,
-    wait_for_reason,
-)
+from tests.e2e.support.harness import events_for, pod_group, wait_for_reason
 
 pytestmark = pytest.mark.e2e
 

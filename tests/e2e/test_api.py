@@ -16,10 +16,12 @@ from typing import Any
 
 import pytest
 import yaml
-from hack.cluster import ROOT
+from devtools.builds import ROOT
+from devtools.kubectl import Kubectl
+from devtools.operator import OperatorProcess
+from devtools.waiting import wait_until
 
-from tests.e2e.support.cluster import Kubectl, wait_until
-from tests.e2e.support.harness import OperatorProcess, install_crds
+from tests.e2e.support.harness import install_crds
 from tests.validation_cases import Case, load_cases
 
 pytestmark = pytest.mark.e2e

@@ -7,11 +7,12 @@ from typing import Any
 
 import pytest
 import yaml
-from hack.cluster import ROOT
+from devtools.builds import ROOT
+from devtools.kubectl import Kubectl
+from devtools.waiting import wait_until
 
 from muster.operator.execution.pods import pinned_terms, release_patch
 from muster.scheduler.state.intake import required_terms
-from tests.e2e.support.cluster import Kubectl, wait_until
 
 pytestmark = pytest.mark.e2e
 

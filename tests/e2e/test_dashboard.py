@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -30,7 +29,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hack import installed
+from devtools import installed
+from devtools.builds import ROOT
+from devtools.factories import NodePool, gang_job
+from devtools.kubectl import Kubectl
+from devtools.operator import MUSTER, OperatorProcess
+from devtools.ports import free_port
+from devtools.waiting import wait_until
 from selenium import webdriver
 from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.action_chains import ActionChains
@@ -39,17 +44,8 @@ from selenium.webdriver.common.keys import Keys
 
 from muster.api.constants import EXPECTED_RUNTIME_ANNOTATION
 from tests.e2e.support.browser import browser, screenshot  # noqa: F401  (the browser fixture)
-from tests.e2e.support.cluster import ROOT, Kubectl, fresh_namespace, wait_until
-from tests.e2e.support.harness import (
-    TEST_FLAGS,
-    NodePool,
-    OperatorProcess,
-    free_port,
-    gang_job,
-    pods_of,
-    wait_all_bound,
-    wait_for_reason,
-)
+from tests.e2e.support.harness import TEST_FLAGS, pods_of, wait_all_bound, wait_for_reason
+from tests.e2e.support.namespaces import fresh_namespace
 
 pytestmark = pytest.mark.e2e
 ZONE = "topology.kubernetes.io/zone"
@@ -79,9 +75,7 @@ def dashboard(
     with log.open("wb") as output:
         process = subprocess.Popen(
             [
-                sys.executable,
-                "-c",
-                "import sys; from muster.cli import main; sys.exit(main())",
+                *MUSTER,
                 "dashboard",
                 f"--kubeconfig={credentials}",
                 f"--port={port}",
@@ -303,7 +297,7 @@ def operator_page(operator: OperatorProcess, kubeconfig: Path) -> Iterator[str]:
         installed.install(kubeconfig, service.url)
         for kind, name, namespace in added:
             where = ("-n", namespace) if namespace else ()
-            installed.kubectl(kubeconfig, "delete", kind, name, *where, "--ignore-not-found")
+            Kubectl(kubeconfig)("delete", kind, name, *where, "--ignore-not-found")
 
 
 def _get(url: str, token: str | None = None) -> tuple[int, str]:

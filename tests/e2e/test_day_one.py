@@ -21,11 +21,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hack import helm
-from hack.container import SERVICE_ACCOUNT_DIR
-from hack.installed import USER, token_kubeconfig
+from devtools import helm
+from devtools.builds import ROOT
+from devtools.container import SERVICE_ACCOUNT_DIR
+from devtools.installed import USER, token_kubeconfig
+from devtools.kubectl import Kubectl
+from devtools.waiting import wait_until
 
-from tests.e2e.support.cluster import ROOT, Kubectl, wait_until
 from tests.e2e.support.image import IMAGE, process_and_image
 
 pytestmark = pytest.mark.e2e

@@ -19,10 +19,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hack.cluster import ROOT, bin_dir
+from devtools.builds import ROOT
+from devtools.kubectl import Kubectl
+from devtools.waiting import wait_until
 from hack.demo import NAMESPACE
 
-from tests.e2e.support.cluster import wait_until
 from tests.e2e.support.observer import observing
 
 pytestmark = pytest.mark.e2e
@@ -40,7 +41,7 @@ def demo_env(tmp_path: Path) -> Iterator[dict[str, str]]:
 def answers(kubeconfig: Path) -> bool:
     if not kubeconfig.exists():
         return False
-    probe = [str(bin_dir() / "kubectl"), f"--kubeconfig={kubeconfig}", "get", "--raw", "/readyz"]
+    probe = Kubectl(kubeconfig).command("get", "--raw", "/readyz")
     return subprocess.run(probe, capture_output=True, check=False, timeout=30).returncode == 0
 
 
@@ -94,15 +95,13 @@ def test_demo_plays_every_story_and_leaves_the_cluster_to_explore(
     assert status.returncode == 0, status.stdout
 
     listed = subprocess.run(
-        [
-            str(bin_dir() / "kubectl"),
-            f"--kubeconfig={kubeconfig}",
+        Kubectl(kubeconfig).command(
             "get",
             "podgroups",
             "-A",
             "-o",
             "json",
-        ],
+        ),
         capture_output=True,
         text=True,
         check=True,

@@ -37,9 +37,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from devtools.factories import NodePool
+from devtools.kubectl import Kubectl
+from devtools.operator import OperatorProcess
+from devtools.waiting import wait_until
 
-from tests.e2e.support.cluster import Kubectl, wait_until
-from tests.e2e.support.harness import POD_GROUPS, NodePool, OperatorProcess, is_gated
+from tests.e2e.support.harness import POD_GROUPS, is_gated
 from tests.e2e.test_interpod_differential import (
     clear_batch,
     condition,

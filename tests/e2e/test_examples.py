@@ -16,12 +16,14 @@ from typing import Any
 
 import pytest
 import yaml
+from devtools.builds import ROOT
+from devtools.kubectl import Kubectl
+from devtools.operator import OperatorProcess
+from devtools.waiting import wait_until
 
-from tests.e2e.support.cluster import ROOT, Kubectl, wait_until
 from tests.e2e.support.harness import (
     GROUP_LABEL,
     WORKLOADS,
-    OperatorProcess,
     cluster_mode,
     pod_group,
     pods_of,

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from devtools.kubectl import Kubectl
 
 from muster.api.constants import MAX_GANG_SIZE, MAX_REFUSAL_MESSAGE, MAX_REFUSED_NODES
-from tests.e2e.support.cluster import Kubectl
 from tests.e2e.support.harness import POD_GROUPS, install_crds
 
 pytestmark = pytest.mark.e2e

@@ -22,11 +22,11 @@ from typing import Any
 
 import pytest
 import yaml
-from hack import helm
-from hack.installed import CRDS
-
-from tests.e2e.support.cluster import Kubectl, wait_until
-from tests.e2e.support.harness import OperatorProcess
+from devtools import helm
+from devtools.installed import CRDS
+from devtools.kubectl import Kubectl
+from devtools.operator import OperatorProcess
+from devtools.waiting import wait_until
 
 pytestmark = pytest.mark.e2e
 

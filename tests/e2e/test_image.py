@@ -9,18 +9,13 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from hack import installed
+from devtools import installed
+from devtools.factories import NodePool, gang_job
+from devtools.kubectl import Kubectl
+from devtools.operator import OperatorProcess
+from devtools.waiting import wait_until
 
-from tests.e2e.support.cluster import Kubectl, wait_until
-from tests.e2e.support.harness import (
-    LEASE,
-    NodePool,
-    OperatorProcess,
-    gang_job,
-    gang_scheduled_by,
-    wait_all_bound,
-    wait_for_reason,
-)
+from tests.e2e.support.harness import LEASE, gang_scheduled_by, wait_all_bound, wait_for_reason
 from tests.e2e.support.image import image_replica, process_status
 
 pytestmark = pytest.mark.e2e

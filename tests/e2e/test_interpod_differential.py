@@ -26,17 +26,12 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import pytest
+from devtools.factories import GPU, NodePool, gang_job
+from devtools.kubectl import Kubectl
+from devtools.operator import OperatorProcess
+from devtools.waiting import wait_until
 
-from tests.e2e.support.cluster import Kubectl, wait_until
-from tests.e2e.support.harness import (
-    GPU,
-    GROUP_LABEL,
-    POD_GROUPS,
-    NodePool,
-    OperatorProcess,
-    gang_job,
-    is_gated,
-)
+from tests.e2e.support.harness import GROUP_LABEL, POD_GROUPS, is_gated
 from tests.unit.scheduler.interpod_checker import find_order
 
 pytestmark = pytest.mark.e2e

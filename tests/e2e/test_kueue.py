@@ -13,13 +13,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+from devtools.factories import NodePool, gang_job
+from devtools.kubectl import Kubectl
+from devtools.operator import OperatorProcess
+from devtools.waiting import wait_until
 
-from tests.e2e.support.cluster import Kubectl, wait_until
 from tests.e2e.support.harness import (
-    NodePool,
-    OperatorProcess,
     bound,
-    gang_job,
     is_gated,
     pods_of,
     scheduled_condition,

@@ -1,6 +1,6 @@
 """The installation manifests on the real control plane: they apply, and their RBAC is enough.
 
-Every e2e test runs the operator as installed (hack/installed.py, tests/e2e/support/harness.py):
+Every e2e test runs the operator as installed (devtools/installed.py, tests/e2e/support/harness.py):
 a local process authenticated as the manifests' ServiceAccount, with exactly the
 manifests' roles and their pod-rights policy judging it, its certificate in a Secret
 as in a cluster. These tests check that this is so, and that the rights are exactly
@@ -14,14 +14,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hack.installed import NAMESPACE, USER, rendered, token_kubeconfig
+from devtools.builds import ROOT
+from devtools.factories import NodePool, gang_job
+from devtools.installed import NAMESPACE, USER, rendered, token_kubeconfig
+from devtools.kubectl import Kubectl
+from devtools.operator import OperatorProcess
 
-from tests.e2e.support.cluster import ROOT, Kubectl
 from tests.e2e.support.harness import (
     WEBHOOK_CONFIGURATION,
-    NodePool,
-    OperatorProcess,
-    gang_job,
     gang_scheduled_by,
     releases_for,
     wait_all_bound,

@@ -10,18 +10,13 @@ from pathlib import Path
 from typing import TypeVar
 
 import pytest
+from devtools.factories import NodePool
+from devtools.kubectl import Kubectl
+from devtools.waiting import wait_until
 
-from tests.e2e.support.cluster import Kubectl, wait_until
-from tests.e2e.support.harness import GROUP_LABEL, NodePool, install_crds
-from tests.e2e.support.observer import (
-    Fall,
-    GangLedger,
-    GangObserver,
-    GangPolicy,
-    Rise,
-    gang_of,
-    observing,
-)
+from tests.e2e.support.harness import GROUP_LABEL, install_crds
+from tests.e2e.support.ledger import Fall, GangLedger, GangPolicy, Rise
+from tests.e2e.support.observer import GangObserver, gang_of, observing
 
 pytestmark = pytest.mark.e2e
 

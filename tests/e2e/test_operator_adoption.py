@@ -17,7 +17,11 @@ in test_operator_frameworks.py.
 from __future__ import annotations
 
 import pytest
-from hack import installed
+from devtools import installed
+from devtools.factories import GPU, NodePool
+from devtools.kubectl import Kubectl
+from devtools.operator import OperatorProcess
+from devtools.waiting import wait_until
 
 from muster.api.adoption import SCHEDULER_PLUGINS, VOLCANO, AdoptedApi
 from tests.e2e.support.adoption import (
@@ -29,12 +33,8 @@ from tests.e2e.support.adoption import (
     member,
     wait_for_phase,
 )
-from tests.e2e.support.cluster import Kubectl, wait_until
 from tests.e2e.support.harness import (
-    GPU,
     GROUP_LABEL,
-    NodePool,
-    OperatorProcess,
     admissions_for,
     events_for,
     explained,

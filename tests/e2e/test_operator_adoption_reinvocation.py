@@ -24,20 +24,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hack import cluster
+from devtools.cluster import pki
+from devtools.factories import NodePool
+from devtools.kubectl import Kubectl
+from devtools.operator import OperatorProcess
+from devtools.ports import free_port
+from devtools.waiting import wait_until
 
 from muster.api.adoption import DEFAULT_SCHEDULER, VOLCANO
 from tests.e2e.support.adoption import adopt, foreign_group, member, wait_for_phase
-from tests.e2e.support.cluster import Kubectl, wait_until
-from tests.e2e.support.harness import (
-    GROUP_LABEL,
-    WEBHOOK_CONFIGURATION,
-    NodePool,
-    OperatorProcess,
-    free_port,
-    is_gated,
-    wait_all_bound,
-)
+from tests.e2e.support.harness import GROUP_LABEL, WEBHOOK_CONFIGURATION, is_gated, wait_all_bound
 
 LATER_CONFIGURATION = "names-volcano.e2e.muster.dev"
 GROUP_ANNOTATION = str(VOLCANO.member_annotation)
@@ -141,8 +137,8 @@ class LaterWebhook:
 @pytest.fixture
 def later_webhook(kubectl: Kubectl, namespace: str, tmp_path: Path) -> Iterator[LaterWebhook]:
     """The later webhook, serving and configured for the test's namespace."""
-    cluster.make_ca(tmp_path, "/CN=names-volcano-ca")
-    cluster.issue_serving_cert(tmp_path, "/CN=names-volcano", "IP:127.0.0.1")
+    pki.make_ca(tmp_path, "/CN=names-volcano-ca")
+    pki.issue_serving_cert(tmp_path, "/CN=names-volcano", "IP:127.0.0.1")
     webhook = LaterWebhook(tmp_path, group="gang")
     webhook.start()
     try:

@@ -12,15 +12,14 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from devtools.factories import NodePool, gang_job
+from devtools.kubectl import Kubectl
+from devtools.operator import OperatorProcess
 
-from tests.e2e.support.cluster import Kubectl
 from tests.e2e.support.harness import (
-    NodePool,
-    OperatorProcess,
     bound,
     events_for,
     explained,
-    gang_job,
     is_gated,
     pod_group,
     pods_of,

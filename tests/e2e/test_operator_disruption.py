@@ -9,20 +9,18 @@ import time
 from typing import Any
 
 import pytest
+from devtools.factories import NodePool, gang_job, held, lift_holds
+from devtools.kubectl import Kubectl
+from devtools.operator import OperatorProcess
+from devtools.waiting import wait_until
 
-from tests.e2e.support.cluster import Kubectl, wait_until
 from tests.e2e.support.harness import (
     GROUP_LABEL,
-    NodePool,
-    OperatorProcess,
     admissions_for,
     bound,
     events_for,
     explained,
-    gang_job,
-    held,
     is_gated,
-    lift_holds,
     pinned_to,
     pod_group,
     pods_of,

@@ -7,15 +7,15 @@ from datetime import datetime
 from typing import Any
 
 import pytest
+from devtools.factories import NodePool, gang_job
+from devtools.kubectl import Kubectl
+from devtools.operator import OperatorProcess
+from devtools.waiting import wait_until
 
 from muster.api.constants import CRON_JOB_ANNOTATION, EXPECTED_RUNTIME_ANNOTATION
-from tests.e2e.support.cluster import Kubectl, wait_until
 from tests.e2e.support.harness import (
     POD_GROUPS,
-    NodePool,
-    OperatorProcess,
     explained,
-    gang_job,
     group_status,
     pod_group,
     pods_of,

@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from tests.e2e.support.cluster import Kubectl
-from tests.e2e.support.harness import NodePool, OperatorProcess, gang_job
+from devtools.factories import NodePool, gang_job
+from devtools.kubectl import Kubectl
+from devtools.operator import OperatorProcess
 
 pytestmark = pytest.mark.e2e
 

@@ -16,7 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hack import cluster
+from devtools import builds
+from devtools.cluster import pki
+from devtools.factories import GPU, NodePool
+from devtools.kubectl import Kubectl
+from devtools.operator import OperatorProcess
+from devtools.ports import free_port
+from devtools.waiting import wait_until
 
 from muster.api.adoption import SCHEDULER_PLUGINS, VOLCANO
 from tests.e2e.support.adoption import (
@@ -26,13 +32,8 @@ from tests.e2e.support.adoption import (
     foreign_status,
     wait_for_phase,
 )
-from tests.e2e.support.cluster import Kubectl, wait_until
 from tests.e2e.support.harness import (
-    GPU,
     GROUP_LABEL,
-    NodePool,
-    OperatorProcess,
-    free_port,
     is_gated,
     pod_group,
     wait_all_bound,
@@ -85,8 +86,8 @@ def kuberay(
     kubectl: Kubectl, kubeconfig: Path, crds: None, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[RayOperator]:
     """KubeRay's ray-operator with its CRDs, in volcano mode to begin with, for the module."""
-    subprocess.run([str(cluster.HACK / "build.sh"), "--kuberay-only"], check=True)
-    directory = cluster.cache_dir() / "kuberay" / cluster.versions()["KUBERAY_VERSION"]
+    subprocess.run([str(builds.HACK / "build.sh"), "--kuberay-only"], check=True)
+    directory = builds.cache_dir() / "kuberay" / builds.versions()["KUBERAY_VERSION"]
     kubectl("apply", "--server-side", "-f", str(directory / "crds"))
     established(kubectl, "rayclusters.ray.io", "rayjobs.ray.io", "rayservices.ray.io")
     log_path = tmp_path_factory.mktemp("kuberay") / "ray-operator.log"
@@ -132,9 +133,9 @@ def training_operator(
     """The training-operator with the CRDs of the kinds the tests run, in volcano mode to
     begin with, for the module; its webhook's certificates prepared as its deployment
     has them."""
-    subprocess.run([str(cluster.HACK / "build.sh"), "--training-operator-only"], check=True)
-    pinned = cluster.versions()["TRAINING_OPERATOR_VERSION"]
-    directory = cluster.cache_dir() / "training-operator" / pinned
+    subprocess.run([str(builds.HACK / "build.sh"), "--training-operator-only"], check=True)
+    pinned = builds.versions()["TRAINING_OPERATOR_VERSION"]
+    directory = builds.cache_dir() / "training-operator" / pinned
     for kind in TRAINING_JOB_KINDS:
         crd = directory / "crds" / f"kubeflow.org_{kind.scheme}s.yaml"
         kubectl("apply", "--server-side", "-f", str(crd))
@@ -161,8 +162,8 @@ def training_operator_certs(kubectl: Kubectl, directory: Path) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     name = f"training-operator.{TRAINING_NAMESPACE}.svc"
     # PKCS#1 keys, the form its rotator parses
-    cluster.make_ca(directory, "/O=training-operator/CN=training-operator-ca")
-    cluster.issue_serving_cert(directory, f"/CN={name}", f"DNS:{name}")
+    pki.make_ca(directory, "/O=training-operator/CN=training-operator-ca")
+    pki.issue_serving_cert(directory, f"/CN={name}", f"DNS:{name}")
     kubectl("create", "namespace", TRAINING_NAMESPACE, check=False)
     kubectl(
         "create",

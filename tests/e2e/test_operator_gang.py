@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 import pytest
+from devtools.factories import NodePool, gang_job
+from devtools.kubectl import Kubectl
+from devtools.operator import OperatorProcess
+from devtools.waiting import wait_until
 
-from tests.e2e.support.cluster import Kubectl, wait_until
 from tests.e2e.support.harness import (
     GROUP_LABEL,
     POD_GROUPS,
     WORKLOADS,
-    NodePool,
-    OperatorProcess,
     admissions_for,
     bound,
     events_for,
     explained,
-    gang_job,
     is_gated,
     pod_group,
     pods_of,

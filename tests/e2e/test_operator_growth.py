@@ -8,14 +8,15 @@ Volcano group)."""
 
 from __future__ import annotations
 
+from devtools.factories import NodePool, gang_job
+from devtools.kubectl import Kubectl
+from devtools.operator import OperatorProcess
+from devtools.waiting import wait_until
+
 from muster.api.adoption import VOLCANO
 from tests.e2e.support.adoption import adopt, create_gang, foreign_group
-from tests.e2e.support.cluster import Kubectl, wait_until
 from tests.e2e.support.harness import (
-    NodePool,
-    OperatorProcess,
     bound,
-    gang_job,
     is_gated,
     pod_group,
     pods_of,

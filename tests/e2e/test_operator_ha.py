@@ -9,10 +9,13 @@ import time
 from typing import Any
 
 import pytest
+from devtools.factories import NodePool, gang_job
+from devtools.kubectl import Kubectl
+from devtools.operator import OperatorProcess
+from devtools.waiting import wait_until
 
 from muster.operator.config import OperatorConfig
-from tests.e2e.support.cluster import Kubectl, wait_until
-from tests.e2e.support.harness import LEASE, NodePool, OperatorProcess, gang_job, wait_all_bound
+from tests.e2e.support.harness import LEASE, wait_all_bound
 from tests.e2e.support.image import process_and_image
 
 pytestmark = pytest.mark.e2e

@@ -5,17 +5,16 @@ from __future__ import annotations
 import json
 
 import pytest
+from devtools.factories import NodePool, gang_job, gang_pod_group
+from devtools.kubectl import Kubectl
+from devtools.operator import OperatorProcess
+from devtools.waiting import wait_until
 
-from tests.e2e.support.cluster import Kubectl, wait_until
 from tests.e2e.support.harness import (
     GROUP_LABEL,
     POD_GROUPS,
     WORKLOADS,
-    NodePool,
-    OperatorProcess,
     events_for,
-    gang_job,
-    gang_pod_group,
     is_gated,
     wait_all_bound,
     wait_for_reason,

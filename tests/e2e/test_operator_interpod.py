@@ -14,14 +14,14 @@ from collections import Counter
 from typing import Any
 
 import pytest
+from devtools.factories import NodePool, gang_job
+from devtools.kubectl import Kubectl
+from devtools.operator import OperatorProcess
+from devtools.waiting import wait_until
 
-from tests.e2e.support.cluster import Kubectl, wait_until
 from tests.e2e.support.harness import (
-    NodePool,
-    OperatorProcess,
     bound,
     events_for,
-    gang_job,
     is_gated,
     pod_group,
     pods_of,

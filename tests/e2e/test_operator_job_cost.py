@@ -17,16 +17,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from devtools.factories import NodePool, gang_job
+from devtools.kubectl import Kubectl
+from devtools.operator import OperatorProcess
+from devtools.waiting import wait_until
 
-from tests.e2e.support.cluster import Kubectl, wait_until
-from tests.e2e.support.harness import (
-    NodePool,
-    OperatorProcess,
-    gang_job,
-    pods_of,
-    wait_all_bound,
-    wait_for_reason,
-)
+from tests.e2e.support.harness import pods_of, wait_all_bound, wait_for_reason
 from tests.e2e.test_operator_refusals import job_with_claim, refusals, volume_in
 
 pytestmark = pytest.mark.e2e

@@ -7,15 +7,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from devtools.factories import NodePool, gang_job
+from devtools.kubectl import Kubectl
+from devtools.operator import OperatorProcess
+from devtools.waiting import wait_until
 
-from tests.e2e.support.cluster import Kubectl, wait_until
-from tests.e2e.support.harness import (
-    NodePool,
-    OperatorProcess,
-    gang_job,
-    scheduled_condition,
-    wait_all_bound,
-)
+from tests.e2e.support.harness import scheduled_condition, wait_all_bound
 from tests.e2e.support.kueue import KUEUE_API
 from tests.e2e.support.levels import BLOCK, PREFERRED, RACK, ZONE
 

@@ -7,14 +7,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from devtools.factories import NodePool, gang_pod_group
+from devtools.kubectl import Kubectl
+from devtools.operator import OperatorProcess
+from devtools.waiting import wait_until
 
-from tests.e2e.support.cluster import Kubectl, wait_until
 from tests.e2e.support.harness import (
     GROUP_LABEL,
     POD_GROUPS,
-    NodePool,
-    OperatorProcess,
-    gang_pod_group,
     group_status,
     scheduled_condition,
     wait_for_reason,

@@ -18,18 +18,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from devtools.builds import ROOT
+from devtools.cluster.local import LocalCluster
+from devtools.factories import NodePool, gang_job
+from devtools.kubectl import Kubectl
+from devtools.operator import OperatorProcess
+from devtools.waiting import wait_until
 
 from muster.api.constants import GATED_FOR_ANNOTATION, GATED_FOR_FIELD
 from muster.webhooks.advice import DROPPED_FIELD_WARNING
-from tests.e2e.support.cluster import ROOT, Kubectl, LocalCluster, fresh_namespace, wait_until
 from tests.e2e.support.harness import (
     POD_GROUPS,
-    NodePool,
-    OperatorProcess,
     bound,
     cluster_mode,
     events_for,
-    gang_job,
     installed_operator,
     is_gated,
     pod_group,
@@ -37,6 +39,7 @@ from tests.e2e.support.harness import (
     wait_all_bound,
     wait_for_reason,
 )
+from tests.e2e.support.namespaces import fresh_namespace
 from tests.e2e.support.observer import NATIVE, observing
 
 pytestmark = pytest.mark.e2e

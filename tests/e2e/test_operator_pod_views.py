@@ -13,11 +13,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from devtools.factories import NodePool, gang_job
+from devtools.kubectl import Kubectl
+from devtools.operator import OperatorProcess
+from devtools.waiting import wait_until
 
 from muster.api.constants import POD_GROUP_LABEL, POLICY_LABEL
-from tests.e2e.support.cluster import Kubectl, wait_until
 from tests.e2e.faults.faults import metric_total
-from tests.e2e.support.harness import NodePool, OperatorProcess, gang_job
 
 pytestmark = pytest.mark.e2e
 

@@ -14,14 +14,14 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from devtools.factories import NodePool, gang_job
+from devtools.kubectl import Kubectl
+from devtools.operator import OperatorProcess
+from devtools.waiting import wait_until
 
-from tests.e2e.support.cluster import Kubectl, wait_until
 from tests.e2e.support.harness import (
-    NodePool,
-    OperatorProcess,
     admissions_for,
     events_for,
-    gang_job,
     group_status,
     is_gated,
     pods_of,

@@ -15,21 +15,18 @@ import json
 from typing import Any
 
 import pytest
-from hack.installed import rendered
+from devtools.builds import ROOT
+from devtools.factories import POLICY_LABEL, NodePool, gang_job
+from devtools.installed import rendered
+from devtools.kubectl import Kubectl
+from devtools.operator import OperatorProcess
+from devtools.waiting import wait_until
 
 from muster.api.constants import GANG_GATE, POD_GROUP_LABEL
 from muster.operator.execution.pods import release_patch, ungate_patch
 from muster.operator.execution.uncounted import JOB_TRACKING_FINALIZER, RECOUNT_PATCH, uncount_patch
 from muster.scheduler.state.intake import required_terms
-from tests.e2e.support.cluster import ROOT, Kubectl, wait_until
-from tests.e2e.support.harness import (
-    POLICY_LABEL,
-    NodePool,
-    OperatorProcess,
-    gang_job,
-    node_selector_terms,
-    pinned_to,
-)
+from tests.e2e.support.harness import node_selector_terms, pinned_to
 
 pytestmark = pytest.mark.e2e
 
@@ -51,7 +48,7 @@ def of_kind(kubectl: Kubectl, directory: str, kind: str) -> list[dict[str, Any]]
 
 @pytest.fixture(scope="module")
 def installed(operator: OperatorProcess, kubectl: Kubectl) -> None:
-    """The installation the session's operator runs under (`hack/installed.py`): its
+    """The installation the session's operator runs under (`devtools/installed.py`): its
     ServiceAccount, roles and admission policies, type-checked without warnings."""
     for policy in (POLICY, WEBHOOK_POLICY):
 

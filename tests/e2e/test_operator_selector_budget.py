@@ -17,18 +17,14 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from devtools.factories import NodePool
+from devtools.kubectl import Kubectl
+from devtools.operator import OperatorProcess
+from devtools.waiting import wait_until
 
 from muster.scheduler.devices.selector_cost import COST_LIMIT
-from tests.e2e.support.cluster import Kubectl, fresh_namespace, wait_until
-from tests.e2e.support.harness import (
-    LEASE,
-    NodePool,
-    OperatorProcess,
-    is_gated,
-    pods_of,
-    scheduled_condition,
-    wait_all_bound,
-)
+from tests.e2e.support.harness import LEASE, is_gated, pods_of, scheduled_condition, wait_all_bound
+from tests.e2e.support.namespaces import fresh_namespace
 from tests.e2e.test_operator_devices import (
     DRIVER,
     RESOURCE,

@@ -17,17 +17,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from hack.cluster import bin_dir
+from devtools.factories import NodePool, gang_job
+from devtools.kubectl import Kubectl
+from devtools.operator import OperatorProcess
+from devtools.waiting import wait_until
 
-from tests.e2e.support.cluster import Kubectl, wait_until
-from tests.e2e.support.harness import (
-    POD_GROUPS,
-    NodePool,
-    OperatorProcess,
-    gang_job,
-    pods_of,
-    wait_for_reason,
-)
+from tests.e2e.support.harness import POD_GROUPS, pods_of, wait_for_reason
 
 pytestmark = pytest.mark.e2e
 
@@ -44,9 +39,7 @@ class PodGroupWatch:
 
     def __init__(self, kubectl: Kubectl, namespace: str, name: str) -> None:
         self.process = subprocess.Popen(
-            [
-                str(bin_dir() / "kubectl"),
-                f"--kubeconfig={kubectl.kubeconfig}",
+            kubectl.command(
                 "get",
                 POD_GROUPS,
                 "-n",
@@ -56,7 +49,7 @@ class PodGroupWatch:
                 "--output-watch-events",
                 "-o",
                 "json",
-            ],
+            ),
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             text=True,

@@ -6,13 +6,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from devtools.factories import NodePool, gang_job
+from devtools.kubectl import Kubectl
+from devtools.operator import OperatorProcess
 
-from tests.e2e.support.cluster import Kubectl
 from tests.e2e.support.harness import (
-    NodePool,
-    OperatorProcess,
     bound,
-    gang_job,
     pods_of,
     scheduled_condition,
     wait_all_bound,

@@ -7,15 +7,11 @@ import json
 from typing import Any
 
 import pytest
+from devtools.factories import NodePool, gang_job
+from devtools.kubectl import Kubectl
+from devtools.operator import OperatorProcess
 
-from tests.e2e.support.cluster import Kubectl
-from tests.e2e.support.harness import (
-    NodePool,
-    OperatorProcess,
-    gang_job,
-    scheduled_condition,
-    wait_all_bound,
-)
+from tests.e2e.support.harness import scheduled_condition, wait_all_bound
 from tests.e2e.support.levels import BLOCK, PREFERRED, RACK, SLICE, SLICE_SIZE, ZONE
 
 pytestmark = pytest.mark.e2e

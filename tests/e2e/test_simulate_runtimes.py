@@ -7,17 +7,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tests.e2e.support.cluster import Kubectl, wait_until
-from tests.e2e.support.harness import (
-    POD_GROUPS,
-    WORKLOADS,
-    NodePool,
-    OperatorProcess,
-    gang_job,
-    group_status,
-    muster,
-    wait_all_bound,
-)
+from devtools.factories import NodePool, gang_job
+from devtools.kubectl import Kubectl
+from devtools.operator import OperatorProcess
+from devtools.waiting import wait_until
+
+from tests.e2e.support.harness import POD_GROUPS, WORKLOADS, group_status, muster, wait_all_bound
 
 EXPECTED_RUNTIME = "scheduling.muster.dev/expected-runtime"
 

@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from devtools.kubectl import Kubectl
+from devtools.operator import OperatorProcess
 
 from muster.api.constants import API_VERSION, GROUP, POD_GROUP_PLURAL
 from muster.api.keys import GroupKey
@@ -23,8 +25,6 @@ from muster.client.kube import Kube
 from muster.client.paths import POD_GROUPS, namespaced
 from muster.operator.execution.writer import StatusWriter
 from muster.operator.intake.cache import LiveCache
-from tests.e2e.support.cluster import Kubectl
-from tests.e2e.support.harness import OperatorProcess
 
 pytestmark = pytest.mark.e2e
 

@@ -22,21 +22,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from devtools.factories import GPU, NodePool, gang_job
+from devtools.kubectl import Kubectl
+from devtools.operator import OperatorProcess
+from devtools.waiting import wait_until
 
 from muster.api.constants import POD_GROUP_LABEL
-from tests.e2e.support.cluster import Kubectl, bin_dir, fresh_namespace, wait_until
 from tests.e2e.support.harness import (
-    GPU,
     POD_GROUPS,
-    NodePool,
-    OperatorProcess,
     admissions_for,
-    gang_job,
     pod_group,
     pods_of,
     wait_all_bound,
     wait_for_reason,
 )
+from tests.e2e.support.namespaces import fresh_namespace
 
 pytestmark = pytest.mark.e2e
 
@@ -58,12 +58,11 @@ class PodWatch:
 
     def start(self) -> None:
         self.process = subprocess.Popen(
-            [
-                str(bin_dir() / "kubectl"), f"--kubeconfig={self.kubectl.kubeconfig}",
+            self.kubectl.command(
                 "get", "pods", "-n", self.namespace, "--watch", "--output-watch-events",
                 "-o", "jsonpath={.type} {.object.metadata.name} "
                 '{.object.metadata.deletionTimestamp}{"\\n"}',
-            ],
+            ),
             stdout=subprocess.PIPE,
             text=True,
         )  # fmt: skip

@@ -26,10 +26,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from devtools.builds import ROOT
+from devtools.cluster.local import LocalCluster
+from devtools.kubectl import Kubectl
+from devtools.operator import OperatorProcess
 
-from tests.e2e.support.cluster import ROOT, Kubectl, LocalCluster
 from tests.e2e.faults.faults import death_of
-from tests.e2e.support.harness import OperatorProcess, installed_operator
+from tests.e2e.support.harness import installed_operator
 
 STATE = Path(os.environ.get("MUSTER_E2E_FAULTS_CLUSTER_DIR", ROOT / ".cluster-faults"))
 OPERATOR_FLAGS = ("--watch-timeout=5",)

@@ -22,19 +22,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from tests.e2e.support.cluster import Kubectl, bin_dir
-from tests.e2e.support.harness import (
-    GROUP_LABEL,
-    LEASE,
-    WEBHOOK_CONFIGURATION,
-    NodePool,
-    OperatorProcess,
-    free_port,
-    gang_job,
-    held,
-    is_gated,
-    pods_of,
-)
+from devtools.factories import NodePool, gang_job, held
+from devtools.kubectl import Kubectl
+from devtools.operator import OperatorProcess
+from devtools.ports import free_port
+
+from tests.e2e.support.harness import GROUP_LABEL, LEASE, WEBHOOK_CONFIGURATION, is_gated, pods_of
 
 WRITES = frozenset({"create", "update", "patch", "delete", "deletecollection"})
 # A release spread out by the operator's own client-side rate limit: one request every
@@ -172,9 +165,7 @@ def when_the_release_begins(
     """Run `start` (which leads to the gang's release) and return the moment a watch of
     the gang's pods shows the first of them released (its gang gate gone)."""
     watch = subprocess.Popen(
-        [
-            str(bin_dir() / "kubectl"),
-            f"--kubeconfig={kubeconfig}",
+        Kubectl(kubeconfig).command(
             "get",
             "pods",
             "-n",
@@ -184,7 +175,7 @@ def when_the_release_begins(
             "--watch",
             "-o",
             'jsonpath={.metadata.name} gates={.spec.schedulingGates}{"\\n"}',
-        ],
+        ),
         stdout=subprocess.PIPE,
         text=True,
     )

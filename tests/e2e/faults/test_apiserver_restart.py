@@ -16,18 +16,14 @@ from __future__ import annotations
 import json
 import time
 
+from devtools.cluster.local import LocalCluster
+from devtools.factories import NodePool, gang_job
+from devtools.kubectl import Kubectl
+from devtools.operator import OperatorProcess
+
 from muster.operator.app import EXIT_LOST_LEADERSHIP
-from tests.e2e.support.cluster import Kubectl, LocalCluster
 from tests.e2e.faults.faults import create_until_admitted, metric_total, supervised
-from tests.e2e.support.harness import (
-    NodePool,
-    OperatorProcess,
-    bound,
-    gang_job,
-    pinned_to,
-    pods_of,
-    wait_all_bound,
-)
+from tests.e2e.support.harness import bound, pinned_to, pods_of, wait_all_bound
 
 GANGS, WORKERS = 8, 2
 

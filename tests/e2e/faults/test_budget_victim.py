@@ -27,19 +27,21 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from devtools.cluster.local import LocalCluster
+from devtools.factories import NodePool, gang_job
+from devtools.kubectl import Kubectl
+from devtools.waiting import wait_until
 
-from tests.e2e.support.cluster import Kubectl, LocalCluster, wait_until
 from tests.e2e.faults.faults import Request, audit_log
 from tests.e2e.support.harness import (
-    NodePool,
     bound,
     events_for,
-    gang_job,
     pods_of,
     scheduled_condition,
     wait_all_bound,
 )
-from tests.e2e.support.observer import Fall, GangObserver
+from tests.e2e.support.ledger import Fall
+from tests.e2e.support.observer import GangObserver
 
 OPERATOR_AGENT = "muster/"
 OK = (200, 201)

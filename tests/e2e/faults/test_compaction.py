@@ -13,9 +13,14 @@ from __future__ import annotations
 
 import time
 
-from tests.e2e.support.cluster import Kubectl, LocalCluster, wait_until
+from devtools.cluster.local import LocalCluster
+from devtools.factories import NodePool, gang_job
+from devtools.kubectl import Kubectl
+from devtools.operator import OperatorProcess
+from devtools.waiting import wait_until
+
 from tests.e2e.faults.faults import metric_samples
-from tests.e2e.support.harness import NodePool, OperatorProcess, bound, gang_job, pods_of, wait_all_bound
+from tests.e2e.support.harness import bound, pods_of, wait_all_bound
 
 EXPIRED = "muster_watch_expired_total"
 

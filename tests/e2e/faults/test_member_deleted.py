@@ -19,18 +19,13 @@ from __future__ import annotations
 
 import time
 
-from tests.e2e.support.cluster import Kubectl, wait_until
+from devtools.factories import NodePool, lift_holds
+from devtools.kubectl import Kubectl
+from devtools.operator import OperatorProcess
+from devtools.waiting import wait_until
+
 from tests.e2e.faults.faults import begin_a_slow_held_release, released_of
-from tests.e2e.support.harness import (
-    NodePool,
-    OperatorProcess,
-    is_gated,
-    lift_holds,
-    pinned_to,
-    pod_group,
-    pods_of,
-    wait_all_bound,
-)
+from tests.e2e.support.harness import is_gated, pinned_to, pod_group, pods_of, wait_all_bound
 
 WORKERS = 8
 

@@ -12,15 +12,14 @@ from __future__ import annotations
 
 import time
 
-from tests.e2e.support.cluster import Kubectl, wait_until
+from devtools.factories import NodePool, gang_job, held, lift_holds
+from devtools.kubectl import Kubectl
+from devtools.operator import OperatorProcess
+from devtools.waiting import wait_until
+
 from tests.e2e.faults.faults import released_of
 from tests.e2e.support.harness import (
-    NodePool,
-    OperatorProcess,
     bound,
-    gang_job,
-    held,
-    lift_holds,
     pinned_to,
     pod_group,
     pods_of,

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import signal
 
+from devtools.operator import OperatorProcess
+
 from tests.e2e.faults.faults import death_of
-from tests.e2e.support.harness import OperatorProcess
 
 
 def test_an_operator_that_died_is_reported_with_its_last_words(operator: OperatorProcess) -> None:

@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import time
 
-from tests.e2e.support.cluster import Kubectl, wait_until
+from devtools.factories import NodePool, lift_holds
+from devtools.kubectl import Kubectl
+from devtools.operator import OperatorProcess
+from devtools.waiting import wait_until
+
 from tests.e2e.faults.faults import begin_a_slow_held_release, released_of
 from tests.e2e.support.harness import (
-    NodePool,
-    OperatorProcess,
-    lift_holds,
     pinned_to,
     pod_group,
     pods_of,

@@ -23,8 +23,13 @@ import signal
 import time
 from datetime import UTC, datetime
 
+from devtools.cluster.local import LocalCluster
+from devtools.factories import NodePool, gang_job, lift_holds
+from devtools.kubectl import Kubectl
+from devtools.operator import OperatorProcess
+from devtools.waiting import wait_until
+
 from muster.operator.app import EXIT_LOST_LEADERSHIP
-from tests.e2e.support.cluster import Kubectl, LocalCluster, wait_until
 from tests.e2e.faults.conftest import OPERATOR_FLAGS
 from tests.e2e.faults.faults import (
     Request,
@@ -35,16 +40,7 @@ from tests.e2e.faults.faults import (
     released_of,
     user_agent,
 )
-from tests.e2e.support.harness import (
-    NodePool,
-    OperatorProcess,
-    gang_job,
-    lift_holds,
-    pinned_to,
-    pod_group,
-    pods_of,
-    wait_all_bound,
-)
+from tests.e2e.support.harness import pinned_to, pod_group, pods_of, wait_all_bound
 
 LEADER, STANDBY = "muster-e2e", "muster-e2e-standby"
 WORKERS = 8

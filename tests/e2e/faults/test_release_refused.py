@@ -22,17 +22,13 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from devtools.factories import NodePool, gang_job
+from devtools.kubectl import Kubectl
+from devtools.operator import OperatorProcess
+from devtools.waiting import wait_until
+
 from muster.api.constants import GANG_GATE
-from tests.e2e.support.cluster import Kubectl, wait_until
-from tests.e2e.support.harness import (
-    NodePool,
-    OperatorProcess,
-    events_for,
-    gang_job,
-    pods_of,
-    wait_all_bound,
-    wait_for_reason,
-)
+from tests.e2e.support.harness import events_for, pods_of, wait_all_bound, wait_for_reason
 from tests.e2e.support.observer import GangObserver
 
 WORKERS = 4

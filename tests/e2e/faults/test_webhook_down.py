@@ -14,16 +14,12 @@ from __future__ import annotations
 import json
 import time
 
-from tests.e2e.support.cluster import Kubectl
+from devtools.factories import NodePool, gang_job
+from devtools.kubectl import Kubectl
+from devtools.operator import OperatorProcess
+
 from tests.e2e.faults.faults import webhooks_down
-from tests.e2e.support.harness import (
-    NodePool,
-    OperatorProcess,
-    gang_job,
-    pinned_to,
-    pods_of,
-    wait_all_bound,
-)
+from tests.e2e.support.harness import pinned_to, pods_of, wait_all_bound
 
 OUTAGE_SECONDS = 10.0
 

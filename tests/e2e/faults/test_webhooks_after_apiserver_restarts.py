@@ -36,12 +36,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from devtools.cluster.local import LocalCluster
+from devtools.factories import NodePool, gang_job
+from devtools.kubectl import Kubectl
+from devtools.operator import OperatorProcess
+from devtools.waiting import wait_until
 
 from muster.api.gates import has_gang_gate
-from tests.e2e.support.cluster import Kubectl, LocalCluster, wait_until
 from tests.e2e.faults.faults import metric_total
 from tests.e2e.faults.held_proxy import HeldProxy
-from tests.e2e.support.harness import NodePool, OperatorProcess, gang_job, wait_all_bound
+from tests.e2e.support.harness import wait_all_bound
 
 ROUNDS, WORKERS = 5, 2
 WITHIN = 30.0  # seconds from the API server's return to the gang bound whole

@@ -10,15 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hack import cluster, installed
+from devtools import builds, installed
+from devtools.factories import GPU, NodePool
+from devtools.kubectl import Kubectl
+from devtools.operator import OperatorProcess
+from devtools.waiting import wait_until
 
 from muster.api.adoption import ADOPT_NAMESPACE_LABEL, SCHEDULER_PLUGINS, VOLCANO, AdoptedApi
-from tests.e2e.support.cluster import Kubectl, wait_until
-from tests.e2e.support.harness import (
-    GPU,
-    NodePool,
-    OperatorProcess,
-)
 
 ADOPTION_VALUES = ("adoption.apis={scheduler-plugins,volcano}",)
 RESOURCES = {
@@ -29,10 +27,10 @@ RESOURCES = {
 
 def adopted_crds() -> list[Path]:
     """The two CRD files, built into the cache on first use."""
-    subprocess.run([str(cluster.HACK / "build.sh"), "--adopted-crds-only"], check=True)
-    pinned = cluster.versions()
+    subprocess.run([str(builds.HACK / "build.sh"), "--adopted-crds-only"], check=True)
+    pinned = builds.versions()
     directory = (
-        cluster.cache_dir()
+        builds.cache_dir()
         / "adopted-crds"
         / f"{pinned['SCHEDULER_PLUGINS_VERSION']}-{pinned['VOLCANO_APIS_VERSION']}"
     )

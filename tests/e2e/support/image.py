@@ -1,5 +1,5 @@
 """Replicas of the installed operator run from the image (`make image`) with podman, as
-the chart's Deployment runs them (hack/container.py), beside or instead of the
+the chart's Deployment runs them (devtools/container.py), beside or instead of the
 session's local process: the same installation, ServiceAccount and webhook stand-in.
 
 A test marked `process_and_image` runs twice: with its replicas as local processes,
@@ -18,10 +18,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hack import container
-
-from tests.e2e.support.cluster import ROOT
-from tests.e2e.support.harness import OperatorProcess
+from devtools import container
+from devtools.builds import ROOT
+from devtools.operator import OperatorProcess
 
 PROCESS = "process"
 IMAGE = "image"

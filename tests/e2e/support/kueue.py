@@ -15,10 +15,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from devtools.cluster.local import LocalCluster
+from devtools.factories import GPU
+from devtools.kubectl import Kubectl
+from devtools.waiting import wait_until
 from hack.kueue import QUEUE_NAME_LABEL
-
-from tests.e2e.support.cluster import Kubectl, LocalCluster, wait_until
-from tests.e2e.support.harness import GPU
 
 KUEUE_API = "kueue.x-k8s.io/v1beta2"
 CLUSTER_QUEUES = "clusterqueues.kueue.x-k8s.io"

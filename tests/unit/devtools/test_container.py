@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
-from hack import container, installed
+from devtools import container, installed
 
 RENDERED = installed.MANIFESTS / "base" / "muster.yaml"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import yaml
-from hack import installed
+from devtools import installed
 
 RENDERED = installed.MANIFESTS / "base" / "muster.yaml"
 

@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from hack import cluster
+from devtools.cluster import control_plane
 
 HACK = Path(__file__).resolve().parents[3] / "hack"
 CONTROL_PLANE = (
@@ -114,8 +114,8 @@ def test_a_cluster_builds_kueue_only_when_it_runs_it_and_never_helm(
 ) -> None:
     calls: list[list[str]] = []
     monkeypatch.setattr(subprocess, "run", lambda command, **_: calls.append([*map(str, command)]))
-    cluster.build(with_kueue=False)
-    cluster.build(with_kueue=True)
+    control_plane.build(with_kueue=False)
+    control_plane.build(with_kueue=True)
     assert [call[1:] for call in calls] == [
         ["--without-helm", "--without-kueue"],
         ["--without-helm"],

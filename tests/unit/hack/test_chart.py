@@ -14,7 +14,7 @@ import celpy
 import pytest
 import yaml
 from celpy.adapter import json_to_cel
-from hack import helm
+from devtools import helm
 
 from muster.api.constants import UNEVICTABLE_NAMESPACE
 from muster.operator.config import OperatorConfig

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import yaml
-from hack.cluster import ROOT
+from devtools.builds import ROOT
 from hack.manifests import RENDERED, generated_files, rendered_files
 
 from muster.operator.config import OperatorConfig

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from hack.cluster import ROOT, supported_versions, versions
+from devtools.builds import ROOT, supported_versions, versions
 from hack.versions import BEGIN, END, PAGE, SMOKE, Outcome, outcome_of, with_rows
 
 

@@ -3,10 +3,9 @@ registry."""
 
 from __future__ import annotations
 
-import socket
-
 import aiohttp
 from aiohttp.test_utils import TestClient, TestServer
+from devtools.ports import free_port
 
 from muster.operator.health import build_app, serve
 from muster.operator.metrics import Metrics
@@ -26,13 +25,6 @@ async def test_the_probes_and_the_metrics_answer() -> None:
         scraped = await client.get("/metrics")
         assert scraped.content_type == "text/plain"
         assert "muster_gangs_admitted_total 3.0" in await scraped.text()
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 async def test_serve_listens_on_the_given_address() -> None:

@@ -20,7 +20,7 @@ process with threads, this one included).
 
 What it still costs the operator: while a child lives, each page the operator writes
 that the child still shares is copied first, so the first cycle after a fork is
-dearer than the next ones (measured in `bench/engine.py`, see docs/performance.md),
+dearer than the next ones (measured in `bench/engine/run.py`, see docs/performance.md),
 and the child's memory grows with the pages the forecast itself writes, at most to
 the operator's own size, for the seconds it lives.
 """

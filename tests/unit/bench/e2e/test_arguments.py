@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import pytest
-from bench.e2e.run import KUEUE_RESULTS, RESULTS, parse_args
+from bench.e2e.arguments import KUEUE_RESULTS, RESULTS, parse_args
 
 
 def test_the_default_is_the_issue_workload_in_every_mode() -> None:

@@ -4,10 +4,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bench.e2e.report import GOALS, SCALE_RESULTS, goals, render, table, write_docs
 from bench.common.sections import begin_marker, end_marker
 from bench.common.stats import summarize
 from bench.common.timeline import Timeline
+from bench.e2e.report import GOALS, SCALE_RESULTS, goals, render, table, write_docs
 
 from tests.unit.bench.pods import pod
 

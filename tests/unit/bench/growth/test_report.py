@@ -4,8 +4,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bench.growth.report import NAME, cost, exponent, exponents, write
 from bench.common.sections import begin_marker, end_marker
+from bench.growth.report import NAME, cost, exponent, exponents, write
 
 
 def measured(cpu_seconds: float, requests: int, **extra: Any) -> dict[str, Any]:

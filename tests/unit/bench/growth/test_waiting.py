@@ -1,7 +1,7 @@
 from __future__ import annotations
 
-from bench.growth.waiting import NAMESPACE, PAIR, POOL, POOL_LABEL, PRIORITY_CLASS, waiting_manifest
 from bench.e2e.workload import GPU
+from bench.growth.waiting import NAMESPACE, PAIR, POOL, POOL_LABEL, PRIORITY_CLASS, waiting_manifest
 
 from muster.api.constants import MIN_COUNT_ANNOTATION, POLICY_GANG, POLICY_LABEL
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bench.levels.report import NAME, write
 from bench.common.sections import begin_marker, end_marker
+from bench.levels.report import NAME, write
 
 
 def mode(in_rack: int, free_racks: int, p99: float = 2.5) -> dict[str, Any]:

@@ -3,6 +3,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from bench.e2e.workload import GPU, ZONE_KEY, GangJob
 from bench.levels.shape import (
     ANYWHERE,
     BLOCK_KEY,
@@ -16,7 +17,6 @@ from bench.levels.shape import (
     narrowest_feasible,
     placement,
 )
-from bench.e2e.workload import GPU, ZONE_KEY, GangJob
 
 from tests.unit.bench.pods import pod
 

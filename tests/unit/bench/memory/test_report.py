@@ -3,8 +3,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bench.memory.report import NAME, write
 from bench.common.sections import begin_marker, end_marker
+from bench.memory.report import NAME, write
 
 
 def variant(pods: float, pod_bytes: int) -> dict[str, Any]:

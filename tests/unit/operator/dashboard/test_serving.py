@@ -5,23 +5,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import socket
 from pathlib import Path
 
 import aiohttp
+from devtools.ports import free_port
 
 from muster.client.connection import connect
 from muster.operator.config import OperatorConfig
 from muster.operator.dashboard.serving import serve_dashboard
 from muster.operator.metrics import Metrics
 from tests.unit.client.kubeconfig import token_kubeconfig
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 async def test_the_page_has_a_connection_pool_of_its_own_and_no_unguarded_route(

@@ -6,13 +6,13 @@ import asyncio
 import base64
 import copy
 import datetime
-import socket
 import ssl
 from pathlib import Path
 from typing import Any
 
 import kopf
 from cryptography import x509
+from devtools.ports import free_port
 
 from muster.api.wire import JsonObject
 from muster.client.kube import STRATEGIC_MERGE_PATCH, KubeError
@@ -315,10 +315,3 @@ def loaded(pem: bytes) -> x509.Certificate:
 async def served_certificate(port: int) -> x509.Certificate:
     pem = await asyncio.to_thread(ssl.get_server_certificate, ("127.0.0.1", port))
     return loaded(pem.encode())
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
