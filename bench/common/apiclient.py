@@ -6,6 +6,13 @@ kubeconfig (TLS material, server address); aiohttp does the requests. Every requ
 says ``User-Agent: muster-bench`` (or the name its user gives: the floor client's is
 its own), so the audit log can tell the benchmark's own requests from the ones it
 measures.
+
+Why not the operator's client (`muster.client.kube.Kube`): it is what the benchmark
+measures. Its requests carry the operator's user agent, its rate limit and retries, and
+its watches feed the operator's informers, so the benchmark's own load (the burst, the
+watches that stamp each event on arrival) would count as the operator's in the audit
+log and wait behind the operator's own client-side limit. A separate, unthrottled
+client keeps the measured client and the measuring one apart.
 """
 
 from __future__ import annotations
