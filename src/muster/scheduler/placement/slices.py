@@ -32,7 +32,8 @@ from muster.scheduler.placement.fit import (
     domain_counts,
     place_gang,
 )
-from muster.scheduler.placement.interplay import GangInterplay, Session
+from muster.scheduler.placement.interplay import GangInterplay
+from muster.scheduler.placement.interpod_counts import Session
 from muster.scheduler.state.predicates import with_refusals
 
 BoolArray = npt.NDArray[np.bool_]
