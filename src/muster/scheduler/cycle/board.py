@@ -26,7 +26,7 @@ from muster.scheduler.placement.fit import Matrix, NodeOrder, Shape, scarce_colu
 from muster.scheduler.placement.interplay import HOSTNAME, GangInterplay
 from muster.scheduler.placement.interpod_view import InterPodView, Member
 from muster.scheduler.placement.levels import fit_preferring, ladder, level_domains
-from muster.scheduler.placement.slices import SliceMember, Slicing, slicing_of
+from muster.scheduler.placement.slicing import SliceMember, Slicing, slicing_of
 from muster.scheduler.placement.topology import (
     Domains,
     GangPlacement,

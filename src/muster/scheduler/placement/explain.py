@@ -23,7 +23,7 @@ from muster.scheduler.decisions.results import (
 )
 from muster.scheduler.objects.quantity import MILLI_RESOURCES
 from muster.scheduler.placement.fit import Matrix, Shape, domain_counts
-from muster.scheduler.placement.slices import Slicing
+from muster.scheduler.placement.slicing import Slicing
 from muster.scheduler.state.intake import POD_COUNT
 from muster.scheduler.state.predicates import PASSES, NodeTable
 

@@ -29,7 +29,8 @@ from muster.scheduler.placement.fit import (
     upper_bound,
 )
 from muster.scheduler.placement.interplay import GangInterplay
-from muster.scheduler.placement.slices import Slicing, place_slices
+from muster.scheduler.placement.slices import place_slices
+from muster.scheduler.placement.slicing import Slicing
 from muster.scheduler.rules.labels import LabelIndex
 
 BoolArray = npt.NDArray[np.bool_]

@@ -9,7 +9,7 @@ from muster.api.constants import COMPLETION_INDEX_KEY
 from muster.api.keys import GroupKey
 from muster.scheduler import EngineConfig, schedule
 from muster.scheduler.decisions.results import CycleResult
-from muster.scheduler.placement.slices import SliceMember, slice_ids, slicing_of
+from muster.scheduler.placement.slicing import SliceMember, slice_ids, slicing_of
 from tests.unit.scheduler.builders import Obj, cluster, gang, node, pod, pod_group
 
 NOW = 1_798_761_600.0
