@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Hashable, Sequence
 from dataclasses import replace
-from functools import partial
 
 import numpy as np
 import numpy.typing as npt
@@ -26,6 +25,7 @@ from muster.scheduler.placement.fit import Matrix, NodeOrder, Shape, scarce_colu
 from muster.scheduler.placement.interplay import HOSTNAME, GangInterplay
 from muster.scheduler.placement.interpod_view import InterPodView, Member
 from muster.scheduler.placement.levels import fit_preferring, ladder, level_domains
+from muster.scheduler.placement.request import FitRequest
 from muster.scheduler.placement.slicing import SliceMember, Slicing, slicing_of
 from muster.scheduler.placement.topology import (
     Domains,
@@ -212,52 +212,44 @@ class Board:
 
     # ---- fits and placements -------------------------------------------------------
 
-    def fit(
+    def request(
         self,
-        free: Matrix,
         gang: Gang,
         shapes: Sequence[Shape],
-        needed: int,
+        interplay: GangInterplay | None,
         *,
-        order: NodeOrder | None = None,
-        head_start: Matrix | None = None,
+        needed: int,
+        limit: int | None = None,
         within: BoolArray | None = None,
-        interplay: GangInterplay | None = None,
-    ) -> GangPlacement:
-        """The gang's best placement on `free`: in one domain of its preferred level or
-        the next wider ones where one takes it, else anywhere or in one domain of its key."""
-        within = ~self.closed_for_older if within is None else within
-        order = order or self.order
+    ) -> FitRequest:
+        """A fit of the gang's `shapes` on the cycle's free capacity, in its best-fit
+        order, on the nodes of `within` (default: those not closed to it), with its
+        slices."""
+        return FitRequest(
+            self.free,
+            shapes,
+            ~self.closed_for_older if within is None else within,
+            self.order,
+            self.largest,
+            needed=needed,
+            limit=limit,
+            interplay=interplay,
+            slicing=self.slicing(gang),
+        )
+
+    def fit(self, gang: Gang, request: FitRequest) -> GangPlacement:
+        """The gang's best placement for `request`: in one domain of its preferred level
+        or the next wider ones where one takes it, else anywhere or in one domain of its
+        key."""
         key = gang.record.topology_key
         labels = self.table.labels
-        slicing = self.slicing(gang)
-        fit_in = partial(
-            fit_in_one,
-            free,
-            shapes,
-            within=within,
-            order=order,
-            largest=self.largest,
-            needed=needed,
-            head_start=head_start,
-            interplay=interplay,
-            slicing=slicing,
-        )
-        fit_required = (
-            partial(fit_in, domains=Domains.of(labels, key))
-            if key is not None
-            else partial(
-                fit_anywhere,
-                free,
-                shapes,
-                within,
-                order,
-                self.largest,
-                needed=needed,
-                interplay=interplay,
-                slicing=slicing,
-            )
-        )
+        required = None if key is None else Domains.of(labels, key)
+
+        def fit_required(inner: Domains | None = None) -> GangPlacement:
+            if required is None:
+                return fit_anywhere(request, inner=inner)
+            return fit_in_one(request, required, inner=inner)
+
         preferred = gang.record.preferred_key
         steps = () if preferred is None else ladder(preferred, key, self.levels)
         if not steps:
@@ -266,9 +258,9 @@ class Board:
             steps,
             required=key,
             labels=labels,
-            needed=needed,
-            fit_in=lambda domains, inner: fit_in(domains=domains, inner=inner),
-            fallback=lambda inner: fit_required(inner=inner),
+            needed=request.needed,
+            fit_in=lambda domains, inner: fit_in_one(request, domains, inner=inner),
+            fallback=fit_required,
             sliced=gang.record.slicing,
         )
 

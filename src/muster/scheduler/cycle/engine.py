@@ -59,10 +59,10 @@ from muster.scheduler.lifecycle.follow import Following, follow
 from muster.scheduler.lifecycle.let_go import let_go
 from muster.scheduler.lifecycle.transitions import TAKEN_DOWN, Planner, released_members
 from muster.scheduler.placement.explain import waiting_message
-from muster.scheduler.placement.fit import Counts, Matrix, Shape, place_greedily
+from muster.scheduler.placement.fit import Counts, Matrix, Shape
 from muster.scheduler.placement.interplay import GangInterplay
+from muster.scheduler.placement.place import place
 from muster.scheduler.placement.preemption import PreemptionSearch
-from muster.scheduler.placement.slices import place_slices
 from muster.scheduler.placement.topology import GangPlacement
 from muster.scheduler.state.state import ClusterState
 
@@ -275,7 +275,8 @@ class _Cycle:
         if not shapes:
             self.admissions.append(Admission(gang.key, {}))
             return
-        placement = self.board.fit(self.board.free, gang, shapes, gang.missing, interplay=interplay)
+        request = self.board.request(gang, shapes, interplay, needed=gang.missing)
+        placement = self.board.fit(gang, request)
         if placement.placements or gang.missing == 0:
             self.board.take(gang, placement.placements)
             self.admissions.append(self._admission(gang, placement))
@@ -338,16 +339,20 @@ class _Cycle:
             candidates = self.preemption.candidates(gang.priority)
             devices = DevicePreemption.of(self.state, board.devices, interplay, candidates)
 
+        request = board.request(
+            gang,
+            shapes,
+            interplay if devices is None else devices.interplay,
+            needed=gang.missing,
+        )
+
         def fits(free: Matrix, cost: Counts) -> GangPlacement:
             own = free if devices is None else free[:, :-1]
             placement = board.fit(
-                own,
                 gang,
-                shapes,
-                gang.missing,
-                order=board.order.with_cost(cost),
-                head_start=board.free,
-                interplay=interplay if devices is None else devices.interplay,
+                replace(
+                    request, free=own, order=board.order.with_cost(cost), head_start=board.free
+                ),
             )
             return placement if devices is None else devices.within(placement, free[:, -1])
 
@@ -387,24 +392,8 @@ class _Cycle:
             return
         shapes, interplay = board.shapes(pending, gang.record)
         within = ~board.closed_for_older & board.domain_of(gang)
-        slicing = board.slicing(gang)
-        if slicing is not None:  # whole slices, each beside its placed members
-            chosen = place_slices(
-                board.free,
-                shapes,
-                within,
-                board.order,
-                board.largest,
-                slicing=slicing,
-                interplay=interplay,
-                limit=limit,
-            )
-        elif interplay is None:
-            chosen = place_greedily(board.free, shapes, within, board.order, limit)
-        else:
-            chosen = interplay.place(
-                board.free, shapes, within=within, order=board.order, needed=0, limit=limit
-            )
+        # with slices: whole slices, each beside its placed members
+        chosen = place(board.request(gang, shapes, interplay, needed=0, limit=limit, within=within))
         if below_quorum and len(chosen) < limit:
             self.short.add(gang.key)
             chosen = {}

@@ -45,9 +45,8 @@ def never(board: Board, gang: Gang) -> Attempt | None:
         return None
     shapes, interplay = board.shapes(gang.pending, gang.record, alone=True)
     everywhere = np.ones(board.table.size, dtype=np.bool_)
-    placement = board.fit(
-        board.capacity, gang, shapes, gang.missing, within=everywhere, interplay=interplay
-    )
+    request = board.request(gang, shapes, interplay, needed=gang.missing, within=everywhere)
+    placement = board.fit(gang, replace(request, free=board.capacity))
     if placement.placements:
         board.table.remember_fits_alone(key)
         return None
@@ -254,11 +253,12 @@ def close_nodes(board: Board, gang: Gang, attempt: Attempt) -> int:
     within = ~board.closed_for_older
     key = gang.record.topology_key
     shapes, interplay = attempt.shapes, attempt.interplay
+    on_empty = replace(
+        board.request(gang, shapes, interplay, needed=gang.missing), free=board.capacity
+    )
     if key is None:
         order = board.order.with_cost(-shapes[0].copies(board.free, within))
-        empty = board.fit(
-            board.capacity, gang, shapes, gang.missing, order=order, interplay=interplay
-        )
+        empty = board.fit(gang, replace(on_empty, order=order))
         nodes = sorted(set(empty.placements.values()))
         board.closed_for_older[nodes] = True
         return len(nodes)
@@ -266,16 +266,7 @@ def close_nodes(board: Board, gang: Gang, attempt: Attempt) -> int:
     for domain_fit in sorted(attempt.placement.fits, key=lambda fit: (-fit.fits, fit.domain)):
         value = domain_fit.domain.split("=", 1)[1]
         domain = within & (values == board.table.labels.id_of(key, value))
-        empty = fit_anywhere(
-            board.capacity,
-            shapes,
-            domain,
-            board.order,
-            board.largest,
-            needed=gang.missing,
-            interplay=interplay,
-            slicing=board.slicing(gang),
-        )
+        empty = fit_anywhere(replace(on_empty, within=domain))
         if empty.placements:
             board.closed_for_older |= domain
             return int(domain.sum())

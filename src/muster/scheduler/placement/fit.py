@@ -189,12 +189,14 @@ def place_gang(
     order: NodeOrder,
     largest: Counts,
     needed: int,
+    limit: int | None = None,
 ) -> dict[str, int]:
-    """Pod name -> node slot for as many members as fit, trying other orders if short.
+    """Pod name -> node slot for as many members as fit (up to `limit`), trying other
+    orders if short.
 
     The result may hold fewer than `needed` pods: the caller decides what that means.
     """
-    total = sum(len(shape.pods) for shape in shapes)
+    total = sum(len(shape.pods) for shape in shapes) if limit is None else limit
     by_size = sorted(shapes, key=lambda shape: (-shape.size_key(largest), shape.pods))
     best = place_greedily(free, by_size, within, order, total)
     if len(best) >= needed or len(shapes) == 1:

@@ -3,7 +3,8 @@
 kube-scheduler judges each pod against the pods already on the nodes, the pods of its
 own gang bound before it included. So a gang's plan is built one pod at a time: after
 each pod is placed, the counts the rules read are updated, and the next pod sees them
-(`place`). The rules, with kube-scheduler 1.37's semantics and reasons:
+(`place_once`; falling short, it is placed again other ways: `retries`). The rules,
+with kube-scheduler 1.37's semantics and reasons:
 
 - PodTopologySpread (`DoNotSchedule`): a node without the constraint's key is refused;
   pods matching the selector in the pod's namespace are counted per domain over the
@@ -26,7 +27,7 @@ asks that the node's count plus one stays within maxSkew (one domain is fewer th
 minDomains, so the smallest count is 0). A plan is made to satisfy both readings: the
 rule as written, and, when minDomains > 1, that per-node bound too.
 
-`place` finds a plan whenever one exists for gangs of one shape with one-per-domain
+Placed so, a gang finds a plan whenever one exists for gangs of one shape with one-per-domain
 anti-affinity (one pod per node or zone) or with spread (each pod goes where the rule
 allows, in best-fit order, which never strands a domain the rule still needs); for a
 self-affine gang with nothing to join, the domain of its first pod decides, so each
@@ -58,7 +59,6 @@ from muster.scheduler.placement.fit import (
 from muster.scheduler.placement.interpod_counts import RuleCounts, Session
 from muster.scheduler.placement.interpod_filter import refused_by
 from muster.scheduler.placement.interpod_view import InterPodView, Member
-from muster.scheduler.placement.retries import retried
 from muster.scheduler.placement.shared_claims import Pins
 from muster.scheduler.state.predicates import NodeTable, StaticFilter, with_refusals
 
@@ -174,29 +174,6 @@ class GangInterplay:
 
     def _needs(self, pod: str) -> tuple[Need, ...]:
         return () if self.devices is None else self.devices.needs.get(pod, ())
-
-    def place(
-        self,
-        free: Matrix,
-        shapes: Sequence[Shape],
-        *,
-        within: BoolArray,
-        order: NodeOrder,
-        needed: int,
-        limit: int | None = None,
-    ) -> dict[str, int]:
-        """Pod name -> node slot for as many members as fit (up to `limit`), placed one by
-        one under the rules; may hold fewer than `needed`. `shapes` are the members'
-        shapes, in the order the members were given. Falling short, it tries again in
-        each open domain, then with each node for the claims the pods share
-        (`retries`)."""
-        cap = limit if limit is not None else sum(len(shape.pods) for shape in shapes)
-        best = self.place_once(free, shapes, within, order, cap)
-        if len(best) >= needed:
-            return best
-        return retried(
-            self, best, free, shapes, within=within, order=order, needed=needed, limit=cap
-        )
 
     def open_domains(
         self, free: Matrix, shapes: Sequence[Shape], *, within: BoolArray

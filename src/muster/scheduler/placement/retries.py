@@ -1,4 +1,4 @@
-"""A gang placed pod by pod that fell short, placed again other ways.
+"""A gang placed pod by pod under its rules, and, falling short, placed again other ways.
 
 In turn: in each domain of an open self-affinity (its first pod decides the domain),
 with each node for the claims its pods share (`shared_claims`), and, for a gang with
@@ -10,53 +10,30 @@ found, so it is not told that it does not fit even on an empty cluster.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol
-
-from muster.scheduler.devices.gang import GangDevices
 from muster.scheduler.placement.exhaustive import assign
-from muster.scheduler.placement.fit import BoolArray, Matrix, NodeOrder, Shape
-from muster.scheduler.placement.interpod_view import Member
+from muster.scheduler.placement.fit import BoolArray
+from muster.scheduler.placement.interplay import GangInterplay
+from muster.scheduler.placement.request import FitRequest
 from muster.scheduler.placement.shared_claims import Pins, pin_choices
 
 
-class Retried(Protocol):
-    """What the retries use of a gang placed pod by pod (`interplay.GangInterplay`),
-    named here so that the retries need not import the module that calls them."""
-
-    members: list[Member]
-    devices: GangDevices | None
-    unsure: bool
-
-    def open_domains(
-        self, free: Matrix, shapes: Sequence[Shape], *, within: BoolArray
-    ) -> list[BoolArray]: ...
-
-    def place_once(
-        self,
-        free: Matrix,
-        shapes: Sequence[Shape],
-        within: BoolArray,
-        order: NodeOrder,
-        limit: int,
-        *,
-        pins: Pins | None = None,
-    ) -> dict[str, int]: ...
+def pod_by_pod(interplay: GangInterplay, request: FitRequest) -> dict[str, int]:
+    """Pod name -> node slot for as many members as fit (up to the request's limit),
+    placed one by one under the rules; may hold fewer than `needed`. `shapes` are the
+    members' shapes, in the order the members were given to `interplay`."""
+    best = interplay.place_once(
+        request.free, request.shapes, request.within, request.order, request.cap
+    )
+    if len(best) >= request.needed:
+        return best
+    return _retried(interplay, best, request)
 
 
-def retried(
-    interplay: Retried,
-    best: dict[str, int],
-    free: Matrix,
-    shapes: Sequence[Shape],
-    *,
-    within: BoolArray,
-    order: NodeOrder,
-    needed: int,
-    limit: int,
-) -> dict[str, int]:
+def _retried(interplay: GangInterplay, best: dict[str, int], request: FitRequest) -> dict[str, int]:
     """The first placement of `needed` or more pods found, else the largest partial
     one (`best`: the first attempt's)."""
+    free, shapes, within, order = request.free, request.shapes, request.within, request.order
+    needed, limit = request.needed, request.cap
     tries: list[tuple[BoolArray, Pins | None]] = [
         (domain, None) for domain in interplay.open_domains(free, shapes, within=within)
     ]

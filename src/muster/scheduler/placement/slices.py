@@ -18,22 +18,14 @@ whose members are placed already (a gang growing back) goes to their domain.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import replace
 
 import numpy as np
 import numpy.typing as npt
 
-from muster.scheduler.placement.fit import (
-    Counts,
-    Matrix,
-    NodeOrder,
-    Shape,
-    domain_counts,
-    place_gang,
-)
-from muster.scheduler.placement.interplay import GangInterplay
+from muster.scheduler.placement.fit import Shape, domain_counts, place_gang
 from muster.scheduler.placement.interpod_counts import Session
+from muster.scheduler.placement.request import FitRequest
 from muster.scheduler.placement.slicing import Slicing
 from muster.scheduler.state.predicates import with_refusals
 
@@ -43,63 +35,39 @@ IntArray = npt.NDArray[np.int32]
 ONE_PER_NODE = "node(s) hold a pod of the gang that must be alone on its node"
 
 
-def place_slices(
-    free: Matrix,
-    shapes: Sequence[Shape],
-    within: BoolArray,
-    order: NodeOrder,
-    largest: Counts,
-    *,
-    slicing: Slicing,
-    interplay: GangInterplay | None,
-    limit: int | None = None,
-) -> dict[str, int]:
+def place_slices(request: FitRequest) -> dict[str, int]:
     """Pod name -> node slot for the slices that fit, each whole in one slice domain
-    (up to `limit` pods, whole slices only); the caller judges whether that is enough.
+    (up to the request's limit, whole slices only); the caller judges whether that is
+    enough.
 
     A self-affine gang with nothing to join goes where its first slice lands; when
     that leaves slices out, each domain of its affinity is tried in turn, as
-    `GangInterplay.place` does for a gang without slices."""
-
-    def inside(nodes: BoolArray) -> dict[str, int]:
-        return _slices_within(
-            free,
-            shapes,
-            nodes,
-            order=order,
-            largest=largest,
-            slicing=slicing,
-            interplay=interplay,
-            limit=limit,
-        )
-
-    best = inside(within)
-    total = sum(len(shape.pods) for shape in shapes)
+    `retries.pod_by_pod` does for a gang without slices."""
+    best = _slices_within(request)
+    interplay, limit = request.interplay, request.limit
+    total = sum(len(shape.pods) for shape in request.shapes)
     if interplay is None or len(best) >= min(total, limit or total):
         return best
-    for domain in interplay.open_domains(free, shapes, within=within):
-        attempt = inside(domain)
+    for domain in interplay.open_domains(request.free, request.shapes, within=request.within):
+        attempt = _slices_within(replace(request, within=domain))
         if len(attempt) > len(best):
             best = attempt
     return best
 
 
-def _slices_within(
-    free: Matrix,
-    shapes: Sequence[Shape],
-    within: BoolArray,
-    *,
-    order: NodeOrder,
-    largest: Counts,
-    slicing: Slicing,
-    interplay: GangInterplay | None,
-    limit: int | None,
-) -> dict[str, int]:
-    """The slices that fit on the nodes of `within`, slice after slice."""
+def _slices_within(request: FitRequest) -> dict[str, int]:
+    """The slices that fit on the nodes of `request.within`, slice after slice."""
+    free, shapes, interplay, slicing = (
+        request.free,
+        request.shapes,
+        request.interplay,
+        request.slicing,
+    )
+    assert slicing is not None, "only a gang with slices is placed slice by slice"
     work = free.copy()
     session = interplay.session() if interplay is not None else None
     shape_of = {pod: index for index, shape in enumerate(shapes) for pod in shape.pods}
-    cap = len(shape_of) if limit is None else limit
+    cap = len(shape_of) if request.limit is None else request.limit
     taken = [np.zeros(len(free), dtype=np.bool_) for _ in shapes]  # one-per-node shapes
     placed: dict[str, int] = {}
     for group, anchor in zip(slicing.groups, slicing.anchors, strict=True):
@@ -108,15 +76,7 @@ def _slices_within(
             continue
         part = [_part(shape, members, taken[index]) for index, shape in enumerate(shapes)]
         got, session = _place_slice(
-            work,
-            part,
-            within,
-            order=order,
-            largest=largest,
-            slicing=slicing,
-            anchor=anchor,
-            interplay=interplay,
-            session=session,
+            replace(request, free=work, shapes=part), slicing, anchor=anchor, session=session
         )
         for pod, slot in got.items():
             work[slot] -= shapes[shape_of[pod]].demand
@@ -135,21 +95,14 @@ def _part(shape: Shape, members: set[str], taken: BoolArray) -> Shape:
 
 
 def _place_slice(
-    free: Matrix,
-    part: list[Shape],
-    within: BoolArray,
-    *,
-    order: NodeOrder,
-    largest: Counts,
-    slicing: Slicing,
-    anchor: int,
-    interplay: GangInterplay | None,
-    session: Session | None,
+    request: FitRequest, slicing: Slicing, *, anchor: int, session: Session | None
 ) -> tuple[dict[str, int], Session | None]:
-    """One slice whole in the tightest slice domain that takes it (its anchor, if it
-    has one); nothing, with the session unchanged, if none does."""
+    """One slice (the request's shapes, cut to its pods) whole in the tightest slice
+    domain that takes it (its anchor, if it has one); nothing, with the session
+    unchanged, if none does."""
+    free, part, interplay = request.free, request.shapes, request.interplay
     values, count = slicing.values, len(slicing.names)
-    labelled = within & (values >= 0)
+    labelled = request.within & (values >= 0)
     room = np.zeros(count, dtype=np.int64)
     for shape in part:
         if shape.pods:
@@ -167,10 +120,17 @@ def _place_slice(
         after = session
         if interplay is None or session is None:
             got = place_gang(
-                free, shaped, within=inside, order=order, largest=largest, needed=needed
+                free,
+                shaped,
+                within=inside,
+                order=request.order,
+                largest=request.largest,
+                needed=needed,
             )
         else:
-            got, after = interplay.place_in(free, part, within=inside, order=order, session=session)
+            got, after = interplay.place_in(
+                free, part, within=inside, order=request.order, session=session
+            )
         if len(got) >= needed:
             return got, after
     return {}, session

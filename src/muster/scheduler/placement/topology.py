@@ -11,26 +11,16 @@ its key cut by the required one (`levels.level_domains`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
 
 from muster.scheduler.decisions.results import DomainFit
 from muster.scheduler.placement.filling import fill_cost
-from muster.scheduler.placement.fit import (
-    Counts,
-    Matrix,
-    NodeOrder,
-    Shape,
-    domain_counts,
-    place_gang,
-    upper_bound,
-)
-from muster.scheduler.placement.interplay import GangInterplay
-from muster.scheduler.placement.slices import place_slices
-from muster.scheduler.placement.slicing import Slicing
+from muster.scheduler.placement.fit import Counts, domain_counts, upper_bound
+from muster.scheduler.placement.place import place
+from muster.scheduler.placement.request import FitRequest
 from muster.scheduler.rules.labels import LabelIndex
 
 BoolArray = npt.NDArray[np.bool_]
@@ -50,72 +40,36 @@ class GangPlacement:
     passed_over: tuple[str, ...] = ()  # why not the narrower preferred levels, in words
 
 
-def fit_anywhere(
-    free: Matrix,
-    shapes: Sequence[Shape],
-    within: BoolArray,
-    order: NodeOrder,
-    largest: Counts,
-    *,
-    needed: int,
-    interplay: GangInterplay | None = None,
-    slicing: Slicing | None = None,
-    inner: Domains | None = None,
-) -> GangPlacement:
-    """The gang wherever `within` allows (`inner`: the narrower domains to fill one at
-    a time, `filling`)."""
-    bound = upper_bound(free, shapes, within)
+def fit_anywhere(request: FitRequest, *, inner: Domains | None = None) -> GangPlacement:
+    """The gang wherever `request.within` allows (`inner`: the narrower domains to fill
+    one at a time, `filling`)."""
+    needed = request.needed
+    bound = upper_bound(request.free, request.shapes, request.within)
     if bound < needed:
         return GangPlacement({}, None, (DomainFit(WHOLE_CLUSTER, bound),), bound)
-    order = _filling(free, shapes, within, order, inner=inner, needed=needed)
-    placed = _place(
-        free, shapes, within, order, largest, needed=needed, interplay=interplay, slicing=slicing
-    )
+    placed = place(_filling(request, inner=inner))
     fits = len(placed)
     return GangPlacement(
         placed if fits >= needed else {}, None, (DomainFit(WHOLE_CLUSTER, fits),), fits
     )
 
 
-def _place(
-    free: Matrix,
-    shapes: Sequence[Shape],
-    within: BoolArray,
-    order: NodeOrder,
-    largest: Counts,
-    *,
-    needed: int,
-    interplay: GangInterplay | None,
-    slicing: Slicing | None = None,
-) -> dict[str, int]:
-    """Best fit of the shapes, pod by pod when inter-pod rules tie the pods together,
-    slice by slice when the gang has slices."""
-    if slicing is not None:
-        return place_slices(
-            free, shapes, within, order, largest, slicing=slicing, interplay=interplay
-        )
-    if interplay is not None:
-        return interplay.place(free, shapes, within=within, order=order, needed=needed)
-    return place_gang(free, shapes, within=within, order=order, largest=largest, needed=needed)
-
-
-def _filling(
-    free: Matrix,
-    shapes: Sequence[Shape],
-    within: BoolArray,
-    order: NodeOrder,
-    *,
-    inner: Domains | None,
-    needed: int,
-) -> NodeOrder:
-    """The node order that fills `inner`'s domains one at a time; an order that has a
-    cost already (preemption's: nodes with fewer victims first) keeps it."""
+def _filling(request: FitRequest, *, inner: Domains | None) -> FitRequest:
+    """The request with the node order that fills `inner`'s domains one at a time; an
+    order that has a cost already (preemption's: nodes with fewer victims first) keeps
+    it."""
+    order = request.order
     if inner is None or order.cost is not None:
-        return order
+        return request
     cost = fill_cost(
-        free, shapes, within, inner=inner.values, inner_count=len(inner.names), needed=needed
+        request.free,
+        request.shapes,
+        request.within,
+        inner=inner.values,
+        inner_count=len(inner.names),
+        needed=request.needed,
     )
-    return order.with_cost(cost)
+    return replace(request, order=order.with_cost(cost))
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,18 +90,7 @@ class Domains:
 
 
 def fit_in_one(
-    free: Matrix,
-    shapes: Sequence[Shape],
-    *,
-    within: BoolArray,
-    order: NodeOrder,
-    largest: Counts,
-    needed: int,
-    domains: Domains,
-    head_start: Matrix | None = None,
-    interplay: GangInterplay | None = None,
-    slicing: Slicing | None = None,
-    inner: Domains | None = None,
+    request: FitRequest, domains: Domains, *, inner: Domains | None = None
 ) -> GangPlacement:
     """The gang in one of the domains, the fullest that takes it (best fit: the
     fewest member copies fit in it, so emptier domains stay whole; with slices, the
@@ -155,15 +98,13 @@ def fit_in_one(
     narrower domains a gang passed over, the chosen domain is filled one of them at a
     time (`filling`).
 
-    With `head_start` (preemption: what is free before any victim leaves), domains
-    where more of the gang fits on that capacity come first, as they need fewer
-    victims; fullness only breaks ties.
+    With `request.head_start` (preemption: what is free before any victim leaves),
+    domains where more of the gang fits on that capacity come first, as they need
+    fewer victims; fullness only breaks ties.
     """
-    values, names = domains.values, domains.names
-    labelled = within & (values >= 0)
-    bound, room, ahead, whole = _tally(
-        free, shapes, labelled, domains, head_start=head_start, slicing=slicing
-    )
+    values, names, needed = domains.values, domains.names, request.needed
+    labelled = request.within & (values >= 0)
+    bound, room, ahead, whole = _tally(request, labelled, domains)
     candidates = sorted(
         (int(value_id) for value_id in np.flatnonzero(bound >= needed)),
         key=lambda value_id: (
@@ -174,45 +115,31 @@ def fit_in_one(
         ),
     )
     for value_id in candidates:
-        within_domain = labelled & (values == value_id)
-        placed = _place(
-            free,
-            shapes,
-            within_domain,
-            _filling(free, shapes, within_domain, order, inner=inner, needed=needed),
-            largest,
-            needed=needed,
-            interplay=interplay,
-            slicing=slicing,
-        )
+        within_domain = replace(request, within=labelled & (values == value_id))
+        placed = place(_filling(within_domain, inner=inner))
         if len(placed) >= needed:
             return GangPlacement(placed, names[value_id], (), len(placed), key=domains.key)
         bound[value_id] = len(placed)
-    if slicing is not None:
-        bound = np.minimum(bound, whole * slicing.size)
+    if request.slicing is not None:
+        bound = np.minimum(bound, whole * request.slicing.size)
     fits = sorted(zip(names, (int(count) for count in bound), strict=True))
     domain_fits = tuple(DomainFit(f"{domains.key}={name}", count) for name, count in fits)
     return GangPlacement({}, None, domain_fits, int(bound.max(initial=0)), key=domains.key)
 
 
 def _tally(
-    free: Matrix,
-    shapes: Sequence[Shape],
-    labelled: BoolArray,
-    domains: Domains,
-    *,
-    head_start: Matrix | None,
-    slicing: Slicing | None,
+    request: FitRequest, labelled: BoolArray, domains: Domains
 ) -> tuple[Counts, Counts, Counts, Counts]:
     """Per domain: at most how many members fit (with slices, in whole slices, a
     partial one allowed for), the copies that fit, how many fit on `head_start`, and
     the whole slices that fit (zeros without slices)."""
+    free, head_start, slicing = request.free, request.head_start, request.slicing
     values, count = domains.values, len(domains.names)
     bound = np.zeros(count, dtype=np.int64)
     room = np.zeros(count, dtype=np.int64)
     ahead = np.zeros(count, dtype=np.int64)
     node_room = np.zeros(values.shape, dtype=np.int64)
-    for shape in shapes:
+    for shape in request.shapes:
         copies = shape.copies(free, labelled)
         node_room += np.minimum(copies, len(shape.pods))
         per_domain = domain_counts(copies, values, count)

@@ -32,7 +32,9 @@ def waiting_gang(*objects: Obj) -> tuple[Board, Gang, refusal.Attempt]:
     (waiting,) = gangs_of(state, NOW)
     board = Board(state, CONFIG)
     shapes, interplay = board.shapes(waiting.pending, waiting.record)
-    placement = board.fit(board.free, waiting, shapes, waiting.missing, interplay=interplay)
+    placement = board.fit(
+        waiting, board.request(waiting, shapes, interplay, needed=waiting.missing)
+    )
     return board, waiting, refusal.Attempt(shapes, interplay, placement)
 
 

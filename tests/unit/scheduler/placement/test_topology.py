@@ -6,6 +6,7 @@ import numpy as np
 
 from muster.scheduler.decisions.results import DomainFit
 from muster.scheduler.placement.fit import NodeOrder, Shape
+from muster.scheduler.placement.request import FitRequest
 from muster.scheduler.placement.topology import (
     BoolArray,
     Domains,
@@ -35,15 +36,15 @@ def gang(count: int) -> list[Shape]:
 
 
 def in_zone(count: int, within: BoolArray | None = None) -> GangPlacement:
-    return fit_in_one(
+    request = FitRequest(
         FREE,
         gang(count),
-        within=EVERYWHERE if within is None else within,
-        order=ORDER,
-        largest=FREE.max(axis=0),
+        EVERYWHERE if within is None else within,
+        ORDER,
+        FREE.max(axis=0),
         needed=count,
-        domains=Domains.of(TABLE.labels, "zone"),
     )
+    return fit_in_one(request, Domains.of(TABLE.labels, "zone"))
 
 
 def test_the_fullest_domain_that_fits_is_chosen() -> None:
@@ -70,8 +71,6 @@ def test_excluded_nodes_shrink_the_domain() -> None:
 
 
 def test_without_a_key_the_whole_cluster_is_one_domain() -> None:
-    placement = fit_anywhere(
-        FREE, gang(12), within=EVERYWHERE, order=ORDER, largest=FREE.max(axis=0), needed=12
-    )
+    placement = fit_anywhere(FitRequest(FREE, gang(12), EVERYWHERE, ORDER, FREE.max(axis=0), 12))
     assert len(placement.placements) == 12
     assert placement.fits == (DomainFit("cluster", 12),)
