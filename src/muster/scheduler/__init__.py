@@ -57,6 +57,7 @@ from muster.scheduler.forecast.forecast import (
     Estimate,
     Forecast,
     Outcome,
+    Reach,
     Run,
 )
 from muster.scheduler.forecast.forecast import forecast as run_forecast  # the room is `forecast`
@@ -138,6 +139,7 @@ __all__ = [
     "Outcome",
     "PodEntry",
     "PodRecord",
+    "Reach",
     "ReleaseFailure",
     "Requirement",
     "Run",

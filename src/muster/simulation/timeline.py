@@ -18,6 +18,7 @@ from muster.scheduler import (
     EngineConfig,
     Forecast,
     Outcome,
+    Reach,
     Run,
     format_duration,
     group_records,
@@ -47,8 +48,7 @@ def timeline(
         state,
         now=clock.timestamp(),
         config=config or EngineConfig(),
-        horizon=horizon,
-        budget=max_cycles,
+        reach=Reach(horizon, max_cycles),
     )
     words = {
         key: waiting_for(

@@ -31,6 +31,7 @@ from muster.scheduler import (
     Estimate,
     Forecast,
     Outcome,
+    Reach,
     Run,
     clock_time,
     format_duration,
@@ -144,7 +145,7 @@ def board_of(
     totals = allocatable_totals(state)
     facts = {key: facts_of(state, key, totals, now) for key in groups}
     ahead = run_forecast(
-        state, now=now, config=config, horizon=horizon, keep_going=keep_going, owned=owned
+        state, now=now, config=config, reach=Reach(horizon), keep_going=keep_going, owned=owned
     )
     ends = {run.group: run for run in ahead.timeline if run.running}
     done = {key for key, run in ends.items() if run.finished}

@@ -51,6 +51,15 @@ DEFAULT_HORIZON_SECONDS = 24 * 3600.0
 DEFAULT_BUDGET_CYCLES = 200
 
 
+@dataclass(frozen=True, slots=True)
+class Reach:
+    """How far a forecast runs: up to `horizon` seconds after its start, and at most
+    `cycles` cycles (each cycle costs as much as the operator's)."""
+
+    horizon: float = DEFAULT_HORIZON_SECONDS
+    cycles: int = DEFAULT_BUDGET_CYCLES
+
+
 WAITING_FOR_PODS = "fewer than minCount member pods exist"
 """Why a gang's start is unknown while it waits for its pods (its condition says it)."""
 
@@ -129,14 +138,13 @@ def forecast(
     *,
     now: float,
     config: EngineConfig,
-    horizon: float = DEFAULT_HORIZON_SECONDS,
-    budget: int = DEFAULT_BUDGET_CYCLES,
+    reach: Reach = Reach(),
     keep_going: Callable[[], bool] = lambda: True,
     owned: bool = False,
     carried: Carried = NOTHING_CARRIED,
 ) -> Forecast:
     """Run the engine forward from `now` until every waiting gang has a start, or the
-    horizon (seconds after `now`), or `budget` cycles, or `keep_going` says no.
+    run is out of `reach` (its horizon, its cycles), or `keep_going` says no.
 
     The run works on a copy of `state`, unless `owned`: a caller that already made
     one for the run (to hand it to another thread) saves the second. `carried`: what
@@ -144,7 +152,8 @@ def forecast(
     skips the groups it found quiet.
     """
     ahead = state if owned else state.copy()
-    return _Forward(ahead, now, config, horizon, _Budget(budget, keep_going), carried=carried).run()
+    budget = _Budget(reach.cycles, keep_going)
+    return _Forward(ahead, now, config, reach.horizon, budget, carried=carried).run()
 
 
 class _Budget:

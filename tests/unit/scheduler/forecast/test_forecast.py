@@ -9,7 +9,7 @@ import pytest
 from muster.api.constants import EXPECTED_RUNTIME_ANNOTATION
 from muster.api.keys import GroupKey
 from muster.scheduler import EngineConfig
-from muster.scheduler.forecast.forecast import Outcome, forecast
+from muster.scheduler.forecast.forecast import Outcome, Reach, forecast
 from muster.scheduler.memory.runtimes import Basis
 from tests.unit.scheduler.builders import Obj, cluster, gang, node, pod_group
 from tests.unit.scheduler.device_builders import (
@@ -210,7 +210,7 @@ def test_the_budget_bounds_the_run() -> None:
         *_with_runtime(gang("b", 4, gpu="1"), "1m"),
         *_with_runtime(gang("c", 4, gpu="1"), "1m"),
     )
-    result = forecast(state, now=T0, config=CONFIG, budget=2)
+    result = forecast(state, now=T0, config=CONFIG, reach=Reach(cycles=2))
     assert not result.complete
     assert result.estimates[key("b")].start == T0 + 60
     assert result.estimates[key("c")].outcome is Outcome.UNKNOWN
