@@ -33,11 +33,19 @@ from muster.scheduler.placement.topology import (
     fit_anywhere,
     fit_in_one,
 )
+from muster.scheduler.rules.filters import (
+    NODE_PORTS,
+    REFUSED_BEFORE,
+    UNKNOWN_CLAIMS,
+    VOLUME_BINDING,
+    Stage,
+    of_stage,
+)
 from muster.scheduler.rules.pod_terms import NO_RULES, InterPodRules, Labels
 from muster.scheduler.rules.volumes import VolumeRule
 from muster.scheduler.state.intake import GroupRecord, PlacementRules
 from muster.scheduler.state.placed import PlacedPods
-from muster.scheduler.state.predicates import with_port_conflicts, with_refusals
+from muster.scheduler.state.predicates import StaticFilter, with_port_conflicts, with_refusals
 from muster.scheduler.state.state import ClusterState
 from muster.scheduler.state.store import PodEntry
 
@@ -141,21 +149,53 @@ class Board:
         alone: bool,
     ) -> Shape:
         """The pods of one shape, with the nodes their rules leave them."""
-        demand, rules, ports, volumes = key[0], key[1], key[2], key[5]
+        demand, rules, ports = key[0], key[1], key[2]
         rules_filter = self.table.static_filter(rules)
-        if isinstance(key[6], str):  # its claims cannot be known yet: it fits nowhere
-            rules_filter = with_refusals(rules_filter, self.table.alive, key[6])
-        if ports and not alone:
-            rules_filter = with_port_conflicts(rules_filter, self._ports_taken(ports))
-        if volumes is not None:
-            rules_filter = with_refusals(rules_filter, *volumes.refused(self.table.labels))
-        rules_filter = self.avoidance.narrowed(rules_filter, group)
+        narrowed_by = {
+            UNKNOWN_CLAIMS: self._unknown_claims,
+            NODE_PORTS: self._port_conflicts,
+            VOLUME_BINDING: self._volume_conflicts,
+            REFUSED_BEFORE: self._refused_before,
+        }
+        for cycle_filter in of_stage(Stage.CYCLE):
+            rules_filter = narrowed_by[cycle_filter.name](rules_filter, key, group, alone)
         return Shape(
             self.state.demand_vector(demand),
             rules_filter,
             tuple(sorted(names)),
             one_per_node=bool(ports) or _one_per_node(member, view),
         )
+
+    # ---- the cycle's filters (`rules.filters`, stage CYCLE), in their order --------
+
+    def _unknown_claims(
+        self, rules_filter: StaticFilter, key: ShapeKey, group: GroupRecord, alone: bool
+    ) -> StaticFilter:
+        """A pod whose claims cannot be known yet fits nowhere (`key[6]` says why)."""
+        if not isinstance(key[6], str):
+            return rules_filter
+        return with_refusals(rules_filter, self.table.alive, key[6])
+
+    def _port_conflicts(
+        self, rules_filter: StaticFilter, key: ShapeKey, group: GroupRecord, alone: bool
+    ) -> StaticFilter:
+        ports = key[2]
+        if not ports or alone:
+            return rules_filter
+        return with_port_conflicts(rules_filter, self._ports_taken(ports))
+
+    def _volume_conflicts(
+        self, rules_filter: StaticFilter, key: ShapeKey, group: GroupRecord, alone: bool
+    ) -> StaticFilter:
+        volumes = key[5]
+        if volumes is None:
+            return rules_filter
+        return with_refusals(rules_filter, *volumes.refused(self.table.labels))
+
+    def _refused_before(
+        self, rules_filter: StaticFilter, key: ShapeKey, group: GroupRecord, alone: bool
+    ) -> StaticFilter:
+        return self.avoidance.narrowed(rules_filter, group)
 
     def _shape_key(self, entry: PodEntry, *, ruled: bool) -> ShapeKey:
         """What makes two pods of a gang the same shape (labels only under inter-pod

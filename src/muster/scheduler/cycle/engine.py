@@ -291,13 +291,16 @@ class _Cycle:
         preemption_tried = (
             never is None and record.preempt and self.preemption.has_candidates(gang.priority)
         )
+        tried = refusal.Tried(
+            refusal.Attempt(shapes, interplay, placement),
+            never=never if arriving is None else None,
+            preemption=preemption_tried,
+        )
         verdict = refusal.refuse(
             self.board,
             gang,
-            refusal.Attempt(shapes, interplay, placement),
-            position,
-            never=never if arriving is None else None,
-            preemption_tried=preemption_tried,
+            tried,
+            position=position,
             waited=self.now - gang.waiting_since,
             config=self.config,
         )

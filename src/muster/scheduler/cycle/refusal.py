@@ -14,6 +14,7 @@ from muster.scheduler.cycle.queue import Gang
 from muster.scheduler.decisions.results import Explanation, Reason, SliceFit, Verdict
 from muster.scheduler.placement.explain import (
     PREEMPTION_WOULD_NOT_HELP,
+    GangBounds,
     shortages,
     shortfalls,
     slice_fit,
@@ -83,28 +84,31 @@ def _alone_key(board: Board, gang: Gang) -> Hashable:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class Tried:
+    """How a gang fared: on the cluster now; on the empty cluster, when it does not
+    fit even there (None otherwise); and whether preemption was tried for it."""
+
+    now: Attempt
+    never: Attempt | None
+    preemption: bool
+
+
 def refuse(
-    board: Board,
-    gang: Gang,
-    now_tried: Attempt,
-    position: int,
-    *,
-    never: Attempt | None,
-    preemption_tried: bool,
-    waited: float,
-    config: EngineConfig,
+    board: Board, gang: Gang, tried: Tried, *, position: int, waited: float, config: EngineConfig
 ) -> Verdict:
-    """Why the gang waits, as of the cluster now (`now_tried`: how it fared on it);
-    or, when it would not fit even on the empty cluster (`never`: how it fared
+    """Why the gang waits, as of the cluster now (`tried.now`: how it fared on it);
+    or, when it would not fit even on the empty cluster (`tried.never`: how it fared
     there), as of that cluster, since nothing that ends can help it. `waited`:
     seconds since it last started waiting."""
-    tried, free, kept_off = now_tried, board.free, board.closed_for_older
+    now_tried, never, preemption_tried = tried.now, tried.never, tried.preemption
+    judged, free, kept_off = now_tried, board.free, board.closed_for_older
     if never is not None:
-        tried, free, kept_off = never, board.capacity, np.zeros(board.table.size, dtype=np.bool_)
+        judged, free, kept_off = never, board.capacity, np.zeros(board.table.size, dtype=np.bool_)
     explanation = _explanation(
-        board, gang, tried, free, kept_off, position=position, never=never is not None
+        board, gang, judged, free, kept_off, position=position, never=never is not None
     )
-    spread_limited = tried.interplay is not None or any(
+    spread_limited = judged.interplay is not None or any(
         shape.one_per_node for shape in now_tried.shapes
     )
     key = gang.record.topology_key
@@ -147,9 +151,7 @@ def _explanation(
         seen.free,
         shapes=seen.shapes,
         table=table,
-        closed_elsewhere=closed,
-        unlabelled=unlabelled,
-        topology_key=key,
+        bounds=GangBounds(closed, key, unlabelled),
         resource_names=board.state.resource_names,
         scope=seen.scope,
     )

@@ -22,11 +22,10 @@ import numpy as np
 
 from muster.scheduler.decisions.results import Reason, Verdict
 from muster.scheduler.memory.refusals import RefusalMemory, describe, exhausted
+from muster.scheduler.rules.filters import REFUSED
 from muster.scheduler.state.intake import GroupRecord
 from muster.scheduler.state.predicates import NodeTable, StaticFilter, with_refusals
 from muster.scheduler.state.state import ClusterState
-
-REFUSED = "node(s) refused the gang's pods before (kube-scheduler)"
 
 
 class Avoidance:

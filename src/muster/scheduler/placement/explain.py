@@ -1,8 +1,10 @@
 """Why a gang waits: counted reasons per node in kube-scheduler's words, then the gang view.
 
 For nodes that cannot take any member pod, the reasons are those of the gang's largest
-shape, taken like kube-scheduler's filters: the first failing static predicate, or else
-every resource that is short (`Insufficient cpu`, `Too many pods`). Structured data comes
+shape, counted filter by filter in the one registry's order (`rules.filters`), as
+kube-scheduler turns its Filter plugins' statuses into the FailedScheduling message:
+the first failing filter, or else every resource that is short (`Insufficient cpu`,
+`Too many pods`). Structured data comes
 first (`Explanation`); the sentence is rendered from it.
 """
 
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -24,25 +27,40 @@ from muster.scheduler.decisions.results import (
 from muster.scheduler.objects.quantity import MILLI_RESOURCES
 from muster.scheduler.placement.fit import Matrix, Shape, domain_counts
 from muster.scheduler.placement.slicing import Slicing
+from muster.scheduler.rules.filters import (
+    CLOSED_FOR_OLDER,
+    CLOSED_FOR_OLDER_GANG,
+    INSUFFICIENT,
+    STAGES,
+    TOO_MANY_PODS,
+    TOPOLOGY_KEY,
+    Stage,
+    insufficient,
+    missing_label,
+    of_stage,
+)
 from muster.scheduler.state.intake import POD_COUNT
-from muster.scheduler.state.predicates import PASSES, NodeTable
+from muster.scheduler.state.predicates import PASSES, NodeTable, StaticFilter
 
 BoolArray = npt.NDArray[np.bool_]
 IntArray = npt.NDArray[np.int32]
 
 BYTE_RESOURCES = frozenset({"memory", "ephemeral-storage"})
 
-CLOSED_FOR_OLDER_GANG = "node(s) closed for a gang waiting longer"
 PREEMPTION_WOULD_NOT_HELP = "preempting every lower-priority pod would not make room"
 NEVER_FITS = "it does not fit even on an empty cluster"
 NO_NODE_CARRIES = "no node carries"
 SHOWN_DOMAINS = 6
-TOO_MANY_PODS = "Too many pods"
-INSUFFICIENT = "Insufficient "
 
 
-def _resource_reason(resource: str) -> str:
-    return TOO_MANY_PODS if resource == "pods" else f"{INSUFFICIENT}{resource}"
+@dataclass(frozen=True, slots=True)
+class GangBounds:
+    """Where the gang may go at all (the filters of stage GANG): the nodes closed for
+    gangs that have waited longer, and, with a topology key, the nodes without it."""
+
+    closed: BoolArray
+    topology_key: str | None
+    unlabelled: BoolArray
 
 
 def shortages(
@@ -50,50 +68,85 @@ def shortages(
     *,
     shapes: Sequence[Shape],
     table: NodeTable,
-    closed_elsewhere: BoolArray,
-    unlabelled: BoolArray,
-    topology_key: str | None,
+    bounds: GangBounds,
     resource_names: Sequence[str],
     scope: BoolArray | None = None,
 ) -> tuple[int, tuple[Shortage, ...]]:
     """Nodes that can take some member pod, and what keeps the others out.
 
-    `closed_elsewhere` are nodes closed for gangs that have waited longer; `scope` the
-    nodes counted (every live node when None: one domain when the gang's rules were
-    judged inside it).
+    The refused nodes are counted filter by filter in the registry's order
+    (`rules.filters`), each for the first that fails it, as kube-scheduler's
+    FailedScheduling message counts them; the node-alone and cycle filters come
+    together as the shape's filter, which records the first of them that failed;
+    resources count every short one. `scope`: the nodes counted (every live node when
+    None: one domain when the gang's rules were judged inside it).
     """
-    usable = ~closed_elsewhere & ~unlabelled
+    usable = ~bounds.closed & ~bounds.unlabelled
     counted = table.alive if scope is None else table.alive & scope
     feasible = np.zeros(table.size, dtype=np.bool_)
     for shape in shapes:
         feasible |= shape.copies(free, usable) > 0
     feasible &= counted
-    blocked = counted & ~feasible
-    primary = shapes[0]
-    counts: Counter[str] = Counter()
-    reason_of = primary.rules_filter.reason_of
-    for reason_id, reason in enumerate(primary.rules_filter.reasons):
-        counts[reason] += int((blocked & (reason_of == reason_id)).sum())
-    blocked &= reason_of == PASSES
-    if topology_key is not None:
-        counts[f"node(s) had no {topology_key} label"] += int((blocked & unlabelled).sum())
-        blocked &= ~unlabelled
-    counts[CLOSED_FOR_OLDER_GANG] += int((blocked & closed_elsewhere).sum())
-    blocked &= ~closed_elsewhere
-    roomy = blocked.copy()
-    for column in np.flatnonzero(primary.demand):
-        short = blocked & (free[:, column] < primary.demand[column])
-        counts[_resource_reason(resource_names[int(column)])] += int(short.sum())
-        roomy &= ~short
-    inter_pod = primary.inter_pod_filter
-    if inter_pod is not None:  # kube-scheduler runs these filters after resources
-        for reason_id, reason in enumerate(inter_pod.reasons):
-            counts[reason] += int((roomy & (inter_pod.reason_of == reason_id)).sum())
+    tally = _Tally(counted & ~feasible, shapes[0], free, bounds)
+    for stage in STAGES:
+        tally.count(stage, resource_names)
     ordered = sorted(
-        (Shortage(reason, nodes) for reason, nodes in counts.items() if nodes),
+        (Shortage(reason, nodes) for reason, nodes in tally.counts.items() if nodes),
         key=lambda shortage: (-shortage.nodes, shortage.reason),
     )
     return int(feasible.sum()), tuple(ordered)
+
+
+class _Tally:
+    """The blocked nodes not yet counted, and the counts so far, stage by stage."""
+
+    def __init__(self, blocked: BoolArray, primary: Shape, free: Matrix, bounds: GangBounds):
+        self.blocked = blocked
+        self.primary = primary  # the gang's largest shape, whose reasons are told
+        self.free = free
+        self.bounds = bounds
+        self.counts: Counter[str] = Counter()
+        self.roomy = blocked  # nodes with room for the primary shape: inter-pod's to tell
+
+    def count(self, stage: Stage, resource_names: Sequence[str]) -> None:
+        if stage is Stage.NODE:  # with CYCLE: the first of either that failed, per node
+            rules_filter = self.primary.rules_filter
+            self._by_filter(rules_filter)
+            self.blocked = self.blocked & (rules_filter.reason_of == PASSES)
+        elif stage is Stage.GANG:
+            for gang_filter in of_stage(Stage.GANG):
+                self._by_gang_filter(gang_filter.name)
+        elif stage is Stage.RESOURCES:
+            self._by_resource(resource_names)
+        elif stage is Stage.INTER_POD and self.primary.inter_pod_filter is not None:
+            # kube-scheduler runs these filters after resources
+            inter_pod = self.primary.inter_pod_filter
+            for reason_id, reason in enumerate(inter_pod.reasons):
+                self.counts[reason] += int((self.roomy & (inter_pod.reason_of == reason_id)).sum())
+
+    def _by_filter(self, rules_filter: StaticFilter) -> None:
+        for reason_id, reason in enumerate(rules_filter.reasons):
+            self.counts[reason] += int((self.blocked & (rules_filter.reason_of == reason_id)).sum())
+
+    def _by_gang_filter(self, name: str) -> None:
+        bounds = self.bounds
+        if name == TOPOLOGY_KEY and bounds.topology_key is not None:
+            refused = bounds.unlabelled
+            self.counts[missing_label(bounds.topology_key)] += int((self.blocked & refused).sum())
+        elif name == CLOSED_FOR_OLDER:
+            refused = bounds.closed
+            self.counts[CLOSED_FOR_OLDER_GANG] += int((self.blocked & refused).sum())
+        else:
+            return
+        self.blocked = self.blocked & ~refused
+
+    def _by_resource(self, resource_names: Sequence[str]) -> None:
+        primary, roomy = self.primary, self.blocked.copy()
+        for column in np.flatnonzero(primary.demand):
+            short = self.blocked & (self.free[:, column] < primary.demand[column])
+            self.counts[insufficient(resource_names[int(column)])] += int(short.sum())
+            roomy &= ~short
+        self.roomy = roomy
 
 
 def shortfalls(

@@ -1,6 +1,6 @@
 """The nodes a shape's inter-pod rules refuse, read from its counts (`interpod_counts`).
 
-In kube-scheduler's Filter order and with its reasons (`interpod_reasons`): a spread
+In kube-scheduler's Filter order and with its reasons (`rules.filters`): a spread
 constraint's missing key, then its skew (PodTopologySpread), then required affinity,
 the shape's own anti-affinity and the placed pods' anti-affinity (InterPodAffinity);
 each node refused for the first that fails.
@@ -12,8 +12,10 @@ import numpy as np
 
 from muster.scheduler.placement.fit import BoolArray, Counts, IntArray
 from muster.scheduler.placement.interpod_counts import RuleCounts, ShapeRules
-from muster.scheduler.placement.interpod_reasons import REASONS
+from muster.scheduler.rules.filters import inter_pod_reasons
 from muster.scheduler.state.predicates import PASSES, StaticFilter
+
+REASONS = inter_pod_reasons()  # each node's failure is an index into these
 
 
 def _at(counts: Counts, values: IntArray) -> Counts:

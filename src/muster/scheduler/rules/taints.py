@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from muster.api.keys import shared
 from muster.scheduler.objects.fields import mapping_field
+from muster.scheduler.rules.filters import untolerated_taint
 
 FILTERING_EFFECTS = frozenset({"NoSchedule", "NoExecute"})
 UNSCHEDULABLE_TAINT_KEY = "node.kubernetes.io/unschedulable"
@@ -24,7 +25,7 @@ class Taint:
 
     def describe(self) -> str:
         """kube-scheduler's rendering, so users recognise the message."""
-        return f"node(s) had untolerated taint {{{self.key}: {self.value}}}"
+        return untolerated_taint(self.key, self.value)
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,13 +15,11 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from muster.scheduler.rules.filters import NODE_CONFLICT, PV_NOT_FOUND
 from muster.scheduler.rules.labels import LabelIndex
 from muster.scheduler.rules.node_affinity import Term, matching_nodes
 
 BoolArray = npt.NDArray[np.bool_]
-
-PV_NOT_FOUND = "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
-NODE_CONFLICT = "node(s) didn't match PersistentVolume's node affinity"
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,8 +1,9 @@
 """Static predicates: which nodes a pod may use at all, whatever is free on them.
 
-They follow kube-scheduler's filters in its order (NodeUnschedulable, TaintToleration,
-NodeAffinity) and report, per node, the first one that fails, which is what
-kube-scheduler's messages count. NodeName needs no filter: a pod that names its node is
+They follow kube-scheduler's filters in its order (the node-alone stage of the one
+registry, `rules.filters`: NodeUnschedulable, TaintToleration, NodeAffinity) and
+report, per node, the first one that fails, which is what kube-scheduler's messages
+count. NodeName needs no filter: a pod that names its node is
 bound there (it takes that node's capacity) and is never placed by the engine; the API
 server refuses `spec.nodeName` on a pod that still carries scheduling gates. Resources
 are checked separately (`fit`), because they change as pods are placed while these
@@ -27,12 +28,22 @@ gang's next plans (`avoidance`), so a gang is never half-started because of them
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
 
+from muster.scheduler.rules.filters import (
+    AFFINITY_MISMATCH,
+    NODE_AFFINITY,
+    NODE_UNSCHEDULABLE,
+    PORTS_IN_USE,
+    TAINT_TOLERATION,
+    UNSCHEDULABLE,
+    Stage,
+    of_stage,
+)
 from muster.scheduler.rules.labels import LabelIndex
 from muster.scheduler.rules.node_affinity import matching_nodes
 from muster.scheduler.rules.taints import Taint, first_untolerated, tolerates_unschedulable
@@ -41,9 +52,6 @@ from muster.scheduler.state.intake import NodeRecord, PlacementRules
 BoolArray = npt.NDArray[np.bool_]
 IntArray = npt.NDArray[np.int32]
 
-UNSCHEDULABLE = "node(s) were unschedulable"
-AFFINITY_MISMATCH = "node(s) didn't match Pod's node affinity/selector"
-PORTS_IN_USE = "node(s) didn't have free ports for the requested pod ports"
 PASSES = -1
 FITS_ALONE_REMEMBERED = 10_000  # gangs of distinct shapes; then it starts afresh
 
@@ -141,24 +149,36 @@ class NodeTable:
         return cached
 
     def _compute(self, rules: PlacementRules) -> StaticFilter:
+        """Each node refused by the first of the node-alone filters (`rules.filters`)
+        that fails it, in their order."""
         reasons: list[str] = []
         reason_of = np.full(self.size, PASSES, dtype=np.int32)
+        checks: dict[str, Callable[[PlacementRules], Iterator[tuple[BoolArray, str]]]] = {
+            NODE_UNSCHEDULABLE: self._unschedulable,
+            TAINT_TOLERATION: self._untolerated,
+            NODE_AFFINITY: self._mismatched,
+        }
+        for node_filter in of_stage(Stage.NODE):
+            for nodes, reason in checks[node_filter.name](rules):
+                fresh = nodes & (reason_of == PASSES) & self.alive
+                if fresh.any():
+                    if reason not in reasons:
+                        reasons.append(reason)
+                    reason_of[fresh] = reasons.index(reason)
+        allowed = self.alive & (reason_of == PASSES)
+        return StaticFilter(allowed=allowed, reason_of=reason_of, reasons=tuple(reasons))
 
-        def fail(nodes: BoolArray, reason: str) -> None:
-            fresh = nodes & (reason_of == PASSES) & self.alive
-            if fresh.any():
-                if reason not in reasons:
-                    reasons.append(reason)
-                reason_of[fresh] = reasons.index(reason)
-
+    def _unschedulable(self, rules: PlacementRules) -> Iterator[tuple[BoolArray, str]]:
         if not tolerates_unschedulable(rules.tolerations):
-            fail(self.unschedulable, UNSCHEDULABLE)
+            yield self.unschedulable, UNSCHEDULABLE
+
+    def _untolerated(self, rules: PlacementRules) -> Iterator[tuple[BoolArray, str]]:
         for set_id, taints in self.taint_sets.items():
             untolerated = first_untolerated(taints, rules.tolerations)
             if untolerated is not None:
-                fail(self.taint_set_of == set_id, untolerated.describe())
+                yield self.taint_set_of == set_id, untolerated.describe()
+
+    def _mismatched(self, rules: PlacementRules) -> Iterator[tuple[BoolArray, str]]:
         if rules.node_selector or rules.required_terms is not None:
             matching = matching_nodes(rules.node_selector, rules.required_terms, self.labels)
-            fail(~matching, AFFINITY_MISMATCH)
-        allowed = self.alive & (reason_of == PASSES)
-        return StaticFilter(allowed=allowed, reason_of=reason_of, reasons=tuple(reasons))
+            yield ~matching, AFFINITY_MISMATCH

@@ -50,7 +50,12 @@ def test_a_gang_too_large_for_any_node_is_told_so_and_holds_nothing() -> None:
     never = refusal.never(board, waiting)
     assert never is not None
     verdict = refusal.refuse(
-        board, waiting, now_tried, 1, never=never, preemption_tried=False, waited=1e6, config=CONFIG
+        board,
+        waiting,
+        refusal.Tried(now_tried, never, preemption=False),
+        position=1,
+        waited=1e6,
+        config=CONFIG,
     )
     assert verdict.reason is Reason.UNSCHEDULABLE
     assert verdict.explanation is not None and verdict.explanation.never
@@ -67,11 +72,21 @@ def test_a_starving_gang_closes_the_nodes_it_would_use_to_the_gangs_behind_it() 
         *gang("g", 2, cpu="4"),
     )
     patient = refusal.refuse(
-        board, waiting, now_tried, 1, never=None, preemption_tried=False, waited=10.0, config=CONFIG
+        board,
+        waiting,
+        refusal.Tried(now_tried, None, preemption=False),
+        position=1,
+        waited=10.0,
+        config=CONFIG,
     )
     assert "closing nodes" not in patient.message and not board.closed_for_older.any()
     starving = refusal.refuse(
-        board, waiting, now_tried, 1, never=None, preemption_tried=False, waited=61.0, config=CONFIG
+        board,
+        waiting,
+        refusal.Tried(now_tried, None, preemption=False),
+        position=1,
+        waited=61.0,
+        config=CONFIG,
     )
     assert "(2 node(s) closed to the gangs behind it)" in starving.message
     assert board.closed_for_older.all()

@@ -7,8 +7,8 @@ from typing import Any
 from muster.api.keys import GroupKey
 from muster.scheduler import EngineConfig, schedule
 from muster.scheduler.decisions.results import Reason
-from muster.scheduler.lifecycle.avoidance import REFUSED
 from muster.scheduler.memory.refusals import RefusalMemory, Refused, after_rollback, to_status
+from muster.scheduler.rules.filters import REFUSED
 from muster.scheduler.state.state import ClusterState
 from tests.unit.scheduler.builders import cluster, gang, node, pod, pod_group
 

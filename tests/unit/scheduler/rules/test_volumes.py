@@ -3,9 +3,10 @@ checks bound claims; claims not bound or not seen leave every node open."""
 
 from __future__ import annotations
 
+from muster.scheduler.rules.filters import NODE_CONFLICT, PV_NOT_FOUND
 from muster.scheduler.rules.labels import LabelIndex
 from muster.scheduler.rules.node_affinity import Requirement, Term
-from muster.scheduler.rules.volumes import NODE_CONFLICT, PV_NOT_FOUND, Volumes
+from muster.scheduler.rules.volumes import Volumes
 
 INDEX = LabelIndex(["n1", "n2"], [{"zone": "a"}, {"zone": "b"}])
 IN_ZONE_A = (Term((Requirement("zone", "In", ("a",)),), ()),)

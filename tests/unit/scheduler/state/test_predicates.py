@@ -7,10 +7,9 @@ from typing import Any
 import numpy as np
 import pytest
 
+from muster.scheduler.rules.filters import AFFINITY_MISMATCH, UNSCHEDULABLE
 from muster.scheduler.state.intake import PlacementRules, pod_from
 from muster.scheduler.state.predicates import (
-    AFFINITY_MISMATCH,
-    UNSCHEDULABLE,
     NodeTable,
 )
 from tests.unit.scheduler.builders import node, node_table, pod, taint
