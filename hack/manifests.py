@@ -94,10 +94,9 @@ def webhook_configurations_template() -> str:
     configurations = server.webhook_configurations(
         server.webhook_handlers(kopf.get_default_registry()),
         name=OperatorConfig().webhook_configuration,
-        url="",
+        where=SERVICE,
         ca_bundle=b"",
         group=GROUP,
-        service=SERVICE,
         adoption=_ADOPTION,
         operator_user=OPERATOR_USER,
     )

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Protocol
 
 from muster.api.keys import object_key, resource_version
@@ -63,6 +64,15 @@ class _ExpiredError(Exception):
     """The watch's resourceVersion is too old: only a relist can continue."""
 
 
+@dataclass(frozen=True, slots=True)
+class WatchCounters:
+    """What an informer tells its caller's counters: a watch expired (a relist
+    follows), a watch or list failed (a retry follows)."""
+
+    expired: Callable[[], None] = lambda: None
+    error: Callable[[], None] = lambda: None
+
+
 class Informer:
     """Keeps a sink in step with one collection of the API server."""
 
@@ -75,8 +85,7 @@ class Informer:
         on_change: Callable[[], None],
         query: Mapping[str, str] | None = None,
         watch_timeout: float = WATCH_TIMEOUT_SECONDS,
-        on_expired: Callable[[], None] = lambda: None,
-        on_error: Callable[[], None] = lambda: None,
+        counters: WatchCounters = WatchCounters(),
     ) -> None:
         self.kube = kube
         self.path = path
@@ -84,8 +93,8 @@ class Informer:
         self.query = dict(query or {})
         self.on_change = on_change
         self.watch_timeout = watch_timeout
-        self.on_expired = on_expired
-        self.on_error = on_error
+        self.on_expired = counters.expired
+        self.on_error = counters.error
         self.synced = asyncio.Event()
         self.known: NameIndex[bool] = NameIndex()  # what the sink has from here
         self.resource_version: str | None = None  # None: nothing listed to resume from

@@ -275,8 +275,7 @@ class Operator:
             self.metrics,
             priority_classes=self._synced_priority_classes,
             still_leading=elector.still_leading,
-            kueue=self.features.kueue,
-            devices=self.features.devices,
+            served=self.features,
             adoption=self.adoption,
         )
         controller_task = asyncio.create_task(self.controller.run(), name="controller")
@@ -299,10 +298,10 @@ class Operator:
         configurations = server.webhook_configurations(
             server.webhook_handlers(kopf.get_default_registry()),
             name=self.config.webhook_configuration,
-            url=f"https://{self.config.webhook_host}:{self.config.webhook_port}",
+            where=service_reference(self.config)
+            or f"https://{self.config.webhook_host}:{self.config.webhook_port}",
             ca_bundle=self.webhook_ca if self.certificates is None else self.certificates.ca_bundle,
             group=GROUP,
-            service=service_reference(self.config),
             adoption=self.adoption,
             operator_user=await own_user(kube),
         )

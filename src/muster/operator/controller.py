@@ -19,17 +19,18 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from muster.api.adoption import Adoption
+from muster.api.features import ServedFeatures
 from muster.api.wire import JsonObject
 from muster.client import paths
 from muster.client.discovery import served_features
-from muster.client.informer import Informer, Sink
+from muster.client.informer import Informer, Sink, WatchCounters
 from muster.client.kube import Kube
 from muster.operator.config import OperatorConfig, engine_config
 from muster.operator.execution.adoption import Adopter
 from muster.operator.execution.estimates import EstimateWriter
 from muster.operator.execution.events import QueuedEventRecorder
 from muster.operator.execution.expansion import Expander
-from muster.operator.execution.loop import SchedulingLoop
+from muster.operator.execution.loop import LoopHooks, SchedulingLoop, Writers
 from muster.operator.execution.selector_judge import SelectorJudge
 from muster.operator.execution.trace import TraceFile
 from muster.operator.execution.uncounted import UncountedPodActions
@@ -133,8 +134,10 @@ def informer_of(
         query=query,
         on_change=on_change,
         watch_timeout=config.watch_timeout,
-        on_expired=metrics.watch_expired.labels(path).inc,
-        on_error=metrics.watch_errors.labels(path).inc,
+        counters=WatchCounters(
+            expired=metrics.watch_expired.labels(path).inc,
+            error=metrics.watch_errors.labels(path).inc,
+        ),
     )
 
 
@@ -150,9 +153,12 @@ def adopting(sources: list[Source], adopter: Adopter) -> list[Source]:
     return fed + [(api.collection, {}, adopter.foreign_sink(api)) for api in apis]
 
 
+NOTHING_OPTIONAL_SERVED = ServedFeatures(devices=False, kueue=False)
+
+
 class Controller:
     """Wires informers, the expander and the scheduling loop around one cache
-    (`kueue`: whether Kueue's API is served, so its Topologies are watched; `devices`:
+    (`served`: whether Kueue's API is served, so its Topologies are watched, and
     whether Dynamic Resource Allocation's is, so its slices, classes and claims are;
     `adoption`: what is adopted, docs/frameworks.md; `priority_classes`: the
     replica's PriorityClasses, whose priority the expanders give the PodGroups they
@@ -166,8 +172,7 @@ class Controller:
         *,
         priority_classes: PriorityClassLister,
         still_leading: Callable[[], bool] = lambda: True,
-        kueue: bool = False,
-        devices: bool = False,
+        served: ServedFeatures = NOTHING_OPTIONAL_SERVED,
         adoption: Adoption | None = None,
     ) -> None:
         engine = engine_config(config)
@@ -193,7 +198,9 @@ class Controller:
         views = PodViews(self.cache.pods)
         pods = self._pod_actions(kube, config, views, still_leading)
         jobs = _Both(self.cache.jobs, self.expanders[0])
-        sources = scheduling_sources(self.cache, views, jobs, kueue=kueue, devices=devices)
+        sources = scheduling_sources(
+            self.cache, views, jobs, kueue=served.kueue, devices=served.devices
+        )
         sources.append((paths.WORKLOADS, {}, self.expanders[1]))
         self.adopter = self._adopter(kube, adoption, priority_classes, still_leading)
         if self.adopter is not None:
@@ -213,16 +220,12 @@ class Controller:
         )
         self.loop = SchedulingLoop(
             cache=self.cache,
-            writer=writer,
-            pods=pods,
-            events=self.events,
+            writers=Writers(writer, pods, self.events, self.estimates),
             trigger=self.trigger,
             metrics=metrics,
             engine_config=engine,
-            estimates=self.estimates,
             selectors=self.selectors,
-            still_leading=still_leading,
-            record=record,
+            hooks=LoopHooks(still_leading=still_leading, record=record),
         )
 
     def _judged(self, found: dict[Case, Judgement]) -> None:

@@ -39,35 +39,19 @@ class SimulatedCluster:
     def load(
         self,
         *,
-        priority_classes: Iterable[Entry],
-        nodes: Iterable[Entry],
-        namespaces: Iterable[Entry],
-        volumes: Iterable[Entry],
-        claims: Iterable[Entry],
+        objects: Iterable[Entry],
         pod_groups: Iterable[Entry],
         pods: Iterable[Entry],
-        budgets: Iterable[Entry] = (),
-        topologies: Iterable[Entry] = (),
-        devices: Iterable[Entry] = (),
     ) -> None:
         """Hand every object to the engine; raise `InvalidInputError` for those it rejects.
 
-        PodGroups go in before pods, so that the pods of an admitted gang's plan hold
-        their planned nodes from the start.
+        `objects` (all but PodGroups and pods: PriorityClasses, nodes, namespaces,
+        volumes and claims, budgets, topologies, devices) go in in the order given,
+        each as its kind. PodGroups go in after them and before pods, so that the pods
+        of an admitted gang's plan hold their planned nodes from the start.
         """
         problems: list[Problem] = []
-        for kind, entries in (
-            ("PriorityClass", priority_classes),
-            ("Node", nodes),
-            ("Namespace", namespaces),
-            ("PersistentVolume", volumes),
-            ("PersistentVolumeClaim", claims),
-            ("PodDisruptionBudget", budgets),
-            ("Topology", topologies),
-        ):
-            for entry in entries:
-                self._check(entry, self.state.apply(kind, entry.body).rejected, problems)
-        for entry in devices:  # slices, classes, claims and templates of devices
+        for entry in objects:
             self._check(entry, self.state.apply(entry.body["kind"], entry.body).rejected, problems)
         for entry in pod_groups:
             self.pod_groups[GroupKey(entry.namespace, entry.name)] = entry.body

@@ -93,14 +93,16 @@ def load(
     clock = now or _latest_creation(inventory)
     cluster = SimulatedCluster()
     cluster.load(
-        priority_classes=inventory.priority_classes,
-        nodes=inventory.nodes,
-        namespaces=inventory.namespaces,
-        volumes=inventory.volumes,
-        claims=inventory.claims,
-        budgets=inventory.budgets,
-        topologies=topologies,
-        devices=inventory.devices,
+        objects=[
+            *inventory.priority_classes,
+            *inventory.nodes,
+            *inventory.namespaces,
+            *inventory.volumes,
+            *inventory.claims,
+            *inventory.budgets,
+            *topologies,
+            *inventory.devices,
+        ],
         pod_groups=expansion.pod_groups,
         pods=expansion.pods,
     )

@@ -266,20 +266,21 @@ class ServiceReference:
 
 
 def _client_config(
-    handler: WebhookHandler, *, url: str, service: ServiceReference | None, ca_bundle: str
+    handler: WebhookHandler, *, where: str | ServiceReference, ca_bundle: str
 ) -> dict[str, Any]:
-    """Where the API server calls a handler; no `caBundle` key while there is none.
+    """Where the API server calls a handler (at a URL, or through a Service); no
+    `caBundle` key while there is none.
 
     Leaving the key out (rather than empty) lets `kubectl apply` of the manifests keep
     the bundle the operator patched in: apply only removes fields it once set itself.
     """
     path = urllib.parse.quote(str(handler.id))
     client: dict[str, Any]
-    if service is None:
-        client = {"url": f"{url.rstrip('/')}/{path}"}
+    if isinstance(where, str):
+        client = {"url": f"{where.rstrip('/')}/{path}"}
     else:
         path = path.lower()  # a Service path must be lowercase; see WebhookServer
-        client = {"service": {**asdict(service), "path": f"/{path}"}}
+        client = {"service": {**asdict(where), "path": f"/{path}"}}
     if ca_bundle:
         client["caBundle"] = ca_bundle
     return client
@@ -332,16 +333,15 @@ def webhook_configurations(
     handlers: Iterable[WebhookHandler],
     *,
     name: str,
-    url: str,
+    where: str | ServiceReference,
     ca_bundle: bytes,
     group: str,
-    service: ServiceReference | None = None,
     adoption: Adoption | None = None,
     operator_user: str | None = None,
 ) -> list[dict[str, Any]]:
     """The Mutating- and ValidatingWebhookConfiguration serving these handlers.
 
-    At `url`, or through `service` when given (the in-cluster installation). The
+    `where`: a URL, or the Service in front of them (the in-cluster installation). The
     webhook of adopted pods only with an `adoption`. With `operator_user`, a
     ServiceAccount, the webhooks of Muster's kinds leave that user's writes alone
     (:func:`spared_user`).
@@ -354,7 +354,7 @@ def webhook_configurations(
         for handler in handlers:
             if handler.reason != reason or (str(handler.id) == ADOPT_PODS and adoption is None):
                 continue
-            client = _client_config(handler, url=url, service=service, ca_bundle=encoded)
+            client = _client_config(handler, where=where, ca_bundle=encoded)
             webhook = _webhook(handler, client=client, group=group, operator_user=operator_user)
             if str(handler.id) == ADOPT_PODS and adoption is not None:
                 webhook = _adopting(webhook, adoption)

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from muster.api.adoption import SCHEDULER_PLUGINS, VOLCANO, Adoption
+from muster.api.features import ServedFeatures
 from muster.api.keys import GroupKey, PodKey
 from muster.api.wire import JsonObject
 from muster.client.kube import Kube, KubeError
@@ -139,8 +140,7 @@ def controller(
         OperatorConfig(**config),
         Metrics(),
         priority_classes=no_classes,
-        kueue=kueue,
-        devices=devices,
+        served=ServedFeatures(kueue=kueue, devices=devices),
         adoption=adoption,
     )
 

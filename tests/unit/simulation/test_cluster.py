@@ -86,11 +86,7 @@ def pod(
 def loaded(*objects: Entry) -> SimulatedCluster:
     cluster = SimulatedCluster()
     cluster.load(
-        priority_classes=[],
-        nodes=[node("n1"), node("n2")],
-        namespaces=[],
-        volumes=[],
-        claims=[],
+        objects=[node("n1"), node("n2")],
         pod_groups=[e for e in objects if e.body["kind"] == "PodGroup"],
         pods=[e for e in objects if e.body["kind"] == "Pod"],
     )

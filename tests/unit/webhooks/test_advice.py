@@ -132,7 +132,7 @@ def test_the_dropped_field_webhook_is_called_only_for_such_jobs_and_ignores_fail
         for configuration in server.webhook_configurations(
             server.webhook_handlers(kopf.get_default_registry()),
             name="m",
-            url="https://h",
+            where="https://h",
             ca_bundle=b"",
             group="g.dev",
         )

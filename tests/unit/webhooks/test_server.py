@@ -48,7 +48,7 @@ def configurations(
     built = server.webhook_configurations(
         handlers,
         name="muster",
-        url="https://127.0.0.1:9443",
+        where="https://127.0.0.1:9443",
         ca_bundle=b"CA",
         group="g.dev",
         adoption=adoption,
@@ -179,7 +179,7 @@ def test_a_field_filter_becomes_a_cel_match_condition() -> None:
     [validating] = [
         configuration
         for configuration in server.webhook_configurations(
-            server.webhook_handlers(registry), name="m", url="https://h", ca_bundle=b"", group="g"
+            server.webhook_handlers(registry), name="m", where="https://h", ca_bundle=b"", group="g"
         )
         if configuration["kind"] == server.VALIDATING
     ]
@@ -197,7 +197,7 @@ def test_in_a_cluster_the_webhooks_are_called_through_their_service() -> None:
     handlers = server.webhook_handlers(kopf.get_default_registry())
     service = server.ServiceReference(namespace="muster-system", name="muster-webhooks")
     built = server.webhook_configurations(
-        handlers, name="muster", url="", ca_bundle=b"", group="g.dev", service=service
+        handlers, name="muster", where=service, ca_bundle=b"", group="g.dev"
     )
     clients = {
         webhook["name"]: webhook["clientConfig"]

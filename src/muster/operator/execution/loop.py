@@ -42,6 +42,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 
 from muster.api.keys import GroupKey, PodKey
 from muster.api.wire import JsonObject
@@ -96,6 +97,28 @@ def ungated_pods(plan: Plan) -> Iterator[PodKey]:
                 yield from action.pods
 
 
+@dataclass(frozen=True, slots=True)
+class Writers:
+    """What a cycle's plan is written through: statuses, pods (releases, ungatings,
+    evictions), events, and the start-time estimates beside them."""
+
+    status: StatusWriter
+    pods: PodActions
+    events: EventRecorder
+    estimates: EstimateWriter
+
+
+@dataclass(frozen=True, slots=True)
+class LoopHooks:
+    """`still_leading`: asked before each batch of writes; `record`, when given, is
+    told what each cycle decided, at once (a trace line); `clock` gives the time each
+    cycle decides at."""
+
+    still_leading: Callable[[], bool] = lambda: True
+    record: Callable[[JsonObject], None] | None = None
+    clock: Callable[[], float] = time.time
+
+
 class SchedulingLoop:
     """Runs cycles and carries out their plans through the API server."""
 
@@ -103,32 +126,25 @@ class SchedulingLoop:
         self,
         *,
         cache: LiveCache,
-        writer: StatusWriter,
-        pods: PodActions,
-        events: EventRecorder,
+        writers: Writers,
         trigger: Trigger,
         metrics: Metrics,
         engine_config: EngineConfig,
-        estimates: EstimateWriter,
         selectors: SelectorJudge | None = None,
-        still_leading: Callable[[], bool] = lambda: True,
-        record: Callable[[JsonObject], None] | None = None,
-        clock: Callable[[], float] = time.time,
+        hooks: LoopHooks = LoopHooks(),
     ) -> None:
-        """`record`, when given, is told what each cycle decided, at once (a trace line);
-        `clock` gives the time each cycle decides at."""
         self.cache = cache
-        self.still_leading = still_leading
-        self.writer = writer
-        self.pods = pods
-        self.events = events
+        self.still_leading = hooks.still_leading
+        self.writer = writers.status
+        self.pods = writers.pods
+        self.events = writers.events
         self.trigger = trigger
         self.metrics = metrics
         self.engine_config = engine_config
-        self.estimates = estimates
+        self.estimates = writers.estimates
         self.selectors = selectors
-        self.record = record
-        self.clock = clock
+        self.record = hooks.record
+        self.clock = hooks.clock
         self.carried = NOTHING_CARRIED  # what the last cycle handed on, for the next
 
     async def run(self) -> None:

@@ -12,7 +12,7 @@ from muster.api.keys import GroupKey, PodKey
 from muster.api.times import rfc3339
 from muster.operator.config import OperatorConfig
 from muster.operator.execution.estimates import EstimateWriter
-from muster.operator.execution.loop import SchedulingLoop
+from muster.operator.execution.loop import LoopHooks, SchedulingLoop, Writers
 from muster.operator.execution.pods import BatchOutcome, Failure
 from muster.operator.execution.selector_judge import SelectorJudge
 from muster.operator.intake.cache import LiveCache
@@ -124,17 +124,17 @@ def loop_over(
     """The loop over this cache, with fakes for everything it talks to."""
     return SchedulingLoop(
         cache=cache,
-        writer=writer or FakeWriter(cache),  # type: ignore[arg-type]
-        pods=pods or FakePods(cache),  # type: ignore[arg-type]
-        events=FakeEvents(),  # type: ignore[arg-type]
+        writers=Writers(
+            writer or FakeWriter(cache),  # type: ignore[arg-type]
+            pods or FakePods(cache),  # type: ignore[arg-type]
+            FakeEvents(),  # type: ignore[arg-type]
+            idle_estimates(cache),
+        ),
         trigger=trigger or FakeTrigger(),  # type: ignore[arg-type]
         metrics=Metrics(),
         engine_config=engine_config or EngineConfig(),
-        estimates=idle_estimates(cache),
         selectors=selectors,
-        record=record,
-        still_leading=still_leading,
-        clock=clock,
+        hooks=LoopHooks(still_leading=still_leading, record=record, clock=clock),
     )
 
 
@@ -148,13 +148,15 @@ def loop_with_victim() -> tuple[SchedulingLoop, FakePods]:
     pods = FakePods(cache)
     loop = SchedulingLoop(
         cache=cache,
-        writer=FakeWriter(cache),  # type: ignore[arg-type]
-        pods=pods,  # type: ignore[arg-type]
-        events=FakeEvents(),  # type: ignore[arg-type]
+        writers=Writers(
+            FakeWriter(cache),  # type: ignore[arg-type]
+            pods,  # type: ignore[arg-type]
+            FakeEvents(),  # type: ignore[arg-type]
+            idle_estimates(cache),
+        ),
         trigger=FakeTrigger(),  # type: ignore[arg-type]
         metrics=Metrics(),
         engine_config=EngineConfig(),
-        estimates=idle_estimates(cache),
     )
     return loop, pods
 
@@ -203,14 +205,16 @@ def loop_with_orphans(
         cache.pods.upsert(orphan)
     return SchedulingLoop(
         cache=cache,
-        writer=FakeWriter(cache),  # type: ignore[arg-type]
-        pods=FakePods(cache),  # type: ignore[arg-type]
-        events=events,  # type: ignore[arg-type]
+        writers=Writers(
+            FakeWriter(cache),  # type: ignore[arg-type]
+            FakePods(cache),  # type: ignore[arg-type]
+            events,  # type: ignore[arg-type]
+            idle_estimates(cache),
+        ),
         trigger=FakeTrigger(),  # type: ignore[arg-type]
         metrics=Metrics(),
         engine_config=EngineConfig(orphan_grace=grace),
-        estimates=idle_estimates(cache),
-        clock=clock,
+        hooks=LoopHooks(clock=clock),
     )
 
 
