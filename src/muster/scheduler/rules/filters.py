@@ -19,7 +19,10 @@ capacity (`placement.fit`) and the rules between pods (`placement.interplay`). E
 of these iterates `FILTERS` for its stage, and the explanation (`placement.explain`)
 counts the refused nodes in the same order, each node for the first filter that fails
 it, as kube-scheduler does; resources are the exception kube-scheduler makes too: every
-short resource of a node is counted.
+short resource of a node is counted. Within a stage the order is upstream's; across
+stages it departs in one place: the volumes (VolumeBinding) are judged with the
+shape's filter, before resources, since a node they refuse stays refused whatever is
+free.
 """
 
 from __future__ import annotations
