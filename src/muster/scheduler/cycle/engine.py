@@ -395,7 +395,8 @@ class _Cycle:
             return
         shapes, interplay = board.shapes(pending, gang.record)
         within = ~board.closed_for_older & board.domain_of(gang)
-        # with slices: whole slices, each beside its placed members
+        # `place` chooses how: whole slices (each beside its placed members), pod by pod
+        # under inter-pod rules, or best fit
         chosen = place(board.request(gang, shapes, interplay, needed=0, limit=limit, within=within))
         if below_quorum and len(chosen) < limit:
             self.short.add(gang.key)
