@@ -39,10 +39,13 @@ import json
 import os
 import random
 import signal
+import subprocess
 import time
 from collections import Counter
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -54,9 +57,10 @@ from devtools.operator import OperatorProcess
 from devtools.waiting import wait_until
 from tests.e2e.faults.faults import holder, webhooks_down
 from tests.e2e.faults.held_proxy import HeldProxy
-from tests.e2e.support.harness import GROUP_LABEL
+from tests.e2e.support.harness import GROUP_LABEL, LEASE
 from tests.e2e.support.ledger import FINISHED
 
+from hack.soak.excuses import BLACKOUT_KINDS, Excuse
 from hack.soak.plan import FaultPlan
 from hack.soak.report import FaultRecord
 from hack.soak.stream import probe_job
@@ -79,6 +83,7 @@ BALLAST = "muster-soak-ballast"
 BALLAST_SHARES = 2000
 THROTTLED_SEATS = 2
 THROTTLED_GROUPS = ("", "batch", "scheduling.muster.dev")
+LEAD_PATIENCE = 180.0  # seconds to wait for a replica to lead again after a blackout
 
 
 @dataclass
@@ -92,6 +97,8 @@ class Target:
     pool: NodePool
     clock: Callable[[], float]  # seconds after the start
     deleted: Counter[str] = field(default_factory=Counter)  # Job -> pods the soak deleted
+    deletions: list[tuple[float, str]] = field(default_factory=list)  # (moment, gang)
+    blackouts: list[Excuse] = field(default_factory=list)  # no replica could write
 
     def pid(self, component: str) -> int | None:
         path = self.cluster.state_dir / "pids" / f"{component}.pid"
@@ -109,7 +116,27 @@ def inject(target: Target, fault: FaultPlan, rng: random.Random) -> FaultRecord:
         hit, evidence = CAUSES[fault.kind](target, fault, rng)
     except (AssertionError, OSError, ValueError) as error:
         hit, evidence = False, f"failed: {error}"
+    if fault.kind in BLACKOUT_KINDS:
+        back = _led_again(target, datetime.now().astimezone())
+        why = f"{fault.kind}: no replica could write until one led again"
+        target.blackouts.append(Excuse(round(at, 2), round(back, 2), why))
     return FaultRecord(fault.kind, round(at, 2), fault.lasts, hit, evidence)
+
+
+def _led_again(target: Target, after: datetime) -> float:
+    """The moment (seconds after the start) a Lease renewal later than `after` was seen:
+    a replica leads again, and can write. The end of the run if none is seen in time."""
+    deadline = time.monotonic() + LEAD_PATIENCE
+    while time.monotonic() < deadline:
+        with suppress(subprocess.TimeoutExpired):
+            lease = target.kubectl(
+                "get", *LEASE, "-o", "jsonpath={.spec.renewTime}", check=False, timeout=10
+            )
+            renewed = lease.stdout.strip()
+            if lease.returncode == 0 and renewed and datetime.fromisoformat(renewed) > after:
+                return target.clock()
+        time.sleep(0.5)
+    return target.clock()
 
 
 Outcome = tuple[bool, str]
@@ -203,6 +230,7 @@ def _member_deleted(target: Target, fault: FaultPlan, rng: random.Random) -> Out
     name = pod["metadata"]["name"]
     job = pod["metadata"]["labels"].get("job-name", "")
     target.deleted[job] += 1
+    target.deletions.append((round(target.clock(), 2), pod["metadata"]["labels"][GROUP_LABEL]))
     deleted = target.kubectl("delete", "pod", name, "-n", NAMESPACE, "--wait=false", check=False)
     return deleted.returncode == 0, f"deleted {name} of {job} on {pod['spec']['nodeName']}"
 
@@ -214,18 +242,21 @@ def _node_deleted(target: Target, fault: FaultPlan, rng: random.Random) -> Outco
         return False, "no node had a pod of the soak"
     name = rng.choice(busy)
     node = target.kubectl.json("get", "node", name)
-    on_it = Counter(
-        p["metadata"]["labels"].get("job-name", "")
+    on_it = [
+        p
         for p in pods
         if p["spec"].get("nodeName") == name and p["status"].get("phase") not in FINISHED
-    )
-    target.deleted.update(on_it)
+    ]
+    target.deleted.update(p["metadata"]["labels"].get("job-name", "") for p in on_it)
+    gangs = {p["metadata"]["labels"].get(GROUP_LABEL) for p in on_it} - {None}
+    at = round(target.clock(), 2)
+    target.deletions += [(at, gang) for gang in sorted(gangs)]
     target.kubectl("delete", "node", name, "--wait=true", timeout=60)
     gone = target.kubectl("get", "node", name, check=False).returncode != 0
     time.sleep(fault.lasts)
     target.kubectl.apply(_as_created(node))
     wait_until(f"node {name} Ready again", lambda: target.pool.ready(name), 60)
-    return gone, f"deleted {name} with {sum(on_it.values())} pods, created it again"
+    return gone, f"deleted {name} with {len(on_it)} pods, created it again"
 
 
 def _as_created(node: dict[str, Any]) -> dict[str, Any]:

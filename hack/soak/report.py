@@ -15,6 +15,7 @@ from typing import Any
 
 from bench.common.stats import percentile
 
+from hack.soak.excuses import Excused
 from hack.soak.judge import Violation
 
 
@@ -61,6 +62,7 @@ def build(
     submitted: int,
     completed: int,
     violations: Iterable[Violation],
+    excused: Iterable[Excused],
     restarts: Mapping[str, Sequence[int]],
 ) -> dict[str, Any]:
     """The report of one run; `releases` are the moments gangs rose whole."""
@@ -83,6 +85,11 @@ def build(
         "jobs": {"submitted": submitted, "completed": completed},
         "violations": found,
         "violations_by_invariant": dict(Counter(v["invariant"] for v in found)),
+        # Partial gangs within the grace once the time Muster could not act is taken out
+        # (hack/soak/excuses.py): what a watch without excuses would also have counted.
+        "excused_partials": [
+            {**asdict(e.span), "counted": e.counted, "excused_by": list(e.reasons)} for e in excused
+        ],
         "restarts": {replica: list(exits) for replica, exits in sorted(restarts.items())},
     }
 
@@ -102,6 +109,11 @@ def section(report: Mapping[str, Any], results: str) -> str:
     listed = [
         f"- {v['invariant']} at +{v['at']:.1f}s, {v['subject']}: {v['detail']}" for v in violations
     ] or ["- none"]
+    forgiven = [
+        f"- {e['gang']} at +{e['start']:.1f}s, partial {e['end'] - e['start']:.1f}s, "
+        f"{e['counted']:.1f}s counted; excused: {'; '.join(e['excused_by'])}"
+        for e in report["excused_partials"]
+    ] or ["- none"]
     jobs = report["jobs"]
     return "\n".join(
         [
@@ -120,6 +132,10 @@ def section(report: Mapping[str, Any], results: str) -> str:
             "Violations:",
             "",
             *listed,
+            "",
+            "Partial gangs within the grace once the time Muster could not act is taken out:",
+            "",
+            *forgiven,
         ]
     )
 

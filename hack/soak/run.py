@@ -35,6 +35,7 @@ from tests.e2e.faults.held_proxy import HeldProxy
 from tests.e2e.support.harness import installed_operator
 
 from hack.soak import judge, report
+from hack.soak.excuses import judge_partials, replacement_waits
 from hack.soak.faults import Target, inject
 from hack.soak.plan import FAULT_EVERY_SECONDS, FAULT_KINDS, MOST_AT_ONCE, Schedule, schedule
 from hack.soak.stream import NAMESPACE, POOL, Submitter, prepare
@@ -128,7 +129,10 @@ def soak(cluster: LocalCluster, plan: Schedule) -> dict[str, Any]:
         end = clock()
     completed = [j["metadata"]["name"] for j in jobs if _complete(j)]
     failed = {j["metadata"]["name"]: int(j.get("status", {}).get("failed", 0)) for j in jobs}
+    excuses = [*target.blackouts, *replacement_waits(target.deletions, observer.arrivals, end)]
+    partial, excused = judge_partials(observer.partial_spans(), excuses, observer.ledger.grace)
     violations = [
+        *partial,
         *observer.verdicts(),
         *judge.charged_failures(failed, target.deleted, end),
         *judge.lost_jobs(submitter.submitted, completed, end),
@@ -145,6 +149,7 @@ def soak(cluster: LocalCluster, plan: Schedule) -> dict[str, Any]:
         submitted=len(submitter.submitted),
         completed=len(completed),
         violations=violations,
+        excused=excused,
         restarts=_exits(restarts),
     )
 

@@ -7,13 +7,15 @@ the API server and etcd), each pod it delivers also judged for over-commit and p
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
 from tests.e2e.support.harness import pinned_to
 from tests.e2e.support.ledger import FINISHED, Rise
-from tests.e2e.support.observer import GangObserver
+from tests.e2e.support.observer import GangObserver, gang_of
 
+from hack.soak.excuses import Span
 from hack.soak.judge import PlacementJudge, Violation, allocatable_of, requests_of
 
 # A gang may take this long to rise whole, or to fall whole (bind and delete spreads
@@ -30,12 +32,18 @@ class SoakObserver(GangObserver):
             self.placement.node(node["metadata"]["name"], allocatable_of(node))
         self.start_time = start  # monotonic moment of the soak's start
         self.found: list[Violation] = []
+        self.arrivals: dict[str, list[float]] = {}  # gang -> when each member was first seen
+        self._seen: set[str] = set()
         super().__init__(kubeconfig, namespace, grace=GRACE_SECONDS)
 
     def _apply(self, kind: str, pod: dict[str, Any], at: float) -> None:
         super()._apply(kind, pod, at)
         name = pod["metadata"]["name"]
         since = round(at - self.start_time, 2)
+        gang = gang_of(pod)
+        if kind != "DELETED" and gang is not None and name not in self._seen:
+            self._seen.add(name)
+            self.arrivals.setdefault(gang, []).append(since)
         if kind == "DELETED":
             self.found += self.placement.gone(name, since)
             return
@@ -54,19 +62,24 @@ class SoakObserver(GangObserver):
             risen: list[Rise] = list(self.ledger.risen)
         return sorted(r.reached - self.start_time for r in risen if r.reached is not None)
 
-    def verdicts(self) -> list[Violation]:
-        """Every violation seen: partial gangs (by the observer's rule), placement, and
-        anything that kept the watcher from seeing."""
+    def partial_spans(self) -> list[Span]:
+        """Every partial gang by the observer's rule, from its start to its end (or now)."""
+        now = time.monotonic()
         with self._lock:
-            placement = list(self.found)
-        partial = [
-            Violation(
-                "partial-gang",
-                round(v.started - self.start_time, 2),
+            verdicts = self.ledger.violations(now)
+        return [
+            Span(
                 v.gang,
+                round(v.started - self.start_time, 2),
+                round(v.ended_at(now) - self.start_time, 2),
                 v.describe(self.ledger.grace),
             )
-            for v in self.violations()
+            for v in verdicts
         ]
+
+    def verdicts(self) -> list[Violation]:
+        """What else the watch found: placement, and anything that kept it from seeing."""
+        with self._lock:
+            placement = list(self.found)
         blind = [Violation("unobserved", 0.0, self.namespace, error) for error in self.errors]
-        return sorted([*partial, *placement, *blind], key=lambda v: v.at)
+        return sorted([*placement, *blind], key=lambda v: v.at)

@@ -73,9 +73,13 @@ class Rise:
         """First bind to minCount held, once it is."""
         return None if self.reached is None else self.reached - self.started
 
-    def late(self, grace: float, now: float) -> bool:
+    def ended_at(self, now: float) -> float:
+        """When the rise was decided (whole, or back to 0), else `now`."""
         end = self.reached if self.reached is not None else self.fell
-        return (now if end is None else end) - self.started > grace
+        return now if end is None else end
+
+    def late(self, grace: float, now: float) -> bool:
+        return self.ended_at(now) - self.started > grace
 
     def describe(self, grace: float) -> str:
         first = self.binds[0].at
@@ -115,8 +119,12 @@ class Fall:
     ended: float | None = None
     restored: bool = False  # ended holding minCount again, rather than taken down whole
 
+    def ended_at(self, now: float) -> float:
+        """When the fall ended (whole again, or taken down), else `now`."""
+        return now if self.ended is None else self.ended
+
     def lasted(self, now: float) -> float:
-        return (now if self.ended is None else self.ended) - self.started
+        return self.ended_at(now) - self.started
 
     def late(self, grace: float, now: float) -> bool:
         return self.lasted(now) > grace

@@ -1,3 +1,4 @@
+from hack.soak.excuses import Excused, Span
 from hack.soak.judge import Violation
 from hack.soak.report import FaultRecord, build, recovery, section
 
@@ -29,6 +30,11 @@ def report() -> dict[str, object]:
         submitted=70,
         completed=60,
         violations=[Violation("lost", 600, "soak-0001", "submitted at +3s")],
+        excused=[
+            Excused(
+                Span("soak-0002", 30.0, 52.0, "partial"), 4.0, ("proxy-cut (+31.0s to +49.0s)",)
+            )
+        ],
         restarts={"b": [2], "a": [-9, 0]},
     )
 
@@ -56,6 +62,16 @@ def test_the_report_counts_faults_by_kind_jobs_violations_and_restarts() -> None
         }
     ]
     assert made["restarts"] == {"a": [-9, 0], "b": [2]}
+    assert made["excused_partials"] == [
+        {
+            "gang": "soak-0002",
+            "start": 30.0,
+            "end": 52.0,
+            "detail": "partial",
+            "counted": 4.0,
+            "excused_by": ["proxy-cut (+31.0s to +49.0s)"],
+        }
+    ]
 
 
 def test_the_docs_section_names_the_figures_and_every_violation() -> None:
@@ -65,3 +81,7 @@ def test_the_docs_section_names_the_figures_and_every_violation() -> None:
     assert "| proxy-cut | 1 | 0 | - | - |" in text
     assert "- lost at +600.0s, soak-0001: submitted at +3s" in text
     assert "operator restarts: a: 2, b: 1" in text
+    assert (
+        "- soak-0002 at +30.0s, partial 22.0s, 4.0s counted; excused: proxy-cut (+31.0s to +49.0s)"
+        in text
+    )
