@@ -164,6 +164,44 @@ def when_the_release_begins(
 ) -> None:
     """Run `start` (which leads to the gang's release) and return the moment a watch of
     the gang's pods shows the first of them released (its gang gate gone)."""
+    when_a_member_shows(
+        kubeconfig,
+        namespace,
+        group,
+        "gates={.spec.schedulingGates}",
+        lambda line: "scheduling.muster.dev/gang" not in line,
+        start,
+        "released",
+    )
+
+
+def when_the_takedown_begins(
+    kubeconfig: Path, namespace: str, group: str, start: Callable[[], None]
+) -> None:
+    """Run `start` (which leads to the gang's preemption) and return the moment a watch
+    of the gang's pods shows the first of them being deleted (evicted)."""
+    when_a_member_shows(
+        kubeconfig,
+        namespace,
+        group,
+        "deleting={.metadata.deletionTimestamp}",
+        lambda line: not line.endswith("deleting="),
+        start,
+        "taken down",
+    )
+
+
+def when_a_member_shows(
+    kubeconfig: Path,
+    namespace: str,
+    group: str,
+    field: str,
+    shows: Callable[[str], bool],
+    start: Callable[[], None],
+    what: str,
+) -> None:
+    """Run `start` and return once a watch of the gang's pods prints a line (`NAME
+    field`, jsonpath) that `shows`."""
     watch = subprocess.Popen(
         Kubectl(kubeconfig).command(
             "get",
@@ -174,7 +212,7 @@ def when_the_release_begins(
             f"{GROUP_LABEL}={group}",
             "--watch",
             "-o",
-            'jsonpath={.metadata.name} gates={.spec.schedulingGates}{"\\n"}',
+            f'jsonpath={{.metadata.name}} {field}{{"\\n"}}',
         ),
         stdout=subprocess.PIPE,
         text=True,
@@ -183,9 +221,9 @@ def when_the_release_begins(
         start()
         assert watch.stdout is not None
         for line in watch.stdout:
-            if "scheduling.muster.dev/gang" not in line:
+            if shows(line.rstrip("\n")):
                 return
-        raise AssertionError("the watch ended before any pod was released")
+        raise AssertionError(f"the watch ended before any pod was {what}")
     finally:
         watch.kill()
         watch.wait()
