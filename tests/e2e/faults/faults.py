@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import json
+import signal
 import subprocess
 import threading
 import time
@@ -26,6 +27,7 @@ from devtools.factories import NodePool, gang_job, held
 from devtools.kubectl import Kubectl
 from devtools.operator import OperatorProcess
 from devtools.ports import free_port
+from devtools.waiting import wait_until
 
 from tests.e2e.support.harness import GROUP_LABEL, LEASE, WEBHOOK_CONFIGURATION, is_gated, pods_of
 
@@ -227,6 +229,28 @@ def when_a_member_shows(
     finally:
         watch.kill()
         watch.wait()
+
+
+@contextmanager
+def beside_a_standby(
+    operator: OperatorProcess, identity: str, *flags: str
+) -> Iterator[OperatorProcess]:
+    """A standby replica (`identity`, not started) for the test. Afterwards the first
+    replica leads again, with the suite's flags, whatever the test did to it: frozen,
+    it is thawed and killed; it starts again (a standby, at first), and the standby
+    stops, which gives the Lease back."""
+    standby = operator.replica(identity, *flags)
+    try:
+        yield standby
+    finally:
+        if operator.process is not None and operator.process.poll() is None:
+            operator.process.send_signal(signal.SIGCONT)
+            operator.kill()
+        operator.process = None
+        operator.start()
+        standby.stop()
+    kubectl = Kubectl(operator.kubeconfig)
+    wait_until("the first replica to lead again", lambda: holder(kubectl) == operator.identity, 30)
 
 
 def released_of(kubectl: Kubectl, namespace: str, group: str) -> tuple[int, int]:

@@ -31,7 +31,12 @@ from devtools.waiting import wait_until
 
 from muster.operator.app import EXIT_LOST_LEADERSHIP
 from tests.e2e.faults.conftest import OPERATOR_FLAGS
-from tests.e2e.faults.faults import SLOW_RELEASE, holder, when_the_takedown_begins
+from tests.e2e.faults.faults import (
+    SLOW_RELEASE,
+    beside_a_standby,
+    holder,
+    when_the_takedown_begins,
+)
 from tests.e2e.support.harness import pods_of, wait_all_bound
 from tests.e2e.support.ledger import FINISHED, GRACE_SECONDS
 
@@ -65,12 +70,11 @@ def test_the_next_leader_takes_a_victim_left_part_way_down_whole_within_the_grac
     operator.restart(*SLOW_RELEASE)
     kubectl.apply(gang_job("victim", pool, workers=WORKERS, priority_class=low), namespace)
     wait_all_bound(kubectl, namespace, "victim", WORKERS, timeout=60)
-    standby = operator.replica(STANDBY, *OPERATOR_FLAGS)
-    standby.start()
-    leader = operator.process
-    assert leader is not None and holder(kubectl) == LEADER
-    preemptor = gang_job("preemptor", pool, workers=WORKERS, priority_class=high)
-    try:
+    with beside_a_standby(operator, STANDBY, *OPERATOR_FLAGS) as standby:
+        standby.start()
+        leader = operator.process
+        assert leader is not None and holder(kubectl) == LEADER
+        preemptor = gang_job("preemptor", pool, workers=WORKERS, priority_class=high)
         when_the_takedown_begins(
             operator.kubeconfig, namespace, "victim", lambda: kubectl.apply(preemptor, namespace)
         )
@@ -95,14 +99,6 @@ def test_the_next_leader_takes_a_victim_left_part_way_down_whole_within_the_grac
         wait_all_bound(kubectl, namespace, "preemptor", WORKERS, timeout=60)
         leader.send_signal(signal.SIGCONT)
         assert leader.wait(timeout=30) == EXIT_LOST_LEADERSHIP
-    finally:
-        if operator.process is not None and operator.process.poll() is None:
-            operator.process.send_signal(signal.SIGCONT)
-            operator.kill()
-        operator.process = None
-        operator.start()  # a standby now, with the suite's flags again
-        standby.stop()  # gives the Lease back
-    wait_until("the first replica to lead again", lambda: holder(kubectl) == LEADER, 30)
     assert took <= GRACE_SECONDS, f"the new leader took the victim down {took:.1f}s after leading"
     print(
         f"leader frozen mid-preemption: {len(left)} of {WORKERS} victims still standing at "

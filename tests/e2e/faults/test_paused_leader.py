@@ -35,6 +35,7 @@ from tests.e2e.faults.faults import (
     Request,
     audit_log,
     begin_a_slow_held_release,
+    beside_a_standby,
     create_until_admitted,
     holder,
     released_of,
@@ -58,11 +59,10 @@ def test_a_leader_paused_past_its_lease_makes_no_write_after_the_takeover(
         pool.add(gpus=2)
     kubectl.apply(gang_job("before", pool, workers=2), namespace)
     wait_all_bound(kubectl, namespace, "before", 2)
-    standby = operator.replica(STANDBY, *OPERATOR_FLAGS)
-    standby.start()
-    leader = operator.process
-    assert leader is not None and holder(kubectl) == LEADER
-    try:
+    with beside_a_standby(operator, STANDBY, *OPERATOR_FLAGS) as standby:
+        standby.start()
+        leader = operator.process
+        assert leader is not None and holder(kubectl) == LEADER
         leader.send_signal(signal.SIGSTOP)
         paused_at, paused = datetime.now(UTC), time.monotonic()
         # Both replicas serve the webhooks behind the Service's stand-in; a call that
@@ -82,14 +82,6 @@ def test_a_leader_paused_past_its_lease_makes_no_write_after_the_takeover(
             f"paused leader: the standby led {took_over - paused:.1f}s after the pause; "
             f"the thawed leader exited {exited:.1f}s after SIGCONT"
         )
-    finally:
-        if operator.process is not None and operator.process.poll() is None:
-            operator.process.send_signal(signal.SIGCONT)
-            operator.kill()
-        operator.process = None
-        operator.start()  # a standby now
-        standby.stop()  # gives the Lease back
-    wait_until("the first replica to lead again", lambda: holder(kubectl) == LEADER, 30)
 
     assert_no_write_after_the_takeover(cluster, began_at, paused_at, resumed_at, exited_at)
 
@@ -135,8 +127,7 @@ def test_a_leader_frozen_mid_release_lands_none_of_its_due_releases_after_the_ta
     pool: NodePool,
 ) -> None:
     began_at = datetime.now(UTC)
-    standby = operator.replica(STANDBY, *OPERATOR_FLAGS)
-    try:
+    with beside_a_standby(operator, STANDBY, *OPERATOR_FLAGS) as standby:
         begin_a_slow_held_release(
             operator, kubectl, namespace, pool, group="train", workers=WORKERS
         )
@@ -166,14 +157,6 @@ def test_a_leader_frozen_mid_release_lands_none_of_its_due_releases_after_the_ta
         assert {pod["metadata"]["name"]: pinned_to(pod) for pod in pods} == plan
         lift_holds(kubectl, namespace, pods)
         wait_all_bound(kubectl, namespace, "train", WORKERS)
-    finally:
-        if operator.process is not None and operator.process.poll() is None:
-            operator.process.send_signal(signal.SIGCONT)
-            operator.kill()
-        operator.process = None
-        operator.start()  # a standby now, with the suite's flags again
-        standby.stop()  # gives the Lease back
-    wait_until("the first replica to lead again", lambda: holder(kubectl) == LEADER, 30)
 
     with operator.log_path.open("rb") as log:
         log.seek(thawed_from)
