@@ -30,6 +30,7 @@ the next cycle is to be handed (the groups found quiet, the notices given) in it
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import replace
 from functools import partial
 
@@ -38,11 +39,12 @@ import numpy as np
 from muster.api.keys import GroupKey
 from muster.scheduler.config import EngineConfig
 from muster.scheduler.cycle import refusal
+from muster.scheduler.cycle.backlog import Backlog, Skipping
 from muster.scheduler.cycle.board import Board
 from muster.scheduler.cycle.memo import Memo
 from muster.scheduler.cycle.notices import notices
 from muster.scheduler.cycle.packing import better_packed, largest_first
-from muster.scheduler.cycle.queue import Gang, gangs_of
+from muster.scheduler.cycle.queue import Gang, Queue
 from muster.scheduler.decisions.plan import Plan
 from muster.scheduler.decisions.results import (
     NOTHING_CARRIED,
@@ -50,8 +52,10 @@ from muster.scheduler.decisions.results import (
     Carried,
     CycleResult,
     Growth,
+    KeptVerdict,
     Reason,
     Verdict,
+    Verdicts,
 )
 from muster.scheduler.devices.preemption import DevicePreemption, claimed_devices
 from muster.scheduler.lifecycle import transitions
@@ -104,8 +108,14 @@ class _Cycle:
         ledger = self.board.devices
         claimed = None if ledger is None else partial(claimed_devices, state, ledger)
         self.preemption = PreemptionSearch(state, self.board.table, claimed)
-        self.memo = Memo(self.board, config, now, carried.kept)
-        self.gangs = gangs_of(state, now)
+        self.memo = Memo(self.board, config, now, carried.kept, self.preemption)
+        before = carried.backlog if isinstance(carried.backlog, Backlog) else None
+        self.queue = Queue(state, now) if before is None else before.queue.next(state, now)
+        self.skipping = Skipping(
+            before, self.queue, memo=self.memo, board=self.board, config=config
+        )
+        self.kept: dict[GroupKey, KeptVerdict] = {}
+        self.given_again = 0  # kept verdicts given again to gangs not visited
         self.admissions: list[Admission] = []
         self.growths: dict[GroupKey, dict[str, str]] = {}
         self.verdicts: dict[GroupKey, Verdict] = {}
@@ -117,11 +127,7 @@ class _Cycle:
     def run(self) -> CycleResult:
         followed = self._follow_admitted()
         busy = {key for key, got in followed.items() if got.rollback or got.awaiting}
-        admitted = [
-            gang
-            for gang in self.gangs
-            if gang.record.admitted and gang.pending and gang.key not in busy
-        ]
+        admitted = [gang for gang in self.queue.growing if gang.key not in busy]
         self._repair(admitted, [key for key in followed if key not in busy])
         self._decide_pending()
         self._grow_admitted(admitted, followed)
@@ -132,16 +138,33 @@ class _Cycle:
         told, standing, due = notices(
             self.state, now=self.now, config=self.config, told=self.carried.told
         )
+        quiet = self._quiet_to_hand_on()
         wake_at = min((m for m in (plan.wake_at, due, *self.wake) if m is not None), default=None)
         return CycleResult(
             admissions=tuple(self.admissions),
             growths=tuple(
                 Growth(key, placements) for key, placements in sorted(self.growths.items())
             ),
-            verdicts=self.verdicts,
+            verdicts=Verdicts(
+                self.verdicts,
+                self.kept,
+                given_again=self.given_again,
+                position=self.queue.position,
+                order=partial(_order, self.first, self.queue),
+            ),
             plan=replace(plan, wake_at=wake_at, notices=told),
-            carried=Carried(self._quiet_to_hand_on(), self.state.changes, standing, self.memo.kept),
+            carried=Carried(
+                quiet,
+                self.state.changes,
+                standing,
+                self.kept,
+                self.skipping.backlog(self.kept, quiet),
+            ),
         )
+
+    def _given_again(self, key: GroupKey) -> Verdict:
+        """The kept verdict of a gang not visited (`backlog`), at its position now."""
+        return self.kept[key].verdict.at_position(self.queue.position(key))
 
     def _quiet_to_hand_on(self) -> frozenset[GroupKey]:
         """The quiet groups. One deleted while quiet stays among them (re-made, it has
@@ -170,14 +193,21 @@ class _Cycle:
 
     def _decide_pending(self) -> None:
         """In queue order, or `first` before the others; a gang's position is always
-        its place in the queue."""
-        pending = [gang for gang in self.gangs if not gang.record.admitted]
-        position = {gang.key: number for number, gang in enumerate(pending, start=1)}
-        if self.first:
-            rank = {key: number for number, key in enumerate(self.first)}
-            pending.sort(key=lambda gang: rank.get(gang.key, len(rank)))
-        for gang in pending:
-            self._decide_safely(gang, position[gang.key])
+        its place in the queue. A gang whose kept verdict holds unvisited is skipped
+        (`backlog`): the view changes only as gangs are admitted or close nodes, and
+        each change wakes the gangs behind that it may concern."""
+        queue, skipping = self.queue, self.skipping
+        for key in self.first:
+            skipping.visiting(key)
+            self._decide_safely(queue.gangs[key], queue.position(key))
+            skipping.woken_by_view(0)
+        for position, key in skipping.walk():
+            self._decide_safely(queue.gangs[key], position)
+            skipping.woken_by_view(position)
+        self.kept = skipping.hand_on(self.memo.before)
+        self.given_again = len(self.kept) - len(self.memo.kept)
+        if self.given_again:
+            self.crowded = True  # they were refused, and are again
 
     def largest_first(self) -> tuple[GroupKey, ...] | None:
         """The gangs this cycle admitted, the largest first, when deciding them again in
@@ -188,8 +218,9 @@ class _Cycle:
         admitted = {a.group for a in self.admissions if a.placements and not a.victims}
         if len(admitted) < 2 or len(admitted) < len(self.admissions):
             return None
-        order = largest_first(self.gangs, admitted, self.board.capacity)
-        in_queue = tuple(gang.key for gang in self.gangs if gang.key in admitted)
+        waiting = [self.queue.gangs[key] for _, key in self.queue.waiting]
+        order = largest_first(waiting, admitted, self.board.capacity)
+        in_queue = tuple(gang.key for gang in waiting if gang.key in admitted)
         return None if order == in_queue else order
 
     def _grow_admitted(self, admitted: list[Gang], followed: dict[GroupKey, Following]) -> None:
@@ -216,7 +247,13 @@ class _Cycle:
         for key, following in followed.items():
             if key not in planner.statuses:
                 planner.follow(self.state.groups[key], following, self.growths.get(key, {}))
-        for key, verdict in sorted(self.verdicts.items()):
+        again = {  # not visited, given their kept verdict again; status still to write
+            key
+            for key in self.skipping.telling
+            if key in self.kept and key not in self.memo.kept and key not in self.quiet
+        }
+        for key in sorted(self.verdicts.keys() | again):
+            verdict = self.verdicts.get(key) or self._given_again(key)
             if key in planner.statuses or (key in self.quiet and key in self.memo.recalled):
                 continue  # refused as before, and its status already says so
             group = self.state.groups[key]
@@ -243,7 +280,7 @@ class _Cycle:
         self.quiet -= {
             key for key in planner.statuses.keys() - idle if key in self.state.unadmitted_gangs
         }
-        return {key for key in idle if key in self.memo.kept}
+        return {key for key in idle if key in self.kept}
 
     # ---- pending gangs -------------------------------------------------------------
 
@@ -266,7 +303,7 @@ class _Cycle:
         if benched is not None:
             self.verdicts[gang.key] = benched
             return
-        kept = self.memo.recall(gang, position, self.preemption)
+        kept = self.memo.recall(gang, position)
         if kept is not None:  # refused before, and nothing it read has changed since
             self.crowded = True
             self.verdicts[gang.key] = kept
@@ -416,6 +453,13 @@ class _Cycle:
             key not in self.state.pending_members
             and self.state.placed_members.get(key, 0) < group.min_count
         )
+
+
+def _order(first: tuple[GroupKey, ...], queue: Queue) -> Iterator[GroupKey]:
+    """The pending gangs in the order a cycle came to them: `first`, then the queue's."""
+    yield from first
+    chosen = set(first)
+    yield from (key for _, key in queue.waiting if key not in chosen)
 
 
 def _domain(placement: GangPlacement) -> tuple[str, str] | None:

@@ -38,7 +38,6 @@ read.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 
 import numpy as np
 
@@ -61,29 +60,31 @@ class Memo:
         config: EngineConfig,
         now: float,
         before: Mapping[GroupKey, KeptVerdict],
+        preemption: PreemptionSearch,
     ) -> None:
         self.board = board
         self.config = config
         self.now = now
+        self.keeps = config.keep_verdicts
         self.before = before if config.keep_verdicts else {}
+        self.preemption = preemption
         self.kept: dict[GroupKey, KeptVerdict] = {}
+        self.hints: dict[GroupKey, Hint] = {}  # of the verdicts in `kept` (`backlog`)
         self.recalled: set[GroupKey] = set()  # the gangs given a kept verdict this cycle
         self._nodes: dict[frozenset[PlacementRules], BoolArray] = {}
         self._moved: dict[int, int] = {}  # id of a node mask: its latest capacity change
         self._touches: dict[int, tuple[int, bool]] = {}  # id of a node mask: touched?
         self._candidates: dict[int, bool] = {}  # by priority: whether any pod is below it
 
-    def recall(self, gang: Gang, position: int, preemption: PreemptionSearch) -> Verdict | None:
+    def recall(self, gang: Gang, position: int) -> Verdict | None:
         """The gang's kept verdict, if nothing it read has changed since (see above)."""
         kept = self.before.get(gang.key)
-        if kept is None or not self._holds(kept, gang, preemption):
+        if kept is None or not self._holds(kept, gang):
             return None
         self.kept[gang.key] = kept
+        self.hints[gang.key] = _hint(gang, kept.reads)
         self.recalled.add(gang.key)
-        explanation = kept.verdict.explanation
-        if explanation is None or explanation.queue_position == position:
-            return kept.verdict
-        return replace(kept.verdict, explanation=replace(explanation, queue_position=position))
+        return kept.verdict.at_position(position)
 
     def keep(self, gang: Gang, verdict: Verdict, *, preemption_tried: bool, ruled: bool) -> None:
         """Keep a refusal just decided on the view as the cycle started; `ruled`: inter-pod
@@ -103,8 +104,8 @@ class Memo:
         elif ruled:
             reads = Reads.EVERYTHING
         else:
-            reads, nodes = Reads.NODES, self._allowed(gang)
-        if reads is not Reads.NOTHING and self._touched(nodes):
+            reads, nodes = Reads.NODES, self.allowed(_rules(gang))
+        if reads is not Reads.NOTHING and self.touched(nodes):
             return  # decided on a view this cycle changed where it reads
         state = self.board.state
         self.kept[gang.key] = KeptVerdict(
@@ -117,8 +118,9 @@ class Memo:
             reads=reads,
             nodes=nodes,
         )
+        self.hints[gang.key] = _hint(gang, reads)
 
-    def _holds(self, kept: KeptVerdict, gang: Gang, preemption: PreemptionSearch) -> bool:
+    def _holds(self, kept: KeptVerdict, gang: Gang) -> bool:
         board, state = self.board, self.board.state
         marks = state.marks
         if (
@@ -131,13 +133,13 @@ class Memo:
             return False
         if kept.reads is Reads.NOTHING:
             return True  # the empty cluster's answer: no view this cycle changes it
-        if self._touched(kept.nodes):
+        if self.touched(kept.nodes):
             return False
         if self.now - gang.waiting_since > self.config.starvation_seconds:
             return False
         if kept.reads is Reads.VICTIMS:
             return marks.capacity <= kept.as_of and marks.holders <= kept.as_of
-        if gang.record.preempt and self._has_candidates(preemption, gang.priority):
+        if gang.record.preempt and self.has_candidates(gang.priority):
             return False  # preemption now tried, where it was not
         if kept.reads is Reads.EVERYTHING:
             return marks.capacity <= kept.as_of
@@ -146,10 +148,9 @@ class Memo:
         assert kept.nodes is not None, "a verdict reading some nodes names them"
         return self._last_moved(kept.nodes) <= kept.as_of
 
-    def _allowed(self, gang: Gang) -> BoolArray:
-        """The nodes the rules of the gang's pending pods allow (any of them), one array
-        per set of rules, shared by the gangs that have it."""
-        rules = frozenset(entry.record.rules for entry in gang.pending if entry.record.rules)
+    def allowed(self, rules: frozenset[PlacementRules]) -> BoolArray:
+        """The nodes any of `rules` allow, one array per set of rules, shared by the
+        gangs that have it."""
         allowed = self._nodes.get(rules)
         if allowed is None:
             table = self.board.table
@@ -159,14 +160,14 @@ class Memo:
             self._nodes[rules] = allowed
         return allowed
 
-    def _has_candidates(self, preemption: PreemptionSearch, priority: int) -> bool:
+    def has_candidates(self, priority: int) -> bool:
         """`PreemptionSearch.has_candidates`, asked once a cycle per priority."""
         found = self._candidates.get(priority)
         if found is None:
-            found = self._candidates[priority] = preemption.has_candidates(priority)
+            found = self._candidates[priority] = self.preemption.has_candidates(priority)
         return found
 
-    def _touched(self, nodes: BoolArray | None) -> bool:
+    def touched(self, nodes: BoolArray | None) -> bool:
         """Whether this cycle's view changed on `nodes` (None: on any node)."""
         board = self.board
         if not board.touches:
@@ -185,6 +186,21 @@ class Memo:
             moved = self.board.state.marks.last_moved_on(nodes)
             self._moved[id(nodes)] = moved
         return moved
+
+
+Hint = tuple[Reads, frozenset[PlacementRules] | None, int | None]
+
+
+def _hint(gang: Gang, reads: Reads) -> Hint:
+    """What a kept verdict of the gang reads, as far as gangs share it (`backlog`): the
+    kind of capacity, the rules that pick its nodes, the priority it could preempt at."""
+    rules = _rules(gang) if reads is Reads.NODES else None
+    return (reads, rules, gang.priority if gang.record.preempt else None)
+
+
+def _rules(gang: Gang) -> frozenset[PlacementRules]:
+    """The placement rules of the gang's pending pods."""
+    return frozenset(entry.record.rules for entry in gang.pending if entry.record.rules)
 
 
 def own_inputs(state: ClusterState, gang: Gang) -> tuple[object, ...]:

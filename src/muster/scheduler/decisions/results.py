@@ -7,8 +7,8 @@ what lets all three share one engine.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 import numpy as np
@@ -40,6 +40,7 @@ __all__ = [
     "Shortage",
     "Shortfall",
     "Verdict",
+    "Verdicts",
     "Victim",
 ]
 
@@ -127,6 +128,51 @@ class Verdict:
     message: str
     explanation: Explanation | None = None
 
+    def at_position(self, position: int) -> Verdict:
+        """The verdict with the gang's queue position as it is now."""
+        explanation = self.explanation
+        if explanation is None or explanation.queue_position == position:
+            return self
+        return replace(self, explanation=replace(explanation, queue_position=position))
+
+
+class Verdicts(Mapping[GroupKey, Verdict]):
+    """A cycle's verdicts, in the order it came to each gang: those it decided, and
+    the kept verdicts it gave again without visiting the gang (`cycle.backlog`), whose
+    queue position is filled in only when asked, so that a gang leaving the queue
+    ahead of thousands touches none of their verdicts. `kept`: the verdicts kept
+    (those of gangs decided this cycle among them), `given_again` of them not decided."""
+
+    def __init__(
+        self,
+        decided: Mapping[GroupKey, Verdict],
+        kept: Mapping[GroupKey, KeptVerdict],
+        *,
+        given_again: int,
+        position: Callable[[GroupKey], int],
+        order: Callable[[], Iterable[GroupKey]],
+    ) -> None:
+        self._decided, self._kept, self._given_again = decided, kept, given_again
+        self._position, self._order = position, order
+
+    def __getitem__(self, key: GroupKey) -> Verdict:
+        verdict = self._decided.get(key)
+        if verdict is not None:
+            return verdict
+        return self._kept[key].verdict.at_position(self._position(key))
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._decided or key in self._kept
+
+    def __iter__(self) -> Iterator[GroupKey]:
+        return (key for key in self._order() if key in self)
+
+    def __len__(self) -> int:
+        return len(self._decided) + self._given_again
+
+    def __repr__(self) -> str:
+        return f"Verdicts({dict(self)!r})"
+
 
 @dataclass(frozen=True, slots=True)
 class Victim:
@@ -199,6 +245,8 @@ class Carried:
     as_of: int = field(default=0, compare=False)  # counts the state's events, not decisions
     told: frozenset[Notice] = frozenset()
     kept: Mapping[GroupKey, KeptVerdict] = field(default_factory=dict, compare=False)
+    # the queue and what the kept verdicts read, as the cycle keeps them (`cycle.backlog`)
+    backlog: object = field(default=None, compare=False)
 
     def still_quiet(self, changed: dict[GroupKey, int]) -> set[GroupKey]:
         """The quiet groups that did not change since (`changed`: the state's counts,
@@ -221,6 +269,6 @@ class CycleResult:
 
     admissions: tuple[Admission, ...] = ()
     growths: tuple[Growth, ...] = ()
-    verdicts: dict[GroupKey, Verdict] = field(default_factory=dict)
+    verdicts: Mapping[GroupKey, Verdict] = field(default_factory=dict)
     plan: Plan = field(default_factory=Plan)  # what the operator carries out, in order
     carried: Carried = field(default_factory=Carried)

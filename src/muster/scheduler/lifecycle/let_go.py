@@ -38,10 +38,11 @@ MESSAGE = (
 def let_go(state: ClusterState) -> tuple[Step, ...]:
     """One step for each basic group with gated members, and for each Job whose pods
     wait for a PodGroup that nothing will make."""
+    basic = sorted(key for key, record in state.groups.items() if not record.gang)
     steps = [
         Step(key, StepKind.LET_GO, (Ungate(waiting),))
-        for key, record in sorted(state.groups.items())
-        if not record.gang and (waiting := _waiting(state, key))
+        for key in basic
+        if (waiting := _waiting(state, key))
     ]
     for dropped in sorted(state.dropped_fields.values(), key=lambda record: record.job):
         step = _let_go_dropped(state, dropped)

@@ -39,7 +39,7 @@ and a plan that needed one could never be carried out.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -115,43 +115,25 @@ class PreemptionSearch:
         # needed.
         self.claimed = claimed
         self._prepared = False
+        self._lowest: int | None = None  # the lowest priority a placed pod is weighed at
         self.gone = np.zeros(len(state.pod_keys), dtype=np.bool_)
         self._at_level: dict[tuple[int, bool], _LevelView] = {}
 
     def _prepare(self) -> None:
         state = self.state
-        groups = len(state.group_keys)
-        in_gang = np.zeros(groups + 1, dtype=np.bool_)
-        whole = np.zeros(groups + 1, dtype=np.bool_)
-        group_priority = np.zeros(groups + 1, dtype=np.int64)
-        floors = state.member_priority_floors()
-        for group_id, key in enumerate(state.group_keys):
-            record = state.groups.get(key)
-            if record is not None and record.gang:
-                in_gang[group_id] = True
-                whole[group_id] = record.falls_whole
-                group_priority[group_id] = state.gang_priority(record, floors)
         size = len(state.pod_keys)
-        group_of = state.pod_group[:size]
-        safe = np.where(group_of == NO_GROUP, groups, group_of)
-        self.priority: IntArray = np.where(
-            in_gang[safe], group_priority[safe], state.pod_priority[:size]
-        )
-        self.unit_of: IntArray = np.where(whole[safe], safe, groups + 1 + np.arange(size))
+        groups = _Groups(state, range(len(state.group_keys)))
+        self.priority: IntArray = groups.priority(np.arange(size))
+        safe = groups.of(np.arange(size))
+        whole = groups.whole
+        self.unit_of: IntArray = np.where(whole[safe], safe, whole.shape[0] + np.arange(size))
         self.falls_whole: BoolArray = whole[safe]
         self.node_of = state.pod_node[:size].astype(np.int64)
         self.demand = state.pod_demand[:size]
         if self.claimed is not None:
             self.demand = np.hstack([self.demand, self.claimed()[:size, None]])
-        unevictable = np.fromiter(
-            (
-                key is not None and key.namespace == UNEVICTABLE_NAMESPACE
-                for key in state.pod_keys[:size]
-            ),
-            dtype=np.bool_,
-            count=size,
-        )
-        self.live = (self.node_of >= 0) & ~unevictable
+        self.live = np.zeros(size, dtype=np.bool_)
+        self.live[_evictable_placed(state)] = True
         self.levels: IntArray = np.unique(self.priority[self.live])
         self.priority_rank = np.searchsorted(self.levels, self.priority)
         self.violating = self._violating()
@@ -242,10 +224,16 @@ class PreemptionSearch:
         return np.flatnonzero(self.live & ~self.gone & (self.priority < priority))
 
     def has_candidates(self, priority: int) -> bool:
-        """Whether any pod of lower priority takes capacity (so preemption was an option)."""
-        if not self._prepared:
-            self._prepare()
-        return bool((self.levels < priority).any())
+        """Whether any pod of lower priority takes capacity (so preemption was an option).
+        Asked before any search, it weighs only the pods placed: a cycle that searches
+        for none need not weigh every pod of a long queue."""
+        if self._prepared:
+            return bool((self.levels < priority).any())
+        if self._lowest is None:
+            placed = _evictable_placed(self.state)
+            groups = _Groups(self.state, np.unique(self.state.pod_group[placed]))
+            self._lowest = int(groups.priority(placed).min(initial=np.iinfo(np.int64).max))
+        return self._lowest < priority
 
     def search(
         self,
@@ -422,3 +410,51 @@ class PreemptionSearch:
             must_go = bool(self.falls_whole[slot] or self.violating[slot]) or key in broken.pods
             victims.append(Victim(key, group, int(self.priority[slot]), must_go))
         return tuple(sorted(victims, key=lambda victim: victim.pod))
+
+
+class _Groups:
+    """The groups of `group_ids` as preemption weighs their pods: a gang's members at
+    the gang's priority (`ClusterState.gang_priority`), and whether they fall whole;
+    a pod of no group, or of a basic one, at its own."""
+
+    def __init__(self, state: ClusterState, group_ids: Iterable[int]) -> None:
+        self.state = state
+        size = len(state.group_keys)
+        self.in_gang = np.zeros(size + 1, dtype=np.bool_)
+        self.whole = np.zeros(size + 1, dtype=np.bool_)
+        self.gang_priority = np.zeros(size + 1, dtype=np.int64)
+        floors = state.member_priority_floors()
+        for group_id in group_ids:
+            if group_id == NO_GROUP:
+                continue
+            record = state.groups.get(state.group_keys[group_id])
+            if record is not None and record.gang:
+                self.in_gang[group_id] = True
+                self.whole[group_id] = record.falls_whole
+                self.gang_priority[group_id] = state.gang_priority(record, floors)
+
+    def of(self, slots: IntArray) -> IntArray:
+        """The group id of each pod slot (one past the last group for none)."""
+        group_of = self.state.pod_group[slots]
+        return np.where(group_of == NO_GROUP, self.whole.shape[0] - 1, group_of)
+
+    def priority(self, slots: IntArray) -> IntArray:
+        """The priority each pod of `slots` is weighed at."""
+        safe = self.of(slots)
+        weighed: IntArray = np.where(
+            self.in_gang[safe], self.gang_priority[safe], self.state.pod_priority[slots]
+        )
+        return weighed
+
+
+def _evictable_placed(state: ClusterState) -> IntArray:
+    """The slots of the pods taking capacity on a node, but those of the namespace
+    whose pods are never evicted."""
+    keys = state.pod_keys
+    placed = np.flatnonzero(state.pod_node[: len(keys)] >= 0)
+    evictable = [
+        slot
+        for slot in placed.tolist()
+        if (key := keys[slot]) is None or key.namespace != UNEVICTABLE_NAMESPACE
+    ]
+    return np.array(evictable, dtype=np.int64)

@@ -48,6 +48,9 @@ class ClusterState(ClusterStore):
     def __init__(self) -> None:
         super().__init__()
         self.rejected: dict[ObjectKey, Rejected] = {}
+        # Whose counts these are: what a cycle hands on (`Carried`) is kept as of this
+        # state's counts, and a copy counts on its own from there.
+        self.lineage = object()
 
     def copy(self) -> ClusterState:
         """An independent copy for a what-if run (a forecast) that changes it.
@@ -60,6 +63,7 @@ class ClusterState(ClusterStore):
         twin = ClusterState.__new__(ClusterState)
         twin.__dict__.update({name: copied(value) for name, value in vars(self).items()})
         twin._table = self._table
+        twin.lineage = object()
         twin.pods = {
             key: PodEntry(entry.record, entry.slot, entry.demand, entry.priority, entry.taken_on)
             for key, entry in self.pods.items()

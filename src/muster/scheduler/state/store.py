@@ -111,6 +111,7 @@ class ClusterStore:
         # so while it does not change (`muster.scheduler.decisions.results.Carried`).
         self.changes = 0
         self.changed: dict[GroupKey, int] = {}
+        self.groups_removed = 0  # PodGroups taken away: their counts in `changed` go too
         self.missing_groups: set[GroupKey] = set()  # named by member pods, not there
         self.bypassing: set[PodKey] = set()  # members created bound (`PodRecord.bypassed`)
         self.marks = Marks()  # what refusals read, when it last changed (`marks`)
@@ -410,6 +411,7 @@ class ClusterStore:
         self.marks.holder_changed()
         self.unadmitted_gangs.discard(key)
         self.changed.pop(key, None)
+        self.groups_removed += 1
         if key in self.members:
             self.missing_groups.add(key)
         if self.groups.pop(key, None) is not None:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from muster.scheduler.cycle.queue import gangs_of
+from muster.api.keys import GroupKey
+from muster.scheduler.cycle.queue import Queue, gangs_of
 from tests.unit.scheduler.builders import cluster, gang, node, pod, pod_group, priority_class
 
 NOW = 1_798_761_600.0
@@ -92,3 +93,21 @@ def test_a_gang_taken_down_keeps_its_place_but_waits_from_its_take_down() -> Non
     assert [g.key.name for g in order] == ["rolled-back", "never"]
     assert NOW - order[0].waiting_since == 3600
     assert order[1].waiting_since == order[1].queued_since  # its creation
+
+
+def test_kept_across_cycles_it_is_the_queue_built_afresh() -> None:
+    state = cluster(
+        priority_class("high", 50),
+        *gang("a", 1, created="2026-01-01T00:00:00Z"),
+        *gang("b", 2, created="2026-01-02T00:00:00Z"),
+    )
+    kept = Queue(state, NOW)
+    state.apply("PodGroup", pod_group("c", priority_class="high", created="2026-01-03T00:00:00Z"))
+    state.apply("Pod", pod("c-0", group="c", priority_class="high"))
+    state.delete("PodGroup", "default", "a")
+    state.apply("Pod", pod("b-2", group="b"))
+    kept = kept.next(state, NOW)
+    assert kept.changed == frozenset(GroupKey("default", name) for name in "abc")
+    fresh = [gang for gang in gangs_of(state, NOW) if not gang.record.admitted]
+    assert [kept.gangs[key] for _, key in kept.waiting] == fresh
+    assert [kept.position(gang.key) for gang in fresh] == [1, 2]
