@@ -8,11 +8,12 @@ Each step is a method of `_Cycle`, called in this order by `run`:
 - `_repair`: admitted gangs that dropped below `minCount` get their missing pods
   (replacement pods first), all at once or none; a gang whose minCount was raised
   keeps its pods not yet released waiting until bound and placeable members reach it.
-- `_decide_pending`: pending gangs by priority, then age. A gang in backoff, or
-  taken down and not yet gone, is benched (it takes no capacity); each gang that
-  fits is admitted (its placements are taken out of the view at once, `board`),
-  else preemption is tried, else the verdict says why not (`refusal`). A gang that
-  does not fit never blocks the ones behind it, unless it has waited past
+- `_decide_pending`: pending gangs by priority, then age (`queue`, kept from the
+  cycle before), but those whose kept verdict holds unvisited (`backlog`). A gang
+  in backoff, or taken down and not yet gone, is benched (it takes no capacity);
+  each gang that fits is admitted (its placements are taken out of the view at once,
+  `board`), else preemption is tried, else the verdict says why not (`refusal`). A
+  gang that does not fit never blocks the ones behind it, unless it has waited past
   `starvation_seconds` (since it last started waiting): then it closes nodes
   (`refusal.close_nodes`), and later gangs cannot use them.
   When every gang tried fits, `schedule` decides the cycle again with them placed
@@ -30,7 +31,6 @@ the next cycle is to be handed (the groups found quiet, the notices given) in it
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import replace
 from functools import partial
 
@@ -150,7 +150,7 @@ class _Cycle:
                 self.kept,
                 given_again=self.given_again,
                 position=self.queue.position,
-                order=partial(_order, self.first, self.queue),
+                order=partial(self.queue.order, self.first),
             ),
             plan=replace(plan, wake_at=wake_at, notices=told),
             carried=Carried(
@@ -453,13 +453,6 @@ class _Cycle:
             key not in self.state.pending_members
             and self.state.placed_members.get(key, 0) < group.min_count
         )
-
-
-def _order(first: tuple[GroupKey, ...], queue: Queue) -> Iterator[GroupKey]:
-    """The pending gangs in the order a cycle came to them: `first`, then the queue's."""
-    yield from first
-    chosen = set(first)
-    yield from (key for _, key in queue.waiting if key not in chosen)
 
 
 def _domain(placement: GangPlacement) -> tuple[str, str] | None:

@@ -19,10 +19,11 @@ cycle gives the kept verdict again instead of deciding, while all of this holds:
   waited;
 - it was decided less than `verdict_flush_seconds` ago.
 
-The queue position alone may differ: it is given as it is now. A cycle still walks
-every gang in queue order, benches and admits as before; only the question "why does
-it not fit" is not asked again. When in doubt, the gang is decided: a change that
-might matter wakes it.
+The queue position alone may differ: it is given as it is now. The memo answers for
+one gang visited; which gangs a cycle visits at all, and which it skips because their
+kept verdict holds unasked, is `backlog`'s, which asks each of these questions once
+per kind of verdict. When in doubt, the gang is decided: a change that might matter
+wakes it.
 
 This follows kube-scheduler's QueueingHints (pkg/scheduler/backend/queue,
 `isPodWorthRequeuing`): an unschedulable pod is moved back to be tried only by a

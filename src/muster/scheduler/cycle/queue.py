@@ -9,6 +9,7 @@ engine cannot place them and they take no place.
 from __future__ import annotations
 
 import bisect
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -150,6 +151,12 @@ class Queue:
         growing += [gang for gang in after if gang.record.admitted]
         queue.growing = sorted(growing, key=Gang.queue_key)
         return queue
+
+    def order(self, first: tuple[GroupKey, ...]) -> Iterator[GroupKey]:
+        """The waiting gangs in the order a cycle comes to them: `first`, then the rest."""
+        yield from first
+        chosen = set(first)
+        yield from (key for _, key in self.waiting if key not in chosen)
 
     def position(self, key: GroupKey) -> int:
         """A waiting gang's place among the gangs not admitted yet (1: the first)."""
