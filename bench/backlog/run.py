@@ -10,6 +10,9 @@ it out (its pods bound at once), then idle cycles where nothing changes. For eac
 queue length and each switch, the engine's mean time per burst cycle and per idle
 cycle go to bench/results/backlog.json, with the growth exponent of each against the
 waiting gangs (the slope of log(time) on log(gangs), as in bench/growth/report.py).
+The medians beside the means leave out the one cycle in which the interpreter's full
+garbage collection falls (its cost grows with every object of the process, the
+cluster's included, and it falls in a cycle at random).
 
     nice .venv/bin/python -m bench.backlog                       # 100 to 10,000
     nice .venv/bin/python -m bench.backlog --waiting 100,1000    # some points
@@ -131,6 +134,8 @@ def run(waiting: int, *, keep_verdicts: bool) -> dict[str, Any]:
     return {
         "burst_cycle_ms": round(statistics.fmean(burst) * 1000, 2),
         "idle_cycle_ms": round(statistics.fmean(idle) * 1000, 2),
+        "burst_cycle_median_ms": round(statistics.median(burst) * 1000, 2),
+        "idle_cycle_median_ms": round(statistics.median(idle) * 1000, 2),
         "admitted": admitted,
     }
 
