@@ -117,7 +117,6 @@ class Skipping:
         for number, hint in enumerate(self.hints):
             if self._woken(hint, before.seen):
                 self._wake(number, 0)
-        self.woken_by_view(0)
 
     def walk(self) -> Iterator[tuple[int, GroupKey]]:
         """The waiting gangs to visit, with their position, in queue order; a gang

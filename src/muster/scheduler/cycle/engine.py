@@ -197,6 +197,7 @@ class _Cycle:
         (`backlog`): the view changes only as gangs are admitted or close nodes, and
         each change wakes the gangs behind that it may concern."""
         queue, skipping = self.queue, self.skipping
+        skipping.woken_by_view(0)  # by the members repaired before
         for key in self.first:
             skipping.visiting(key)
             self._decide_safely(queue.gangs[key], queue.position(key))

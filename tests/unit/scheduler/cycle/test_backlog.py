@@ -119,3 +119,30 @@ def test_the_queue_position_is_as_of_now() -> None:
     result = schedule(state, now=NOW, config=CONFIG, carried=result.carried)
     explanation = result.verdicts[GroupKey("default", "team-2")].explanation
     assert explanation is not None and explanation.queue_position == 2
+
+
+def test_members_repaired_ahead_of_the_walk_wake_what_they_touch(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An admitted gang short of a member is repaired before the waiting gangs are
+    walked: a waiting gang whose verdict read its node (here under inter-pod rules)
+    is visited, and refused as deciding every gang refuses it."""
+    repel = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": {"app": "solo"}}, "topologyKey": "zone"}
+    ]}}  # fmt: skip
+    state = ClusterState()
+    state.apply("Node", node("n1", cpu="4", labels={"zone": "a"}))
+    state.apply("Pod", pod("holder", cpu="4", node_name="n1", phase="Running"))
+    state.apply("PodGroup", pod_group("run", admitted=True, plan={"run-0": "n1"}))
+    state.apply("Pod", pod("run-0", group="run", cpu="0", node_name="n1", phase="Running"))
+    state.apply("PodGroup", pod_group("waits"))
+    state.apply("Pod", pod("waits-0", group="waits", cpu="1", spec={"affinity": repel}))
+    visits = Visits(monkeypatch)
+    state.delete("Pod", "default", "run-0")
+    carried = settled(visits, state)
+    state.apply("Pod", pod("run-1", group="run", cpu="0", labels={"app": "solo"}))
+    kept = visits.cycle(state, carried)
+    assert visits.seen == ["waits"]
+    fresh = schedule(state, now=NOW, config=EngineConfig(keep_verdicts=False))
+    assert [growth.group.name for growth in kept.growths] == ["run"]
+    assert kept.verdicts == fresh.verdicts
