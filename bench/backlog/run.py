@@ -16,6 +16,8 @@ cluster's included, and it falls in a cycle at random).
 
     nice .venv/bin/python -m bench.backlog                       # 100 to 10,000
     nice .venv/bin/python -m bench.backlog --waiting 100,1000    # some points
+    nice .venv/bin/python -m bench.backlog --only-kept --idle-cycles 60 \
+        --output bench/results/backlog-idle-60.json                 # a longer idle
 """
 
 from __future__ import annotations
@@ -107,7 +109,7 @@ def burst_gang(simulated: SimulatedCluster, number: int) -> None:
         )
 
 
-def run(waiting: int, *, keep_verdicts: bool) -> dict[str, Any]:
+def run(waiting: int, *, keep_verdicts: bool, idle_cycles: int = IDLE_CYCLES) -> dict[str, Any]:
     """The burst and the idle cycles after it, on a fresh cluster: mean seconds each."""
     config = EngineConfig(keep_verdicts=keep_verdicts)
     simulated = cluster(waiting)
@@ -129,7 +131,7 @@ def run(waiting: int, *, keep_verdicts: bool) -> dict[str, Any]:
         for number in range(start, start + PER_CYCLE):
             burst_gang(simulated, number)
         burst.append(cycle())
-    idle = [cycle() for _ in range(IDLE_CYCLES)]
+    idle = [cycle() for _ in range(idle_cycles)]
     admitted = sum(1 for key, group in simulated.state.groups.items() if group.admitted)
     return {
         "burst_cycle_ms": round(statistics.fmean(burst) * 1000, 2),
@@ -148,13 +150,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=list(WAITING),
     )
     parser.add_argument("--output", type=Path, default=RESULTS)
+    parser.add_argument("--idle-cycles", type=int, default=IDLE_CYCLES)
+    parser.add_argument("--only-kept", action="store_true", help="leave out every-cycle runs")
     args = parser.parse_args(argv)
     earlier = json.loads(args.output.read_text())["rows"] if args.output.exists() else []
     rows = [row for row in earlier if row["waiting"] not in args.waiting]  # others kept
     for waiting in args.waiting:
         row: dict[str, Any] = {"waiting": waiting}
-        for switch, label in ((True, "kept"), (False, "every_cycle")):
-            figures = run(waiting, keep_verdicts=switch)
+        for switch, label in ((True, "kept"), (False, "every_cycle"))[: 1 if args.only_kept else 2]:
+            figures = run(waiting, keep_verdicts=switch, idle_cycles=args.idle_cycles)
             row |= {f"{label}_{name}": value for name, value in figures.items()}
         rows = sorted([*rows, row], key=lambda each: int(each["waiting"]))
         print(f"[backlog] {row}", flush=True)
@@ -164,6 +168,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if measure.endswith("_ms")
     }
     results = {"date": rfc3339(time.time()), "machine": describe(), "rows": rows}
+    results["idle_cycles"] = args.idle_cycles
     results["exponents"] = exponents
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(results, indent=2) + "\n")
