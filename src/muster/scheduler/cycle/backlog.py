@@ -23,10 +23,12 @@ A gang not visited is given its kept verdict, exactly as `recall` would give it;
 visited is asked `recall` and decided as before, so the cycle decides what the walk of
 every gang decides. When in doubt, a gang is visited.
 
-This is kube-scheduler's queueing hints turned around (pkg/scheduler/backend/queue,
-`movePodsToActiveOrBackoffQueue`): there an event moves the pods whose rejecting
-plugins say it may help; here a hint says once which of its waiting gangs an event
-may help, and the rest stay where they are.
+This follows kube-scheduler's queue (pkg/scheduler/backend/queue/scheduling_queue.go,
+`moveAllToActiveOrBackoffQueue`): an event no plugin is interested in returns before
+the unschedulable pods are iterated (`isEventOfInterest`), and PreQueueingHintFns
+narrow the pods an event is evaluated for (`collectEntitiesToEvaluate`) before each
+one's QueueingHint is asked (`isEntityWorthRequeuing`). Here a hint is asked once for
+all the gangs that share it, and only the gangs it wakes are asked the memo's question.
 """
 
 from __future__ import annotations
