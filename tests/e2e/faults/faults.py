@@ -76,10 +76,19 @@ class Request:
 
 
 def audit_log(state_dir: Path) -> list[Request]:
+    """Every request of the audit log, the files the API server rotated out included:
+    it starts a new `audit.log` each 100 MB (lumberjack's default size, which
+    `--audit-log-maxsize` 0 leaves), the older ones renamed `audit-<time>.log`, whose
+    names sort before `audit.log` in the order they were written."""
     path = state_dir / "logs" / "audit.log"
     assert path.exists(), f"{path} is missing: the cluster was not started with --audit"
+    lines = [
+        line
+        for each in sorted(path.parent.glob("audit*.log"))
+        for line in each.read_text(errors="replace").splitlines()
+    ]
     requests = []
-    for line in path.read_text(errors="replace").splitlines():
+    for line in lines:
         try:
             entry = json.loads(line)
         except ValueError:
