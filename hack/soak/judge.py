@@ -158,15 +158,50 @@ def charged_failures(
 
 
 def lost_jobs(
-    submitted: Mapping[str, float], completed: Iterable[str], end: float
+    submitted: Mapping[str, float],
+    completed: Iterable[str],
+    end: float,
+    states: Mapping[str, str] | None = None,
 ) -> list[Violation]:
-    """Jobs submitted more than LOST_AFTER before `end` (seconds) that never completed."""
+    """Jobs submitted more than LOST_AFTER before `end` (seconds) that never completed,
+    each with where it stood at the end (`states`, by Job), to find out why."""
     done = set(completed)
     return [
-        Violation("lost", end, job, f"submitted at +{at:.0f}s, not complete at the end")
+        Violation(
+            "lost",
+            end,
+            job,
+            f"submitted at +{at:.0f}s, not complete at the end"
+            + (f"; at the end: {(states or {})[job]}" if job in (states or {}) else ""),
+        )
         for job, at in sorted(submitted.items(), key=lambda item: item[1])
         if at < end - LOST_AFTER and job not in done
     ]
+
+
+def where_it_stands(
+    job: Mapping[str, Any], group: Mapping[str, Any] | None, pods: Iterable[Mapping[str, Any]]
+) -> str:
+    """A Job at the end of a run, in one line: its counts, its PodGroup's condition and
+    each of its pods (phase, node, gated or not, being deleted or not)."""
+    status = job.get("status") or {}
+    counts = ", ".join(f"{k} {status[k]}" for k in ("active", "failed", "succeeded") if k in status)
+    condition = next(
+        (
+            f"{c.get('reason')}: {c.get('message')}"
+            for c in ((group or {}).get("status") or {}).get("conditions") or []
+            if c.get("type") == "PodGroupScheduled"
+        ),
+        "no PodGroup" if group is None else "no PodGroupScheduled condition",
+    )
+    members = "; ".join(
+        f"{pod['metadata']['name']} {(pod.get('status') or {}).get('phase', '?')}"
+        f" on {(pod.get('spec') or {}).get('nodeName') or 'no node'}"
+        + (" gated" if (pod.get("spec") or {}).get("schedulingGates") else "")
+        + (" deleting" if pod["metadata"].get("deletionTimestamp") else "")
+        for pod in sorted(pods, key=lambda pod: str(pod["metadata"]["name"]))
+    )
+    return f"Job {counts or 'no counts'}; PodGroup {condition}; pods: {members or 'none'}"
 
 
 def non_leader_writes(requests: Iterable[Request], offset: float) -> list[Violation]:

@@ -127,6 +127,7 @@ def soak(cluster: LocalCluster, plan: Schedule) -> dict[str, Any]:
         observer.stop()
         jobs = kubectl.json("get", "jobs", "-n", NAMESPACE)["items"]
         end = clock()
+        states = _states(kubectl, [j for j in jobs if not _complete(j)])
     completed = [j["metadata"]["name"] for j in jobs if _complete(j)]
     failed = {j["metadata"]["name"]: int(j.get("status", {}).get("failed", 0)) for j in jobs}
     excuses = [*target.blackouts, *replacement_waits(target.deletions, observer.arrivals, end)]
@@ -135,7 +136,7 @@ def soak(cluster: LocalCluster, plan: Schedule) -> dict[str, Any]:
         *partial,
         *observer.verdicts(),
         *judge.charged_failures(failed, target.deleted, end),
-        *judge.lost_jobs(submitter.submitted, completed, end),
+        *judge.lost_jobs(submitter.submitted, completed, end, states),
         *judge.non_leader_writes(audit_log(cluster.state_dir), start_epoch),
     ]
     return report.build(
@@ -180,6 +181,24 @@ def _strike(target: Target, plan: Schedule, clock: Callable[[], float]) -> list[
     for thread in running:
         thread.join()
     return sorted(records, key=lambda r: r.at)
+
+
+def _states(kubectl: Kubectl, jobs: list[dict[str, Any]]) -> dict[str, str]:
+    """Where each unfinished Job stands at the end, by name (`judge.where_it_stands`)."""
+    pods = kubectl.json("get", "pods", "-n", NAMESPACE)["items"]
+    groups = {
+        g["metadata"]["name"]: g
+        for g in kubectl.json("get", "podgroups.scheduling.muster.dev", "-n", NAMESPACE)["items"]
+    }
+    return {
+        name: judge.where_it_stands(
+            job,
+            groups.get(name),
+            [p for p in pods if (p["metadata"].get("labels") or {}).get("job-name") == name],
+        )
+        for job in jobs
+        if (name := job["metadata"]["name"])
+    }
 
 
 def _complete(job: dict[str, Any]) -> bool:

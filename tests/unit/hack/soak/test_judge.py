@@ -8,6 +8,7 @@ from hack.soak.judge import (
     lost_jobs,
     non_leader_writes,
     requests_of,
+    where_it_stands,
 )
 
 from tests.e2e.faults.faults import Request
@@ -86,6 +87,33 @@ def test_a_job_is_lost_only_when_submitted_long_enough_before_the_end() -> None:
     submitted = {"old": 100.0, "done": 50.0, "young": 400.0}
     found = lost_jobs(submitted, ["done"], end=600.0)
     assert [v.subject for v in found] == ["old"]
+
+
+def test_a_lost_job_says_where_it_stood_at_the_end() -> None:
+    job = {"status": {"active": 2, "failed": 1}}
+    group = {
+        "status": {
+            "conditions": [
+                {"type": "PodGroupScheduled", "reason": "Unschedulable", "message": "0/8 nodes"}
+            ]
+        }
+    }
+    pods = [
+        {"metadata": {"name": "j-b"}, "spec": {"schedulingGates": [{"name": "g"}]}},
+        {
+            "metadata": {"name": "j-a", "deletionTimestamp": "now"},
+            "spec": {"nodeName": "n1"},
+            "status": {"phase": "Running"},
+        },
+    ]
+    state = where_it_stands(job, group, pods)
+    assert state == (
+        "Job active 2, failed 1; PodGroup Unschedulable: 0/8 nodes; "
+        "pods: j-a Running on n1 deleting; j-b ? on no node gated"
+    )
+    assert where_it_stands({}, None, []) == "Job no counts; PodGroup no PodGroup; pods: none"
+    found = lost_jobs({"j": 1.0}, [], end=600.0, states={"j": state})
+    assert found[0].detail == f"submitted at +1s, not complete at the end; at the end: {state}"
 
 
 def write(agent: str, resource: str, at: int, code: int = 200, name: str = "x") -> Request:
