@@ -39,7 +39,7 @@ def kind_of(message: str) -> str:
     if "the API server refused to release" in message:
         return "the API server refused a release"
     if "can no longer bind" in message:
-        return "a planned node gone or cordoned"
+        return "a planned node gone, cordoned or tainted"
     if "preempted for it still there" in message:
         return "victims still there"
     return _NUMBER.sub("N", message.removeprefix("rolled back: ").split(";")[0])[:80]

@@ -6,7 +6,8 @@ is released (none of its pods runs while the others wait for room), up to
 `victims_timeout` after its admission; then pods still gated are released (this is
 also how a release left half-done by a restarted operator is finished); pods released
 but not bound are waited for until the release deadline; a pod that can no longer
-bind where it was planned (its node gone or cordoned), that kube-scheduler refused
+bind where it was planned (its node gone, cordoned, or tainted with a NoSchedule or
+NoExecute taint it does not tolerate), that kube-scheduler refused
 to bind there, or whose release the API server refused (see `release_failures`),
 means the gang cannot complete as planned: it is rolled back at once.
 
@@ -37,7 +38,8 @@ from muster.api.keys import GroupKey, PodKey
 from muster.scheduler.config import EngineConfig
 from muster.scheduler.memory.refusals import Refused
 from muster.scheduler.memory.release_failures import RETRY_SECONDS, ReleaseFailure
-from muster.scheduler.state.intake import GroupRecord
+from muster.scheduler.rules.taints import first_untolerated
+from muster.scheduler.state.intake import GroupRecord, PodRecord
 from muster.scheduler.state.state import ClusterState
 
 
@@ -144,7 +146,7 @@ class _Progress:
     to_release: list[tuple[str, str]] = field(default_factory=list)  # gated, node usable
     queued: list[str] = field(default_factory=list)  # released, in kube-scheduler's queue
     other_gated: list[str] = field(default_factory=list)  # released, gated by another gate
-    stranded: list[tuple[str, str]] = field(default_factory=list)  # node gone or cordoned
+    stranded: list[tuple[str, str]] = field(default_factory=list)  # node gone, cordoned, tainted
     refused: list[Refused] = field(default_factory=list)  # by kube-scheduler
     failed: list[tuple[str, ReleaseFailure]] = field(default_factory=list)  # release failed
 
@@ -167,7 +169,7 @@ def _progress(
         pod = entry.record
         if pod.node_name or pod.terminal or pod.terminating:
             continue
-        if not _usable(state, node):
+        if not _usable(state, node, pod):
             progress.stranded.append((pod_name, node))
         elif pod.gated:
             failure = state.release_failures.get(key)
@@ -188,8 +190,8 @@ def _undone(progress: _Progress, *, late: list[str], config: EngineConfig) -> Ro
     if progress.stranded:
         pods = ", ".join(f"{pod} (node {node})" for pod, node in progress.stranded[:5])
         return Rollback(
-            f"{len(progress.stranded)} planned pod(s) can no longer bind: their node is gone "
-            f"or cordoned: {pods}"
+            f"{len(progress.stranded)} planned pod(s) can no longer bind: their node is gone, "
+            f"cordoned or tainted against them: {pods}"
         )
     if progress.refused:
         first, others = progress.refused[0], len(progress.refused) - 1
@@ -238,10 +240,17 @@ def _still_there(state: ClusterState, pod: PodKey) -> bool:
     return state.devices.allocated_for(pod.namespace, pod.name)
 
 
-def _usable(state: ClusterState, node: str) -> bool:
-    """Whether a node exists and accepts new pods (is not cordoned)."""
+def _usable(state: ClusterState, node: str, pod: PodRecord) -> bool:
+    """Whether a node exists and would still take the pod: it is not cordoned and has
+    no NoSchedule or NoExecute taint the pod does not tolerate (one put there after the
+    plan, such as the node lifecycle controller's `unreachable` on a node gone silent:
+    kube-scheduler's TaintToleration filter keeps the pod off it for as long as it
+    stays)."""
     slot = state.node_slot(node)
     if slot is None:
         return False
     record = state.node_table().records[slot]
-    return record is not None and not record.unschedulable
+    if record is None or record.unschedulable:
+        return False
+    tolerations = pod.rules.tolerations if pod.rules is not None else ()
+    return first_untolerated(record.taints, tolerations) is None

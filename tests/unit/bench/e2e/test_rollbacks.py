@@ -33,7 +33,7 @@ from bench.e2e.rollbacks import kind_of
         (
             "rolled back: 1 planned pod(s) can no longer bind: their node is gone or "
             "cordoned: g-0 (node n-1); in backoff",
-            "a planned node gone or cordoned",
+            "a planned node gone, cordoned or tainted",
         ),
         ("rolled back: something new 12; in backoff", "something new N"),
     ],

@@ -11,7 +11,7 @@ from muster.api.keys import GroupKey, PodKey
 from muster.api.times import rfc3339
 from muster.scheduler import ClusterState, EngineConfig
 from muster.scheduler.lifecycle.follow import Following, follow
-from tests.unit.scheduler.builders import Obj, cluster, node, pod, pod_group
+from tests.unit.scheduler.builders import Obj, cluster, node, pod, pod_group, taint
 from tests.unit.scheduler.device_builders import claim
 
 ADMITTED = 1_798_761_600.0
@@ -118,6 +118,11 @@ def test_the_release_clock_counts_from_the_recorded_start_of_the_release() -> No
     [
         pytest.param((node("n2"),), "can no longer bind", id="node gone"),
         pytest.param((node("n1", unschedulable=True), node("n2")), "cordoned", id="cordoned"),
+        pytest.param(
+            (node("n1", taints=[taint("node.kubernetes.io/unreachable")]), node("n2")),
+            "tainted against them",
+            id="tainted since the plan",
+        ),
     ],
 )
 def test_a_member_whose_planned_node_cannot_take_it_rolls_the_gang_back(
@@ -128,6 +133,15 @@ def test_a_member_whose_planned_node_cannot_take_it_rolls_the_gang_back(
     assert rollback is not None
     assert reason in rollback.reason and "g-0 (node n1)" in rollback.reason
     assert rollback.refused == ()
+
+
+def test_a_taint_the_member_tolerates_does_not_roll_the_gang_back() -> None:
+    tolerant = member(
+        "g-0", released=True, spec={"tolerations": [{"key": "maintenance", "operator": "Exists"}]}
+    )
+    tainted = node("n1", taints=[taint("maintenance"), taint("hint", effect="PreferNoSchedule")])
+    state = cluster(tainted, node("n2"), admitted_group(), tolerant, member("g-1", bound=True))
+    assert following(state, now=ADMITTED + 1).rollback is None
 
 
 def test_kube_schedulers_refusal_rolls_the_gang_back_quoting_it() -> None:
