@@ -80,5 +80,5 @@ def test_a_planned_node_lost_before_binding_rolls_the_gang_back_and_it_lands_who
     assert {pod["spec"]["nodeName"] for pod in pods} == {other_node}
     print(
         f"planned node {fault} before binding: rolled back and released whole on "
-        f"{other_node} {replanned:.1f}s after the deletion"
+        f"{other_node} {replanned:.1f}s after it was {fault}"
     )
