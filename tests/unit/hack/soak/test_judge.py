@@ -1,4 +1,5 @@
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from hack.soak.judge import (
     PlacementJudge,
@@ -98,7 +99,7 @@ def test_a_lost_job_says_where_it_stood_at_the_end() -> None:
             ]
         }
     }
-    pods = [
+    pods: list[dict[str, Any]] = [
         {"metadata": {"name": "j-b"}, "spec": {"schedulingGates": [{"name": "g"}]}},
         {
             "metadata": {"name": "j-a", "deletionTimestamp": "now"},
