@@ -68,12 +68,22 @@ class Span:
     detail: str
 
 
+def covering(span: Span, excuses: Iterable[Excuse]) -> list[Excuse]:
+    """The excuses for the span's gang that overlap it, in order."""
+    return sorted(
+        (
+            e
+            for e in excuses
+            if e.gang in (None, span.gang) and e.start < span.end and e.end > span.start
+        ),
+        key=lambda e: e.start,
+    )
+
+
 def counted(span: Span, excuses: Iterable[Excuse]) -> float:
     """Seconds of the span that no excuse for its gang covers."""
     covered = sorted(
-        (max(e.start, span.start), min(e.end, span.end))
-        for e in excuses
-        if e.gang in (None, span.gang) and e.start < span.end and e.end > span.start
+        (max(e.start, span.start), min(e.end, span.end)) for e in covering(span, excuses)
     )
     total, reach = 0.0, span.start
     for start, end in covered:
@@ -84,11 +94,7 @@ def counted(span: Span, excuses: Iterable[Excuse]) -> float:
 
 def reasons(span: Span, excuses: Iterable[Excuse]) -> list[str]:
     """What excused parts of the span, in order."""
-    return [
-        f"{e.why} (+{e.start:.1f}s to +{e.end:.1f}s)"
-        for e in sorted(excuses, key=lambda e: e.start)
-        if e.gang in (None, span.gang) and e.start < span.end and e.end > span.start
-    ]
+    return [f"{e.why} (+{e.start:.1f}s to +{e.end:.1f}s)" for e in covering(span, excuses)]
 
 
 def replacement_waits(

@@ -165,14 +165,14 @@ def lost_jobs(
 ) -> list[Violation]:
     """Jobs submitted more than LOST_AFTER before `end` (seconds) that never completed,
     each with where it stood at the end (`states`, by Job), to find out why."""
-    done = set(completed)
+    done, states = set(completed), states or {}
     return [
         Violation(
             "lost",
             end,
             job,
             f"submitted at +{at:.0f}s, not complete at the end"
-            + (f"; at the end: {(states or {})[job]}" if job in (states or {}) else ""),
+            + (f"; at the end: {states[job]}" if job in states else ""),
         )
         for job, at in sorted(submitted.items(), key=lambda item: item[1])
         if at < end - LOST_AFTER and job not in done

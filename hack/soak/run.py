@@ -190,15 +190,12 @@ def _states(kubectl: Kubectl, jobs: list[dict[str, Any]]) -> dict[str, str]:
         g["metadata"]["name"]: g
         for g in kubectl.json("get", "podgroups.scheduling.muster.dev", "-n", NAMESPACE)["items"]
     }
-    return {
-        name: judge.where_it_stands(
-            job,
-            groups.get(name),
-            [p for p in pods if (p["metadata"].get("labels") or {}).get("job-name") == name],
-        )
-        for job in jobs
-        if (name := job["metadata"]["name"])
-    }
+    states = {}
+    for job in jobs:
+        name = job["metadata"]["name"]
+        own = [p for p in pods if (p["metadata"].get("labels") or {}).get("job-name") == name]
+        states[name] = judge.where_it_stands(job, groups.get(name), own)
+    return states
 
 
 def _complete(job: dict[str, Any]) -> bool:
