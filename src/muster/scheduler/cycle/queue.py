@@ -9,7 +9,7 @@ engine cannot place them and they take no place.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -52,14 +52,15 @@ class Gang:
 def gangs_of(state: ClusterState, now: float) -> list[Gang]:
     """Gangs with something to decide, in queue order: every gang not admitted yet, and
     admitted gangs with pending members (the others need nothing this cycle)."""
-    floors = state.member_priority_floors()
-    gangs = [
-        gang
-        for key in state.unadmitted_gangs | state.pending_members.keys()
-        if (gang := _gang(state, key, floors, now)) is not None
-    ]
+    gangs = _built(state, state.unadmitted_gangs | state.pending_members.keys(), now)
     gangs.sort(key=Gang.queue_key)
     return gangs
+
+
+def _built(state: ClusterState, keys: Iterable[GroupKey], now: float) -> list[Gang]:
+    """The gangs of `keys` that have something to decide, as the state has them now."""
+    floors = state.member_priority_floors()
+    return [gang for key in keys if (gang := _gang(state, key, floors, now)) is not None]
 
 
 def _gang(state: ClusterState, key: GroupKey, floors: Floors, now: float) -> Gang | None:
@@ -133,12 +134,7 @@ class Queue:
         queue.gangs, queue.undated = dict(self.gangs), set(self.undated)
         queue.changed = frozenset(changed)
         before = [self.gangs[key] for key in changed if key in self.gangs]
-        floors = state.member_priority_floors() if changed else None
-        after = [
-            gang
-            for key in changed
-            if floors is not None and (gang := _gang(state, key, floors, now)) is not None
-        ]
+        after = _built(state, changed, now) if changed else []
         queue.waiting = _replaced(self.waiting, before, after)
         for gang in before:
             del queue.gangs[gang.key]
