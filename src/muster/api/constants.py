@@ -70,6 +70,10 @@ TEMPLATES_ANNOTATION: Final = f"{GROUP}/templates"
 # minCount pods that its Job will not make.
 PAUSED_ANNOTATION: Final = f"{GROUP}/paused"
 PAUSED: Final = "paused"  # status.minCount (the MIN column) of a paused gang
+# On the PodGroup of a Job with a number of completions: how many pods the Job runs in
+# all. Once some have succeeded, the Job makes only the pods still to run, which may
+# be fewer than minCount; the gang then needs only those (`GroupRecord.completions`).
+COMPLETIONS_ANNOTATION: Final = f"{GROUP}/completions"
 
 # PodGroup condition types.
 CONDITION_SCHEDULED: Final = "PodGroupScheduled"

@@ -22,6 +22,7 @@ from typing import Any
 from muster.api.constants import (
     ACTIVE_DEADLINE_ANNOTATION,
     API_VERSION,
+    COMPLETIONS_ANNOTATION,
     CRON_JOB_ANNOTATION,
     EXPECTED_RUNTIME_ANNOTATION,
     GATED_FOR_ANNOTATION,
@@ -92,17 +93,22 @@ def expand_job(job: Mapping[str, Any], opt_in: JobOptIn) -> JobExpansion:
         },
     }
     pod_group = _pod_group(name, metadata.get("namespace"), name, template, owner)
-    carried = _runtime_annotations(job) | carried_preference(job) | paused_annotation(job)
+    carried = _runtime_annotations(job) | carried_preference(job) | job_marks(job)
     if carried:
         pod_group["metadata"]["annotations"] = carried
     return JobExpansion(workload=workload, pod_group=pod_group)
 
 
-def paused_annotation(job: Mapping[str, Any]) -> dict[str, str]:
-    """The paused mark of a Job's PodGroup when the Job runs no pods now (parallelism
-    0), else nothing."""
-    paused = (job.get("spec") or {}).get("parallelism") == 0
-    return {PAUSED_ANNOTATION: "parallelism 0"} if paused else {}
+def job_marks(job: Mapping[str, Any]) -> dict[str, str]:
+    """What the Job's PodGroup is marked with, as the Job is now, and kept so while it
+    changes: paused while the Job runs no pods (parallelism 0), and the Job's number
+    of completions when it has one (an Indexed Job may scale it with parallelism)."""
+    spec = job.get("spec") or {}
+    marks = {PAUSED_ANNOTATION: "parallelism 0"} if spec.get("parallelism") == 0 else {}
+    completions = spec.get("completions")
+    if isinstance(completions, int) and not isinstance(completions, bool):
+        marks[COMPLETIONS_ANNOTATION] = str(completions)
+    return marks
 
 
 def _runtime_annotations(job: Mapping[str, Any]) -> dict[str, str]:

@@ -23,6 +23,7 @@ from muster.api.constants import (
     TOPOLOGY_SLICE_SIZE_ANNOTATION,
 )
 from muster.api.names import is_label_key
+from muster.api.numbers import positive_integer
 from muster.api.preferences import annotations_of
 from muster.api.problems import Problem
 
@@ -38,13 +39,6 @@ class GangShape:
     min_count: int | None
     required: str | None
     where: str = "the gang"
-
-
-def slice_size(value: object) -> int | None:
-    """The slice size an annotation gives: a positive integer written in digits."""
-    if isinstance(value, str) and value.isascii() and value.isdigit() and int(value) > 0:
-        return int(value)
-    return None
 
 
 def slice_problems(
@@ -66,7 +60,7 @@ def slice_problems(
     problems = _key_problems(key, annotations, gangs, levels, old)
     if size is None:
         problems.append(Problem(SLICE_SIZE_FIELD, f"Required value: with {SLICE_FIELD}"))
-    elif slice_size(size) is None:
+    elif positive_integer(size) is None:
         problems.append(Problem(SLICE_SIZE_FIELD, f"{json.dumps(size)} is not a positive integer"))
     else:
         problems.extend(_size_problems(int(size), gangs))

@@ -10,7 +10,8 @@ from typing import Any
 JsonObject = dict[str, Any]
 """An object, or any part of one, as decoded JSON."""
 
-FINISHED_PHASES = frozenset({"Succeeded", "Failed"})
+SUCCEEDED = "Succeeded"
+FINISHED_PHASES = frozenset({SUCCEEDED, "Failed"})
 """The phases of a pod that has ended for good: it holds no capacity any more, and
 its Job has counted it."""
 

@@ -37,6 +37,8 @@ WRITES = frozenset({"create", "update", "patch", "delete", "deletecollection"})
 # released, far longer than a watch takes to tell the test that it has begun.
 SLOW_RELEASE = ("--kube-qps=4", "--kube-burst=1")
 
+POLL_SECONDS = 0.2  # how often a helper below looks again
+
 
 def holder(kubectl: Kubectl) -> str | None:
     found = kubectl("get", *LEASE, "-o", "jsonpath={.spec.holderIdentity}", check=False)
@@ -238,6 +240,38 @@ def when_a_member_shows(
     finally:
         watch.kill()
         watch.wait()
+
+
+def first_new_member(
+    kubectl: Kubectl, namespace: str, group: str, known: set[str]
+) -> tuple[str, float]:
+    """The first member of `group` that is none of `known` (a replacement its Job made),
+    and when it was first seen (monotonic)."""
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        fresh = sorted(
+            pod["metadata"]["name"]
+            for pod in pods_of(kubectl, namespace, group)
+            if pod["metadata"]["name"] not in known
+        )
+        if fresh:
+            return fresh[0], time.monotonic()
+        time.sleep(POLL_SECONDS)
+    raise AssertionError("the Job made no replacement in 90 s")
+
+
+def first_seen_bound(kubectl: Kubectl, namespace: str, name: str) -> float:
+    """When the pod was first seen bound (monotonic)."""
+    seen: list[float] = []
+
+    def is_bound() -> bool:
+        pod = kubectl.json("get", "pod", name, "-n", namespace)
+        if pod["spec"].get("nodeName"):
+            seen.append(time.monotonic())
+        return bool(seen)
+
+    wait_until(f"replacement {name} bound", is_bound, timeout=60, interval=POLL_SECONDS)
+    return seen[0]
 
 
 @contextmanager

@@ -16,18 +16,15 @@ replacement's creation, as the soak's judge does (hack/soak/excuses.py).
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from devtools.factories import NodePool, gang_job
 from devtools.kubectl import Kubectl
-from devtools.waiting import wait_until
 
+from tests.e2e.faults.faults import first_new_member, first_seen_bound
 from tests.e2e.support.harness import bound, pods_of, wait_all_bound
 from tests.e2e.support.ledger import GRACE_SECONDS
 
 WORKERS = 4
-POLL_SECONDS = 0.2
 
 
 @pytest.mark.allow_partial_gangs(
@@ -45,8 +42,8 @@ def test_a_running_members_replacement_is_bound_within_the_grace_of_its_creation
     stayed = {pod["metadata"]["name"]: pod["spec"]["nodeName"] for pod in running[1:]}
 
     kubectl("delete", "pod", victim, "-n", namespace, "--wait=false")
-    replacement, created = _first_new_pod(kubectl, namespace, {victim, *stayed})
-    bound_at = _bound_at(kubectl, namespace, replacement)
+    replacement, created = first_new_member(kubectl, namespace, "train", {victim, *stayed})
+    bound_at = first_seen_bound(kubectl, namespace, replacement)
 
     pods = {pod["metadata"]["name"]: pod for pod in pods_of(kubectl, namespace, "train")}
     assert {name: pods[name]["spec"].get("nodeName") for name in stayed} == stayed
@@ -56,32 +53,3 @@ def test_a_running_members_replacement_is_bound_within_the_grace_of_its_creation
     waited = bound_at - created
     assert waited <= GRACE_SECONDS, f"replacement {replacement} bound {waited:.1f}s after creation"
     print(f"running member deleted: its replacement bound {waited:.1f}s after its creation")
-
-
-def _first_new_pod(kubectl: Kubectl, namespace: str, known: set[str]) -> tuple[str, float]:
-    """The first member that is none of `known`, and when it was first seen (monotonic)."""
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        fresh = sorted(
-            pod["metadata"]["name"]
-            for pod in pods_of(kubectl, namespace, "train")
-            if pod["metadata"]["name"] not in known
-        )
-        if fresh:
-            return fresh[0], time.monotonic()
-        time.sleep(POLL_SECONDS)
-    raise AssertionError("the Job made no replacement in 90 s")
-
-
-def _bound_at(kubectl: Kubectl, namespace: str, name: str) -> float:
-    """When the pod was first seen bound (monotonic)."""
-    seen: list[float] = []
-
-    def is_bound() -> bool:
-        pod = kubectl.json("get", "pod", name, "-n", namespace)
-        if pod["spec"].get("nodeName"):
-            seen.append(time.monotonic())
-        return bool(seen)
-
-    wait_until(f"replacement {name} bound", is_bound, timeout=60, interval=POLL_SECONDS)
-    return seen[0]

@@ -39,13 +39,18 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from muster.api.constants import MIN_COUNT_ANNOTATION, PAUSED_ANNOTATION, TEMPLATES_ANNOTATION
+from muster.api.constants import (
+    COMPLETIONS_ANNOTATION,
+    MIN_COUNT_ANNOTATION,
+    PAUSED_ANNOTATION,
+    TEMPLATES_ANNOTATION,
+)
 from muster.api.expand import (
     MANAGED_BY,
     MANAGED_BY_LABEL,
     expand_job,
     expand_workload,
-    paused_annotation,
+    job_marks,
     template_names,
 )
 from muster.api.keys import object_key
@@ -339,7 +344,7 @@ class Expander:
         if not any(owner.get("uid") == job["metadata"].get("uid") for owner in owners):
             return
         if child["kind"] == "PodGroup":
-            await self._follow_pause(job, path, current)
+            await self._follow_marks(job, path, current)
         patch = min_count_patch(current, min_count)
         if patch is None:
             return
@@ -363,14 +368,19 @@ class Expander:
             f"{kind} {name}: minCount {current_min_count(current)} -> {min_count}",
         )
 
-    async def _follow_pause(self, job: JsonObject, path: str, pod_group: JsonObject) -> None:
-        """Mark the Job's PodGroup paused while the Job runs no pods (parallelism 0),
-        and unmark it once it runs some again (`paused_annotation`)."""
-        wanted = paused_annotation(job).get(PAUSED_ANNOTATION)
+    async def _follow_marks(self, job: JsonObject, path: str, pod_group: JsonObject) -> None:
+        """Keep the Job's PodGroup marked as the Job is now (`job_marks`): paused while
+        it runs no pods, and its number of completions."""
+        wanted = job_marks(job)
         annotations = (pod_group.get("metadata") or {}).get("annotations") or {}
-        if annotations.get(PAUSED_ANNOTATION) == wanted:
+        changed = {
+            key: wanted.get(key)  # None removes it
+            for key in (PAUSED_ANNOTATION, COMPLETIONS_ANNOTATION)
+            if annotations.get(key) != wanted.get(key)
+        }
+        if not changed:
             return
-        patch = {"metadata": {"annotations": {PAUSED_ANNOTATION: wanted}}}  # None removes it
+        patch = {"metadata": {"annotations": changed}}
         await self.kube.request("PATCH", path, body=patch, content_type=MERGE_PATCH)
 
     async def _with_priority(self, pod_group: JsonObject) -> JsonObject:

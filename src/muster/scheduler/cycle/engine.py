@@ -358,10 +358,10 @@ class _Cycle:
         if benched is not None:
             self.benched.add(gang.key)
             return benched
-        if gang.existing < record.min_count:
+        if gang.existing < gang.quorum:
             return Verdict(
                 Reason.WAITING_FOR_PODS,
-                waiting_message(gang.existing, record.min_count, paused=record.paused),
+                waiting_message(gang.existing, gang.quorum, paused=record.paused),
             )
         return self.board.avoidance.benched_by_refusals(record)
 
@@ -450,10 +450,9 @@ class _Cycle:
         members not released yet wait, as `_grow` makes them wait when the members it
         could place fall short."""
         group = self.state.groups[key]
-        return (
-            key not in self.state.pending_members
-            and self.state.placed_members.get(key, 0) < group.min_count
-        )
+        return key not in self.state.pending_members and self.state.placed_members.get(
+            key, 0
+        ) < self.state.quorum(group)
 
 
 def _domain(placement: GangPlacement) -> tuple[str, str] | None:

@@ -31,6 +31,7 @@ class Gang:
     waiting_since: float  # when it last started waiting (see `GroupRecord.waiting_since`)
     placed: int  # members taking capacity (bound or reserved)
     pending: tuple[PodEntry, ...]  # sorted by pod name
+    quorum: int  # the members it needs together (`ClusterState.quorum`)
 
     @property
     def key(self) -> GroupKey:
@@ -43,7 +44,7 @@ class Gang:
     @property
     def missing(self) -> int:
         """Members still needed, beyond those already taking capacity."""
-        return max(self.record.min_count - self.placed, 0)
+        return max(self.quorum - self.placed, 0)
 
     def queue_key(self) -> tuple[int, float, str, str]:
         return (-self.priority, self.queued_since, self.key.namespace, self.key.name)
@@ -78,6 +79,7 @@ def _gang(state: ClusterState, key: GroupKey, floors: Floors, now: float) -> Gan
         waiting_since=record.waiting_since if record.waiting_since is not None else now,
         placed=state.placed_members.get(key, 0),
         pending=tuple(state.pods[PodKey(key.namespace, name)] for name in pending),
+        quorum=state.quorum(record),
     )
 
 

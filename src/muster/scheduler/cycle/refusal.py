@@ -159,7 +159,7 @@ def _explanation(
         nodes_total=int((table.alive if seen.scope is None else table.alive & seen.scope).sum()),
         nodes_feasible=feasible,
         shortages=reasons,
-        needed=gang.record.min_count,
+        needed=gang.quorum,
         existing=gang.existing,
         best_fit=attempt.placement.best_fit + gang.placed,
         domains=attempt.placement.fits,

@@ -221,7 +221,7 @@ class Planner:
         and says it waits for its pods (a Job that Kueue suspended says so, instead of
         still saying where its pods went). Nothing to evict: its plan goes with it."""
         key = group.key
-        waiting = waiting_message(0, group.min_count, paused=group.paused)
+        waiting = waiting_message(0, self.state.quorum(group), paused=group.paused)
         scheduling = Scheduling(False, Reason.WAITING_FOR_PODS, waiting)
         kept = GangMemory(rollbacks=group.memory.rollbacks)
         write = self.change(key, StatusChange(scheduling, clear_plan=True, memory=kept))

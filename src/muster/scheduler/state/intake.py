@@ -14,6 +14,7 @@ from typing import Any
 from muster.api.constants import (
     BYPASSED_ANNOTATION,
     COMPLETION_INDEX_KEY,
+    COMPLETIONS_ANNOTATION,
     CONDITION_INITIALLY_SCHEDULED,
     CONDITION_SCHEDULED,
     CRON_JOB_ANNOTATION,
@@ -28,7 +29,7 @@ from muster.api.constants import (
 from muster.api.gates import has_gang_gate
 from muster.api.keys import GroupKey, PodKey, resource_version, shared
 from muster.api.names import is_label_key
-from muster.api.slices import slice_size
+from muster.api.numbers import positive_integer
 from muster.api.wire import FINISHED_PHASES
 from muster.scheduler.devices.intake import PodClaim, pod_claims
 from muster.scheduler.memory.gang_memory import NO_MEMORY, GangMemory, gang_memory_from
@@ -145,6 +146,7 @@ class GroupRecord:
     preferred_key: str | None = None  # the narrowest topology level it prefers (see `levels`)
     slicing: tuple[str, int] | None = None  # its slices' level and size (see `slices`)
     paused: bool = False  # its Job runs no pods now (`PAUSED_ANNOTATION`)
+    completions: int | None = None  # its Job's (`COMPLETIONS_ANNOTATION`; `ClusterState.quorum`)
 
     @property
     def falls_whole(self) -> bool:
@@ -425,6 +427,7 @@ def pod_group_from(obj: Mapping[str, Any]) -> GroupRecord:
         preferred_key=_preferred_key(annotations),
         slicing=_slicing(annotations),
         paused=PAUSED_ANNOTATION in annotations,
+        completions=positive_integer(annotations.get(COMPLETIONS_ANNOTATION)),
         reason=_reason(status),
         admitted_at=parse_time(status.get("admittedAt")),
         generation=integer_field(metadata.get("generation"), "metadata.generation") or 0,
@@ -442,7 +445,7 @@ def _preferred_key(annotations: Mapping[str, str]) -> str | None:
 def _slicing(annotations: Mapping[str, str]) -> tuple[str, int] | None:
     """The slice level and size; none unless both are valid (admission refuses the rest)."""
     key = annotations.get(TOPOLOGY_SLICE_ANNOTATION)
-    size = slice_size(annotations.get(TOPOLOGY_SLICE_SIZE_ANNOTATION))
+    size = positive_integer(annotations.get(TOPOLOGY_SLICE_SIZE_ANNOTATION))
     return (key, size) if key is not None and is_label_key(key) and size is not None else None
 
 

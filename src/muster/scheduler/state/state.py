@@ -18,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from muster.api.keys import GroupKey, PodKey, resource_version
+from muster.api.wire import SUCCEEDED
 from muster.scheduler.devices.selectors import Case, Judgement
 from muster.scheduler.memory.release_failures import ReleaseFailure
 from muster.scheduler.objects.fields import IntakeError
@@ -149,6 +150,22 @@ class ClusterState(ClusterStore):
         if group_id is None or group_id >= floors.shape[0]:
             return own
         return min(own, int(floors[group_id]))
+
+    def quorum(self, record: GroupRecord) -> int:
+        """How many members the gang needs together: its minCount, or fewer when its
+        Job has fewer pods left to run (its completions, less those that succeeded).
+
+        A Job whose members partly succeeded before the others were lost (their node
+        deleted, a member evicted, the gang preempted) makes only the pods still to
+        run; waiting for minCount of them would wait forever. The rest are still one
+        gang: all of them or none. As Volcano counts a job's succeeded tasks as ready.
+        """
+        if record.completions is None:
+            return record.min_count
+        names = self.members.get(record.key, ())
+        pods = (self.pods[PodKey(record.key.namespace, name)] for name in names)
+        succeeded = sum(entry.record.phase == SUCCEEDED for entry in pods)
+        return max(min(record.min_count, record.completions - succeeded), 1)
 
     def reserved(self) -> Matrix:
         """Per node slot and resource: the part of `taken` that is reserved, by pods of

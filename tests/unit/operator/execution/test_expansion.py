@@ -7,7 +7,12 @@ import asyncio
 import copy
 from typing import Any
 
-from muster.api.constants import MIN_COUNT_ANNOTATION, PAUSED_ANNOTATION, POLICY_LABEL
+from muster.api.constants import (
+    COMPLETIONS_ANNOTATION,
+    MIN_COUNT_ANNOTATION,
+    PAUSED_ANNOTATION,
+    POLICY_LABEL,
+)
 from muster.api.times import rfc3339
 from muster.client.kube import KubeError, UnreachableError
 from muster.operator.execution.expansion import RETRY_INITIAL, Expander
@@ -412,3 +417,20 @@ async def test_a_paused_job_marks_its_pod_group_paused_until_it_runs_pods_again(
     worker.cancel()
     assert PAUSED_ANNOTATION not in pod_group["metadata"]["annotations"]
     assert log.count(f"annotate podgroups {{'{PAUSED_ANNOTATION}': None}}") == 1
+
+
+async def test_a_job_s_completions_mark_its_pod_group_and_follow_the_job() -> None:
+    """An elastic Indexed Job scales completions with parallelism: the mark follows, so
+    that the gang's pods left to run are counted from the Job's completions now."""
+    log: list[str] = []
+    kube = StoringKube(log)
+    scaled = job("train", generation=2)
+    scaled["spec"] |= {"parallelism": 4, "completions": 4}
+    jobs = await expand_twice(kube, scaled)
+    pod_group = kube.objects["/apis/scheduling.muster.dev/v1beta1/namespaces/ml/podgroups/train"]
+    assert pod_group["metadata"]["annotations"][COMPLETIONS_ANNOTATION] == "4"
+    worker = asyncio.create_task(jobs.run())
+    jobs.upsert(job("train", generation=3))  # completions unset: a work queue
+    await settle()
+    worker.cancel()
+    assert COMPLETIONS_ANNOTATION not in pod_group["metadata"]["annotations"]
