@@ -106,6 +106,7 @@ class Setup:
     kueue_levels: tuple[str, ...] = kueue.TOPOLOGY_LEVELS
     before_burst: Callable[[ApiClient], Awaitable[dict[str, Any]]] | None = None
     after_settle: Callable[[ApiClient], Awaitable[dict[str, Any]]] | None = None
+    idle_s: float = 0.0  # after the burst settles: this long with nothing new (`idle_cost`)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -315,9 +316,10 @@ async def measure(
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         rolled_back = await rollback_reasons(api, NAMESPACE) if OPERATOR in clients else {}
+        idle = await idle_cost(clients.get(OPERATOR), setup.idle_s)
         settled = await setup.after_settle(api) if setup.after_settle else {}
 
-    figures = summarize(timeline, started_at=start, ended_at=end) | settled
+    figures = summarize(timeline, started_at=start, ended_at=end) | settled | idle
     figures["submitted_in_s"] = round(submitted, 3)
     figures["ended_because"] = ended_because
     figures["processes"] = spent(before, after)
@@ -331,6 +333,18 @@ async def measure(
         figures["operator"]["rollbacks_by_reason"] = rolled_back
         figures["operator"]["webhook_calls"] = hooks
     return figures
+
+
+async def idle_cost(operator: int | None, seconds: float) -> dict[str, Any]:
+    """The operator's CPU seconds per minute over `seconds` in which nothing is submitted
+    (what its queue, its informers and its estimates cost at rest); nothing without an
+    operator or a time to measure."""
+    if operator is None or seconds <= 0:
+        return {}
+    before = usage(operator).cpu_seconds
+    await asyncio.sleep(seconds)
+    spent_s = usage(operator).cpu_seconds - before
+    return {"idle": {"for_s": seconds, "operator_cpu_s_per_min": round(spent_s * 60 / seconds, 3)}}
 
 
 async def create_queue(api: ApiClient, params: Parameters, *, levels: Sequence[str]) -> None:
