@@ -9,7 +9,8 @@ Each step is a method of `_Cycle`, called in this order by `run`:
   (replacement pods first), all at once or none; a gang whose minCount was raised
   keeps its pods not yet released waiting until bound and placeable members reach it.
 - `_decide_pending`: pending gangs by priority, then age (`queue`, kept from the
-  cycle before), but those whose kept verdict holds unvisited (`backlog`). A gang
+  cycle before), but those whose kept verdict holds unvisited (`backlog`), and those
+  refused as the last of their kind was on a view not changed since (`alike`). A gang
   in backoff, or taken down and not yet gone, is benched (it takes no capacity);
   each gang that fits is admitted (its placements are taken out of the view at once,
   `board`), else preemption is tried, else the verdict says why not (`refusal`). A
@@ -39,6 +40,7 @@ import numpy as np
 from muster.api.keys import GroupKey
 from muster.scheduler.config import EngineConfig
 from muster.scheduler.cycle import refusal
+from muster.scheduler.cycle.alike import Alike
 from muster.scheduler.cycle.backlog import Backlog, Skipping
 from muster.scheduler.cycle.board import Board
 from muster.scheduler.cycle.memo import Memo
@@ -109,6 +111,7 @@ class _Cycle:
         claimed = None if ledger is None else partial(claimed_devices, state, ledger)
         self.preemption = PreemptionSearch(state, self.board.table, claimed)
         self.memo = Memo(self.board, config, now, carried.kept, self.preemption)
+        self.alike = Alike(self.board, config, now, self.memo)
         before = carried.backlog if isinstance(carried.backlog, Backlog) else None
         self.queue = Queue(state, now) if before is None else before.queue.next(state, now)
         self.skipping = Skipping(
@@ -309,6 +312,13 @@ class _Cycle:
             self.crowded = True
             self.verdicts[gang.key] = kept
             return
+        arriving = refusal.arriving_until(gang, self.now, self.config)
+        kind = self.alike.kind(gang, arriving=arriving is not None)
+        alike = self.alike.recall(gang, kind, position)
+        if alike is not None:  # one of its kind was refused on this very view
+            self.crowded = True
+            self.verdicts[gang.key] = alike
+            return
         shapes, interplay = self.board.shapes(gang.pending, record)
         if not shapes:
             self.admissions.append(Admission(gang.key, {}))
@@ -323,7 +333,6 @@ class _Cycle:
         never = refusal.never(self.board, gang)  # then no victim would make room either
         if never is None and record.preempt and self._preempt(gang, shapes, interplay):
             return
-        arriving = refusal.arriving_until(gang, self.now, self.config)
         if arriving is not None:  # told "never" once its pods have stopped arriving
             self.wake.append(arriving)
         preemption_tried = (
@@ -348,6 +357,7 @@ class _Cycle:
         ruled = ruled or any(entry.record.inter_pod for entry in gang.pending)
         if arriving is None:  # while its pods arrive, the verdict changes with the time
             self.memo.keep(gang, verdict, preemption_tried=preemption_tried, ruled=ruled)
+        self.alike.note(kind, verdict, preemption_tried=preemption_tried, ruled=ruled)
 
     def _benched(self, gang: Gang) -> Verdict | None:
         """Why the gang is not even tried this cycle, if it is not: benched (backoff,
@@ -367,7 +377,8 @@ class _Cycle:
 
     def _admission(self, gang: Gang, placement: GangPlacement) -> Admission:
         names = self.board.node_names(placement.placements)
-        return Admission(gang.key, names, _domain(placement), passed_over=placement.passed_over)
+        domain, passed_over = placement.chosen_domain, placement.passed_over
+        return Admission(gang.key, names, domain, passed_over=passed_over)
 
     def _preempt(self, gang: Gang, shapes: list[Shape], interplay: GangInterplay | None) -> bool:
         """Inter-pod rules are judged with the victims still in place: a victim that
@@ -450,13 +461,5 @@ class _Cycle:
         members not released yet wait, as `_grow` makes them wait when the members it
         could place fall short."""
         group = self.state.groups[key]
-        return key not in self.state.pending_members and self.state.placed_members.get(
-            key, 0
-        ) < self.state.quorum(group)
-
-
-def _domain(placement: GangPlacement) -> tuple[str, str] | None:
-    """The (key, value) of the domain the gang was placed in, if it was kept in one."""
-    if placement.key is None or placement.domain is None:
-        return None
-    return (placement.key, placement.domain)
+        placed = self.state.placed_members.get(key, 0)
+        return key not in self.state.pending_members and placed < self.state.quorum(group)

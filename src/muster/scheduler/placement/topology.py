@@ -39,6 +39,13 @@ class GangPlacement:
     key: str | None = None  # the label key of `domain`
     passed_over: tuple[str, ...] = ()  # why not the narrower preferred levels, in words
 
+    @property
+    def chosen_domain(self) -> tuple[str, str] | None:
+        """The (key, value) of the domain the gang was placed in, if it was kept in one."""
+        if self.key is None or self.domain is None:
+            return None
+        return (self.key, self.domain)
+
 
 def fit_anywhere(request: FitRequest, *, inner: Domains | None = None) -> GangPlacement:
     """The gang wherever `request.within` allows (`inner`: the narrower domains to fill
