@@ -6,23 +6,25 @@ them is woken and decided again in the same cycle, and each decision (a fit over
 every node, then the counts that explain the refusal) comes out the same as the one
 before it. Within one cycle, a gang whose kind was refused on a view that nothing has
 changed since (no placement, no node closed: `Board.touches`) is given that verdict,
-at its own position in the queue, without the work.
+at its own position in the queue, without the work. A gang waiting past starvation
+still closes the nodes it needs (`refusal.close_nodes`), which changes the view for
+the next; once one of its kind on this view closed none, neither would the next.
 
 The kind is all that a fit and its explanation read of a gang: its pending pods'
 demands and placement rules, what it misses and has, its domain and preferred level,
 its priority and whether it may preempt, its namespace. Only gangs whose refusal
 depends on nothing else may share one: no inter-pod rules of their own or anyone's,
 no volumes, devices or host ports, no slices, no nodes kube-scheduler refused them,
-no members placed, none still arriving, none waiting past starvation (its refusal
-closes nodes and names the time waited).
+no members placed, none still arriving.
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from muster.scheduler.config import EngineConfig
+from muster.scheduler.cycle import refusal
 from muster.scheduler.cycle.board import Board
 from muster.scheduler.cycle.memo import Memo
 from muster.scheduler.cycle.queue import Gang
@@ -31,16 +33,18 @@ from muster.scheduler.decisions.results import Verdict
 
 @dataclass(frozen=True, slots=True)
 class Refused:
-    """A refusal as decided, and the view it was decided on."""
+    """A refusal as decided, before starvation closed any node, and the view it was
+    decided on."""
 
     touches: int  # `Board.touches` then
-    verdict: Verdict
-    preemption_tried: bool
+    tried: refusal.Tried
+    told: Verdict  # `refusal.told_why`
+    closed: int | None  # nodes its gang closed, starving; None: it was not starving
     ruled: bool
 
 
 class Alike:
-    """The refusals of this cycle by kind of gang."""
+    """The refusals of this cycle, by kind of gang."""
 
     def __init__(self, board: Board, config: EngineConfig, now: float, memo: Memo) -> None:
         self.board = board
@@ -55,8 +59,6 @@ class Alike:
         if not self.config.keep_verdicts or arriving or gang.placed or record.slicing:
             return None
         if board.devices is not None or board.view.anyone_repels:
-            return None
-        if self.now - gang.waiting_since > self.config.starvation_seconds:
             return None
         if board.avoidance.memory(record) is not None:
             return None
@@ -83,16 +85,47 @@ class Alike:
         """The refusal of the gang's kind, at `position`, if the view is still the one it
         was decided on; kept for the gang as a refusal decided for it would be (`memo`)."""
         refused = None if kind is None else self.refused.get(kind)
-        if refused is None or refused.touches != self.board.touches:
+        if kind is None or refused is None or refused.touches != self.board.touches:
             return None
-        verdict = refused.verdict.at_position(position)
-        tried, ruled = refused.preemption_tried, refused.ruled
-        self.memo.keep(gang, verdict, preemption_tried=tried, ruled=ruled)
+        told = refused.told.at_position(position)
+        verdict, closed = self._starved(gang, refused.tried, told, refused.closed)
+        if closed == 0:  # the view is still the one decided on
+            self.refused[kind] = replace(refused, closed=0)
+        self._keep(gang, verdict, refused.tried, refused.ruled)
         return verdict
 
-    def note(
-        self, kind: Hashable | None, verdict: Verdict, *, preemption_tried: bool, ruled: bool
-    ) -> None:
-        """A refusal just decided, for the gangs of its kind after it (none without one)."""
+    def refuse(
+        self,
+        gang: Gang,
+        kind: Hashable | None,
+        tried: refusal.Tried,
+        *,
+        position: int,
+        ruled: bool,
+        kept: bool,
+    ) -> Verdict:
+        """The gang's refusal, decided (`refusal.told_why`, then `_starved`), noted for
+        the gangs of its kind after it, and `kept` (`memo`); `ruled`: inter-pod rules or
+        devices were weighed."""
+        touches = self.board.touches
+        told = refusal.told_why(self.board, gang, tried, position=position)
+        verdict, closed = self._starved(gang, tried, told, None)
         if kind is not None:
-            self.refused[kind] = Refused(self.board.touches, verdict, preemption_tried, ruled)
+            self.refused[kind] = Refused(touches, tried, told, closed, ruled)
+        if kept:
+            self._keep(gang, verdict, tried, ruled)
+        return verdict
+
+    def _starved(
+        self, gang: Gang, tried: refusal.Tried, told: Verdict, closed_before: int | None
+    ) -> tuple[Verdict, int | None]:
+        """The refusal with the nodes it closes, if it starves, and how many it closed
+        (none again where one of its kind closed none on this view)."""
+        waited = self.now - gang.waiting_since
+        if not refusal.starving(told, waited, self.config):
+            return told, None
+        closed = 0 if closed_before == 0 else refusal.close_nodes(self.board, gang, tried.now)
+        return refusal.starved(self.board, told, waited, closed), closed
+
+    def _keep(self, gang: Gang, verdict: Verdict, tried: refusal.Tried, ruled: bool) -> None:
+        self.memo.keep(gang, verdict, preemption_tried=tried.preemption, ruled=ruled)

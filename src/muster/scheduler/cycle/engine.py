@@ -343,21 +343,12 @@ class _Cycle:
             never=never if arriving is None else None,
             preemption=preemption_tried,
         )
-        verdict = refusal.refuse(
-            self.board,
-            gang,
-            tried,
-            position=position,
-            waited=self.now - gang.waiting_since,
-            config=self.config,
-        )
-        self.verdicts[gang.key] = verdict
         ruled = interplay is not None or self.board.view.anyone_repels
         ruled = ruled or self.board.devices is not None
         ruled = ruled or any(entry.record.inter_pod for entry in gang.pending)
-        if arriving is None:  # while its pods arrive, the verdict changes with the time
-            self.memo.keep(gang, verdict, preemption_tried=preemption_tried, ruled=ruled)
-        self.alike.note(kind, verdict, preemption_tried=preemption_tried, ruled=ruled)
+        keep = arriving is None  # while its pods arrive, the verdict changes with the time
+        verdict = self.alike.refuse(gang, kind, tried, position=position, ruled=ruled, kept=keep)
+        self.verdicts[gang.key] = verdict
 
     def _benched(self, gang: Gang) -> Verdict | None:
         """Why the gang is not even tried this cycle, if it is not: benched (backoff,

@@ -94,13 +94,10 @@ class Tried:
     preemption: bool
 
 
-def refuse(
-    board: Board, gang: Gang, tried: Tried, *, position: int, waited: float, config: EngineConfig
-) -> Verdict:
+def told_why(board: Board, gang: Gang, tried: Tried, *, position: int) -> Verdict:
     """Why the gang waits, as of the cluster now (`tried.now`: how it fared on it);
     or, when it would not fit even on the empty cluster (`tried.never`: how it fared
-    there), as of that cluster, since nothing that ends can help it. `waited`:
-    seconds since it last started waiting."""
+    there), as of that cluster, since nothing that ends can help it."""
     now_tried, never, preemption_tried = tried.now, tried.never, tried.preemption
     judged, free, kept_off = now_tried, board.free, board.closed_for_older
     if never is not None:
@@ -115,18 +112,28 @@ def refuse(
     message = unschedulable_message(explanation, key, spread_limited=spread_limited)
     if preemption_tried:
         message = f"{message}; {PREEMPTION_WOULD_NOT_HELP}"
-    if waited > config.starvation_seconds and never is None:  # never: it closes none
-        closed = close_nodes(board, gang, now_tried)
-        if closed:
-            board.touch(board.closed_for_older)
-        after = f"closing nodes for it after {waited:.0f}s in the queue"
-        if closed:
-            message = f"{message}; {after} ({closed} node(s) closed to the gangs behind it)"
-        elif board.closed_for_older.any():
-            message = f"{message}; not {after}: the nodes it needs are closed for gangs ahead"
-        else:  # other pods' inter-pod rules keep it off what it would need
-            message = f"{message}; not {after}"
     return Verdict(Reason.UNSCHEDULABLE, message, explanation)
+
+
+def starving(told: Verdict, waited: float, config: EngineConfig) -> bool:
+    """Whether the gang refused so closes nodes: it has waited past starvation, and it
+    would fit the empty cluster (one that never would closes none)."""
+    never = told.explanation is not None and told.explanation.never
+    return waited > config.starvation_seconds and not never
+
+
+def starved(board: Board, told: Verdict, waited: float, closed: int) -> Verdict:
+    """The refusal of a starving gang that has just closed `closed` nodes."""
+    if closed:
+        board.touch(board.closed_for_older)
+    after = f"closing nodes for it after {waited:.0f}s in the queue"
+    if closed:
+        said = f"{after} ({closed} node(s) closed to the gangs behind it)"
+    elif board.closed_for_older.any():
+        said = f"not {after}: the nodes it needs are closed for gangs ahead"
+    else:  # other pods' inter-pod rules keep it off what it would need
+        said = f"not {after}"
+    return replace(told, message=f"{told.message}; {said}")
 
 
 def _explanation(

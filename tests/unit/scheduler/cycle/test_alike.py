@@ -88,3 +88,24 @@ def test_state_is_not_changed_by_sharing() -> None:
     before = dict(state.changed)
     schedule(state, now=NOW, config=KEPT)
     assert dict(state.changed) == before
+
+
+def test_starving_gangs_alike_close_nodes_as_each_would() -> None:
+    """Past starvation, the first closes the nodes it needs, which changes the view: the
+    second is decided afresh and finds them closed, and so would every one after it."""
+    starving = replace(KEPT, starvation_seconds=60.0)
+    objects = [
+        node("n1", cpu="2"),
+        node("n2", cpu="2"),
+        node("n3", cpu="2"),
+        pod("busy-1", cpu="2", node_name="n1"),
+        pod("busy-2", cpu="2", node_name="n2"),
+    ]
+    for index, name in enumerate("abcd"):
+        objects += gang(name, 2, cpu="2", created=created(index))
+    kept = schedule(cluster(*objects), now=NOW, config=starving)
+    every = schedule(cluster(*objects), now=NOW, config=replace(starving, keep_verdicts=False))
+    assert dict(kept.verdicts) == dict(every.verdicts)
+    messages = [kept.verdicts[GroupKey("default", name)].message for name in "abcd"]
+    assert "(2 node(s) closed to the gangs behind it)" in messages[0]
+    assert all("the nodes it needs are closed for gangs ahead" in said for said in messages[1:])

@@ -11,7 +11,7 @@ from muster.scheduler import EngineConfig, schedule
 from muster.scheduler.cycle import refusal
 from muster.scheduler.cycle.board import Board
 from muster.scheduler.cycle.queue import Gang, gangs_of
-from muster.scheduler.decisions.results import Reason
+from muster.scheduler.decisions.results import Reason, Verdict
 from muster.scheduler.placement.exhaustive import MAX_PODS
 from muster.scheduler.placement.explain import NEVER_FITS
 from tests.unit.scheduler.builders import Obj, cluster, gang, node, pod
@@ -38,6 +38,22 @@ def waiting_gang(*objects: Obj) -> tuple[Board, Gang, refusal.Attempt]:
     return board, waiting, refusal.Attempt(shapes, interplay, placement)
 
 
+def refuse(
+    board: Board,
+    gang: Gang,
+    tried: refusal.Tried,
+    *,
+    position: int,
+    waited: float,
+    config: EngineConfig,
+) -> Verdict:
+    """The refusal as a cycle decides it: why, then the nodes it closes if it starves."""
+    told = refusal.told_why(board, gang, tried, position=position)
+    if not refusal.starving(told, waited, config):
+        return told
+    return refusal.starved(board, told, waited, refusal.close_nodes(board, gang, tried.now))
+
+
 def test_a_gang_that_fits_the_empty_cluster_is_not_never() -> None:
     board, waiting, _ = waiting_gang(
         node("n1", cpu="4"), pod("busy", cpu="4", node_name="n1"), *gang("g", 1, cpu="4")
@@ -49,7 +65,7 @@ def test_a_gang_too_large_for_any_node_is_told_so_and_holds_nothing() -> None:
     board, waiting, now_tried = waiting_gang(node("n1", cpu="4"), *gang("g", 1, cpu="8"))
     never = refusal.never(board, waiting)
     assert never is not None
-    verdict = refusal.refuse(
+    verdict = refuse(
         board,
         waiting,
         refusal.Tried(now_tried, never, preemption=False),
@@ -71,7 +87,7 @@ def test_a_starving_gang_closes_the_nodes_it_would_use_to_the_gangs_behind_it() 
         pod("other", cpu="2", node_name="n2"),
         *gang("g", 2, cpu="4"),
     )
-    patient = refusal.refuse(
+    patient = refuse(
         board,
         waiting,
         refusal.Tried(now_tried, None, preemption=False),
@@ -80,7 +96,7 @@ def test_a_starving_gang_closes_the_nodes_it_would_use_to_the_gangs_behind_it() 
         config=CONFIG,
     )
     assert "closing nodes" not in patient.message and not board.closed_for_older.any()
-    starving = refusal.refuse(
+    starving = refuse(
         board,
         waiting,
         refusal.Tried(now_tried, None, preemption=False),
