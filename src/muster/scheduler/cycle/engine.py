@@ -47,7 +47,7 @@ from muster.scheduler.cycle.memo import Memo
 from muster.scheduler.cycle.notices import notices
 from muster.scheduler.cycle.packing import better_packed, largest_first
 from muster.scheduler.cycle.queue import Gang, Queue
-from muster.scheduler.decisions.plan import Plan
+from muster.scheduler.decisions.plan import Notice, Plan
 from muster.scheduler.decisions.results import (
     NOTHING_CARRIED,
     Admission,
@@ -74,19 +74,26 @@ from muster.scheduler.state.state import ClusterState
 
 
 def schedule(
-    state: ClusterState, *, now: float, config: EngineConfig, carried: Carried = NOTHING_CARRIED
+    state: ClusterState,
+    *,
+    now: float,
+    config: EngineConfig,
+    carried: Carried = NOTHING_CARRIED,
+    told: bool = True,
 ) -> CycleResult:
     """Decide one cycle: admissions, growths of admitted gangs, verdicts for the rest,
     and the plan that carries them out; `carried`: what the cycle before handed on
     (its `CycleResult.carried`). When every gang the cycle tried fits, it is decided
     again with them placed the largest first, kept if it leaves more of the cluster
-    whole (`packing`)."""
-    cycle = _Cycle(state, now, config, carried)
+    whole (`packing`). Not `told`: the plan leaves out the statuses and warnings of
+    the gangs that wait, for a caller that writes none (a forecast's later cycles);
+    what the cycle decides is the same."""
+    cycle = _Cycle(state, now, config, carried, told=told)
     result = cycle.run()
     order = cycle.largest_first()
     if order is None:
         return result
-    again = _Cycle(state, now, config, carried, first=order)
+    again = _Cycle(state, now, config, carried, first=order, told=told)
     packed = again.run()
     return packed if better_packed(packed, again.board, result, cycle.board) else result
 
@@ -99,9 +106,11 @@ class _Cycle:
         config: EngineConfig,
         carried: Carried,
         first: tuple[GroupKey, ...] = (),
+        told: bool = True,
     ) -> None:
         self.state = state
         self.first = first  # pending gangs decided before the others, in this order
+        self.told = told  # the waiting gangs' statuses and warnings planned (`schedule`)
         self.now = now
         self.config = config
         self.carried = carried
@@ -138,9 +147,12 @@ class _Cycle:
 
     def _result(self, followed: dict[GroupKey, Following]) -> CycleResult:
         plan = self._plan(followed)
-        told, standing, due = notices(
-            self.state, now=self.now, config=self.config, told=self.carried.told
-        )
+        told: tuple[Notice, ...] = ()
+        standing, due = self.carried.told, None
+        if self.told:
+            told, standing, due = notices(
+                self.state, now=self.now, config=self.config, told=self.carried.told
+            )
         quiet = self._quiet_to_hand_on()
         wake_at = min((m for m in (plan.wake_at, due, *self.wake) if m is not None), default=None)
         return CycleResult(
@@ -256,7 +268,7 @@ class _Cycle:
             for key in self.skipping.telling
             if key in self.kept and key not in self.memo.kept and key not in self.quiet
         }
-        for key in sorted(self.verdicts.keys() | again):
+        for key in sorted(self.verdicts.keys() | again) if self.told else ():
             verdict = self.verdicts.get(key) or self._given_again(key)
             if key in planner.statuses or (key in self.quiet and key in self.memo.recalled):
                 continue  # refused as before, and its status already says so
@@ -268,7 +280,7 @@ class _Cycle:
                 group.reason in TAKEN_DOWN and verdict.reason is Reason.WAITING_FOR_PODS
             )
             planner.verdict(group, verdict, kept=kept)
-        for key in sorted(self.state.groups.keys() - self.quiet):
+        for key in sorted(self.state.groups.keys() - self.quiet) if self.told else ():
             planner.refresh(key)
         idle = planner.idle()
         self.quiet |= {key for key in idle if key in followed and followed[key].settled}

@@ -240,7 +240,13 @@ class _Forward:
         """Cycles at one moment until one changes nothing, as the operator's loop does."""
         self.moment = moment
         while self.budget.take():
-            result = schedule(self.state, now=moment, config=self.config, carried=self.carried)
+            result = schedule(  # after the first, only its decisions are read
+                self.state,
+                now=moment,
+                config=self.config,
+                carried=self.carried,
+                told=self.first is None,
+            )
             self.carried = result.carried
             self.first = self.first or result
             for key, verdict in result.verdicts.items():
