@@ -9,11 +9,13 @@ are of the kind this makes. Here the Job's pods run for a few seconds and one is
 as soon as all are bound; the Job makes its replacement only after its pod failure
 backoff (10 s for a first failure), by when the others have succeeded, which the test
 asserts (the window it aims at). Then the replacement is bound within the grace of its
-creation, and the Job completes.
+creation, and the Job completes; kept in one zone, it goes where the gang ran, though
+none of its members holds a node there any more (soak seed 174391727, soak-0149).
 """
 
 from __future__ import annotations
 
+import pytest
 from devtools.factories import NodePool, gang_job
 from devtools.kubectl import Kubectl
 from devtools.waiting import wait_until
@@ -24,14 +26,19 @@ from tests.e2e.support.ledger import GRACE_SECONDS
 
 WORKERS = 3
 RUN_FOR = "4s"
+ZONE = "topology.kubernetes.io/zone"
 
 
+@pytest.mark.parametrize("zoned", [False, True], ids=["anywhere", "in-one-zone"])
 def test_a_member_lost_after_the_others_succeeded_is_replaced_and_its_job_completes(
-    kubectl: Kubectl, namespace: str, pool: NodePool
+    kubectl: Kubectl, namespace: str, pool: NodePool, zoned: bool
 ) -> None:
-    for _ in range(WORKERS):
-        pool.add(gpus=1)
-    kubectl.apply(gang_job("train", pool, workers=WORKERS, run_for=RUN_FOR), namespace=namespace)
+    for zone in ("zone-a", "zone-b"):
+        for _ in range(WORKERS):
+            pool.add(gpus=1, zone=zone)
+    annotations = {"scheduling.muster.dev/topology-key": ZONE} if zoned else {}
+    job = gang_job("train", pool, workers=WORKERS, run_for=RUN_FOR, annotations=annotations)
+    kubectl.apply(job, namespace=namespace)
     running = wait_all_bound(kubectl, namespace, "train", WORKERS, timeout=60)
     victim = running[0]["metadata"]["name"]
     others = {pod["metadata"]["name"] for pod in running[1:]}

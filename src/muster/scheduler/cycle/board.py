@@ -356,15 +356,21 @@ class Board:
         return {pod: self.table.name(slot) for pod, slot in sorted(placements.items())}
 
     def domain_of(self, gang: Gang) -> BoolArray:
-        """The nodes an admitted gang may grow onto: its domain, or every node."""
+        """The nodes an admitted gang may grow onto: its domain, or every node.
+
+        Its domain is where its members hold nodes; where none does any more (those
+        left finished, their replacements not placed yet), where they ran, as its plan
+        has it: a Job's last pods go where the gang was admitted."""
         key = gang.record.topology_key
         everywhere = np.ones(self.table.size, dtype=np.bool_)
         if key is None:
             return everywhere
         values = self.table.labels.values_of(key)
-        for name in sorted(self.state.members.get(gang.key, ())):
-            entry = self.state.pods[PodKey(gang.key.namespace, name)]
-            slot = self.state.node_slot(entry.taken_on or "")
+        members = sorted(self.state.members.get(gang.key, ()))
+        entries = [self.state.pods[PodKey(gang.key.namespace, name)] for name in members]
+        holding = [entry.taken_on for entry in entries if entry.taken_on is not None]
+        for node in (*holding, *sorted(gang.record.plan.values())):
+            slot = self.state.node_slot(node)
             if slot is not None and values[slot] >= 0:
                 same_domain: BoolArray = values == values[slot]
                 return same_domain

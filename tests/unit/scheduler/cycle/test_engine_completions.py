@@ -94,3 +94,23 @@ def test_a_gang_short_of_the_pods_left_to_run_waits_for_them() -> None:
     verdict = schedule(state, now=NOW, config=CONFIG).verdicts[GroupKey("default", "g")]
     assert verdict.reason is Reason.WAITING_FOR_PODS
     assert verdict.message.startswith("1/3 member pods exist")
+
+
+def test_the_last_pod_of_a_gang_kept_in_one_domain_goes_where_the_gang_ran() -> None:
+    """Its other members have all succeeded: none holds a node, and the domain is the
+    one its plan placed it in (soak seed 174391727, soak-0149: gated to the end)."""
+    plan = {"g-done-0": "a1", "g-done-1": "a1"}
+    group = of_a_job(
+        pod_group("g", min_count=3, topology_key="zone", admitted=True, plan=plan), completions=3
+    )
+    done = [pod(f"g-done-{i}", group="g", node_name="a1", phase="Succeeded") for i in range(2)]
+    state = cluster(
+        node("a1", cpu="2", labels={"zone": "a"}),
+        node("a2", cpu="2", labels={"zone": "a"}),
+        node("b1", cpu="8", labels={"zone": "b"}),
+        group,
+        *done,
+        pod("g-new", group="g"),
+    )
+    (growth,) = schedule(state, now=NOW, config=CONFIG).growths
+    assert growth.placements["g-new"] in {"a1", "a2"}
