@@ -85,7 +85,7 @@ class Alike:
         """The refusal of the gang's kind, at `position`, if the view is still the one it
         was decided on; kept for the gang as a refusal decided for it would be (`memo`)."""
         refused = None if kind is None else self.refused.get(kind)
-        if kind is None or refused is None or refused.touches != self.board.touches:
+        if refused is None or refused.touches != self.board.touches:
             return None
         told = refused.told.at_position(position)
         verdict, closed = self._starved(gang, refused.tried, told, refused.closed)

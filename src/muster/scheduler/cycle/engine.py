@@ -147,10 +147,10 @@ class _Cycle:
 
     def _result(self, followed: dict[GroupKey, Following]) -> CycleResult:
         plan = self._plan(followed)
-        told: tuple[Notice, ...] = ()
+        given: tuple[Notice, ...] = ()  # the notices to give now
         standing, due = self.carried.told, None
         if self.told:
-            told, standing, due = notices(
+            given, standing, due = notices(
                 self.state, now=self.now, config=self.config, told=self.carried.told
             )
         quiet = self._quiet_to_hand_on()
@@ -167,7 +167,7 @@ class _Cycle:
                 position=self.queue.position,
                 order=partial(self.queue.order, self.first),
             ),
-            plan=replace(plan, wake_at=wake_at, notices=told),
+            plan=replace(plan, wake_at=wake_at, notices=given),
             carried=Carried(
                 quiet,
                 self.state.changes,
