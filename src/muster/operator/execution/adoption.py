@@ -49,6 +49,7 @@ from muster.client.objects import get_or_none
 from muster.client.paths import POD_GROUPS, namespaced
 from muster.client.retry import ExponentialBackoff
 from muster.operator.execution.events import NORMAL, WARNING, EventRecorder
+from muster.operator.execution.work_queue import WorkQueue
 from muster.scheduler import beyond_cluster, label_selector
 from muster.webhooks.priority import PriorityClassLister
 
@@ -133,9 +134,7 @@ class Adopter:
         self.made: dict[tuple[str, str], JsonObject] = {}
         self.namespace_labels: dict[str, Mapping[str, str]] = {}
         self.namespaces = _Namespaces(self)
-        self.queue: asyncio.Queue[Key] = asyncio.Queue()
-        self.busy: set[Key] = set()
-        self.again: set[Key] = set()
+        self.queue: WorkQueue[Key] = WorkQueue()
         self.backoffs: dict[Key, ExponentialBackoff] = {}
         self.capacity = capacity
         self.told: set[tuple[str, str, str]] = set()  # (uid, reason, message) warned of
@@ -158,7 +157,7 @@ class Adopter:
         return False
 
     def enqueue(self, key: Key) -> None:
-        self.queue.put_nowait(key)
+        self.queue.add(key)
 
     def adopts(self, namespace: str) -> bool:
         """Whether the namespace's labels match the adopted namespaces' selector (one
@@ -175,18 +174,11 @@ class Adopter:
 
     async def _work(self) -> None:
         while True:
-            key = await self.queue.get()
-            if key in self.busy:
-                self.again.add(key)
-                continue
-            self.busy.add(key)
+            key = await self.queue.take()
             try:
                 await self._attempt(key)
             finally:
-                self.busy.discard(key)
-                if key in self.again:
-                    self.again.discard(key)
-                    self.enqueue(key)
+                self.queue.done(key)
 
     async def _attempt(self, key: Key) -> None:
         try:

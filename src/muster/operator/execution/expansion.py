@@ -66,6 +66,7 @@ from muster.client.objects import get_or_none
 from muster.client.paths import POD_GROUPS, WORKLOADS, namespaced
 from muster.client.retry import ExponentialBackoff
 from muster.operator.execution.events import NORMAL, WARNING, EventRecorder
+from muster.operator.execution.work_queue import WorkQueue
 from muster.scheduler import AskAgain, native_owner
 from muster.webhooks.priority import PriorityClassLister
 
@@ -130,13 +131,11 @@ class Expander:
         self.kind = kind
         self.still_leading = still_leading
         self.backoffs: dict[tuple[str, str], ExponentialBackoff] = {}
-        self.queue: asyncio.Queue[tuple[str, str]] = asyncio.Queue()
+        self.queue: WorkQueue[tuple[str, str]] = WorkQueue()
         # Objects waiting to be expanded; one expanded as it is leaves only its identity
         # in `done`, so the Jobs a cluster keeps after they finish cost next to nothing.
         self.latest: dict[tuple[str, str], JsonObject] = {}
         self.done: dict[tuple[str, str], tuple[str, str, str, int, str]] = {}
-        self.busy: set[tuple[str, str]] = set()
-        self.again: set[tuple[str, str]] = set()
         # The identity of each object last told about a problem: told once per version.
         self.told: dict[tuple[str, str], tuple[str, str, str, int, str]] = {}
 
@@ -148,7 +147,7 @@ class Expander:
         if self.done.get(key) == _identity(obj):
             return False
         self.latest[key] = obj
-        self.queue.put_nowait(key)
+        self.queue.add(key)
         return False
 
     def remove(self, obj: JsonObject) -> bool:
@@ -172,18 +171,11 @@ class Expander:
 
     async def _work(self) -> None:
         while True:
-            key = await self.queue.get()
-            if key in self.busy:
-                self.again.add(key)  # expanded once its current expansion ends
-                continue
-            self.busy.add(key)
+            key = await self.queue.take()
             try:
                 await self._expand(key)
             finally:
-                self.busy.discard(key)
-                if key in self.again:
-                    self.again.discard(key)
-                    self.queue.put_nowait(key)
+                self.queue.done(key)
 
     async def _expand(self, key: tuple[str, str]) -> None:
         obj = self.latest.get(key)
@@ -217,7 +209,7 @@ class Expander:
             self._retry_later(key, obj, error)
         except _NotYetError as early:
             delay = max(0.0, early.at - self.clock())
-            asyncio.get_running_loop().call_later(delay, self.queue.put_nowait, key)
+            asyncio.get_running_loop().call_later(delay, self.queue.add, key)
         except Exception as error:  # a bug must cost this object a retry, not the worker
             logger.exception("expanding %s failed", reference(obj))
             self._retry_later(key, obj, error)
@@ -234,7 +226,7 @@ class Expander:
         )
         delay = backoff.next()
         log("could not expand %s: %s; retrying in %.1fs", reference(obj), error, delay)
-        asyncio.get_running_loop().call_later(delay, self.queue.put_nowait, key)
+        asyncio.get_running_loop().call_later(delay, self.queue.add, key)
 
     async def _tell_invalid(self, job: JsonObject, problems: list[Problem]) -> None:
         """The Job's Warning event naming every problem, once per version of the Job."""

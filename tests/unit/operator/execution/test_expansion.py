@@ -147,7 +147,7 @@ async def test_an_expanded_job_is_not_kept_and_its_updates_are_not_queued() -> N
     jobs.upsert(job("train"))  # a status update: the same spec, nothing to expand
     await settle()
     worker.cancel()
-    assert (jobs.latest, jobs.queue.qsize()) == ({}, 0)
+    assert (jobs.latest, len(jobs.queue)) == ({}, 0)
     assert log.count("create PodGroup train") == 1
 
 
