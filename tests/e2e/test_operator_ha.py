@@ -92,7 +92,9 @@ def test_a_standby_takes_over_when_the_leader_is_killed(
         assert leader_metric(standby) == 0
 
         operator.kill()
-        killed = time.monotonic()
+        killed, killed_at = time.monotonic(), time.time()
+        # A warm standby: its cache listed the cluster before the Lease came to it.
+        assert logged_at(standby, "cache synced") < killed_at
         wait_for_holder(kubectl, "muster-e2e-standby")
         print(f"the standby led {time.monotonic() - killed:.1f}s after the leader was killed")
         wait_until("the standby to be ready as leader", standby.ready)

@@ -1,13 +1,15 @@
 """`muster run`: webhooks and probes on every replica, scheduling on the leader.
 
 kopf runs the admission webhooks (and keeps their configurations) on every replica,
-so admission never depends on which replica leads. The Lease decides who runs the
-`Controller`, whose every write goes through a client fenced by the elector's
-`still_leading()`: the moment the leader cannot prove it still leads, its writes stop
-(they fail with NotLeadingError before they are sent). A leader that loses its
-Lease exits non-zero rather than keep running beside a new leader, and its restart
-comes back as a standby; so does a replica whose elector ends for any other reason,
-since without one it could never lead, nor know that it does not.
+so admission never depends on which replica leads. Every replica runs the
+`Controller`'s watches from its start, so a standby that takes the Lease decides at
+once. The Lease decides which one writes, every write going through a client fenced
+by the elector's `still_leading()`: the moment the leader cannot prove it still
+leads, its writes stop (they fail with NotLeadingError before they are sent). A
+leader that loses its Lease exits non-zero rather than keep running beside a new
+leader, and its restart comes back as a standby; so does a replica whose elector
+ends for any other reason, since without one it could never lead, nor know that it
+does not.
 
 SIGTERM and SIGINT are kopf's to catch, for the whole process: kopf stops its
 webhooks, then runs its cleanup, which tells the Operator to stop. The leader then
@@ -130,8 +132,8 @@ class Operator:
         self.webhooks: server.WebhookServer | None = None
 
     def ready(self) -> bool:
-        """Webhooks up (their port listening) with what they need; on the leader, the
-        cache synced too."""
+        """Webhooks up (their port listening) with what they need, and the scheduling
+        cache synced (on a standby too: it is ready to lead)."""
         if not self.kopf_ready.is_set() or not self.served.resolved():
             return False
         if self.webhooks is None or not self.webhooks.listening:
@@ -141,7 +143,7 @@ class Operator:
                 return False
         if self.topology_informer is not None and not self.topology_informer.synced.is_set():
             return False
-        return self.controller is None or self.controller.synced
+        return self.controller is not None and self.controller.synced
 
     async def run(self) -> int:
         limit_read_buffers()
@@ -255,16 +257,8 @@ class Operator:
         kopf_task: asyncio.Task[None],
         stopping: asyncio.Task[Any],
     ) -> int:
-        """Wait to lead, then run the controller; the exit code of whatever ends first."""
-        leading = asyncio.create_task(elector.leading.wait())
-        watched = {kopf_task, stopping, leading} | ({elector_task} if elector_task else set())
-        await asyncio.wait(watched, return_when=asyncio.FIRST_COMPLETED)
-        leading.cancel()
-        if kopf_task.done() or stopping.done():
-            return self._exit_code(kopf_task)
-        if elector_task is not None and elector_task.done():
-            return self._elector_ended(elector_task)
-        self.metrics.leader.set(1)
+        """Run the controller, watching at once and writing once this replica leads (a
+        warm standby); the exit code of whatever ends first."""
         fenced = kube.view(
             limiter=RateLimiter(qps=self.config.kube_qps, burst=self.config.kube_burst),
             fence=elector.lease_left,
@@ -278,8 +272,22 @@ class Operator:
             served=self.features,
             adoption=self.adoption,
         )
-        controller_task = asyncio.create_task(self.controller.run(), name="controller")
+        controller_task = asyncio.create_task(
+            self.controller.run(elector.leading), name="controller"
+        )
         self.controller_task = controller_task
+        leading = asyncio.create_task(elector.leading.wait())
+        watched = {kopf_task, stopping, leading, controller_task}
+        watched |= {elector_task} if elector_task else set()
+        await asyncio.wait(watched, return_when=asyncio.FIRST_COMPLETED)
+        leading.cancel()
+        if kopf_task.done() or stopping.done():
+            return self._exit_code(kopf_task)
+        if elector_task is not None and elector_task.done():
+            return self._elector_ended(elector_task)
+        if controller_task.done():
+            return self._exit_code(controller_task)
+        self.metrics.leader.set(1)
         watched = {kopf_task, stopping, controller_task}
         watched |= {elector_task} if elector_task else set()
         await asyncio.wait(watched, return_when=asyncio.FIRST_COMPLETED)

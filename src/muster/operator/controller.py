@@ -1,9 +1,13 @@
-"""The leader's work: informers into the cache, Job/Workload expansion, the scheduling loop.
+"""The scheduling replica's work: informers into the cache, Job/Workload expansion, the
+scheduling loop.
 
-Everything here runs only on the replica that holds the Lease. It starts by listing
-every resource it watches and runs no cycle before all lists are in, so the first
-decision of a new leader (or of a restarted operator) is made on the whole cluster,
-including plans recorded by its predecessor.
+Every replica watches from its start; only the one that holds the Lease writes. The
+informers list every resource they watch and keep the cache current on a standby too,
+so a standby that takes the Lease decides at once, on the whole cluster as it is now,
+including plans recorded by its predecessor (kube-scheduler likewise starts its
+informers and waits for them to sync before it runs for leader:
+cmd/kube-scheduler/app/server.go). Before it leads, nothing that writes runs: no
+expansion, no event, no cycle. No cycle runs before all lists are in either.
 
 `still_leading` is the elector's proof of leadership. The client given here refuses
 every write without it (NotLeadingError), and everything that writes (the scheduling
@@ -271,19 +275,21 @@ class Controller:
     def synced(self) -> bool:
         return all(informer.synced.is_set() for informer in self.informers)
 
-    async def run(self) -> None:
-        """Run until cancelled; the loop starts once every informer has listed."""
+    async def run(self, leading: asyncio.Event) -> None:
+        """Watch until cancelled; write once `leading` is set, the loop once every
+        informer has listed too."""
         try:
             async with asyncio.TaskGroup() as tasks:
                 for informer in self.informers:
                     tasks.create_task(informer.run(), name=f"informer {informer.path}")
+                await asyncio.gather(*(informer.synced.wait() for informer in self.informers))
+                logger.info("cache synced: %d pod groups", len(self.cache.pod_groups))
+                await leading.wait()
                 tasks.create_task(self.events.run(), name="events")
                 for expander in self.expanders:
                     tasks.create_task(expander.run(), name=f"{expander.kind} expander")
                 if self.adopter is not None:
                     tasks.create_task(self.adopter.run(), name="adopter")
-                await asyncio.gather(*(informer.synced.wait() for informer in self.informers))
-                logger.info("cache synced: %d pod groups", len(self.cache.pod_groups))
                 tasks.create_task(self.loop.run(), name="scheduling loop")
                 tasks.create_task(self.selectors.run(), name="selector judge")
                 tasks.create_task(self.estimates.run(), name="start-time estimates")

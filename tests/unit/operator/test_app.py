@@ -1,6 +1,6 @@
 """A replica is ready once its webhooks listen with what they need (served resources
-resolved, PriorityClasses and Workloads listed), and on the leader once its cache is
-synced too."""
+resolved, PriorityClasses and Workloads listed) and its scheduling cache is synced, on
+a standby too: it is ready to lead."""
 
 from __future__ import annotations
 
@@ -37,11 +37,14 @@ class Part:
 
 
 @dataclass
-class Leader:
+class Scheduling:
     synced: bool
 
 
-def replica(*down: str, leader: Leader | None = None) -> Operator:
+SYNCED = Scheduling(synced=True)
+
+
+def replica(*down: str, scheduling: Scheduling | None = SYNCED) -> Operator:
     operator = Operator(OperatorConfig())
     if "kopf" not in down:
         operator.kopf_ready.set()
@@ -49,7 +52,7 @@ def replica(*down: str, leader: Leader | None = None) -> Operator:
     operator.webhooks = Part(listening="listening" not in down)  # type: ignore[assignment]
     operator.priority_informer = Part(synced_now="priorities" not in down)  # type: ignore[assignment]
     operator.workload_informer = Part(synced_now="workloads" not in down)  # type: ignore[assignment]
-    operator.controller = leader  # type: ignore[assignment]
+    operator.controller = scheduling  # type: ignore[assignment]
     return operator
 
 
@@ -69,5 +72,9 @@ def test_a_replica_that_has_not_started_its_webhooks_is_not_ready() -> None:
 
 
 @pytest.mark.parametrize("synced", [True, False])
-def test_the_leader_is_ready_once_its_cache_is_synced(synced: bool) -> None:
-    assert replica(leader=Leader(synced)).ready() is synced
+def test_a_replica_is_ready_once_its_scheduling_cache_is_synced(synced: bool) -> None:
+    assert replica(scheduling=Scheduling(synced)).ready() is synced
+
+
+def test_a_replica_whose_controller_has_not_started_is_not_ready() -> None:
+    assert not replica(scheduling=None).ready()
