@@ -15,6 +15,12 @@ client could mend a gang left part-way, however it was written:
   renewal lands after the fault ended: the Lease's fencing keeps a standby out until
   the leader's Lease expires), nobody can finish the work. A fault of this kind
   excuses every gang from its start to that renewal.
+- **every node is NotReady** (`nodes-silent`): each node is tainted
+  `unreachable:NoSchedule`, so no pod can be placed until one is Ready again, and a
+  gang short of members cannot rise. Muster could take a falling gang down whole, but
+  does not take running members down because their nodes stopped heartbeating: the
+  node lifecycle controller too gives pods on unreachable nodes 300 s. Such a span
+  excuses every gang.
 - **the Job has not replaced a member the soak deleted**: the Job controller creates
   the replacement only after its pod failure backoff (10 s for a first failure,
   doubling), and the gang cannot be whole again before a pod exists to place. Such a

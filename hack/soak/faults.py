@@ -84,6 +84,7 @@ BALLAST_SHARES = 2000
 THROTTLED_SEATS = 2
 THROTTLED_GROUPS = ("", "batch", "scheduling.muster.dev")
 LEAD_PATIENCE = 180.0  # seconds to wait for a replica to lead again after a blackout
+NODES_BACK_PATIENCE = 60.0  # seconds to wait for a node to be Ready after KWOK continues
 
 
 @dataclass
@@ -98,7 +99,7 @@ class Target:
     clock: Callable[[], float]  # seconds after the start
     deleted: Counter[str] = field(default_factory=Counter)  # Job -> pods the soak deleted
     deletions: list[tuple[float, str]] = field(default_factory=list)  # (moment, gang)
-    blackouts: list[Excuse] = field(default_factory=list)  # no replica could write
+    excuses: list[Excuse] = field(default_factory=list)  # nobody could mend a gang
 
     def pid(self, component: str) -> int | None:
         path = self.cluster.state_dir / "pids" / f"{component}.pid"
@@ -119,7 +120,7 @@ def inject(target: Target, fault: FaultPlan, rng: random.Random) -> FaultRecord:
     if fault.kind in BLACKOUT_KINDS:
         back = _led_again(target, datetime.now().astimezone())
         why = f"{fault.kind}: no replica could write until one led again"
-        target.blackouts.append(Excuse(round(at, 2), round(back, 2), why))
+        target.excuses.append(Excuse(round(at, 2), round(back, 2), why))
     return FaultRecord(fault.kind, round(at, 2), fault.lasts, hit, evidence)
 
 
@@ -186,30 +187,54 @@ def _restart(target: Target, fault: FaultPlan, rng: random.Random) -> Outcome:
 
 
 def _nodes_silent(target: Target, fault: FaultPlan, rng: random.Random) -> Outcome:
+    """Hit when nodes went NotReady. From the moment every node is NotReady until one is
+    Ready again, no pod can be placed by anyone (each node is tainted
+    `unreachable:NoSchedule`): a gang short of members then waits, excused. Muster could
+    take a falling gang down whole meanwhile, but does not take running members down
+    because their nodes stopped heartbeating, as the node lifecycle controller gives
+    pods on unreachable nodes 300 s."""
     pid = target.pid("kwok")
     if pid is None:
         return False, "kwok is not running"
     os.kill(pid, signal.SIGSTOP)
     not_ready: set[str] = set()
+    silent_from: float | None = None
     try:
         deadline = time.monotonic() + fault.lasts
         while time.monotonic() < deadline:
-            not_ready |= _not_ready(target.kubectl)
+            readiness = _readiness(target.kubectl)
+            not_ready |= {node for node, ready in readiness.items() if not ready}
+            if silent_from is None and readiness and not any(readiness.values()):
+                silent_from = target.clock()
             time.sleep(2)
     finally:
         os.kill(pid, signal.SIGCONT)
+    if silent_from is not None:
+        back = _some_node_ready(target)
+        why = "nodes-silent: every node NotReady, none could take a pod"
+        target.excuses.append(Excuse(round(silent_from, 2), round(back, 2), why))
     return bool(not_ready), f"{len(not_ready)} nodes seen NotReady: {sorted(not_ready)}"
 
 
-def _not_ready(kubectl: Kubectl) -> set[str]:
+def _some_node_ready(target: Target) -> float:
+    """The moment (seconds after the start) a node was first seen Ready again."""
+    deadline = time.monotonic() + NODES_BACK_PATIENCE
+    while time.monotonic() < deadline and not any(_readiness(target.kubectl).values()):
+        time.sleep(0.5)
+    return target.clock()
+
+
+def _readiness(kubectl: Kubectl) -> dict[str, bool]:
+    """Each node's Ready condition (nothing when the API server did not answer)."""
     found = kubectl("get", "nodes", "-o", "json", check=False, timeout=10)
     if found.returncode != 0:
-        return set()
+        return {}
     return {
-        node["metadata"]["name"]
+        node["metadata"]["name"]: any(
+            condition["type"] == "Ready" and condition["status"] == "True"
+            for condition in node["status"].get("conditions") or []
+        )
         for node in json.loads(found.stdout)["items"]
-        for condition in node["status"].get("conditions") or []
-        if condition["type"] == "Ready" and condition["status"] != "True"
     }
 
 

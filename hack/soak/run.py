@@ -130,7 +130,7 @@ def soak(cluster: LocalCluster, plan: Schedule) -> dict[str, Any]:
         states = _states(kubectl, [j for j in jobs if not _complete(j)])
     completed = [j["metadata"]["name"] for j in jobs if _complete(j)]
     failed = {j["metadata"]["name"]: int(j.get("status", {}).get("failed", 0)) for j in jobs}
-    excuses = [*target.blackouts, *replacement_waits(target.deletions, observer.arrivals, end)]
+    excuses = [*target.excuses, *replacement_waits(target.deletions, observer.arrivals, end)]
     partial, excused = judge_partials(observer.partial_spans(), excuses, observer.ledger.grace)
     violations = [
         *partial,
