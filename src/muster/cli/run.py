@@ -20,9 +20,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "run",
         help="run the operator against a cluster",
         description=(
-            "Run Muster's operator: admission webhooks that gate member pods, and (on the "
-            "replica holding the leader Lease) the informers and the scheduling loop that "
-            "admit whole gangs. Every flag can also be set by its MUSTER_* variable."
+            "Run Muster's operator: admission webhooks that gate member pods, informers "
+            "that keep the cluster in view, and (on the replica holding the leader Lease) "
+            "the scheduling loop that admits whole gangs. Every flag can also be set by "
+            "its MUSTER_* variable."
         ),
     )
     add_arguments(parser)

@@ -7,8 +7,11 @@ and parses the YAML, hands the documents to `muster.simulation`, and prints.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import gc
 import json
 import sys
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import TextIO
 
@@ -122,6 +125,27 @@ def run(args: argparse.Namespace) -> int:
     # What if this happened now: a gang's wait, and a new Job's start, count from the
     # clock on the wall, not from when the newest object of the input was made.
     args.now = args.at or datetime.now(UTC)
+    with _cycle_collection_paused():
+        return _run(args)
+
+
+@contextlib.contextmanager
+def _cycle_collection_paused() -> Iterator[None]:
+    """A run builds a whole cluster out of millions of small containers and lets go of
+    almost none before it ends, so the cyclic collector would scan that growing heap
+    again and again for garbage that is not there: a third of a run over 5,000 nodes
+    (bench/simulate), for the same peak memory. Reference counting still frees what a
+    run drops."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         documents = [doc for name in args.files for doc in read_documents(name)]
         config = EngineConfig(

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import gc
 import io
 import json
 from pathlib import Path
@@ -7,6 +8,8 @@ from pathlib import Path
 import pytest
 
 from muster.cli import main
+from muster.simulation.render import render_table
+from muster.simulation.report import Report
 
 NODE = """\
 apiVersion: v1
@@ -420,3 +423,20 @@ def test_a_finished_gang_is_shown_finished_with_its_end(
     )
     code, out, _ = run([files, *clock], capsys)
     assert out.splitlines()[1].split(maxsplit=5)[5] == "finished: 1 of 2 pods succeeded"
+
+
+def test_the_cycle_collector_is_paused_for_a_run_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[bool] = []
+
+    def render(report: Report) -> str:
+        seen.append(gc.isenabled())
+        return render_table(report)
+
+    monkeypatch.setattr("muster.cli.simulate.render_table", render)
+    assert gc.isenabled()
+    code, _, _ = run([write(tmp_path, "c.yaml", NODE, JOB)], capsys)
+    assert (code, seen, gc.isenabled()) == (0, [False], True)
+    code, _, _ = run([write(tmp_path, "bad.yaml", "kind: [")], capsys)
+    assert (code, gc.isenabled()) == (2, True)
