@@ -14,6 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from devtools.builds import bin_dir
+from devtools.waiting import wait_until
+
+# How long undoing a fault may keep trying: past an API server's or etcd's restart.
+PERSIST_SECONDS = 120.0
 
 
 class KubectlError(AssertionError):
@@ -51,6 +55,19 @@ class Kubectl:
         """The command line, for a caller that runs it itself (a watch it reads as it
         goes, a probe that must not raise)."""
         return [str(bin_dir() / "kubectl"), f"--kubeconfig={self.kubeconfig}", *args]
+
+    def persist(self, *args: str, input: str | None = None) -> None:
+        """Run until kubectl succeeds, for up to PERSIST_SECONDS: for undoing a fault,
+        which must land even when the API server is restarting at that moment (a fault
+        left in place outlives its plan, unseen)."""
+
+        def landed() -> bool:
+            try:
+                return self(*args, input=input, check=False, timeout=30).returncode == 0
+            except subprocess.TimeoutExpired:
+                return False
+
+        wait_until(f"kubectl {' '.join(args)}", landed, timeout=PERSIST_SECONDS, interval=1.0)
 
     def json(self, *args: str) -> Any:
         """`kubectl get ... -o json`, parsed."""

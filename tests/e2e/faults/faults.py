@@ -339,7 +339,7 @@ WEBHOOK_KINDS = ("mutatingwebhookconfiguration", "validatingwebhookconfiguration
 def _replace(kubectl: Kubectl, configuration: dict[str, Any]) -> None:
     configuration = copy.deepcopy(configuration)
     configuration["metadata"].pop("resourceVersion", None)
-    kubectl("replace", "-f", "-", input=json.dumps(configuration))
+    kubectl.persist("replace", "-f", "-", input=json.dumps(configuration))
 
 
 @contextmanager
