@@ -5,10 +5,12 @@ which the API server accepts the Jobs themselves.
 The Jobs are suspended, as a queue such as Kueue holds them: the Job controller makes
 no pods, so what is timed is Muster's intake, not the Job controller's pace of making
 pods (its own client limit) nor the admission of those pods. The operator runs as the
-benchmarks run it (bench/e2e/controlplane.py: the admin's kubeconfig, no webhooks, and
-the client limit the control plane's own clients have here). Each object is stamped when a
-watch of the benchmark's own first delivers it (the API server's timestamps have a
-resolution of a second). Figures go to bench/results/intake.json:
+benchmarks run it (bench/e2e/controlplane.py: the admin's kubeconfig and the client
+limit the control plane's own clients have here). The webhooks it registers itself
+admit the Jobs and, since it is not its ServiceAccount, its own PodGroups and
+Workloads too (its log says so): a cost it does not pay as installed. Each object is
+stamped when a watch of the benchmark's own first delivers it (the API server's
+timestamps have a resolution of a second). Figures go to bench/results/intake.json:
 
 - accepted: Jobs a second, from the first create sent to the last answered
   (`CONCURRENCY` creates in flight);
